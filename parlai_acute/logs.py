@@ -1,0 +1,97 @@
+"""Reading ParlAI Conversations logs: the one shared reader for every evaluation.
+
+A Conversations log is a JSONL file, one episode per line::
+
+    {"dialog": [[{"id": "A", "text": ...}, {"id": "B", "text": ...}], ...],
+     "context": [...], "metadata_path": "x.metadata"}
+
+written by ``parlai self_chat``, ``parlai interactive --outfile`` (world logger),
+``Conversations.save_conversations`` and our own worlds. This module validates it and
+raises one-line :class:`~parlai_acute.errors.UserError` messages that name the file, the
+line and the problem.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+
+
+@dataclass
+class Episode:
+    """One conversation of a log, flattened to its turns in order."""
+
+    turns: list[dict]
+    context: list[dict] = field(default_factory=list)
+    line: int = 0
+    source: str = ""
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def speakers(self) -> list[str]:
+        """Speaker ids in order of first appearance."""
+        seen: list[str] = []
+        for turn in self.turns:
+            if turn["id"] not in seen:
+                seen.append(turn["id"])
+        return seen
+
+    def check_alternating(self) -> None:
+        """Raise if two consecutive turns have the same speaker (ACUTE needs alternation)."""
+        for i in range(1, len(self.turns)):
+            if self.turns[i]["id"] == self.turns[i - 1]["id"]:
+                raise UserError(
+                    f"{self.source}:{self.line}: speakers do not alternate (turns {i} and {i + 1} are both "
+                    f"{self.turns[i]['id']!r}); merge consecutive turns of one speaker or drop this conversation"
+                )
+
+
+def read_log(path: str | Path) -> list[Episode]:
+    """Read and validate a Conversations log (the ``.jsonl`` file; its ``.metadata`` is optional)."""
+    path = Path(path)
+    if path.suffix != ".jsonl" and not path.exists() and path.with_suffix(".jsonl").exists():
+        path = path.with_suffix(".jsonl")
+    if not path.exists():
+        raise UserError(f"conversation log {path} does not exist; pass the .jsonl written by self-chat or chat")
+    if path.is_dir():
+        raise UserError(f"conversation log {path} is a directory; pass the .jsonl file inside it")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read conversation log {path}: {exc}; check the file is a UTF-8 JSONL log") from None
+    episodes = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        episodes.append(parse_episode(line, source=str(path), line=number))
+    if not episodes:
+        raise UserError(f"conversation log {path} has no conversations; rerun the self-chat or chat that writes it")
+    return episodes
+
+
+def parse_episode(text: str, source: str = "<string>", line: int = 0) -> Episode:
+    """Parse one log line; ``line`` is its 1-based number, used in error messages."""
+    where = f"{source}:{line}"
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one conversation object") from None
+    return episode_from_dict(raw, where)
+
+
+def episode_from_dict(raw: dict, where: str = "<dict>") -> Episode:
+    if not isinstance(raw, dict) or "dialog" not in raw:
+        raise UserError(f"{where}: missing field 'dialog'; this is not a ParlAI Conversations log line")
+    if not isinstance(raw["dialog"], list):
+        raise UserError(f"{where}: field 'dialog' must be a list of turn pairs")
+    turns = []
+    for pair in raw["dialog"]:
+        for turn in pair if isinstance(pair, list) else [pair]:
+            if not isinstance(turn, dict) or "text" not in turn or "id" not in turn:
+                raise UserError(f"{where}: a turn lacks 'id' or 'text'; every turn needs both")
+            turns.append(turn)
+    source, _, line = where.rpartition(":")
+    return Episode(turns=turns, context=list(raw.get("context") or []), line=int(line) if line.isdigit() else 0,
+                   source=source or where, raw=raw)

@@ -1,0 +1,1 @@
+"""mephisto_tasks"""

@@ -1,0 +1,80 @@
+"""The ``parlai-acute`` console script.
+
+Subcommands are registered lazily as ``module`` names (each module defines
+``add_arguments(parser)`` and ``run(args) -> int``), so ``--help`` is fast and a broken
+optional dependency only affects its own subcommand.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from parlai_acute.errors import UserError
+
+# name -> (module, one-line help). Groups are nested dicts.
+COMMANDS: dict = {
+    "self-chat": ("parlai_acute.scripts.self_chat", "run model-model conversations and write a ParlAI Conversations log"),
+    "chat": ("parlai_acute.scripts.chat", "chat with a model in the terminal and save the conversation as a Conversations log"),
+    "demo": ("parlai_acute.scripts.demo", "end-to-end run on the embedded default model (what `make demo` runs)"),
+    "acute": {
+        "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",
+        "pairings": ("parlai_acute.scripts.acute_pairings", "turn Conversations logs into an ACUTE-Eval pairings file"),
+        "launch": ("parlai_acute.scripts.acute_launch", "serve the ACUTE-Eval Mephisto task (local by default, MTurk by config)"),
+        "analyze": ("parlai_acute.scripts.acute_analyze", "win rates, significance, Bradley-Terry ranking and an HTML report"),
+        "power": ("parlai_acute.scripts.acute_power", "how many judgments are needed to detect a win-rate difference"),
+        "fast": ("parlai_acute.scripts.acute_fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
+    },
+}
+
+
+def _add(subparsers, name: str, entry) -> None:
+    if isinstance(entry, dict):
+        group = subparsers.add_parser(name, help=entry["_help"], description=entry["_help"])
+        inner = group.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
+        for sub, sub_entry in entry.items():
+            if sub != "_help":
+                _add(inner, sub, sub_entry)
+        return
+    module, help_text = entry
+    parser = subparsers.add_parser(name, help=help_text, description=help_text)
+    parser.set_defaults(_module=module)
+    # The module's own arguments are added only for the subcommand actually used.
+    parser.set_defaults(_lazy_args=True)
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="parlai-acute", description=__doc__.splitlines()[0].strip())
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, entry in COMMANDS.items():
+        _add(subparsers, name, entry)
+    # Load arguments of the chosen leaf command only.
+    entry, path = COMMANDS, []
+    for token in argv:
+        if isinstance(entry, dict) and token in entry and token != "_help":
+            entry, path = entry[token], path + [token]
+        elif not token.startswith("-"):
+            break
+    if isinstance(entry, tuple):
+        leaf = subparsers.choices[path[0]]
+        for token in path[1:]:
+            leaf = next(a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
+        importlib.import_module(entry[0]).add_arguments(leaf)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser(argv).parse_args(argv)
+        return int(importlib.import_module(args._module).run(args) or 0)
+    except UserError as exc:
+        print(f"parlai-acute: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("parlai-acute: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Each compatibility fix in parlai_acute.compat: the defect without it, the fix with it."""
+import subprocess
+import sys
+
+import pytest
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+def test_mephisto_operator_fails_to_import_without_fix():
+    result = run_python("import mephisto.operations.operator")
+    assert result.returncode != 0
+    assert "mutable default" in result.stderr
+
+
+def test_mephisto_operator_imports_after_parlai_acute():
+    result = run_python(
+        "import parlai_acute, dataclasses\n"
+        "import mephisto.operations.operator\n"
+        "from mephisto.operations.hydra_config import MephistoConfig, TaskConfig\n"
+        "a, b = MephistoConfig(), MephistoConfig()\n"
+        "assert a.task is not b.task, 'each config must get its own TaskRunArgs'\n"
+        "assert TaskConfig().mephisto.database._database_type == 'singleton'\n"
+        "print('ok')"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_patched_module_keeps_its_real_file_name():
+    result = run_python(
+        "import parlai_acute, mephisto.operations.hydra_config as m; print(m.__file__)"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("mephisto/operations/hydra_config.py")
+
+
+def test_changed_upstream_text_is_reported(monkeypatch):
+    from parlai_acute import compat
+
+    monkeypatch.setitem(compat.SOURCE_PATCHES, "json.tool", [("no such text in json.tool\n", "x\n")])
+    sys.modules.pop("json.tool", None)
+    with pytest.raises(compat.CompatError, match="expected upstream text"):
+        import json.tool  # noqa: F401
+    sys.modules.pop("json.tool", None)
+
+
+def test_pkg_resources_warning_silenced():
+    result = run_python("import parlai_acute, warnings; warnings.simplefilter('default'); "
+                        "import parlai_acute.compat as c; c.install(); import parlai.core.opt")
+    assert "pkg_resources is deprecated" not in result.stderr
+    plain = run_python("import warnings; warnings.simplefilter('default'); import parlai.core.opt")
+    assert "pkg_resources is deprecated" in plain.stderr
