@@ -1,0 +1,299 @@
+"""ACUTE-Eval judgments: the one tidy table every analysis reads.
+
+One row per judgment (one annotator, one pair of conversations, one question). This module
+defines the schema (:data:`COLUMNS`) and the only three ways judgments enter the analysis:
+
+* :func:`read_judgments` -- a ``.jsonl`` or ``.csv`` file with these columns;
+* :func:`judgments_from_unit_data` -- the data Mephisto saved for finished units;
+* :func:`judgments_from_mephisto_db` -- a finished run read from the Mephisto database.
+
+Unit data shape (what the ACUTE-Eval Mephisto task saves; one dict per unit, as returned by
+``mephisto.tools.data_browser.DataBrowser.get_data_from_unit``)::
+
+    {"worker_id": "3", "unit_id": "7", "assignment_id": "5", "task_run_id": "2",
+     "task_start": 1700000000.0, "task_end": 1700000300.0,
+     "data": {"outputs": {"comparisons": [COMPARISON, ...]}}}
+    # "data" may also be {"comparisons": [...]} or the list itself.
+
+    COMPARISON = {
+      "pairing": {"pair_id": "p12",                      # optional; default: the two dialogue ids
+                  "dialogue_ids": ["dlg-a", "dlg-b"],
+                  "speakers_to_eval": ["model_a", "model_b"],  # model of each dialogue, same order
+                  "is_onboarding": false,
+                  "correct_answer": "model_a"},            # onboarding only: the right choice
+      "left": 0,              # index into the pairing shown on the LEFT (0 or 1); or "left_model"
+      "choice": "model_b",    # the model the worker picked (the highlighted speaker's name)
+      "reason": "more engaging",
+      "question": "Who would you prefer to talk to for a long conversation?",
+      "question_key": "engaging",
+      "start_time": 1700000010.0, "end_time": 1700000050.0}   # or "duration" in seconds
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write
+
+# name -> (required in files?, description). Order is the column order of written tables.
+COLUMNS: dict[str, tuple[bool, str]] = {
+    "run_id": (False, "Mephisto task run id (or any id of the collection run)"),
+    "unit_id": (False, "Mephisto unit id"),
+    "assignment_id": (False, "Mephisto assignment id"),
+    "worker": (True, "annotator id"),
+    "pair_id": (False, "id of the pair of dialogues; default: the two dialogue ids, sorted, joined by '|'"),
+    "model_left": (True, "model whose conversation was shown on the left"),
+    "model_right": (True, "model whose conversation was shown on the right"),
+    "dialogue_left": (True, "id of the conversation shown on the left"),
+    "dialogue_right": (True, "id of the conversation shown on the right"),
+    "winner": (True, "model the annotator picked"),
+    "loser": (False, "the other model; derived from winner when absent"),
+    "winner_side": (False, "'left' or 'right'; derived unless the same model is on both sides"),
+    "reason": (True, "the annotator's justification (may be empty)"),
+    "question": (False, "question text shown to the annotator"),
+    "question_key": (True, "short key of the question (e.g. 'engaging')"),
+    "is_onboarding": (True, "true for onboarding (quality-check) comparisons"),
+    "onboarding_correct": (False, "onboarding only: whether the annotator chose the known right answer"),
+    "timestamp": (False, "when the judgment was made, seconds since the epoch (UTC)"),
+    "duration": (False, "seconds the annotator spent on this judgment"),
+}
+REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
+_TEXT = ["run_id", "unit_id", "assignment_id", "worker", "pair_id", "model_left", "model_right",
+         "dialogue_left", "dialogue_right", "winner", "loser", "winner_side", "reason", "question",
+         "question_key"]
+_TRUE = {"true", "1", "yes", "t", "y"}
+_FALSE = {"false", "0", "no", "f", "n"}
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def _bool(value, where: str, field: str, optional: bool = False):
+    if isinstance(value, bool):
+        return value
+    if optional and _is_missing(value):
+        return None
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    if optional and text in {"none", "null", "nan"}:
+        return None
+    raise UserError(f"{where}: field {field!r} must be true or false, got {value!r}; fix that value")
+
+
+def _number(value, where: str, field: str):
+    if _is_missing(value):
+        return float("nan")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: field {field!r} must be a number (seconds), got {value!r}; fix that value") from None
+
+
+def normalize_row(raw: dict, where: str) -> dict:
+    """Validate one judgment and fill derived columns; errors name ``where`` and the field."""
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: a judgment must be an object with the columns {', '.join(REQUIRED)}")
+    for name in REQUIRED:
+        if name not in raw:
+            raise UserError(f"{where}: missing field {name!r}; every judgment needs {', '.join(REQUIRED)}")
+    row = {}
+    for name in _TEXT:
+        value = raw.get(name)
+        row[name] = "" if _is_missing(value) else str(value)
+    for name in ("worker", "model_left", "model_right", "winner", "question_key"):
+        if not row[name].strip():
+            raise UserError(f"{where}: field {name!r} is empty; fill it in or drop the line")
+    left, right, winner = row["model_left"], row["model_right"], row["winner"]
+    if winner not in (left, right):
+        raise UserError(f"{where}: field 'winner' is {winner!r} but the models shown are {left!r} and {right!r}; "
+                        f"winner must be one of them")
+    side = row["winner_side"]
+    if side and side not in ("left", "right"):
+        raise UserError(f"{where}: field 'winner_side' must be 'left' or 'right', got {side!r}")
+    if left == right:
+        if not side:
+            raise UserError(f"{where}: the same model {left!r} is on both sides, so field 'winner_side' "
+                            f"('left' or 'right') is needed")
+    else:
+        derived = "left" if winner == left else "right"
+        if side and side != derived:
+            raise UserError(f"{where}: field 'winner_side' is {side!r} but winner {winner!r} was on the {derived}")
+        side = derived
+    row["winner_side"] = side
+    other = right if side == "left" else left
+    if row["loser"] and row["loser"] != other:
+        raise UserError(f"{where}: field 'loser' is {row['loser']!r} but the other model shown is {other!r}")
+    row["loser"] = other
+    if not row["pair_id"]:
+        row["pair_id"] = "|".join(sorted([row["dialogue_left"], row["dialogue_right"]]))
+    row["is_onboarding"] = _bool(raw["is_onboarding"], where, "is_onboarding")
+    row["onboarding_correct"] = _bool(raw.get("onboarding_correct"), where, "onboarding_correct", optional=True)
+    if row["is_onboarding"] and row["onboarding_correct"] is None:
+        raise UserError(f"{where}: onboarding judgment without field 'onboarding_correct'; set it to true or false")
+    row["timestamp"] = _number(raw.get("timestamp"), where, "timestamp")
+    row["duration"] = _number(raw.get("duration"), where, "duration")
+    return {name: row[name] for name in COLUMNS}
+
+
+def to_frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """Normalised rows -> DataFrame with exactly :data:`COLUMNS` (also when empty)."""
+    df = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    df["is_onboarding"] = df["is_onboarding"].astype(bool)
+    df["onboarding_correct"] = df["onboarding_correct"].astype(object)
+    for name in ("timestamp", "duration"):
+        df[name] = df[name].astype(float)
+    return df
+
+
+def read_judgments(path: str | Path) -> pd.DataFrame:
+    """Read a judgments ``.jsonl`` or ``.csv`` file (columns: :data:`COLUMNS`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"judgments file {path} does not exist; pass a .jsonl or .csv written by "
+                        f"`parlai-acute acute analyze` or your own export")
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read judgments file {path}: {exc}; it must be UTF-8 text") from None
+    rows = []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one judgment "
+                                f"object") from None
+            rows.append(normalize_row(raw, f"{path}:{number}"))
+    elif suffix == ".csv":
+        reader = csv.DictReader(text.splitlines(keepends=True))
+        header = reader.fieldnames or []
+        for name in REQUIRED:
+            if name not in header:
+                raise UserError(f"{path}:1: missing column {name!r} in the header; the columns needed are "
+                                f"{', '.join(REQUIRED)}")
+        for raw in reader:
+            if None in raw:  # more cells than header names
+                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that "
+                                f"contain commas")
+            rows.append(normalize_row(raw, f"{path}:{reader.line_num}"))
+    else:
+        raise UserError(f"judgments file {path} must end in .jsonl or .csv")
+    if not rows:
+        raise UserError(f"judgments file {path} has no judgments; export a run that has finished units")
+    return to_frame(rows)
+
+
+def write_judgments(path: str | Path, df: pd.DataFrame) -> None:
+    """Write a judgments table as CSV (atomically); :func:`read_judgments` reads it back."""
+    with atomic_write(path) as fh:
+        df.to_csv(fh, index=False)
+
+
+def _comparisons_of(data) -> list:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for holder in (data, data.get("outputs") or {}):
+            if isinstance(holder, dict) and isinstance(holder.get("comparisons"), list):
+                return holder["comparisons"]
+    return []
+
+
+def _rows_of_unit(unit: dict, where: str) -> list[dict]:
+    rows = []
+    for index, comp in enumerate(_comparisons_of(unit.get("data"))):
+        at = f"{where} comparison {index}"
+        if not isinstance(comp, dict) or not isinstance(comp.get("pairing"), dict):
+            raise UserError(f"{at}: missing field 'pairing'; the task must save the pairing with each choice")
+        pairing = comp["pairing"]
+        dialogues, models = pairing.get("dialogue_ids"), pairing.get("speakers_to_eval")
+        if not (isinstance(dialogues, list) and isinstance(models, list) and len(dialogues) == len(models) == 2):
+            raise UserError(f"{at}: field 'pairing.dialogue_ids'/'speakers_to_eval' must be two ids and two models")
+        if "left_model" in comp:
+            if comp["left_model"] not in models or models[0] == models[1]:
+                raise UserError(f"{at}: field 'left_model' {comp['left_model']!r} is not one of {models}")
+            left = models.index(comp["left_model"])
+        else:
+            left = comp.get("left", 0)
+            if left not in (0, 1):
+                raise UserError(f"{at}: field 'left' must be 0 or 1 (index of the pairing shown on the left)")
+        right = 1 - left
+        choice = comp.get("choice")
+        if choice in (None, ""):
+            continue  # the worker left this comparison unanswered: no judgment
+        side = comp.get("choice_side")
+        if side is None and models[0] != models[1]:
+            side = "left" if choice == models[left] else "right"
+        onboarding = bool(pairing.get("is_onboarding", False))
+        correct = None
+        if onboarding:
+            answer = pairing.get("correct_answer")
+            if answer is None:
+                raise UserError(f"{at}: onboarding pairing without 'correct_answer'; add it to the onboarding pairs")
+            correct = choice == answer
+        start, end = comp.get("start_time"), comp.get("end_time")
+        duration = comp.get("duration")
+        if duration is None and start is not None and end is not None:
+            duration = float(end) - float(start)
+        raw = {
+            "run_id": unit.get("task_run_id", ""), "unit_id": unit.get("unit_id", ""),
+            "assignment_id": unit.get("assignment_id", ""), "worker": unit.get("worker_id", ""),
+            "pair_id": pairing.get("pair_id", ""),
+            "model_left": models[left], "model_right": models[right],
+            "dialogue_left": dialogues[left], "dialogue_right": dialogues[right],
+            "winner": choice, "winner_side": side or "", "reason": comp.get("reason", ""),
+            "question": comp.get("question", ""), "question_key": comp.get("question_key") or "default",
+            "is_onboarding": onboarding, "onboarding_correct": correct,
+            "timestamp": end if end is not None else (start if start is not None else unit.get("task_end")),
+            "duration": duration,
+        }
+        rows.append(normalize_row(raw, at))
+    return rows
+
+
+def judgments_from_unit_data(units: list[dict]) -> pd.DataFrame:
+    """Judgments of finished Mephisto units (shape in the module docstring)."""
+    rows = []
+    for number, unit in enumerate(units):
+        rows.extend(_rows_of_unit(unit, f"unit {unit.get('unit_id', number)}"))
+    return to_frame(rows)
+
+
+def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
+    """Judgments of all completed units of ``task_name`` in the Mephisto database."""
+    import parlai_acute  # noqa: F401  (compat fixes before mephisto)
+    from mephisto.tools.data_browser import DataBrowser
+
+    if db is None:
+        from mephisto.abstractions.databases.local_database import LocalMephistoDB
+        db = LocalMephistoDB()
+    browser = DataBrowser(db=db)
+    if not db.find_tasks(task_name=task_name):
+        known = sorted(browser.get_task_name_list())
+        raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
+                        f"pass the task name used by `parlai-acute acute launch`")
+    units = []
+    for unit in browser.get_units_for_task_name(task_name):
+        data = browser.get_data_from_unit(unit)
+        data.setdefault("task_run_id", unit.task_run_id)
+        units.append(data)
+    df = judgments_from_unit_data(units)
+    if df.empty:
+        raise UserError(f"Mephisto task {task_name!r} has no completed judgments yet; wait for workers to "
+                        f"finish or check the run with `mephisto review`")
+    return df
