@@ -135,3 +135,225 @@ def read_pairings(path: str | Path) -> list[dict]:
     if not pairings:
         raise UserError(f"pairings file {path} is empty; create it with `parlai-acute acute pairings`")
     return pairings
+
+
+# ----------------------------------------------------------------------------- selection
+
+
+def plan_pair(n_a: int, n_b: int, comparisons: int, rng: random.Random,
+              usage_a: list[int] | None = None, usage_b: list[int] | None = None) -> list[tuple[int, int]]:
+    """Choose ``comparisons`` (a, b) conversation index pairs for one model pair.
+
+    Guarantees, the selection rules of the ACUTE-Eval paper:
+    no (a, b) pair twice; if ``comparisons <= min(n_a, n_b)`` no conversation twice;
+    otherwise the uses of any two conversations of one model differ by at most one.
+
+    Index k is paired as (k mod n_a, (k + k // L) mod n_b), L = lcm(n_a, n_b): the k of one
+    block of L steps visit distinct pairs (Chinese remainder theorem), and the shift by
+    ``k // L`` moves each later block onto the next residue class of (b - a) mod gcd, so
+    blocks never meet. The indices are then mapped through random permutations that put
+    the least used conversations so far (``usage_*``, across model pairs) first.
+    """
+    if comparisons > n_a * n_b:
+        raise ValueError(f"{comparisons} comparisons need more than {n_a}x{n_b} conversation pairs")
+    perms = []
+    for n, usage in ((n_a, usage_a), (n_b, usage_b)):
+        perm = list(range(n))
+        rng.shuffle(perm)
+        if usage is not None:
+            perm.sort(key=usage.__getitem__)  # stable: ties keep the random order
+        perms.append(perm)
+    lcm = math.lcm(n_a, n_b)
+    chosen = [(perms[0][k % n_a], perms[1][(k + k // lcm) % n_b]) for k in range(comparisons)]
+    if usage_a is not None and usage_b is not None:
+        for a, b in chosen:
+            usage_a[a] += 1
+            usage_b[b] += 1
+    return chosen
+
+
+# ----------------------------------------------------------------------------- logs -> dialogues
+
+SIDES = ("first", "second")
+_HUMAN_ID = re.compile(r"human|worker|turker|user|person|crowd", re.IGNORECASE)
+
+
+@dataclass
+class ModelLog:
+    """One ``NAME=PATH[:SPEAKER]`` argument: which log holds a model and which speaker it is.
+
+    ``speaker``: ``auto`` (the non-human speaker of human-model logs; a side chosen by
+    ``self_chat_side`` for self-chats and human-human logs), ``random``, ``first``,
+    ``second``, or a speaker id of the log.
+    """
+
+    name: str
+    path: str
+    speaker: str = "auto"
+
+
+def parse_model_spec(spec: str) -> ModelLog:
+    name, eq, rest = spec.partition("=")
+    name = name.strip()
+    if not eq or not name or not rest:
+        raise UserError(f"model {spec!r} is not NAME=PATH[:SPEAKER]; write e.g. blender=logs/blender.jsonl")
+    if name in RESERVED_NAMES:
+        raise UserError(f"model name {name!r} is reserved for the unevaluated speaker; choose another name")
+    path, speaker = rest, "auto"
+    if ":" in rest and not Path(rest).exists():
+        path, speaker = rest.rsplit(":", 1)
+        if not speaker:
+            raise UserError(f"model {spec!r} ends with ':'; give a speaker id, first, second or random after it")
+    return ModelLog(name, path, speaker)
+
+
+@dataclass
+class Dialogue:
+    """A conversation ready for a pairings line: evaluated side renamed to the model name."""
+
+    uid: int
+    model: str
+    source: str
+    turns: list[dict]
+    context: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        speakers: list[str] = []
+        for turn in self.turns:
+            if turn["id"] not in speakers:
+                speakers.append(turn["id"])
+        return {"id": self.uid, "speakers": speakers, "dialogue": self.turns, "context": self.context,
+                "source": self.source}
+
+
+def _split_context(ep: Episode) -> tuple[list[dict], list]:
+    turns = [t for t in ep.turns if t["id"] != CONTEXT_ID]
+    context = list(ep.context) + [t for t in ep.turns if t["id"] == CONTEXT_ID]
+    return turns, context
+
+
+def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: str, rng: random.Random) -> int:
+    where = f"{ep.source}:{ep.line}"
+    first, second = turns[0]["id"], turns[1]["id"]
+    spec = ml.speaker
+    if spec == "auto":
+        human = (bool(_HUMAN_ID.search(first)), bool(_HUMAN_ID.search(second)))
+        if first != second and human[0] != human[1]:
+            return 1 if human[0] else 0
+        if first != second and not any(human):
+            raise UserError(f"{where}: cannot tell which of {first!r} and {second!r} is model {ml.name!r}; "
+                            f"write {ml.name}={ml.path}:SPEAKER_ID (or :first, :second, :random)")
+        spec = self_chat_side  # self-chat (same id) or human-human log
+    if spec == "random":
+        return rng.randrange(2)
+    if spec in SIDES:
+        return SIDES.index(spec)
+    if spec == first != second:
+        return 0
+    if spec == second != first:
+        return 1
+    raise UserError(f"{where}: speaker {spec!r} of model {ml.name!r} is not one of the two speakers "
+                    f"{first!r}, {second!r}; fix the :SPEAKER suffix or use :first/:second/:random")
+
+
+def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random", seed: int = 0,
+                   normalize: bool = False) -> list[Dialogue]:
+    """Read one model's log and turn every conversation into a :class:`Dialogue`."""
+    from parlai_acute.logs import read_log
+
+    if self_chat_side not in ("random",) + SIDES:
+        raise UserError(f"self-chat side {self_chat_side!r} is unknown; use random, first or second")
+    rng = random.Random(f"{seed}:{ml.name}")
+    normal = _normalizer() if normalize else (lambda text: text)
+    dialogues = []
+    for ep in read_log(ml.path):
+        where = f"{ep.source}:{ep.line}"
+        turns, context = _split_context(ep)
+        distinct = {t["id"] for t in turns}
+        if len(distinct) > 2:
+            raise UserError(f"{where}: {len(distinct)} speakers ({', '.join(sorted(distinct))}); ACUTE-Eval "
+                            "compares two-party conversations, drop this conversation from the log")
+        if len(turns) < 2:
+            raise UserError(f"{where}: fewer than two turns; drop this conversation or rerun the chat")
+        if len(distinct) == 2:
+            Episode(turns=turns, line=ep.line, source=ep.source).check_alternating()
+        side = _model_side(ml, ep, turns, self_chat_side, rng)
+        out = []
+        for i, turn in enumerate(turns):
+            row = {"id": ml.name if i % 2 == side else OTHER_SPEAKER, "text": normal(turn["text"])}
+            if "image_src" in turn:
+                row["image_src"] = turn["image_src"]
+            out.append(row)
+        dialogues.append(Dialogue(first_uid + len(dialogues), ml.name, where, out, context))
+    return dialogues
+
+
+def _normalizer():
+    from parlai.utils.strings import normalize_reply  # as ParlAI's fast_eval does
+
+    return normalize_reply
+
+
+def build_pairings(dialogues: dict[str, list[Dialogue]], comparisons_per_pair: int, seed: int = 0,
+                   onboarding: Iterable[dict] = ()) -> list[dict]:
+    """Pairings lines: onboarding first, then ``comparisons_per_pair`` per unordered model pair.
+
+    Models are paired in the order given; the lines of one pair keep ``speakers_to_eval``
+    in that order (ParlAI's runner shows them left/right at random).
+    """
+    if comparisons_per_pair < 1:
+        raise UserError("--comparisons-per-pair must be at least 1")
+    names = list(dialogues)
+    if len(names) < 2:
+        raise UserError("ACUTE-Eval needs at least two models; pass two or more NAME=PATH arguments")
+    for a, b in itertools.combinations(names, 2):
+        n_a, n_b = len(dialogues[a]), len(dialogues[b])
+        if comparisons_per_pair > n_a * n_b:
+            raise UserError(f"models {a!r} ({n_a} conversations) and {b!r} ({n_b}) give only {n_a * n_b} distinct "
+                            f"conversation pairs, fewer than --comparisons-per-pair {comparisons_per_pair}; "
+                            "lower it or add conversations")
+    rng = random.Random(seed)
+    usage = {name: [0] * len(dialogues[name]) for name in names}
+    lines = [dict(p) for p in onboarding]
+    for a, b in itertools.combinations(names, 2):
+        for i, j in plan_pair(len(dialogues[a]), len(dialogues[b]), comparisons_per_pair, rng, usage[a], usage[b]):
+            da, db = dialogues[a][i], dialogues[b][j]
+            lines.append({"is_onboarding": False, "speakers_to_eval": [a, b], "dialogue_ids": [da.uid, db.uid],
+                          "dialogue_dicts": [da.as_dict(), db.as_dict()]})
+    return lines
+
+
+# ----------------------------------------------------------------------------- onboarding
+
+DEFAULT_ONBOARDING = Path(__file__).parent / "onboarding" / "default.jsonl"
+
+
+def read_onboarding(path: str | Path = DEFAULT_ONBOARDING) -> list[dict]:
+    """Gold pairs from a JSONL file, or a JSON object/list (ParlAI's ``onboarding.json``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"onboarding file {path} does not exist; pass a JSON/JSONL file of gold pairs or --no-onboarding")
+    text = path.read_text(encoding="utf-8")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        pairs = [(f"{path}", whole)]
+    elif isinstance(whole, list):
+        pairs = [(f"{path}[{i}]", obj) for i, obj in enumerate(whole)]
+    else:
+        pairs = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    pairs.append((f"{path}:{number}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one gold pair") from None
+    if not pairs:
+        raise UserError(f"onboarding file {path} has no gold pairs; add some or pass --no-onboarding")
+    for where, obj in pairs:
+        validate_pairing(obj, where)
+        if not obj["is_onboarding"]:
+            _fail(where, "is_onboarding", "is false in an onboarding file", "set it to true and add correct_answer")
+    return [obj for _, obj in pairs]
