@@ -1,0 +1,230 @@
+"""ACUTE-Eval analysis: quality-control exclusions, then statistics per question.
+
+Exclusions follow the paper's quality control, in this order (a judgment is excluded for
+the first rule that applies, recorded in ``excluded_because``):
+
+1. ``failed onboarding`` -- every judgment of a worker who got an onboarding pair wrong;
+2. ``onboarding judgment`` -- onboarding pairs are checks, not evidence;
+3. ``never gave a reason`` -- workers none of whose reasons has ``min_reason_chars``
+   letters or digits;
+4. ``same model on both sides`` -- an A/A comparison says nothing about a matchup;
+5. ``over per-worker cap`` -- judgments beyond ``max_per_worker`` per worker (earliest
+   kept); default cap: the number of (model pair, question) combinations.
+
+The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
+selects rows and assembles their results. Writing files is :func:`write_outputs`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import parlai_acute
+from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_json
+from parlai_acute.stats.agreement import agreement
+from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
+from parlai_acute.stats.winrates import grid_table, matchups, models_of, side_bias, winrate_grid
+
+FAILED_ONBOARDING = "failed onboarding"
+ONBOARDING = "onboarding judgment"
+NO_REASON = "never gave a reason"
+SAME_MODEL = "same model on both sides"
+OVER_CAP = "over per-worker cap"
+RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
+
+
+@dataclass
+class AnalysisConfig:
+    """Everything that changes the results; recorded in every output."""
+
+    bootstrap: int = 1000
+    seed: int = 0
+    max_per_worker: int | None = None  # None: number of (model pair, question) combinations
+    min_reason_chars: int = 3
+    bt_alpha: float = DEFAULT_ALPHA
+    confidence: float = 0.95
+    source: str = ""
+
+    def __post_init__(self):
+        if self.bootstrap < 0:
+            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
+        if self.max_per_worker is not None and self.max_per_worker < 1:
+            raise UserError(f"--max-per-worker must be at least 1, got {self.max_per_worker}")
+        if not 0 < self.confidence < 1:
+            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
+
+
+@dataclass
+class QuestionResult:
+    question_key: str
+    question: str
+    models: list[str]
+    matchups: pd.DataFrame
+    grid: pd.DataFrame
+    ranking: pd.DataFrame | None
+    ranking_error: str
+    agreement: dict
+    side_bias: dict
+
+
+@dataclass
+class AnalysisResult:
+    config: AnalysisConfig
+    cap: int
+    kept: pd.DataFrame
+    excluded: pd.DataFrame
+    questions: list[QuestionResult] = field(default_factory=list)
+
+    def meta(self) -> dict:
+        """Provenance recorded in every JSON output."""
+        return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
+                "per_worker_cap": self.cap, "parlai_acute_version": parlai_acute.__version__}
+
+    def exclusion_summary(self) -> list[dict]:
+        rows = []
+        for rule in RULES:
+            part = self.excluded[self.excluded["excluded_because"] == rule]
+            rows.append({"reason": rule, "judgments": int(len(part)), "workers": int(part["worker"].nunique())})
+        return rows
+
+    def workers(self) -> pd.DataFrame:
+        """Judgments per worker: kept, and excluded by rule."""
+        every = pd.concat([self.kept.assign(excluded_because="kept"), self.excluded], ignore_index=True)
+        table = every.groupby(["worker", "excluded_because"]).size().unstack(fill_value=0)
+        table = table.reindex(columns=["kept"] + RULES, fill_value=0)
+        table.insert(0, "total", table.sum(axis=1))
+        return table.reset_index().sort_values(["kept", "worker"], ascending=[False, True]).reset_index(drop=True)
+
+    def reasons(self) -> pd.DataFrame:
+        """Kept judgments' reasons, grouped by question and matchup."""
+        df = self.kept
+        a = np.minimum(df["winner"], df["loser"])
+        b = np.maximum(df["winner"], df["loser"])
+        table = pd.DataFrame({"question_key": df["question_key"], "matchup": a + " vs " + b,
+                              "winner": df["winner"], "loser": df["loser"], "worker": df["worker"],
+                              "reason": df["reason"]})
+        return table.sort_values(["question_key", "matchup", "winner"], kind="stable").reset_index(drop=True)
+
+
+def trivial_reason(reasons: pd.Series, min_chars: int) -> pd.Series:
+    """True where a reason has fewer than ``min_chars`` letters or digits."""
+    return reasons.fillna("").astype(str).map(lambda text: len(re.findall(r"\w", text)) < min_chars)
+
+
+def default_cap(df: pd.DataFrame) -> int:
+    """The paper's cap: one judgment per (model pair, question) per worker."""
+    real = df[df["model_left"] != df["model_right"]]
+    pairs = {(min(l, r), max(l, r), q) for l, r, q in zip(real["model_left"], real["model_right"], real["question_key"])}
+    return max(1, len(pairs))
+
+
+def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Split judgments into kept and excluded (with ``excluded_because``); returns the cap too."""
+    df = df.reset_index(drop=True)
+    because = pd.Series("", index=df.index, dtype=object)
+
+    def mark(mask, rule):
+        because[mask & (because == "")] = rule
+
+    onboarding = df["is_onboarding"].astype(bool)
+    failed = set(df.loc[onboarding & (df["onboarding_correct"] == False), "worker"])  # noqa: E712
+    mark(df["worker"].isin(failed), FAILED_ONBOARDING)
+    mark(onboarding, ONBOARDING)
+    trivial = trivial_reason(df["reason"], config.min_reason_chars)
+    candidates = df[because == ""]
+    silent = trivial[candidates.index].groupby(candidates["worker"]).all()
+    mark(df["worker"].isin(set(silent[silent].index)), NO_REASON)
+    mark(df["model_left"] == df["model_right"], SAME_MODEL)
+    remaining = df[because == ""]
+    cap = config.max_per_worker or default_cap(remaining)
+    ordered = remaining.assign(_order=np.arange(len(remaining))).sort_values(["timestamp", "_order"], kind="stable",
+                                                                             na_position="last")
+    over = ordered.groupby("worker").cumcount() >= cap
+    because[over[over].index] = OVER_CAP
+    kept = df[because == ""].reset_index(drop=True)
+    excluded = df[because != ""].assign(excluded_because=because[because != ""]).reset_index(drop=True)
+    return kept, excluded, cap
+
+
+def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> QuestionResult:
+    models = models_of(df)
+    ranking, error = None, ""
+    try:
+        ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
+                                confidence=config.confidence, models=models)
+    except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
+        error = str(exc)
+    texts = [t for t in df["question"].unique() if t]
+    return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
+                          matchups=matchups(df, models), grid=winrate_grid(df, models), ranking=ranking,
+                          ranking_error=error, agreement=agreement(df), side_bias=side_bias(df))
+
+
+def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisResult:
+    """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per question."""
+    config = config or AnalysisConfig()
+    if df.empty:
+        raise UserError("there are no judgments to analyze; check the run has finished units")
+    kept, excluded, cap = apply_exclusions(df, config)
+    if kept.empty:
+        counts = excluded["excluded_because"].value_counts().to_dict()
+        raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
+                        f"--max-per-worker/--min-reason-chars")
+    result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded)
+    for key in sorted(kept["question_key"].unique()):
+        result.questions.append(analyze_question(kept[kept["question_key"] == key], config, key))
+    return result
+
+
+def _records(table: pd.DataFrame) -> list[dict]:
+    """JSON-ready rows (NaN -> None)."""
+    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+            for row in table.astype(object).to_dict(orient="records")]
+
+
+def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
+    with atomic_write(path) as fh:
+        table.to_csv(fh, index=index)
+
+
+def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]:
+    """Write tables (CSV), results (JSON, with provenance) and the HTML report into ``outdir``."""
+    from parlai_acute.acute.report import render_report
+
+    outdir = Path(outdir)
+    meta = result.meta()
+    paths = {name: outdir / name for name in (
+        "judgments.csv", "excluded.csv", "exclusions.json", "matchups.csv", "winrate_grid.csv", "winrates.json",
+        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "report.html", "run.json")}
+    _csv(paths["judgments.csv"], result.kept)
+    _csv(paths["excluded.csv"], result.excluded)
+    write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
+                                          "kept": int(len(result.kept)), "excluded": result.exclusion_summary()})
+    q = result.questions
+    _csv(paths["matchups.csv"], pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]))
+    wide = pd.concat([grid_table(r.grid, r.models).rename_axis(index="loser", columns="winner")
+                      .assign(question_key=r.question_key).set_index("question_key", append=True)
+                      .reorder_levels(["question_key", "loser"]) for r in q])
+    _csv(paths["winrate_grid.csv"], wide, index=True)
+    write_json(paths["winrates.json"], {**meta, "questions": [
+        {"question_key": r.question_key, "question": r.question, "models": r.models,
+         "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias} for r in q]})
+    rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
+    _csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
+    write_json(paths["ranking.json"], {**meta, "questions": [
+        {"question_key": r.question_key, "ranking": None if r.ranking is None else _records(r.ranking),
+         "error": r.ranking_error} for r in q]})
+    write_json(paths["agreement.json"], {**meta, "questions": [
+        {"question_key": r.question_key, **r.agreement} for r in q]})
+    _csv(paths["workers.csv"], result.workers())
+    _csv(paths["reasons.csv"], result.reasons())
+    with atomic_write(paths["report.html"]) as fh:
+        fh.write(render_report(result))
+    write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
+    return paths
