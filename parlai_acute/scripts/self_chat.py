@@ -1,0 +1,108 @@
+"""``parlai-acute self-chat``: model-model conversations saved as a ParlAI Conversations log.
+
+A friendly front end to ParlAI's self-chat (same options, same log format, same worlds):
+the default model is SmolLM2-135M-Instruct run by llama.cpp, the default task seeds every
+conversation with the opening of a real human conversation, ``--batchsize`` runs several
+conversations at once, a progress bar shows how far a long run is, and the log
+(``.jsonl`` + ``.metadata``) appears only when it is complete.
+
+Examples::
+
+    parlai-acute self-chat --num-self-chats 20 --max-turns 6 --outfile logs/smollm2.jsonl
+    parlai-acute self-chat -m "-m parlai_acute.agents.generic_bot:GenericBotAgent" \\
+        --partner-model repeat_query -t persona --outfile logs/generic_vs_repeat.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+
+from parlai_acute.errors import UserError
+from parlai_acute.paths import default_datapath
+from parlai_acute.worlds.model_spec import model_args
+
+TASK_NAMES = ("chitchat", "persona", "topics")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__.split("\n\n")[1].replace("\n", " ")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
+    parser.add_argument("-m", "--model", default=None, metavar="MODEL",
+                        help="the model: a ParlAI opt string ('-m pkg.mod:Agent --opt v'), an agent name, "
+                             "a ParlAI model file or a .gguf file (default: the embedded SmolLM2 via llama.cpp)")
+    parser.add_argument("-p", "--partner-model", default=None, metavar="MODEL",
+                        help="a different model (or decoding) for the second speaker, same forms as --model "
+                             "(default: a copy of --model)")
+    parser.add_argument("-t", "--task", default="chitchat",
+                        help="how conversations start: chitchat (real human openings), persona (a persona per "
+                             "speaker), topics (a shared topic), or any ParlAI task path (default: chitchat)")
+    parser.add_argument("-n", "--num-self-chats", type=int, default=10, help="number of conversations (default: 10)")
+    parser.add_argument("--max-turns", type=int, default=6,
+                        help="parleys per conversation, each one utterance per speaker; a context parley counts "
+                             "as one (ParlAI's --selfchat-max-turns; default: 6)")
+    parser.add_argument("-b", "--batchsize", type=int, default=1,
+                        help="conversations run at once, one batch_act per speaker turn (default: 1)")
+    parser.add_argument("--seed", type=int, default=42, help="seed for the choice of openings/personas/topics")
+    parser.add_argument("-o", "--outfile", default="selfchat.jsonl",
+                        help="log to write (.jsonl; a .metadata file is written beside it; default: selfchat.jsonl)")
+    parser.add_argument("--datapath", default=None, help=f"ParlAI data directory (default: {default_datapath()})")
+    parser.add_argument("--display", action="store_true", help="print every conversation as it is generated")
+    parser.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+
+
+def task_path(task: str) -> str:
+    return f"parlai_acute.tasks.{task}" if task in TASK_NAMES else task
+
+
+def check_args(args) -> None:
+    for flag, value in (("--num-self-chats", args.num_self_chats), ("--max-turns", args.max_turns),
+                        ("--batchsize", args.batchsize)):
+        if value < 1:
+            raise UserError(f"{flag} must be at least 1, got {value}")
+    out_dir = os.path.dirname(os.path.abspath(args.outfile))
+    if os.path.isdir(args.outfile):
+        raise UserError(f"--outfile {args.outfile} is a directory; give a file name such as {args.outfile}/chats.jsonl")
+    existing = out_dir
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK):
+        raise UserError(f"cannot write --outfile {args.outfile}: {existing} is not a writable directory; "
+                        "choose another path")
+
+
+def parlai_opt(args, model: str | None):
+    """The opt ParlAI's own ``self_chat`` script would build for these arguments."""
+    from parlai.scripts.self_chat import setup_args
+
+    argv = ["-t", task_path(args.task), "--datapath", args.datapath or default_datapath(),
+            "--num-self-chats", str(args.num_self_chats), "--selfchat-max-turns", str(args.max_turns),
+            "--seed", str(args.seed), "--batchsize", str(args.batchsize), "--outfile", args.outfile,
+            "--display-examples", str(args.display)] + model_args(model)
+    return _parse(setup_args(), argv, model)
+
+
+def _parse(parser, argv, model):
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return parser.parse_args(argv)
+    except SystemExit:
+        raise UserError(f"ParlAI rejected the options {' '.join(argv)!r} (message above); "
+                        f"fix --model/--partner-model {model!r}") from None
+    except (ImportError, RuntimeError) as exc:
+        message = " ".join(str(exc).split())
+        raise UserError(f"cannot load model {model!r}: {message}; check the agent name or model path") from None
+
+
+def run(args) -> int:
+    from parlai_acute.worlds.runner import run_self_chats
+
+    check_args(args)
+    opt = parlai_opt(args, args.model)
+    partner_opt = parlai_opt(args, args.partner_model) if args.partner_model else None
+    path = run_self_chats(opt, partner_opt, progress=not args.no_progress,
+                          extra={"model_spec": args.model or "default", "partner_model_spec": args.partner_model})
+    print(f"wrote {args.num_self_chats} conversations to {path}")
+    return 0

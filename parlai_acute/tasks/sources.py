@@ -1,0 +1,136 @@
+"""Where conversation seeds come from: real chitchat openings, personas and topics.
+
+Every choice is a pure function of ``(seed, episode index)`` so that a self-chat run, a
+batched run and a rerun with the same ``--context-seed`` seed the same conversations,
+whatever the batch size. Conversations are split into train/valid/test by a hash of their
+id, so the split never changes when the dataset file is reordered.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+
+DATA_DIR = Path(__file__).parent / "data"
+SPLITS = ("train", "valid", "test")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A real human-human conversation; each turn joins one speaker's consecutive messages."""
+
+    id: str
+    prompt: str
+    turns: tuple[str, ...]
+
+
+@dataclass
+class Seed:
+    """How one conversation starts: per-speaker contexts and/or real opening utterances."""
+
+    contexts: list[str] | None = None
+    openers: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+
+def split_of(conversation_id: str) -> str:
+    """5% test, 5% valid, 90% train, stable under reordering of the dataset."""
+    bucket = int(hashlib.sha1(conversation_id.encode("utf-8")).hexdigest(), 16) % 20
+    return "test" if bucket == 0 else "valid" if bucket == 1 else "train"
+
+
+def datatype_split(datatype: str | None) -> str:
+    """ParlAI datatype ('train:evalmode', 'valid', ...) -> our split name."""
+    base = (datatype or "train").split(":")[0]
+    return base if base in SPLITS else "train"
+
+
+def chitchat_path() -> Path:
+    spec = importlib.util.find_spec("chitchat_dataset")
+    if spec is None or spec.origin is None:
+        raise UserError("the package chitchat-dataset is not installed; run `make install` "
+                        "(it provides the real conversations used as seeds)")
+    return Path(spec.origin).parent / "dataset.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _all_chitchat() -> tuple[Conversation, ...]:
+    path = chitchat_path()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {path}: {exc}; reinstall chitchat-dataset==0.9.0") from None
+    out = []
+    for cid in sorted(raw):
+        turns = tuple(" ".join(m["text"].strip() for m in turn if m.get("text", "").strip())
+                      for turn in raw[cid]["messages"])
+        turns = tuple(t for t in turns if t)
+        out.append(Conversation(id=cid, prompt=(raw[cid].get("prompt") or "").strip(), turns=turns))
+    return tuple(out)
+
+
+def chitchat(split: str = "train", min_turns: int = 2) -> list[Conversation]:
+    """Conversations of one split with at least ``min_turns`` turns, in a fixed order."""
+    return [c for c in _all_chitchat() if len(c.turns) >= min_turns and split_of(c.id) == split]
+
+
+def _load_list(name: str) -> list:
+    path = DATA_DIR / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read the packaged file {path}: {exc}; reinstall parlai_acute") from None
+
+
+def personas() -> list[list[str]]:
+    """Our own PersonaChat-style profiles: each a few first-person sentences."""
+    return _load_list("personas.json")
+
+
+def topics() -> list[str]:
+    return _load_list("topics.json")
+
+
+def permuted(items: list, seed: int, salt: str) -> list:
+    """A fixed pseudo-random order of ``items`` for ``(seed, salt)``."""
+    order = list(items)
+    random.Random(f"{seed}:{salt}").shuffle(order)
+    return order
+
+
+def persona_context(lines: list[str]) -> str:
+    """ParlAI's persona convention (ConvAI2, BlendedSkillTalk): one 'your persona:' line each."""
+    return "\n".join(f"your persona: {line}" for line in lines)
+
+
+def topic_context(topic: str) -> str:
+    return f"Let's talk about {topic}."
+
+
+def chitchat_seed(index: int, seed: int, split: str, turns: int) -> Seed:
+    """Episode ``index`` starts with the first ``turns`` real turns of a human conversation."""
+    pool = permuted(chitchat(split, min_turns=turns + 1), seed, f"chitchat:{split}")
+    conv = pool[index % len(pool)]
+    return Seed(openers=list(conv.turns[:turns]),
+                info={"source": "chitchat_dataset", "conversation_id": conv.id, "prompt": conv.prompt})
+
+
+def persona_seed(index: int, seed: int) -> Seed:
+    """Episode ``index``: two different personas, one per speaker."""
+    first, second = random.Random(f"{seed}:persona:{index}").sample(range(len(personas())), 2)
+    a, b = personas()[first], personas()[second]
+    return Seed(contexts=[persona_context(a), persona_context(b)],
+                info={"source": "personas", "personas": [a, b]})
+
+
+def topic_seed(index: int, seed: int) -> Seed:
+    """Episode ``index``: both speakers get the same topic."""
+    pool = permuted(topics(), seed, "topics")
+    topic = pool[index % len(pool)]
+    return Seed(contexts=[topic_context(topic), topic_context(topic)], info={"source": "topics", "topic": topic})

@@ -1,0 +1,68 @@
+"""``-t parlai_acute.tasks.static_contexts``: 1-3 turn contexts cut from real conversations.
+
+The shape of Meena's Mini-Turing Benchmark: every example is one episode whose ``text``
+is the context turns joined by newlines (ParlAI's history convention), whose label is the
+real next turn, and which carries ``context_turns`` and a stable ``context_id``
+(``<conversation id>:<number of turns>``). The set is a pure function of
+``--context-seed``, ``--static-contexts-num``, ``--static-contexts-max-turns`` and the
+datatype's split, so every model is evaluated on the same contexts.
+"""
+from __future__ import annotations
+
+import random
+
+from parlai.core.message import Message
+from parlai.core.teachers import FixedDialogTeacher
+
+from parlai_acute.tasks import sources
+from parlai_acute.tasks.options import add_static_args, int_in_range
+from parlai_acute.worlds.self_chat import context_seed
+
+
+def static_contexts(seed: int, num: int, max_turns: int, split: str = "test") -> list[dict]:
+    """``num`` contexts, each from a different conversation, 1..max_turns turns long."""
+    pool = sources.permuted(sources.chitchat(split, min_turns=2), seed, f"static:{split}")
+    rng = random.Random(f"{seed}:static-lengths:{split}")
+    out = []
+    for conv in pool[:num]:
+        length = rng.randint(1, min(max_turns, len(conv.turns) - 1))
+        out.append({"context_id": f"{conv.id}:{length}", "context_turns": list(conv.turns[:length]),
+                    "reference": conv.turns[length], "conversation_id": conv.id})
+    return out
+
+
+class DefaultTeacher(FixedDialogTeacher):
+    @classmethod
+    def add_cmdline_args(cls, parser, partial_opt=None):
+        super().add_cmdline_args(parser, partial_opt)
+        add_static_args(parser)
+        return parser
+
+    def __init__(self, opt, shared=None):
+        super().__init__(opt, shared)
+        self.id = "static_contexts"
+        if shared is not None:
+            self.contexts = shared["contexts"]
+        else:
+            num = int_in_range(opt, "static_contexts_num", 1)
+            max_turns = int_in_range(opt, "static_contexts_max_turns", 1, 3)
+            self.contexts = static_contexts(context_seed(opt), num, max_turns,
+                                            sources.datatype_split(opt.get("datatype")))
+        self.reset()
+
+    def share(self):
+        shared = super().share()
+        shared["contexts"] = self.contexts
+        return shared
+
+    def num_episodes(self):
+        return len(self.contexts)
+
+    def num_examples(self):
+        return len(self.contexts)
+
+    def get(self, episode_idx, entry_idx=0):
+        item = self.contexts[episode_idx]
+        return Message({"text": "\n".join(item["context_turns"]), "labels": [item["reference"]],
+                        "context_turns": item["context_turns"], "context_id": item["context_id"],
+                        "conversation_id": item["conversation_id"], "episode_done": True})
