@@ -29,13 +29,14 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
-from parlai_acute.stats.winrates import grid_table, matchups, models_of, side_bias, winrate_grid
+from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
 NO_REASON = "never gave a reason"
 SAME_MODEL = "same model on both sides"
 OVER_CAP = "over per-worker cap"
+_WORD_CHAR = re.compile(r"\w")
 RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
 
 
@@ -114,7 +115,10 @@ class AnalysisResult:
 
 def trivial_reason(reasons: pd.Series, min_chars: int) -> pd.Series:
     """True where a reason has fewer than ``min_chars`` letters or digits."""
-    return reasons.fillna("").astype(str).map(lambda text: len(re.findall(r"\w", text)) < min_chars)
+    reasons = reasons.fillna("").astype(str)
+    unique = reasons.unique()  # reasons repeat a lot ("more engaging"): test each text once
+    verdict = {text: len(_WORD_CHAR.findall(text)) < min_chars for text in unique}
+    return reasons.map(verdict)
 
 
 def default_cap(df: pd.DataFrame) -> int:
@@ -161,8 +165,9 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
         error = str(exc)
     texts = [t for t in df["question"].unique() if t]
+    table = matchups(df, models)
     return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
-                          matchups=matchups(df, models), grid=winrate_grid(df, models), ranking=ranking,
+                          matchups=table, grid=grid_from_matchups(table), ranking=ranking,
                           ranking_error=error, agreement=agreement(df), side_bias=side_bias(df))
 
 

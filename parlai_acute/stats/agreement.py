@@ -32,9 +32,9 @@ def label_counts(df: pd.DataFrame) -> pd.DataFrame:
     return counts[counts.sum(axis=1) >= 2]
 
 
-def percent_agreement(df: pd.DataFrame) -> float:
+def percent_agreement(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> float:
     """Share of agreeing pairs among all pairs of judgments of the same item (NaN if none)."""
-    counts = label_counts(df).to_numpy()
+    counts = (label_counts(df) if counts is None else counts).to_numpy()
     if counts.size == 0:
         return float("nan")
     n = counts.sum(axis=1)
@@ -43,9 +43,9 @@ def percent_agreement(df: pd.DataFrame) -> float:
     return float(agree / pairs)
 
 
-def krippendorff_alpha(df: pd.DataFrame) -> float:
+def krippendorff_alpha(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> float:
     """Krippendorff's alpha, nominal, over items judged at least twice (NaN if undefined)."""
-    counts = label_counts(df).to_numpy()
+    counts = (label_counts(df) if counts is None else counts).to_numpy()
     if counts.shape[0] < 1 or (counts.sum(axis=0) > 0).sum() < 2:
         return float("nan")  # no items, or one label only: expected disagreement is zero
     return float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
@@ -55,4 +55,4 @@ def agreement(df: pd.DataFrame) -> dict:
     """Summary: items judged twice or more, judgments on them, percent agreement, alpha."""
     counts = label_counts(df)
     return {"items": int(len(counts)), "judgments": int(counts.to_numpy().sum()),
-            "percent_agreement": percent_agreement(df), "krippendorff_alpha": krippendorff_alpha(df)}
+            "percent_agreement": percent_agreement(df, counts), "krippendorff_alpha": krippendorff_alpha(df, counts)}

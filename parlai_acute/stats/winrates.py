@@ -71,7 +71,11 @@ def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFr
     Columns: row, col, n (judgments of the matchup), wins (won by ``col``), winrate (percent
     won by ``col``), pvalue, p_holm, mark. Matchups never compared are absent.
     """
-    table = matchups(df, models)
+    return grid_from_matchups(matchups(df, models))
+
+
+def grid_from_matchups(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`winrate_grid` from an already computed :func:`matchups` table."""
     cells = []
     for m in table.itertuples(index=False):
         for row, col, wins in ((m.model_a, m.model_b, m.wins_b), (m.model_b, m.model_a, m.wins_a)):

@@ -1,0 +1,47 @@
+"""Synthetic ACUTE-Eval judgments from known Bradley-Terry strengths.
+
+Used to check the analysis against a known truth (A/A false-positive rate, recovery of a
+ranking) and by the benchmark. Each judgment picks a model pair uniformly, randomises
+which side each model is shown on, and lets an annotator with an optional preference for
+the left side choose: P(left wins) = sigmoid(theta_left - theta_right + left_bias).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.acute.judgments import COLUMNS
+
+
+def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, workers: int = 50,
+                       dialogues_per_model: int = 20, left_bias: float = 0.0, question_key: str = "engaging",
+                       reason: str = "more engaging and specific") -> pd.DataFrame:
+    """``n`` judgments as a tidy table with the columns of :data:`~parlai_acute.acute.judgments.COLUMNS`."""
+    rng = np.random.default_rng(seed)
+    names = np.array(list(strengths))
+    theta = np.array([strengths[m] for m in names], dtype=float)
+    k = len(names)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k  # a different model
+    swap = rng.random(n) < 0.5  # left/right randomisation
+    left, right = np.where(swap, b, a), np.where(swap, a, b)
+    p_left = 1 / (1 + np.exp(-(theta[left] - theta[right] + left_bias)))
+    left_wins = rng.random(n) < p_left
+    dl = rng.integers(0, dialogues_per_model, n)
+    dr = rng.integers(0, dialogues_per_model, n)
+    dialogue_left = np.char.add(np.char.add(names[left].astype(str), "-"), dl.astype(str))
+    dialogue_right = np.char.add(np.char.add(names[right].astype(str), "-"), dr.astype(str))
+    pair = np.where(dialogue_left < dialogue_right, np.char.add(np.char.add(dialogue_left, "|"), dialogue_right),
+                    np.char.add(np.char.add(dialogue_right, "|"), dialogue_left))
+    df = pd.DataFrame({
+        "run_id": "sim", "unit_id": np.arange(n).astype(str), "assignment_id": np.arange(n).astype(str),
+        "worker": np.char.add("w", (np.arange(n) % workers).astype(str)), "pair_id": pair,
+        "model_left": names[left], "model_right": names[right],
+        "dialogue_left": dialogue_left, "dialogue_right": dialogue_right,
+        "winner": np.where(left_wins, names[left], names[right]),
+        "loser": np.where(left_wins, names[right], names[left]),
+        "winner_side": np.where(left_wins, "left", "right"), "reason": reason, "question": "",
+        "question_key": question_key, "is_onboarding": False, "onboarding_correct": None,
+        "timestamp": np.arange(n, dtype=float), "duration": 30.0,
+    })
+    return df[list(COLUMNS)]
