@@ -7,6 +7,8 @@ by B. Inputs are tidy judgment tables with at least ``winner`` and ``loser`` col
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
@@ -28,6 +30,12 @@ def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.nd
         l = df["loser"].map(index).to_numpy()
         np.add.at(counts, (w, l), 1)
     return counts, models
+
+
+@functools.lru_cache(maxsize=65536)
+def binomial_pvalue(wins: int, n: int) -> float:
+    """Two-sided exact binomial p-value of ``wins`` out of ``n`` against a fair coin."""
+    return float(binomtest(int(wins), int(n), 0.5, alternative="two-sided").pvalue)
 
 
 def holm(pvalues) -> np.ndarray:
@@ -56,7 +64,7 @@ def matchups(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:
             n = int(counts[i, j] + counts[j, i])
             if n == 0:
                 continue
-            pvalue = binomtest(int(counts[i, j]), n, 0.5, alternative="two-sided").pvalue
+            pvalue = binomial_pvalue(int(counts[i, j]), n)
             rows.append({"model_a": models[i], "model_b": models[j], "n": n, "wins_a": int(counts[i, j]),
                          "wins_b": int(counts[j, i]), "winrate_b": counts[j, i] / n, "pvalue": float(pvalue)})
     table = pd.DataFrame(rows, columns=["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "pvalue"])
@@ -98,5 +106,5 @@ def side_bias(df: pd.DataFrame) -> dict:
     """
     n = int(len(df))
     left = int((df["winner_side"] == "left").sum()) if n else 0
-    pvalue = float(binomtest(left, n, 0.5).pvalue) if n else float("nan")
+    pvalue = binomial_pvalue(left, n) if n else float("nan")
     return {"n": n, "left_wins": left, "left_rate": left / n if n else float("nan"), "pvalue": pvalue}
