@@ -62,14 +62,18 @@ def check_args(args) -> None:
                         ("--batchsize", args.batchsize)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1, got {value}")
-    out_dir = os.path.dirname(os.path.abspath(args.outfile))
-    if os.path.isdir(args.outfile):
-        raise UserError(f"--outfile {args.outfile} is a directory; give a file name such as {args.outfile}/chats.jsonl")
-    existing = out_dir
+    check_outfile(args.outfile)
+
+
+def check_outfile(outfile: str) -> None:
+    """Fail before any model runs if the log could not be written."""
+    if os.path.isdir(outfile):
+        raise UserError(f"--outfile {outfile} is a directory; give a file name such as {outfile}/chats.jsonl")
+    existing = os.path.dirname(os.path.abspath(outfile))
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing) or not os.access(existing, os.W_OK):
-        raise UserError(f"cannot write --outfile {args.outfile}: {existing} is not a writable directory; "
+        raise UserError(f"cannot write --outfile {outfile}: {existing} is not a writable directory; "
                         "choose another path")
 
 

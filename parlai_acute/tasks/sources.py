@@ -122,9 +122,13 @@ def chitchat_seed(index: int, seed: int, split: str, turns: int) -> Seed:
 
 
 def persona_seed(index: int, seed: int) -> Seed:
-    """Episode ``index``: two different personas, one per speaker."""
-    first, second = random.Random(f"{seed}:persona:{index}").sample(range(len(personas())), 2)
-    a, b = personas()[first], personas()[second]
+    """Episode ``index``: two different personas, one per speaker. Every run of
+    ``len(personas()) // 2`` episodes uses each persona at most once."""
+    everyone = personas()
+    pairs = len(everyone) // 2
+    order = permuted(range(len(everyone)), seed, f"personas:{index // pairs}")
+    slot = index % pairs
+    a, b = everyone[order[2 * slot]], everyone[order[2 * slot + 1]]
     return Seed(contexts=[persona_context(a), persona_context(b)],
                 info={"source": "personas", "personas": [a, b]})
 

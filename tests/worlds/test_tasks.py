@@ -1,0 +1,92 @@
+"""Every task is a ParlAI teacher (display_data in-process) with reproducible content."""
+from __future__ import annotations
+
+import pytest
+from parlai.core.agents import create_agent_from_shared  # noqa: F401  (parlai import check)
+from parlai.core.params import ParlaiParser
+from parlai.core.teachers import create_task_agent_from_taskname
+from parlai.scripts.display_data import DisplayData
+
+from parlai_acute.tasks import sources
+from parlai_acute.tasks.static_contexts import static_contexts
+
+
+def teacher(task, datapath, *extra):
+    parser = ParlaiParser(True, False)
+    opt = parser.parse_args(["-t", task, "--datapath", datapath, "-dt", "valid", *extra])
+    return create_task_agent_from_taskname(opt)[0]
+
+
+@pytest.mark.parametrize("task,expected", [
+    ("parlai_acute.tasks.chitchat", "- - - NEW EPISODE: chitchat - - -"),
+    ("parlai_acute.tasks.persona", "your persona: "),
+    ("parlai_acute.tasks.topics", "Let's talk about "),
+    ("parlai_acute.tasks.static_contexts", "- - - NEW EPISODE: static_contexts - - -"),
+])
+def test_display_data(task, expected, datapath, quiet):
+    with quiet() as out:
+        DisplayData.main(task=task, num_examples=3, datapath=datapath)
+    assert expected in out.getvalue()
+
+
+def test_chitchat_teacher_yields_real_turn_pairs(datapath):
+    t = teacher("parlai_acute.tasks.chitchat", datapath)
+    first = t.act()
+    conv = next(c for c in sources.chitchat("valid") if c.id == first["conversation_id"])
+    assert first["text"] == conv.turns[0] and first["eval_labels"] == [conv.turns[1]]
+    assert t.num_episodes() == len(sources.chitchat("valid"))
+
+
+def test_splits_are_disjoint_and_cover_the_dataset():
+    ids = {split: {c.id for c in sources.chitchat(split, min_turns=0)} for split in sources.SPLITS}
+    assert not ids["train"] & ids["valid"] and not ids["train"] & ids["test"] and not ids["valid"] & ids["test"]
+    assert sum(map(len, ids.values())) == 7168
+    assert 0.03 < len(ids["test"]) / 7168 < 0.07
+
+
+def test_persona_and_topic_data_are_ours_and_sized():
+    assert len(sources.personas()) >= 30 and all(3 <= len(p) <= 5 for p in sources.personas())
+    assert len(set(map(tuple, sources.personas()))) == len(sources.personas())
+    assert len(sources.topics()) >= 30
+
+
+def test_persona_pairs_differ_and_cycle_through_everyone():
+    pairs = len(sources.personas()) // 2
+    used = []
+    for index in range(pairs):
+        a, b = sources.persona_seed(index, seed=3).info["personas"]
+        assert a != b
+        used += [tuple(a), tuple(b)]
+    assert len(set(used)) == 2 * pairs
+
+
+def test_static_contexts_shape_and_provenance(datapath):
+    items = static_contexts(seed=7, num=100, max_turns=3, split="test")
+    by_id = {c.id: c for c in sources.chitchat("test")}
+    lengths = set()
+    for item in items:
+        conv = by_id[item["conversation_id"]]
+        n = len(item["context_turns"])
+        lengths.add(n)
+        assert 1 <= n <= 3
+        assert item["context_turns"] == list(conv.turns[:n]) and item["reference"] == conv.turns[n]
+    assert lengths == {1, 2, 3}
+    assert len({i["conversation_id"] for i in items}) == 100
+
+
+def test_static_contexts_are_reproducible_and_seeded(datapath):
+    def ids(seed):
+        t = teacher("parlai_acute.tasks.static_contexts", datapath, "--context-seed", str(seed),
+                    "--static-contexts-num", "20")
+        acts = [t.act() for _ in range(20)]
+        assert all(a["episode_done"] and a["text"] == "\n".join(a["context_turns"]) for a in acts)
+        return [a["context_id"] for a in acts]
+
+    assert ids(1) == ids(1)
+    assert ids(1) != ids(2)
+
+
+def test_static_contexts_max_turns_option(datapath):
+    t = teacher("parlai_acute.tasks.static_contexts", datapath, "--static-contexts-max-turns", "1",
+                "--static-contexts-num", "15")
+    assert all(len(t.act()["context_turns"]) == 1 for _ in range(15))
