@@ -1,0 +1,184 @@
+"""Sample size for ACUTE-Eval: judgments needed to detect a win rate different from ``p0``.
+
+ACUTE-Eval results are tested with the two-sided exact binomial test (``scipy.stats.
+binomtest``: win rate of model A against 0.5). Its power is a saw-tooth in n (the
+rejection region moves in whole steps), so "the n with power >= 0.8" is ambiguous: a
+larger n can have *less* power. :func:`required_n_exact` reports the smallest n from which
+power stays at or above the target over the scanned range, and the first n that reaches
+it. The statsmodels normal approximation (Cohen's arcsine effect size h, one-sample
+``NormalIndPower`` with ``ratio=0``) is given for comparison; it ignores discreteness.
+
+All functions take and return plain numbers (or a pandas table) and raise
+:class:`~parlai_acute.errors.UserError` on parameters out of range.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from parlai_acute.errors import UserError
+
+# scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
+_RERR = 1 + 1e-7
+# the general (p0 != 0.5) path is O(n) per n; beyond this the scan is refused.
+_GENERAL_SCAN_LIMIT = 20_000
+_FAST_SCAN_LIMIT = 5_000_000
+
+
+def _check(p0: float, alpha: float, power: float | None = None, p1: float | None = None) -> None:
+    if not 0 < p0 < 1:
+        raise UserError(f"null win rate p0={p0} must be strictly between 0 and 1; use 0.5 for ACUTE-Eval")
+    if not 0 < alpha < 1:
+        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
+    if power is not None and not 0 < power < 1:
+        raise UserError(f"power={power} must be strictly between 0 and 1; 0.8 is usual")
+    if p1 is not None and (not 0 < p1 < 1 or p1 == p0):
+        raise UserError(f"alternative win rate p1={p1} must be in (0, 1) and differ from p0={p0}; "
+                        "give a non-zero --delta that keeps p0+delta inside (0, 1)")
+
+
+def pvalues(n: int, p0: float = 0.5) -> np.ndarray:
+    """Two-sided exact binomial p-value of every outcome k = 0..n (as scipy's binomtest)."""
+    k = np.arange(n + 1)
+    pmf = stats.binom.pmf(k, n, p0)
+    order = np.argsort(pmf, kind="stable")
+    sorted_pmf = pmf[order]
+    cum = np.cumsum(sorted_pmf)
+    # p(k) = sum of pmf(j) over all j with pmf(j) <= pmf(k) * (1 + 1e-7)
+    idx = np.searchsorted(sorted_pmf, pmf * _RERR, side="right") - 1
+    return np.minimum(1.0, cum[idx])
+
+
+def rejection_region(n: int, p0: float = 0.5, alpha: float = 0.05) -> np.ndarray:
+    """Boolean mask over k = 0..n: outcomes where the two-sided exact test rejects p = p0."""
+    _check(p0, alpha)
+    return pvalues(n, p0) <= alpha
+
+
+def exact_power(n: int, p1: float, p0: float = 0.5, alpha: float = 0.05) -> float:
+    """Probability that the exact two-sided test rejects p0 when the true win rate is p1."""
+    _check(p0, alpha, p1=p1)
+    if n < 1:
+        return 0.0
+    k = np.arange(n + 1)
+    return float(stats.binom.pmf(k, n, p1)[rejection_region(n, p0, alpha)].sum())
+
+
+def power_curve(n_max: int, p1: float, p0: float = 0.5, alpha: float = 0.05) -> np.ndarray:
+    """Exact power for n = 0..n_max (index = n)."""
+    _check(p0, alpha, p1=p1)
+    ns = np.arange(n_max + 1)
+    if p0 != 0.5:
+        if n_max > _GENERAL_SCAN_LIMIT:
+            raise UserError(f"exact scan to n={n_max} with p0 != 0.5 is too slow; use p0=0.5 or a larger effect")
+        return np.array([exact_power(int(n), p1, p0, alpha) for n in ns])
+    # p0 = 0.5: the region is {k <= c} U {k >= n - c}, p(k) = 2 cdf(k) for k < n/2.
+    # c(n) = largest k with 2 cdf(k) <= alpha (within binomtest's tolerance), -1 if none.
+    c = stats.binom.ppf(alpha / 2, ns, 0.5)  # smallest k with cdf(k) >= alpha/2
+    c = np.where(2 * stats.binom.cdf(c, ns, 0.5) <= alpha * _RERR, c, c - 1)
+    c = np.minimum(c, (ns - 1) // 2)  # the lower tail must stay below the middle
+    lower = np.where(c >= 0, stats.binom.cdf(c, ns, p1), 0.0)
+    upper = np.where(c >= 0, stats.binom.sf(ns - c - 1, ns, p1), 0.0)
+    return lower + upper
+
+
+def required_n_normal(p1: float, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
+    """statsmodels' normal-approximation n (not rounded): one-sample arcsine test."""
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    _check(p0, alpha, power, p1)
+    h = proportion_effectsize(p1, p0)
+    return float(NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=0,
+                                              alternative="two-sided"))
+
+
+def required_n_exact(p1: float, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> dict:
+    """Smallest n for the exact test, scanning to well past the normal-approximation answer.
+
+    Returns ``n`` (smallest n with power >= target for every n up to ``scanned_to``),
+    ``n_first`` (first n reaching the target; power may dip below it again after it),
+    ``power_at_n`` and ``scanned_to`` (2 x the normal n + 100; by then the saw-tooth
+    is far above any target < 1).
+    """
+    _check(p0, alpha, power, p1)
+    n_normal = required_n_normal(p1, p0, alpha, power)
+    scan = int(math.ceil(2 * n_normal)) + 100
+    if scan > _FAST_SCAN_LIMIT:
+        raise UserError(f"a difference of {abs(p1 - p0):g} needs about {n_normal:.0f} judgments, beyond what "
+                        "this tool scans; ask for a larger difference")
+    curve = power_curve(scan, p1, p0, alpha)
+    ok = curve >= power
+    if not ok[-1]:
+        raise UserError(f"exact power did not reach {power} by n={scan}; check p0, p1 and alpha")
+    below = np.flatnonzero(~ok)
+    n = int(below[-1]) + 1
+    return {"n": n, "n_first": int(np.argmax(ok)), "power_at_n": float(curve[n]), "scanned_to": scan,
+            "n_normal": n_normal}
+
+
+def detectable_delta_normal(n: int, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest p1 - p0 > 0 the normal approximation detects with ``n`` judgments."""
+    from statsmodels.stats.power import NormalIndPower
+
+    _check(p0, alpha, power)
+    h = float(NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=alpha, power=power, ratio=0,
+                                           alternative="two-sided"))
+    angle = 2 * math.asin(math.sqrt(p0)) + h  # invert Cohen's h = 2 asin sqrt(p1) - 2 asin sqrt(p0)
+    return math.sin(min(angle, math.pi) / 2) ** 2 - p0
+
+
+def detectable_delta_exact(n: int, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest p1 - p0 > 0 with exact power >= target at exactly ``n`` judgments.
+
+    For a fixed rejection region the power grows with p1 above p0, so a root search is
+    exact. Raises UserError if even p1 -> 1 is not enough (n too small for any rejection).
+    """
+    _check(p0, alpha, power)
+    if n < 1:
+        raise UserError(f"the budget n={n} must be at least 1 judgment")
+    region = rejection_region(n, p0, alpha)
+    k = np.arange(n + 1)
+
+    def gap(delta: float) -> float:
+        return float(stats.binom.pmf(k, n, p0 + delta)[region].sum()) - power
+
+    top = (1 - p0) * (1 - 1e-12)
+    if gap(top) < 0:
+        raise UserError(f"with n={n} judgments the exact test at alpha={alpha} cannot reach power {power}; "
+                        "collect more judgments")
+    return float(optimize.brentq(gap, 1e-12, top, xtol=1e-10))
+
+
+def simulate_power(n: int, p1: float, p0: float = 0.5, alpha: float = 0.05, reps: int = 20_000,
+                   seed: int = 0) -> float:
+    """Monte Carlo power: draw win counts, test each with scipy.stats.binomtest."""
+    _check(p0, alpha, p1=p1)
+    wins = np.random.default_rng(seed).binomial(n, p1, size=reps)
+    values, counts = np.unique(wins, return_counts=True)
+    rejected = sum(c for v, c in zip(values, counts) if stats.binomtest(int(v), n, p0).pvalue <= alpha)
+    return rejected / reps
+
+
+def sample_size_table(deltas, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """One row per difference: exact n (stays), first n, normal-approximation n."""
+    rows = []
+    for delta in deltas:
+        res = required_n_exact(p0 + delta, p0, alpha, power)
+        rows.append({"p0": p0, "p1": p0 + delta, "delta": delta, "alpha": alpha, "power": power,
+                     "n_exact": res["n"], "n_exact_first": res["n_first"], "power_at_n_exact": res["power_at_n"],
+                     "n_normal": math.ceil(res["n_normal"] - 1e-9), "scanned_to": res["scanned_to"]})
+    return pd.DataFrame(rows)
+
+
+def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """One row per budget of judgments: smallest detectable difference, exact and normal."""
+    rows = []
+    for n in budgets:
+        rows.append({"n": n, "p0": p0, "alpha": alpha, "power": power,
+                     "delta_exact": detectable_delta_exact(n, p0, alpha, power),
+                     "delta_normal": detectable_delta_normal(n, p0, alpha, power)})
+    return pd.DataFrame(rows)
