@@ -15,9 +15,9 @@ sub-sequences with previous turns"): a candidate is *filtered* when, for some ea
 of the same conversation (either speaker), the word-level longest common subsequence
 (lower-cased words, punctuation stripped) covers at least ``--repetition-threshold`` of the
 candidate's words AND is at least ``--repetition-min-words`` words long. Short replies
-("ok", "yes") are never filtered. If every candidate is filtered we still must answer:
-the fallback keeps the candidate with the smallest overlap (ties: best rank score) and
-records ``fallback=True``.
+("ok", "yes") are never filtered. Empty candidates are always filtered (reason "empty").
+If every candidate is filtered we still must answer: the fallback keeps the non-empty
+candidate with the smallest overlap (ties: best rank score) and records ``fallback=True``.
 
 Every reply act carries all candidates for later analysis::
 
@@ -262,12 +262,16 @@ def choose(candidates: list, history: Sequence[str], config: DecodingConfig) -> 
     else:
         for cand in candidates:
             cand.overlap = repetition_overlap(cand.text, history)[0] if history else 0.0
+    for cand in candidates:
+        if not cand.text.strip():
+            cand.filtered, cand.reason = True, "empty"
     order = range(len(candidates))
     kept = [i for i in order if not candidates[i].filtered]
     if kept:
         index = max(kept, key=lambda i: (candidates[i].rank_score(config.rank_by), -i))
         return Choice(candidates, index, fallback=False)
-    index = min(order, key=lambda i: (candidates[i].overlap, -candidates[i].rank_score(config.rank_by), i))
+    index = min(order, key=lambda i: (not candidates[i].text.strip(), candidates[i].overlap,
+                                      -candidates[i].rank_score(config.rank_by), i))
     return Choice(candidates, index, fallback=True)
 
 
