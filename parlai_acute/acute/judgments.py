@@ -274,14 +274,38 @@ def judgments_from_unit_data(units: list[dict]) -> pd.DataFrame:
     return to_frame(rows)
 
 
-def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
-    """Judgments of all completed units of ``task_name`` in the Mephisto database."""
+def open_mephisto_db(database_path: str | Path | None = None):
+    """A LocalMephistoDB: Mephisto's configured one, or the ``database.db`` at ``database_path``.
+
+    Mephisto keeps each unit's saved data in its data directory, beside ``database.db``,
+    so an explicit database also makes its directory Mephisto's data directory for this
+    process. Without either, Mephisto would stop and prompt on stdin; we refuse instead.
+    """
     import parlai_acute  # noqa: F401  (compat fixes before mephisto)
+    import mephisto.utils.dirs as dirs
+    from mephisto.abstractions.databases.local_database import LocalMephistoDB
+    from mephisto.operations.config_handler import CORE_SECTION, DATA_STORAGE_KEY, get_config_arg
+
+    if database_path is None:
+        if dirs.loaded_data_dir is None and get_config_arg(CORE_SECTION, DATA_STORAGE_KEY) is None:
+            raise UserError("Mephisto has no data directory configured; run `mephisto config "
+                            "core.main_data_directory DIR` or pass --mephisto-db DIR/database.db")
+        return LocalMephistoDB()
+    path = Path(database_path)
+    if not path.is_file():
+        raise UserError(f"Mephisto database {path} does not exist; pass the database.db in Mephisto's data "
+                        f"directory (the one the task was launched with)")
+    dirs.loaded_data_dir = str(path.resolve().parent)
+    return LocalMephistoDB(database_path=str(path))
+
+
+def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
+    """Judgments of all completed units of ``task_name`` in the Mephisto database ``db``
+    (default: :func:`open_mephisto_db`)."""
     from mephisto.tools.data_browser import DataBrowser
 
     if db is None:
-        from mephisto.abstractions.databases.local_database import LocalMephistoDB
-        db = LocalMephistoDB()
+        db = open_mephisto_db()
     browser = DataBrowser(db=db)
     if not db.find_tasks(task_name=task_name):
         known = sorted(browser.get_task_name_list())

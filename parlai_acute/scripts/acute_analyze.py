@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
-from parlai_acute.errors import UserError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -12,7 +9,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--task-name", help="read the finished run of this Mephisto task from the Mephisto database")
     source.add_argument("--judgments", metavar="FILE", help="read judgments from a .jsonl or .csv file")
     parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database file (default: the one in Mephisto's configured data directory)")
+                        help="Mephisto database.db; its directory is used as Mephisto's data directory "
+                             "(default: the database in Mephisto's configured data directory)")
     parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report.html")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for ranking intervals")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
@@ -29,13 +27,7 @@ def load(args) -> tuple:
 
     if args.judgments:
         return judgments.read_judgments(args.judgments), str(args.judgments)
-    db = None
-    if args.mephisto_db:
-        if not Path(args.mephisto_db).is_file():
-            raise UserError(f"Mephisto database {args.mephisto_db} does not exist; pass the database.db of the run")
-        import parlai_acute  # noqa: F401  (compat before mephisto)
-        from mephisto.abstractions.databases.local_database import LocalMephistoDB
-        db = LocalMephistoDB(database_path=args.mephisto_db)
+    db = judgments.open_mephisto_db(args.mephisto_db)
     return judgments.judgments_from_mephisto_db(args.task_name, db=db), f"Mephisto task {args.task_name}"
 
 

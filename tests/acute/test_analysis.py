@@ -122,11 +122,14 @@ def test_unit_data_errors_name_the_comparison():
 
 @pytest.fixture()
 def mephisto_db(tmp_path, monkeypatch):
+    """A fresh LocalMephistoDB in Mephisto's layout: DATA_DIR/database.db plus run data in DATA_DIR."""
     import mephisto.utils.dirs as dirs
     from mephisto.abstractions.databases.local_database import LocalMephistoDB
 
-    monkeypatch.setattr(dirs, "loaded_data_dir", str(tmp_path / "mephisto_data"))
-    return LocalMephistoDB(database_path=str(tmp_path / "database.db"))
+    data = tmp_path / "mephisto_data"
+    data.mkdir()
+    monkeypatch.setattr(dirs, "loaded_data_dir", str(data))
+    return LocalMephistoDB(database_path=str(data / "database.db"))
 
 
 def add_completed_unit(db, task_name, worker_name, comparisons):
@@ -261,7 +264,26 @@ def test_cli_errors_are_one_line(tmp_path, capsys, mephisto_db):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "bad.jsonl:1: field 'winner'" in err
     add_completed_unit(mephisto_db, "acute_test", "alice", [comparison(0, "B")])
-    code = main(["acute", "analyze", "--task-name", "missing", "--mephisto-db", str(tmp_path / "database.db"),
+    db_file = str(tmp_path / "mephisto_data" / "database.db")
+    code = main(["acute", "analyze", "--task-name", "missing", "--mephisto-db", db_file,
                  "--outdir", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and "no Mephisto task named 'missing'" in err and "Traceback" not in err
+    code = main(["acute", "analyze", "--task-name", "x", "--mephisto-db", str(tmp_path / "nope.db"),
+                 "--outdir", str(tmp_path / "o")])
+    assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_cli_reads_a_finished_mephisto_run(tmp_path, capsys, mephisto_db):
+    """Through --mephisto-db only: the unit data must be found beside the database."""
+    import mephisto.utils.dirs as dirs
+
+    for worker in range(6):
+        add_completed_unit(mephisto_db, "acute_run", f"w{worker}",
+                           [comparison(worker % 2, "B", reason="asks good questions")])
+    dirs.loaded_data_dir = None  # as in a fresh process
+    code = main(["acute", "analyze", "--task-name", "acute_run", "--mephisto-db",
+                 str(tmp_path / "mephisto_data" / "database.db"), "--outdir", str(tmp_path / "o"), "--bootstrap", "20"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "6 judgments kept" in out and "B vs A: 100.0% (6/6)" in out
