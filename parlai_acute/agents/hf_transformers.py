@@ -1,0 +1,422 @@
+"""A ParlAI agent for a local Hugging Face causal or seq2seq checkpoint (GPT-2, BlenderBot, GGUF...).
+
+Researchers keep fine-tuned models as directories written by ``save_pretrained``; this
+agent loads one (or a ``.gguf`` file, which transformers dequantises) without ever
+touching a hub, formats the conversation with the tokenizer's chat template when it has
+one (otherwise plain ``User:``/``Bot:`` turns, or newline-joined turns for seq2seq), and
+decodes with the shared strategies of :mod:`parlai_acute.agents.decoding`.
+
+:meth:`HfModel.score_reply` gives the token log-probabilities of any reply in any context;
+sample-and-rank uses it, and so can perplexity or candidate ranking elsewhere.
+
+    parlai interactive -m parlai_acute.agents.hf_transformers:HfTransformersAgent \\
+        --hf-model /path/to/checkpoint --inference sample_rank --num-samples 8
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+# Never reach for a hub: every load below is local_files_only, and these make sure
+# nothing inside transformers/huggingface_hub tries either.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+from parlai.core.message import Message  # noqa: E402
+
+from parlai_acute.agents import decoding  # noqa: E402
+from parlai_acute.agents.turn_agent import BOT, USER, TurnTakingAgent  # noqa: E402
+from parlai_acute.errors import UserError  # noqa: E402
+
+DTYPES = ("float32", "bfloat16", "float16")
+FORMATS = ("auto", "chat_template", "plain")
+PLAIN_LABELS = {USER: "User:", BOT: "Bot:"}
+
+
+def add_model_args(parser):
+    """The model options of this agent (decoding options come from decoding.add_decoding_args)."""
+    group = parser.add_argument_group("Hugging Face transformers model (parlai_acute)")
+    existing = {a for action in getattr(parser, "_actions", []) for a in action.option_strings}
+
+    def add(name, **kwargs):
+        if name not in existing:
+            group.add_argument(name, **kwargs)
+
+    add("--hf-model", type=str, default=None,
+        help="local directory written by save_pretrained, or a .gguf file (never downloaded)")
+    add("--hf-dtype", type=str, default="float32", choices=list(DTYPES), help="weights dtype")
+    add("--hf-device", type=str, default="cpu", help="torch device, e.g. cpu or cuda:0")
+    add("--hf-threads", type=int, default=1, help="CPU threads for torch")
+    add("--hf-format", type=str, default="auto", choices=list(FORMATS),
+        help="prompt format: the tokenizer's chat template if it has one (auto), or plain speaker turns")
+    add("--system-prompt", type=str, default="",
+        help="system prompt / persona put before the conversation")
+    return group
+
+
+# --------------------------------------------------------------------------- chat templates
+
+def render_chat_template(template: str, messages: list, add_generation_prompt: bool, special: dict) -> str:
+    """Render a tokenizer chat template.
+
+    transformers' own ``apply_chat_template`` needs Jinja2 >= 3.1, but mephisto pins
+    Jinja2 2.11, so we render with the same sandboxed environment settings ourselves.
+    """
+    from jinja2.exceptions import TemplateError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                            **special)
+
+
+# --------------------------------------------------------------------------- prompts
+
+@dataclass
+class Prompt:
+    """Token ids the model conditions on, plus the text (the key of the per-reply seed)."""
+
+    text: str
+    ids: list
+
+
+def as_turns(context: Sequence) -> list:
+    """Normalise a context to [(role, text)]: strings alternate and the last one is the user's."""
+    turns = []
+    n = len(context)
+    for i, item in enumerate(context):
+        if isinstance(item, (tuple, list)):
+            role, text = item
+        elif isinstance(item, dict):
+            role, text = item["role"], item["content"]
+        else:
+            role, text = (USER if (n - 1 - i) % 2 == 0 else BOT), item
+        turns.append((role, str(text)))
+    return turns
+
+
+class HfModel:
+    """A loaded model + tokenizer: prompt formatting, generation and log-probabilities.
+
+    One instance is shared by every copy of the agent (``share()``) and is thread-safe.
+    """
+
+    def __init__(self, path: str, dtype: str = "float32", device: str = "cpu", threads: int = 1,
+                 fmt: str = "auto"):
+        import torch
+        import transformers
+
+        self.torch = torch
+        model_dir, gguf = _locate(path)
+        if dtype not in DTYPES:
+            raise UserError(f"--hf-dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
+        if fmt not in FORMATS:
+            raise UserError(f"--hf-format {fmt!r} is not supported; use one of {', '.join(FORMATS)}")
+        try:
+            self.device = torch.device(device)
+        except RuntimeError:
+            raise UserError(f"--hf-device {device!r} is not a torch device; use cpu or cuda:N") from None
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise UserError(f"--hf-device {device} asks for a GPU but torch sees none; use --hf-device cpu")
+        if threads < 1:
+            raise UserError(f"--hf-threads {threads} is too small; use 1 or more")
+        torch.set_num_threads(threads)
+        kw = dict(local_files_only=True)
+        if gguf:
+            kw["gguf_file"] = gguf
+        try:
+            config = transformers.AutoConfig.from_pretrained(model_dir, **kw)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UserError(f"{path}: transformers cannot read the model config ({_first_line(exc)}); "
+                            "pass a directory written by save_pretrained or a .gguf file") from None
+        self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
+        auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir, **kw)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{path}: no usable tokenizer ({_first_line(exc)}); save the tokenizer "
+                            "next to the model with tokenizer.save_pretrained(DIR)") from None
+        try:
+            self.model = auto.from_pretrained(model_dir, torch_dtype=getattr(torch, dtype), **kw)
+        except ValueError as exc:
+            kind = "seq2seq" if self.seq2seq else "causal"
+            raise UserError(f"{path}: {type(config).__name__} is not a {kind} language model "
+                            f"({_first_line(exc)}); pass a GPT-2/Llama-style or BART/T5/BlenderBot checkpoint") from None
+        except OSError as exc:
+            raise UserError(f"{path}: cannot load the weights ({_first_line(exc)}); check the directory "
+                            "holds model.safetensors or pytorch_model.bin") from None
+        self.model.to(self.device).eval()
+        self.path = path
+        self.lock = threading.Lock()
+        self.chat_template = None
+        if fmt != "plain" and not self.seq2seq:
+            self.chat_template = getattr(self.tokenizer, "chat_template", None) or None
+            if fmt == "chat_template" and not self.chat_template:
+                raise UserError(f"{path}: the tokenizer has no chat template; use --hf-format plain")
+        self._end_ids, self._stop_text = self._end_of_turn()
+        self.max_positions = _max_positions(self.model.config, self.tokenizer)
+
+    # ------------------------------------------------------------------ formatting
+
+    def _special(self) -> dict:
+        tok = self.tokenizer
+        return {name: getattr(tok, name, None) for name in
+                ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")}
+
+    def _end_of_turn(self):
+        """Token ids that close a bot turn, and the text generation is cut at (plain format).
+
+        For a chat template the end is read off the template itself (the text it puts after
+        an assistant message), because GGUF tokenizers do not always name it as eos.
+        """
+        tok = self.tokenizer
+        eos = [tok.eos_token_id] if tok.eos_token_id is not None else []
+        if self.seq2seq:
+            return eos, None
+        if self.chat_template:
+            marker = "\u2063REPLY\u2063"
+            probe = [{"role": USER, "content": "hi"}]
+            head = render_chat_template(self.chat_template, probe, True, self._special())
+            full = render_chat_template(self.chat_template, probe + [{"role": BOT, "content": marker}],
+                                        False, self._special())
+            if full.startswith(head) and marker in full:
+                tail = full[full.index(marker) + len(marker):]
+                ids = tok(tail, add_special_tokens=False)["input_ids"][:1] if tail else []
+                return (ids or eos), None
+            return eos, None
+        newline = tok("\n", add_special_tokens=False)["input_ids"]
+        return (newline if len(newline) == 1 else eos), "\n"
+
+    def _render(self, turns: list, system: str) -> str:
+        if self.chat_template:
+            messages = ([{"role": "system", "content": system}] if system else [])
+            messages += [{"role": r, "content": t} for r, t in turns]
+            return render_chat_template(self.chat_template, messages, True, self._special())
+        if self.seq2seq:
+            return "\n".join(([system] if system else []) + [t for _, t in turns])
+        lines = ([system] if system else []) + [f"{PLAIN_LABELS[r]} {t}" for r, t in turns]
+        return "\n".join(lines + [PLAIN_LABELS[BOT]])
+
+    def prompt(self, context: Sequence, system: str = "", room: int = 0) -> Prompt:
+        """Format the conversation; oldest turns are dropped until ``room`` tokens still fit after it."""
+        turns = as_turns(context)
+        budget = max(1, self.max_positions - room)
+        while True:
+            text = self._render(turns, system)
+            ids = self._encode_prompt(text)
+            if len(ids) <= budget or len(turns) <= 1:
+                return Prompt(text, ids[-budget:])
+            turns = turns[1:]
+
+    def _encode_prompt(self, text: str) -> list:
+        # chat templates already contain their special tokens
+        return self.tokenizer(text, add_special_tokens=not self.chat_template)["input_ids"]
+
+    def _reply_ids(self, reply: str) -> list:
+        text = reply if (self.chat_template or self.seq2seq) else " " + reply
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] if reply else []
+
+    # ------------------------------------------------------------------ log-probabilities
+
+    def score_reply(self, context: Sequence, reply: str, system: str = "", with_end: bool = False):
+        """Token log-probabilities of ``reply`` after ``context``: ``(list of floats, their sum)``.
+
+        ``context`` is a list of turns (strings alternating, the last the user's, or
+        ``(role, text)`` pairs). ``with_end`` adds the end-of-turn token, so that the
+        probability of stopping there counts too (sample-and-rank uses it).
+        """
+        return self.score_replies(context, [reply], system, with_end)[0]
+
+    def score_replies(self, context: Sequence, replies: Sequence[str], system: str = "", with_end: bool = False):
+        """:meth:`score_reply` for several replies to the same context, in one forward pass."""
+        torch = self.torch
+        targets = [self._reply_ids(r) + (list(self._end_ids) if with_end else []) for r in replies]
+        room = max((len(t) for t in targets), default=0) + 1
+        prompt = self.prompt(context, system, room=room)
+        if not any(targets):
+            return [([], 0.0) for _ in replies]
+        with self.lock, torch.no_grad():
+            if self.seq2seq:
+                logprobs = self._seq2seq_logprobs(prompt.ids, targets)
+            else:
+                logprobs = self._causal_logprobs(prompt.ids, targets)
+        return [(lp, float(sum(lp))) for lp in logprobs]
+
+    def _causal_logprobs(self, prompt_ids: list, targets: list) -> list:
+        torch = self.torch
+        rows = [prompt_ids + t for t in targets]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, :len(r)] = torch.tensor(r)
+            mask[i, :len(r)] = 1
+        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        start = len(prompt_ids)
+        out = []
+        for i, t in enumerate(targets):
+            pos = torch.arange(start - 1, start - 1 + len(t))
+            out.append(logp[i, pos, torch.tensor(t, dtype=torch.long)].tolist())
+        return out
+
+    def _seq2seq_logprobs(self, prompt_ids: list, targets: list) -> list:
+        torch = self.torch
+        gen = self.model.generation_config
+        prefix = [gen.forced_bos_token_id] if getattr(gen, "forced_bos_token_id", None) is not None else []
+        start = self.model.config.decoder_start_token_id
+        if start is None:
+            start = gen.decoder_start_token_id
+        rows = [[start] + prefix + t for t in targets]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        dec = torch.full((len(rows), width), pad, dtype=torch.long)
+        dmask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            dec[i, :len(r)] = torch.tensor(r)
+            dmask[i, :len(r)] = 1
+        enc = torch.tensor([prompt_ids] * len(rows), dtype=torch.long)
+        logits = self.model(input_ids=enc.to(self.device), decoder_input_ids=dec.to(self.device),
+                            decoder_attention_mask=dmask.to(self.device)).logits
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        out = []
+        for i, t in enumerate(targets):
+            first = len(prefix)  # position whose logits predict the first reply token
+            pos = torch.arange(first, first + len(t))
+            out.append(logp[i, pos, torch.tensor(t, dtype=torch.long)].tolist())
+        return out
+
+    # ------------------------------------------------------------------ generation
+
+    def generate(self, context: Sequence, config: decoding.DecodingConfig, system: str = "") -> list:
+        """``config.n_candidates`` candidates, each scored by :meth:`score_replies` (with the end token)."""
+        torch = self.torch
+        prompt = self.prompt(context, system, room=config.max_new_tokens + len(self._end_ids))
+        n = 1 if config.greedy else config.n_candidates
+        gen = self._generation_config(config, n)
+        ids = torch.tensor([prompt.ids], dtype=torch.long, device=self.device)
+        with self.lock, torch.no_grad():
+            torch.manual_seed(decoding.sample_seed(config.seed, prompt.text, 0))
+            out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=gen)
+        new = out if self.seq2seq else out[:, ids.shape[1]:]
+        texts = [self._clean(self.tokenizer.decode(row, skip_special_tokens=True)) for row in new]
+        if n < config.n_candidates:  # greedy sample_rank: the N samples would all be the same
+            texts = texts * config.n_candidates
+        scored = self.score_replies(context, texts, system, with_end=True)
+        return [decoding.Candidate(text=t, score=s, num_tokens=len(lp)) for t, (lp, s) in zip(texts, scored)]
+
+    def _generation_config(self, config: decoding.DecodingConfig, n: int):
+        gen = self.model.generation_config.__class__.from_dict(self.model.generation_config.to_dict())
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self._end_ids[0] if self._end_ids else 0
+        # our options decide the decoding; a checkpoint's beam/penalty defaults must not leak in
+        gen.update(num_beams=1, num_return_sequences=n, max_new_tokens=config.max_new_tokens, max_length=None,
+                   min_length=0, min_new_tokens=1, no_repeat_ngram_size=0, repetition_penalty=1.0,
+                   do_sample=not config.greedy, pad_token_id=pad, eos_token_id=self._stop_ids() or None)
+        if config.greedy:
+            gen.update(temperature=None, top_p=None, top_k=None)
+        else:
+            gen.update(temperature=config.temperature, top_p=config.topp, top_k=config.topk)
+        return gen
+
+    def _stop_ids(self) -> list:
+        eos = self.tokenizer.eos_token_id
+        return list(self._end_ids) + ([eos] if eos is not None and eos not in self._end_ids else [])
+
+    def _clean(self, text: str) -> str:
+        if self._stop_text and self._stop_text in text:
+            text = text[:text.index(self._stop_text)]
+        return text.strip().rstrip("\ufffd")  # a reply cut at max tokens may end inside a UTF-8 character
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+def _locate(path: Optional[str]):
+    """(directory, gguf file name or None) for --hf-model, with one-line errors for bad paths."""
+    if not path:
+        raise UserError("--hf-model is required; pass a directory written by save_pretrained or a .gguf file")
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise UserError(f"--hf-model {path}: no such file or directory; pass a local model directory "
+                        "(models are never downloaded)")
+    if p.is_file():
+        if p.suffix != ".gguf":
+            raise UserError(f"--hf-model {path} is a file but not a .gguf; pass the model directory instead")
+        return str(p.parent), p.name
+    if not (p / "config.json").is_file():
+        raise UserError(f"--hf-model {path} is not a Hugging Face model directory (no config.json); "
+                        "pass the directory save_pretrained wrote, or a .gguf file")
+    return str(p), None
+
+
+def _max_positions(config, tokenizer) -> int:
+    for name in ("n_positions", "max_position_embeddings", "n_ctx"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    return limit if isinstance(limit, int) and 0 < limit < 1_000_000 else 2048
+
+
+@functools.lru_cache(maxsize=2)
+def load_model(path: str, dtype: str = "float32", device: str = "cpu", threads: int = 1, fmt: str = "auto") -> HfModel:
+    """Load (once per process) the model at ``path``; agents created from scratch reuse it."""
+    return HfModel(path, dtype=dtype, device=device, threads=threads, fmt=fmt)
+
+
+# --------------------------------------------------------------------------- agent
+
+class HfTransformersAgent(TurnTakingAgent):
+    """``-m parlai_acute.agents.hf_transformers:HfTransformersAgent --hf-model DIR``.
+
+    Keeps the conversation per episode (see turn_agent); every reply act carries all
+    candidates (see decoding.package).
+    """
+
+    @classmethod
+    def add_cmdline_args(cls, parser, partial_opt=None):
+        add_model_args(parser)
+        decoding.add_decoding_args(parser)
+        return parser
+
+    def __init__(self, opt, shared=None):
+        super().__init__(opt, shared)
+        self.id = "HfTransformers"
+        self.config = decoding.DecodingConfig.from_opt(opt)
+        self.system = opt.get("system_prompt") or ""
+        if shared is not None and "hf_model" in shared:
+            self.hf = shared["hf_model"]
+        else:
+            self.hf = load_model(opt.get("hf_model"), opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
+                                 int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto")
+
+    def share(self):
+        shared = super().share()
+        shared["hf_model"] = self.hf
+        return shared
+
+    def reply_batch(self, contexts: list) -> list:
+        return [self._reply(turns) for turns in contexts]
+
+    def _reply(self, turns: list) -> Message:
+        choice = decoding.decode(lambda n: self.hf.generate(turns, self.config, self.system),
+                                 [t for _, t in turns], self.config)
+        act = Message({"id": self.getID(), "episode_done": False})
+        return decoding.package(act, choice, self.config, extra={"model": self.hf.path})
+
+    def score_reply(self, context_turns: Sequence, reply: str, with_end: bool = False):
+        """Token log-probs of ``reply`` after ``context_turns`` (with this agent's system prompt)."""
+        return self.hf.score_reply(context_turns, reply, self.system, with_end=with_end)
