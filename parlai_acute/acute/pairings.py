@@ -232,18 +232,37 @@ def _split_context(ep: Episode) -> tuple[list[dict], list]:
     return turns, context
 
 
-def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: str, rng: random.Random) -> int:
+def log_metadata(path: str | Path) -> dict:
+    """The ``.metadata`` beside a Conversations log (``{}`` if absent or unreadable)."""
+    meta = Path(path).with_suffix(".metadata")
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _is_plain_self_chat(meta: dict) -> bool:
+    """A self-chat of one model with itself (ParlAI's metadata; ours adds ``partner_model_spec``)."""
+    return meta.get("self_chat") is True and not meta.get("partner_model_spec")
+
+
+def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: str, rng: random.Random,
+                self_chat: bool = False) -> int:
     where = f"{ep.source}:{ep.line}"
     first, second = turns[0]["id"], turns[1]["id"]
     spec = ml.speaker
     if spec == "auto":
         human = (bool(_HUMAN_ID.search(first)), bool(_HUMAN_ID.search(second)))
-        if first != second and human[0] != human[1]:
+        if self_chat or first == second:
+            spec = self_chat_side
+        elif human[0] != human[1]:
             return 1 if human[0] else 0
-        if first != second and not any(human):
+        elif not any(human):
             raise UserError(f"{where}: cannot tell which of {first!r} and {second!r} is model {ml.name!r}; "
                             f"write {ml.name}={ml.path}:SPEAKER_ID (or :first, :second, :random)")
-        spec = self_chat_side  # self-chat (same id) or human-human log
+        else:
+            spec = self_chat_side  # a human-human log: either human stands for "human"
     if spec == "random":
         return rng.randrange(2)
     if spec in SIDES:
@@ -265,6 +284,11 @@ def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random",
         raise UserError(f"self-chat side {self_chat_side!r} is unknown; use random, first or second")
     rng = random.Random(f"{seed}:{ml.name}")
     normal = _normalizer() if normalize else (lambda text: text)
+    meta = log_metadata(ml.path)
+    self_chat = _is_plain_self_chat(meta)
+    if ml.speaker == "auto" and meta.get("self_chat") is True and not self_chat:
+        raise UserError(f"{ml.path} is a self-chat of two different models ({meta.get('model_spec')!r} and "
+                        f"{meta.get('partner_model_spec')!r}); write {ml.name}={ml.path}:first or :second")
     dialogues = []
     for ep in read_log(ml.path):
         where = f"{ep.source}:{ep.line}"
@@ -277,7 +301,7 @@ def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random",
             raise UserError(f"{where}: fewer than two turns; drop this conversation or rerun the chat")
         if len(distinct) == 2:
             Episode(turns=turns, line=ep.line, source=ep.source).check_alternating()
-        side = _model_side(ml, ep, turns, self_chat_side, rng)
+        side = _model_side(ml, ep, turns, self_chat_side, rng, self_chat)
         out = []
         for i, turn in enumerate(turns):
             row = {"id": ml.name if i % 2 == side else OTHER_SPEAKER, "text": normal(turn["text"])}

