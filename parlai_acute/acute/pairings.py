@@ -301,6 +301,13 @@ def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random",
             raise UserError(f"{where}: fewer than two turns; drop this conversation or rerun the chat")
         if len(distinct) == 2:
             Episode(turns=turns, line=ep.line, source=ep.source).check_alternating()
+        else:  # one id for both sides (ParlAI self-chat): sides are positions in each [a, b] pair
+            sizes = [len([t for t in pair if t.get("id") != CONTEXT_ID]) for pair in ep.raw.get("dialog", [])
+                     if isinstance(pair, list)]
+            sizes = [size for size in sizes if size]
+            if any(size != 2 for size in sizes[:-1]):
+                raise UserError(f"{where}: a turn pair of this self-chat has not two turns, so the speakers cannot "
+                                "be told apart; drop this conversation or rerun the self-chat")
         side = _model_side(ml, ep, turns, self_chat_side, rng, self_chat)
         out = []
         for i, turn in enumerate(turns):

@@ -372,3 +372,11 @@ def test_real_self_chat_logs(real_self_chats, tmp_path):
     # RepeatQuery repeats its partner: every "rq" turn equals the turn before it
     assert all(d[i]["text"] == d[i - 1]["text"] for d in rq_dialogues for i, t in enumerate(d) if t["id"] == "rq")
     assert len(_parlai_runner(out).desired_tasks) == 4
+
+
+def test_self_chat_with_one_id_needs_whole_turn_pairs(tmp_path):
+    row = conversation(["bot", "bot"])
+    row["dialog"][1] = row["dialog"][1][:1]  # a lone turn in the middle shifts every later side
+    write_jsonl(tmp_path / "broken.jsonl", [conversation(["bot", "bot"]), row])
+    with pytest.raises(UserError, match=r"broken.jsonl:2: a turn pair of this self-chat has not two turns"):
+        P.load_dialogues(P.ModelLog("m", str(tmp_path / "broken.jsonl")), 0)
