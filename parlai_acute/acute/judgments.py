@@ -221,17 +221,24 @@ def _rows_of_unit(unit: dict, where: str) -> list[dict]:
         if not isinstance(comp, dict) or not isinstance(comp.get("pairing"), dict):
             raise UserError(f"{at}: missing field 'pairing'; the task must save the pairing with each choice")
         pairing = comp["pairing"]
-        dialogues, models = pairing.get("dialogue_ids"), pairing.get("speakers_to_eval")
+        models = pairing.get("speakers_to_eval")
+        dialogues = pairing.get("dialogue_ids")
+        if dialogues is None and pairing.get("is_onboarding"):  # gold pairs may come without ids
+            dialogues = [f"onboarding-{pairing.get('pairing_index', index)}-{i}" for i in (0, 1)]
         if not (isinstance(dialogues, list) and isinstance(models, list) and len(dialogues) == len(models) == 2):
             raise UserError(f"{at}: field 'pairing.dialogue_ids'/'speakers_to_eval' must be two ids and two models")
-        if "left_model" in comp:
-            if comp["left_model"] not in models or models[0] == models[1]:
-                raise UserError(f"{at}: field 'left_model' {comp['left_model']!r} is not one of {models}")
-            left = models.index(comp["left_model"])
-        else:
-            left = comp.get("left", 0)
+        dialogues = [str(d) for d in dialogues]
+        if "left" in comp:
+            left = comp["left"]
             if left not in (0, 1):
                 raise UserError(f"{at}: field 'left' must be 0 or 1 (index of the pairing shown on the left)")
+        elif "left_model" in comp:
+            if comp["left_model"] not in models or models[0] == models[1]:
+                raise UserError(f"{at}: field 'left_model' {comp['left_model']!r} does not identify a side of "
+                                f"{models}; save 'left' (0 or 1) instead")
+            left = models.index(comp["left_model"])
+        else:
+            raise UserError(f"{at}: missing field 'left' (index of the pairing shown on the left)")
         right = 1 - left
         choice = comp.get("choice")
         if choice in (None, ""):
@@ -243,9 +250,12 @@ def _rows_of_unit(unit: dict, where: str) -> list[dict]:
         correct = None
         if onboarding:
             answer = pairing.get("correct_answer")
-            if answer is None:
+            if answer is not None:
+                correct = choice == answer
+            elif isinstance(comp.get("onboarding_correct"), bool):
+                correct = comp["onboarding_correct"]
+            else:
                 raise UserError(f"{at}: onboarding pairing without 'correct_answer'; add it to the onboarding pairs")
-            correct = choice == answer
         start, end = comp.get("start_time"), comp.get("end_time")
         duration = comp.get("duration")
         if duration is None and start is not None and end is not None:
@@ -311,12 +321,22 @@ def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
         known = sorted(browser.get_task_name_list())
         raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
                         f"pass the task name used by `parlai-acute acute launch`")
-    units = []
-    for unit in browser.get_units_for_task_name(task_name):
-        data = browser.get_data_from_unit(unit)
-        data.setdefault("task_run_id", unit.task_run_id)
-        units.append(data)
-    df = judgments_from_unit_data(units)
+    from mephisto.data_model.constants.assignment_state import AssignmentState
+
+    completed, unfinished = [], []
+    for task in db.find_tasks(task_name=task_name):
+        for unit in db.find_units(task_id=task.db_id):
+            if unit.agent_id is None:
+                continue
+            data = browser.get_data_from_unit(unit)
+            data.setdefault("task_run_id", unit.task_run_id)
+            (completed if unit.get_status() in AssignmentState.completed() else unfinished).append(data)
+    df = judgments_from_unit_data(completed)
+    # A worker who failed onboarding in a unit they never finished is still a failed worker.
+    failures = judgments_from_unit_data(unfinished)
+    failures = failures[failures["is_onboarding"] & (failures["onboarding_correct"] == False)]  # noqa: E712
+    if len(failures):
+        df = to_frame(df.to_dict(orient="records") + failures.to_dict(orient="records"))
     if df.empty:
         raise UserError(f"Mephisto task {task_name!r} has no completed judgments yet; wait for workers to "
                         f"finish or check the run with `mephisto review`")

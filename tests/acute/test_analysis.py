@@ -111,6 +111,48 @@ def test_unit_data_maps_sides_onboarding_and_times():
     assert df.iloc[1]["is_onboarding"] and df.iloc[1]["onboarding_correct"] is False
 
 
+def test_unit_data_in_the_acute_eval_task_state_shape():
+    """The shape parlai_acute/mephisto_tasks/acute_eval/state.py saves: integer dialogue ids,
+    both 'left' and 'left_model', 'choice_side', gold pairs without dialogue ids."""
+    data = {"schema": "parlai_acute.acute_eval/1", "worker_name": "w1", "question_key": "engaging",
+            "plan": [], "blocked": False, "final_submission": None, "comparisons": [
+                {"pairing": {"pair_id": "3|17", "pairing_index": 4, "dialogue_ids": [3, 17],
+                             "speakers_to_eval": ["model_a", "model_b"], "is_onboarding": False},
+                 "position": 1, "n_comparisons": 2, "left": 1, "left_model": "model_b",
+                 "choice": "model_a", "choice_side": "right", "reason": "asks about me",
+                 "question": "Who is more engaging?", "question_key": "engaging", "onboarding_correct": None,
+                 "start_time": 10.0, "end_time": 50.0},
+                {"pairing": {"pairing_index": 0, "speakers_to_eval": ["good", "bad"], "is_onboarding": True,
+                             "correct_answer": "good"},
+                 "position": 2, "n_comparisons": 2, "left": 0, "left_model": "good", "choice": "good",
+                 "choice_side": "left", "reason": "coherent", "question_key": "engaging",
+                 "onboarding_correct": True, "start_time": 50.0, "end_time": 60.0}]}
+    df = judgments_from_unit_data([{"worker_id": "2", "unit_id": "9", "assignment_id": "4", "data": data}])
+    first, gold = df.iloc[0], df.iloc[1]
+    assert (first["model_left"], first["dialogue_left"], first["dialogue_right"]) == ("model_b", "17", "3")
+    assert first["winner_side"] == "right" and first["pair_id"] == "3|17" and first["duration"] == 40.0
+    assert gold["is_onboarding"] and gold["onboarding_correct"] is True and gold["dialogue_left"] == "onboarding-0-0"
+
+
+def test_failed_onboarding_in_an_unfinished_unit_excludes_the_worker(mephisto_db):
+    from mephisto.data_model.constants.assignment_state import AssignmentState
+    from mephisto.data_model.unit import Unit
+
+    worker = add_completed_unit(mephisto_db, "acute_test", "carol", [comparison(0, "B")])
+    add_completed_unit(mephisto_db, "acute_test", "dave", [comparison(0, "B")])
+    # carol's second unit: she failed the gold pair and the unit never completed
+    add_completed_unit(mephisto_db, "acute_test", "carol", [comparison(0, "A", True, "B")])
+    units = mephisto_db.find_units(task_id=mephisto_db.find_tasks(task_name="acute_test")[0].db_id)
+    last = max(units, key=lambda unit: int(unit.db_id))  # find_units does not promise an order
+    mephisto_db.update_unit(last.db_id, status=AssignmentState.EXPIRED)
+    assert Unit.get(mephisto_db, last.db_id).get_status() == AssignmentState.EXPIRED
+    df = judgments_from_mephisto_db("acute_test", mephisto_db)
+    assert len(df) == 3 and df["is_onboarding"].sum() == 1, df[["worker", "unit_id", "is_onboarding"]]
+    kept, excluded, _ = apply_exclusions(df, AnalysisConfig())
+    assert kept["worker"].tolist() == [str(int(worker) + 1)]  # only dave remains
+    assert set(excluded["excluded_because"]) == {FAILED_ONBOARDING}
+
+
 def test_unit_data_errors_name_the_comparison():
     with pytest.raises(UserError, match="unit 3 comparison 0: field 'left'"):
         judgments_from_unit_data([{"unit_id": "3", "worker_id": "1", "data": [{**comparison(0, "A"), "left": 2}]}])
@@ -144,7 +186,8 @@ def add_completed_unit(db, task_name, worker_name, comparisons):
     run = db.new_task_run(task_id, req, json.dumps("{}"), "mock", "static_task")
     assignment = db.new_assignment(task_id, run, req, "static_task", "mock")
     unit = db.new_unit(task_id, run, req, assignment, 0, 0.5, "mock", "static_task")
-    worker = db.new_worker(worker_name, "mock")
+    workers = db.find_workers(worker_name=worker_name)
+    worker = workers[0].db_id if workers else db.new_worker(worker_name, "mock")
     agent_id = db.new_agent(worker, unit, task_id, run, assignment, "static_task", "mock")
     db.update_unit(unit, agent_id=agent_id, status=AssignmentState.COMPLETED)
     agent = Agent.get(db, agent_id)
