@@ -5,17 +5,21 @@ annotator (Li, Weston, Roller 2019)::
 
     {"is_onboarding": false,
      "speakers_to_eval": ["model_a", "model_b"],
-     "dialogue_ids": [3, 17],
+     "dialogue_ids": ["model_a:4", "model_b:12"],
      "dialogue_dicts": [
-        {"id": 3, "speakers": ["model_a", "other_speaker"], "context": [],
+        {"id": "model_a:4", "speakers": ["model_a", "other_speaker"], "context": [],
          "dialogue": [{"id": "model_a", "text": "..."}, {"id": "other_speaker", "text": "..."}]},
-        {"id": 17, "speakers": ["other_speaker", "model_b"], ...}]}
+        {"id": "model_b:12", "speakers": ["other_speaker", "model_b"], ...}]}
 
 Onboarding (gold) lines have ``"is_onboarding": true`` and ``correct_answer`` (the
 speaker id that must win); ``dialogue_ids`` is optional there, as in ParlAI's
 ``onboarding.json``. The evaluated speaker of dialogue *i* is ``speakers_to_eval[i]`` and
 must not speak in the other dialogue: ParlAI's ``AcuteEvalRunner`` asserts exactly that
 order. The same file therefore runs in ParlAI's task and in ours.
+
+Files we build name each conversation ``"<model>:<line of its log>"`` (stable across seeds
+and model sets, so a worker's "already seen" history survives a rebuilt file) and add
+``source`` (``log:line``) to each dialogue; ParlAI ignores extra keys.
 
 Building pairings (:func:`build_pairings`) follows the paper: each specific pair of
 conversations is shown at most once; with at least as many conversations as comparisons
@@ -211,7 +215,7 @@ def parse_model_spec(spec: str) -> ModelLog:
 class Dialogue:
     """A conversation ready for a pairings line: evaluated side renamed to the model name."""
 
-    uid: int
+    uid: str  # "<model>:<line of the log>": unique in a file, stable across seeds and model sets
     model: str
     source: str
     turns: list[dict]
@@ -275,7 +279,7 @@ def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: st
                     f"{first!r}, {second!r}; fix the :SPEAKER suffix or use :first/:second/:random")
 
 
-def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random", seed: int = 0,
+def load_dialogues(ml: ModelLog, self_chat_side: str = "random", seed: int = 0,
                    normalize: bool = False) -> list[Dialogue]:
     """Read one model's log and turn every conversation into a :class:`Dialogue`."""
     from parlai_acute.logs import read_log
@@ -315,7 +319,7 @@ def load_dialogues(ml: ModelLog, first_uid: int, self_chat_side: str = "random",
             if "image_src" in turn:
                 row["image_src"] = turn["image_src"]
             out.append(row)
-        dialogues.append(Dialogue(first_uid + len(dialogues), ml.name, where, out, context))
+        dialogues.append(Dialogue(f"{ml.name}:{ep.line}", ml.name, where, out, context))
     return dialogues
 
 

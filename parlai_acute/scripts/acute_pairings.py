@@ -49,10 +49,7 @@ def run(args: argparse.Namespace) -> int:
     counts = Counter(ml.name for ml in specs)
     if dup := [name for name, c in counts.items() if c > 1]:
         raise UserError(f"model name {dup[0]!r} is given twice; give each NAME=PATH a different name")
-    dialogues, uid = {}, 0
-    for ml in specs:
-        dialogues[ml.name] = P.load_dialogues(ml, uid, args.self_chat_side, args.seed, args.normalize)
-        uid += len(dialogues[ml.name])
+    dialogues = {ml.name: P.load_dialogues(ml, args.self_chat_side, args.seed, args.normalize) for ml in specs}
     onboarding = [] if args.no_onboarding else P.read_onboarding(args.onboarding or P.DEFAULT_ONBOARDING)
     lines = P.build_pairings(dialogues, args.comparisons_per_pair, args.seed, onboarding)
     for number, line in enumerate(lines, start=1):  # never write what our own reader would reject

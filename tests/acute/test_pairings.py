@@ -57,7 +57,7 @@ def test_plan_pair_reproducible_by_seed():
 
 
 def dialogues_for(counts):
-    return {name: [P.Dialogue(uid=hash((name, i)) % 10**9, model=name, source=f"{name}:{i}",
+    return {name: [P.Dialogue(uid=f"{name}:{i}", model=name, source=f"{name}:{i}",
                               turns=[{"id": P.OTHER_SPEAKER, "text": "hi"}, {"id": name, "text": f"{name} {i}"}])
                    for i in range(n)] for name, n in counts.items()}
 
@@ -91,21 +91,21 @@ def test_build_pairings_refuses_too_few_conversations():
 
 def test_self_chat_side_random_per_conversation_and_fixed(tmp_path):
     log = write_log(tmp_path / "self.jsonl", 40, ["GenericBot", "GenericBot"])
-    sides = [d.turns[0]["id"] == "bot" for d in P.load_dialogues(P.ModelLog("bot", log), 0, seed=4)]
+    sides = [d.turns[0]["id"] == "bot" for d in P.load_dialogues(P.ModelLog("bot", log), seed=4)]
     assert 5 < sum(sides) < 35  # both sides are evaluated
-    again = [d.turns[0]["id"] == "bot" for d in P.load_dialogues(P.ModelLog("bot", log), 0, seed=4)]
+    again = [d.turns[0]["id"] == "bot" for d in P.load_dialogues(P.ModelLog("bot", log), seed=4)]
     assert sides == again
-    second = P.load_dialogues(P.ModelLog("bot", log), 0, self_chat_side="second")
+    second = P.load_dialogues(P.ModelLog("bot", log), self_chat_side="second")
     assert all(d.turns[0]["id"] == P.OTHER_SPEAKER and d.turns[1]["id"] == "bot" for d in second)
-    first = P.load_dialogues(P.ModelLog("bot", log, "first"), 0)
+    first = P.load_dialogues(P.ModelLog("bot", log, "first"))
     assert all([t["id"] for t in d.turns][::2] == ["bot"] * 3 for d in first)
 
 
 def test_human_model_log_auto_detects_the_model(tmp_path):
     rows = [conversation(["safeLocalHuman", "blender"], tag="x"), conversation(["blender", "safeLocalHuman"], tag="y")]
     write_jsonl(tmp_path / "hm.jsonl", rows)
-    dialogues = P.load_dialogues(P.ModelLog("bb", str(tmp_path / "hm.jsonl")), 100)
-    assert [d.uid for d in dialogues] == [100, 101]
+    dialogues = P.load_dialogues(P.ModelLog("bb", str(tmp_path / "hm.jsonl")))
+    assert [d.uid for d in dialogues] == ["bb:1", "bb:2"]
     assert [t["id"] for t in dialogues[0].turns][:2] == [P.OTHER_SPEAKER, "bb"]
     assert [t["id"] for t in dialogues[1].turns][:2] == ["bb", P.OTHER_SPEAKER]
     # text stays with its original speaker
@@ -115,22 +115,22 @@ def test_human_model_log_auto_detects_the_model(tmp_path):
 def test_explicit_speaker_id_and_ambiguous_logs(tmp_path):
     log = write_log(tmp_path / "two_bots.jsonl", 3, ["alice", "bob"])
     with pytest.raises(UserError, match=r"cannot tell which of 'alice' and 'bob'.*:SPEAKER_ID"):
-        P.load_dialogues(P.ModelLog("m", log), 0)
-    dialogues = P.load_dialogues(P.parse_model_spec(f"m={log}:bob"), 0)
+        P.load_dialogues(P.ModelLog("m", log))
+    dialogues = P.load_dialogues(P.parse_model_spec(f"m={log}:bob"))
     assert all(d.turns[1]["id"] == "m" and d.turns[0]["id"] == P.OTHER_SPEAKER for d in dialogues)
     with pytest.raises(UserError, match=r"two_bots.jsonl:1: speaker 'carol'"):
-        P.load_dialogues(P.parse_model_spec(f"m={log}:carol"), 0)
+        P.load_dialogues(P.parse_model_spec(f"m={log}:carol"))
 
 
 def test_log_validation(tmp_path):
     write_jsonl(tmp_path / "bad.jsonl", [conversation(["a", "b"]), conversation(["a", "a", "b"])])
     with pytest.raises(UserError, match=r"bad.jsonl:2: speakers do not alternate"):
-        P.load_dialogues(P.ModelLog("m", str(tmp_path / "bad.jsonl"), "a"), 0)
+        P.load_dialogues(P.ModelLog("m", str(tmp_path / "bad.jsonl"), "a"))
     write_jsonl(tmp_path / "three.jsonl", [conversation(["a", "b", "c"])])
     with pytest.raises(UserError, match=r"three.jsonl:1: 3 speakers"):
-        P.load_dialogues(P.ModelLog("m", str(tmp_path / "three.jsonl"), "a"), 0)
+        P.load_dialogues(P.ModelLog("m", str(tmp_path / "three.jsonl"), "a"))
     with pytest.raises(UserError, match="does not exist"):
-        P.load_dialogues(P.ModelLog("m", str(tmp_path / "missing.jsonl")), 0)
+        P.load_dialogues(P.ModelLog("m", str(tmp_path / "missing.jsonl")))
     with pytest.raises(UserError, match="not NAME=PATH"):
         P.parse_model_spec("lonely")
     with pytest.raises(UserError, match="reserved"):
@@ -139,7 +139,7 @@ def test_log_validation(tmp_path):
 
 def test_context_turns_leave_the_dialogue(tmp_path):
     write_jsonl(tmp_path / "ctx.jsonl", [conversation(["human", "bot"], context="your persona: I like tea")])
-    (d,) = P.load_dialogues(P.ModelLog("m", str(tmp_path / "ctx.jsonl")), 0)
+    (d,) = P.load_dialogues(P.ModelLog("m", str(tmp_path / "ctx.jsonl")))
     assert all(t["id"] != "context" for t in d.turns) and len(d.turns) == 6
     assert d.as_dict()["context"][0]["text"] == "your persona: I like tea"
 
@@ -298,6 +298,10 @@ def test_cli_end_to_end(tmp_path, capsys):
     lines = P.read_pairings(out)
     assert Counter(tuple(p["speakers_to_eval"]) for p in lines if not p["is_onboarding"]) == {
         ("generic", "smol"): 8, ("generic", "human"): 8, ("smol", "human"): 8}
+    for p in lines[5:]:  # ids are "<model>:<line of its log>", the same whatever the seed or model set
+        for name, uid, dd in zip(p["speakers_to_eval"], p["dialogue_ids"], p["dialogue_dicts"]):
+            line = int(uid.split(":")[1])
+            assert uid == dd["id"] == f"{name}:{line}" and dd["source"].endswith(f".jsonl:{line}")
     meta = json.loads((tmp_path / "out" / "pairings.metadata.json").read_text())
     assert meta["seed"] == 3 and meta["parlai_acute_version"] == parlai_acute.__version__
     assert [m["conversations"] for m in meta["models"]] == [6, 4, 5]
@@ -361,11 +365,11 @@ def test_real_self_chat_logs(real_self_chats, tmp_path):
     generic, mixed = real_self_chats / "generic.jsonl", real_self_chats / "mixed.jsonl"
     assert P.log_metadata(generic)["self_chat"] is True
     # distinct ids (GenericBot_1/_2) but one model: the metadata makes it a self-chat
-    sides = {d.turns[0]["id"] for seed in range(6) for d in P.load_dialogues(P.ModelLog("g", str(generic)), 0, seed=seed)}
+    sides = {d.turns[0]["id"] for seed in range(6) for d in P.load_dialogues(P.ModelLog("g", str(generic)), seed=seed)}
     assert sides == {"g", P.OTHER_SPEAKER}
     # two different models in one self-chat: the user must say which side
     with pytest.raises(UserError, match="self-chat of two different models.*:first or :second"):
-        P.load_dialogues(P.ModelLog("rq", str(mixed)), 0)
+        P.load_dialogues(P.ModelLog("rq", str(mixed)))
     out = tmp_path / "p.jsonl"
     assert main(["acute", "pairings", f"generic={generic}", f"rq={mixed}:second", "-o", str(out), "-n", "4"]) == 0
     rq_dialogues = [p["dialogue_dicts"][1]["dialogue"] for p in P.read_pairings(out) if not p["is_onboarding"]]
@@ -379,4 +383,4 @@ def test_self_chat_with_one_id_needs_whole_turn_pairs(tmp_path):
     row["dialog"][1] = row["dialog"][1][:1]  # a lone turn in the middle shifts every later side
     write_jsonl(tmp_path / "broken.jsonl", [conversation(["bot", "bot"]), row])
     with pytest.raises(UserError, match=r"broken.jsonl:2: a turn pair of this self-chat has not two turns"):
-        P.load_dialogues(P.ModelLog("m", str(tmp_path / "broken.jsonl")), 0)
+        P.load_dialogues(P.ModelLog("m", str(tmp_path / "broken.jsonl")))
