@@ -164,11 +164,18 @@ def _question_section(q) -> str:
     return "".join(parts)
 
 
+#: Reasons shown per matchup; all of them are in reasons.csv (a big run would make a huge page).
+MAX_REASONS_SHOWN = 100
+
+
 def _reasons_section(reasons: pd.DataFrame) -> str:
     parts = ["<h2>Reasons by matchup</h2>"]
     for (key, matchup), group in reasons.groupby(["question_key", "matchup"], sort=True):
+        more = len(group) - MAX_REASONS_SHOWN
+        note = f"<p class='note'>{more} more in reasons.csv</p>" if more > 0 else ""
         parts.append(f"<details><summary>{esc(key)}: {esc(matchup)} ({len(group)})</summary>"
-                     + table_html(group, ["winner", "loser", "worker", "reason"]) + "</details>")
+                     + table_html(group.head(MAX_REASONS_SHOWN), ["winner", "loser", "worker", "reason"])
+                     + note + "</details>")
     return "".join(parts)
 
 
@@ -184,7 +191,9 @@ def render_report(result) -> str:
              "<h2>Exclusions</h2>", table_html(pd.DataFrame(result.exclusion_summary())),
              f"<p class='note'>Per-worker cap: {result.cap} judgments.</p>"]
     parts.extend(_question_section(q) for q in result.questions)
-    parts.append("<h2>Judgments per worker</h2>" + table_html(result.workers()))
+    workers = result.workers()
+    parts.append(f"<h2>Judgments per worker</h2><details><summary>{len(workers)} workers</summary>"
+                 + table_html(workers) + "</details>")
     parts.append(_reasons_section(result.reasons()))
     parts.append("<h2>Configuration</h2><pre>" + esc(json.dumps(meta, indent=2, sort_keys=True)) + "</pre>")
     parts.append("</body></html>")

@@ -39,8 +39,8 @@ def run(args) -> int:
     df, config.source = load(args)
     result = analyze(df, config)
     paths = write_outputs(result, args.outdir)
-    print(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded "
-          + ", ".join(f"({r['reason']}: {r['judgments']})" for r in result.exclusion_summary() if r["judgments"]))
+    why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
+    print(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
     for q in result.questions:
         print(f"question {q.question_key}:")
         for m in q.matchups.itertuples(index=False):

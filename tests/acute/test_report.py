@@ -26,7 +26,7 @@ class Collect(HTMLParser):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     df = simulate_judgments({"plain": 0.0, EVIL_MODEL: 1.0, "third": 0.5}, 900, seed=5, workers=300)
-    df.loc[df.index[0], "reason"] = EVIL_REASON
+    df.loc[df.index[::10], "reason"] = EVIL_REASON
     result = analyze(df, AnalysisConfig(bootstrap=100, seed=1))
     paths = write_outputs(result, tmp_path_factory.mktemp("out"))
     return paths["report.html"].read_text(encoding="utf-8"), result
@@ -66,3 +66,13 @@ def test_heatmap_and_ranking_plots(report):
     assert f"{cell.winrate:.0f}%{cell.mark}" in "".join(parser.text)
     assert "Judgments per worker" in html and "Reasons by matchup" in html
     assert q.ranking.iloc[0]["model"] == EVIL_MODEL  # strongest model listed first
+
+
+def test_reasons_per_matchup_are_capped_in_the_page(report):
+    from parlai_acute.acute.report import MAX_REASONS_SHOWN
+
+    html, result = report
+    reasons = result.reasons()
+    biggest = reasons.groupby("matchup").size().max()
+    assert biggest > MAX_REASONS_SHOWN
+    assert f"{biggest - MAX_REASONS_SHOWN} more in reasons.csv" in html
