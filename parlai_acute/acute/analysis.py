@@ -94,6 +94,14 @@ class AnalysisResult:
             rows.append({"reason": rule, "judgments": int(len(part)), "workers": int(part["worker"].nunique())})
         return rows
 
+    def aa_checks(self) -> pd.DataFrame:
+        """A/A comparisons (one model on both sides, excluded from the grid): how often the
+        left side won, per question and model, with a binomial test against 1/2."""
+        same = self.excluded[self.excluded["excluded_because"] == SAME_MODEL]
+        rows = [{"question_key": key, "model": model, **side_bias(group)}
+                for (key, model), group in same.groupby(["question_key", "model_left"], sort=True)]
+        return pd.DataFrame(rows, columns=["question_key", "model", "n", "left_wins", "left_rate", "pvalue"])
+
     def workers(self) -> pd.DataFrame:
         """Judgments per worker: kept, and excluded by rule."""
         every = pd.concat([self.kept.assign(excluded_because="kept"), self.excluded], ignore_index=True)
@@ -210,7 +218,8 @@ def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]
     _csv(paths["judgments.csv"], result.kept)
     _csv(paths["excluded.csv"], result.excluded)
     write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
-                                          "kept": int(len(result.kept)), "excluded": result.exclusion_summary()})
+                                          "kept": int(len(result.kept)), "excluded": result.exclusion_summary(),
+                                          "aa_checks": _records(result.aa_checks())})
     q = result.questions
     _csv(paths["matchups.csv"], pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]))
     wide = pd.concat([grid_table(r.grid, r.models).rename_axis(index="loser", columns="winner")

@@ -190,6 +190,11 @@ def render_report(result) -> str:
              f"parlai_acute {esc(meta['parlai_acute_version'])}, seed {esc(meta['seed'])}.</p>",
              "<h2>Exclusions</h2>", table_html(pd.DataFrame(result.exclusion_summary())),
              f"<p class='note'>Per-worker cap: {result.cap} judgments.</p>"]
+    aa = result.aa_checks()
+    if len(aa):
+        parts.append("<h3>A/A comparisons (same model on both sides)</h3><p class='note'>The left side should "
+                     "win about half of them; a small p-value means annotators favour a side.</p>"
+                     + table_html(aa))
     parts.extend(_question_section(q) for q in result.questions)
     workers = result.workers()
     parts.append(f"<h2>Judgments per worker</h2><details><summary>{len(workers)} workers</summary>"

@@ -266,6 +266,20 @@ def test_aa_copies_come_out_near_even():
     assert (ranking["ci_low"] < 0).all() and (ranking["ci_high"] > 0).all()
 
 
+def test_same_model_on_both_sides_is_an_aa_check():
+    rng = np.random.default_rng(8)
+    rows = [row(f"w{i}", "A", "B", "B") for i in range(20)]
+    rows += [normalize_row({"worker": f"w{i}", "model_left": "A", "model_right": "A", "dialogue_left": f"a{i}",
+                            "dialogue_right": f"a{i + 100}", "winner": "A", "question_key": "engaging",
+                            "winner_side": "left" if rng.random() < 0.5 else "right", "reason": "same-ish",
+                            "is_onboarding": False, "timestamp": 1.0}, "test") for i in range(400)]
+    result = analyze(to_frame(rows), AnalysisConfig(bootstrap=0, max_per_worker=1000))
+    aa = result.aa_checks().iloc[0]
+    assert aa["model"] == "A" and aa["n"] == 400
+    assert aa["left_rate"] == pytest.approx(0.5, abs=0.08) and aa["pvalue"] > 0.001
+    assert result.questions[0].matchups["n"].tolist() == [20]  # A/A rows never enter the grid
+
+
 def test_outputs_record_configuration_and_version(tmp_path):
     truth = {"m0": 0.0, "m1": 0.4, "m2": 0.8}
     df = simulate_judgments(truth, 600, seed=2, workers=300)
