@@ -15,6 +15,8 @@ model wins (or loses) every comparison of a resample. Strengths sum to zero.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -62,6 +64,9 @@ def fit_counts(wins: np.ndarray, alpha: float = DEFAULT_ALPHA, init: np.ndarray 
         active = active[~done]
         if active.size == 0:
             break
+    else:
+        warnings.warn(f"Bradley-Terry fit did not converge for {active.size} of {batch} win matrices "
+                      f"(a model that never wins or never loses needs alpha > 0)", RuntimeWarning, stacklevel=2)
     theta -= theta.mean(axis=1, keepdims=True)
     return theta[0] if single else theta
 

@@ -79,3 +79,9 @@ def test_disconnected_models_raise_user_error():
         bradley_terry(df, bootstrap=10)
     counts, _ = win_matrix(df)
     assert counts.sum() == 4
+
+
+def test_unpenalised_fit_without_maximum_warns():
+    wins = np.array([[0, 5], [0, 0]])  # b never wins: the likelihood has no maximum
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        fit_counts(wins, alpha=0.0, max_iter=30)
