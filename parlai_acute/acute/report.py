@@ -59,9 +59,11 @@ def _color(rate: float) -> str:
 
 def heatmap_svg(grid: pd.DataFrame, models: list[str]) -> str:
     """Win-rate grid as SVG: row = loser, column = winner, cell = % of the matchup won by the column."""
-    cell, left, top = 78, 150, 130
     k = len(models)
-    width, height = left + cell * k + 10, top + cell * k + 10
+    cell = 78
+    label = 7 * max((len(m) for m in models), default=1)  # approximate width of the longest name (12px font)
+    left, top = label + 16, int(label * 0.65) + 24  # column names are rotated by 40 degrees
+    width, height = left + cell * k + int(label * 0.77) + 10, top + cell * k + 10
     cells = {(r.row, r.col): r for r in grid.itertuples(index=False)}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
              f'aria-label="win-rate grid">']
@@ -92,8 +94,9 @@ def heatmap_svg(grid: pd.DataFrame, models: list[str]) -> str:
 
 def ranking_svg(ranking: pd.DataFrame) -> str:
     """Bradley-Terry strengths (points) with bootstrap intervals (bars), best at the top."""
-    row_h, left, right, top = 26, 150, 30, 20
-    width = 640
+    row_h, right, top = 26, 30, 20
+    left = 7 * int(ranking["model"].astype(str).str.len().max()) + 40
+    width = left + 480
     plot_w = width - left - right
     values = pd.concat([ranking["strength"], ranking["ci_low"], ranking["ci_high"]]).dropna()
     lo, hi = float(values.min()), float(values.max())
