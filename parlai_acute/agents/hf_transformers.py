@@ -53,8 +53,10 @@ def add_model_args(parser):
     add("--hf-threads", type=int, default=1, help="CPU threads for torch")
     add("--hf-format", type=str, default="auto", choices=list(FORMATS),
         help="prompt format: the tokenizer's chat template if it has one (auto), or plain speaker turns")
-    add("--system-prompt", type=str, default="",
-        help="system prompt / persona put before the conversation")
+    add("--system-prompt", type=str, default=None,
+        help="system prompt put before the conversation (default: none for this agent)")
+    add("--persona", type=str, default="",
+        help="persona text added to the system prompt (contexts' 'your persona:' lines add to it)")
     return group
 
 
@@ -297,15 +299,19 @@ class HfModel:
 
     # ------------------------------------------------------------------ generation
 
-    def generate(self, context: Sequence, config: decoding.DecodingConfig, system: str = "") -> list:
-        """``config.n_candidates`` candidates, each scored by :meth:`score_replies` (with the end token)."""
+    def generate(self, context: Sequence, config: decoding.DecodingConfig, system: str = "",
+                 seed_key: Optional[str] = None) -> list:
+        """``config.n_candidates`` candidates, each scored by :meth:`score_replies` (with the end token).
+
+        The samples are drawn with a seed derived from ``seed_key`` (default: the prompt).
+        """
         torch = self.torch
         prompt = self.prompt(context, system, room=config.max_new_tokens + len(self._end_ids))
         n = 1 if config.greedy else config.n_candidates
         gen = self._generation_config(config, n)
         ids = torch.tensor([prompt.ids], dtype=torch.long, device=self.device)
         with self.lock, torch.no_grad():
-            torch.manual_seed(decoding.sample_seed(config.seed, prompt.text, 0))
+            torch.manual_seed(decoding.sample_seed(config.seed, seed_key or prompt.text, 0))
             out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=gen)
         new = out if self.seq2seq else out[:, ids.shape[1]:]
         texts = [self._clean(self.tokenizer.decode(row, skip_special_tokens=True)) for row in new]
@@ -393,15 +399,14 @@ class HfTransformersAgent(TurnTakingAgent):
         return parser
 
     def __init__(self, opt, shared=None):
-        super().__init__(opt, shared)
-        self.id = "HfTransformers"
         self.config = decoding.DecodingConfig.from_opt(opt)
-        self.system = opt.get("system_prompt") or ""
         if shared is not None and "hf_model" in shared:
             self.hf = shared["hf_model"]
         else:
             self.hf = load_model(opt.get("hf_model"), opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
                                  int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto")
+        super().__init__(opt, shared)
+        self.id = "HfTransformers"
 
     def share(self):
         shared = super().share()
@@ -409,11 +414,11 @@ class HfTransformersAgent(TurnTakingAgent):
         return shared
 
     def reply_batch(self, contexts: list) -> list:
-        return [self._reply(turns) for turns in contexts]
+        return [self._reply(c) for c in contexts]
 
-    def _reply(self, turns: list) -> Message:
-        choice = decoding.decode(lambda n: self.hf.generate(turns, self.config, self.system),
-                                 [t for _, t in turns], self.config)
+    def _reply(self, context) -> Message:
+        choice = decoding.decode(lambda n: self.hf.generate(context.turns, self.config, context.system, context.seed_key),
+                                 context.history, self.config)
         act = Message({"id": self.getID(), "episode_done": False})
         return decoding.package(act, choice, self.config, extra={"model": self.hf.path})
 

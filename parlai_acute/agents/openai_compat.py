@@ -11,6 +11,7 @@ in command lines, opt files or logs.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -21,6 +22,7 @@ import requests
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
+from parlai_acute.agents.llama_cpp import DEFAULT_SYSTEM_PROMPT
 from parlai_acute.agents.turn_agent import TurnTakingAgent
 from parlai_acute.errors import UserError
 
@@ -47,7 +49,12 @@ def add_client_args(parser):
         help="retries after connection errors, timeouts, 429 and 5xx (never after other 4xx)")
     add("--openai-backoff", type=float, default=1.0,
         help="first retry waits this many seconds, doubling each time (a Retry-After header wins)")
-    add("--system-prompt", type=str, default="", help="system prompt / persona put before the conversation")
+    add("--openai-extra-body", type=str, default="",
+        help='JSON object merged into every request, for server-specific samplers, e.g. '
+             '\'{"top_k": 0, "min_p": 0}\' (llama.cpp server otherwise applies top-k 40 and min-p 0.05)')
+    add("--system-prompt", type=str, default=DEFAULT_SYSTEM_PROMPT, help="system prompt of every conversation")
+    add("--persona", type=str, default="",
+        help="persona text added to the system prompt (contexts' 'your persona:' lines add to it)")
     return group
 
 
@@ -55,7 +62,7 @@ class ChatClient:
     """Chat-completions requests with retries and one-line errors. Thread-safe."""
 
     def __init__(self, base_url: Optional[str], model: str = "", api_key_env: str = "", timeout: float = 60.0,
-                 retries: int = 3, backoff: float = 1.0):
+                 retries: int = 3, backoff: float = 1.0, extra_body: Optional[dict] = None):
         if not base_url:
             raise UserError("--openai-base-url is required; pass the server's API root, e.g. http://127.0.0.1:8080/v1")
         if not base_url.startswith(("http://", "https://")):
@@ -67,6 +74,7 @@ class ChatClient:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.timeout, self.retries, self.backoff = model, timeout, retries, max(0.0, backoff)
         self.api_key_env = api_key_env
+        self.extra_body = dict(extra_body or {})
         self.headers = {"Content-Type": "application/json"}
         if api_key_env:
             key = os.environ.get(api_key_env, "")
@@ -153,6 +161,7 @@ class ChatClient:
             body["n"] = n
         if config.inference == "sample_rank":
             body["logprobs"] = True
+        body.update(self.extra_body)
         return body
 
     def candidates(self, messages: list, config: decoding.DecodingConfig, key: str) -> list:
@@ -185,6 +194,19 @@ class ChatClient:
         return decoding.Candidate(text=text, score=sum(logprobs), num_tokens=len(logprobs), extra=extra)
 
 
+def parse_extra_body(text: Optional[str]) -> dict:
+    """The --openai-extra-body JSON object (empty when not given)."""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UserError(f"--openai-extra-body is not valid JSON ({exc}); pass an object like '{{\"min_p\": 0}}'") from None
+    if not isinstance(value, dict):
+        raise UserError("--openai-extra-body must be a JSON object like '{\"min_p\": 0}'")
+    return value
+
+
 def _server_message(resp) -> str:
     try:
         err = resp.json().get("error")
@@ -207,38 +229,40 @@ class OpenAICompatAgent(TurnTakingAgent):
         decoding.add_decoding_args(parser)
         return parser
 
+    default_system = DEFAULT_SYSTEM_PROMPT
+
     def __init__(self, opt, shared=None):
-        super().__init__(opt, shared)
-        self.id = "OpenAICompat"
         self.config = decoding.DecodingConfig.from_opt(opt)
-        self.system = opt.get("system_prompt") or ""
         if shared is not None and "openai_client" in shared:
             self.client = shared["openai_client"]
         else:
             self.client = ChatClient(opt.get("openai_base_url"), opt.get("openai_model") or "",
                                      opt.get("openai_api_key_env") or "", float(opt.get("openai_timeout") or 60.0),
                                      int(opt.get("openai_retries") if opt.get("openai_retries") is not None else 3),
-                                     float(opt.get("openai_backoff") if opt.get("openai_backoff") is not None else 1.0))
+                                     float(opt.get("openai_backoff") if opt.get("openai_backoff") is not None else 1.0),
+                                     parse_extra_body(opt.get("openai_extra_body")))
+        super().__init__(opt, shared)
+        self.id = "OpenAICompat"
 
     def share(self):
         shared = super().share()
         shared["openai_client"] = self.client
         return shared
 
-    def messages(self, turns: list) -> list:
-        system = [{"role": "system", "content": self.system}] if self.system else []
-        return system + [{"role": role, "content": text} for role, text in turns]
+    @staticmethod
+    def messages(context) -> list:
+        system = [{"role": "system", "content": context.system}] if context.system else []
+        return system + [{"role": role, "content": text} for role, text in context.turns]
 
     def reply_batch(self, contexts: list) -> list:
         if len(contexts) <= 1:
-            return [self._reply(turns) for turns in contexts]
+            return [self._reply(c) for c in contexts]
         with ThreadPoolExecutor(max_workers=len(contexts)) as pool:
             return list(pool.map(self._reply, contexts))
 
-    def _reply(self, turns: list) -> Message:
-        messages = self.messages(turns)
-        key = repr(messages)
-        choice = decoding.decode(lambda n: self.client.candidates(messages, self.config, key),
-                                 [t for _, t in turns], self.config)
+    def _reply(self, context) -> Message:
+        messages = self.messages(context)
+        choice = decoding.decode(lambda n: self.client.candidates(messages, self.config, context.seed_key),
+                                 context.history, self.config)
         act = Message({"id": self.getID(), "episode_done": False})
         return decoding.package(act, choice, self.config, extra={"endpoint": self.client.url})

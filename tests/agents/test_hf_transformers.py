@@ -46,11 +46,16 @@ def test_score_reply_matches_logits_causal(tiny_gpt2_dir):
     assert len(with_end) == len(expected) + 1 and total_end < total
 
 
-def test_system_prompt_is_part_of_the_context(tiny_gpt2_dir):
+def test_system_prompt_and_persona_lines_are_part_of_the_context(tiny_gpt2_dir):
     plain = HfTransformersAgent(make_opt(tiny_gpt2_dir))
-    persona = HfTransformersAgent(make_opt(tiny_gpt2_dir, "--system-prompt", "persona : i have a dog"))
-    lp, _ = persona.score_reply(["do you have any pets"], "yes a dog")
-    expected = manual_causal_logprobs(tiny_gpt2_dir, "persona : i have a dog\nUser: do you have any pets\nBot:", " yes a dog")
+    persona = HfTransformersAgent(make_opt(tiny_gpt2_dir, "--system-prompt", "system :"))
+    # ParlAI's convention: 'your persona:' lines of the first message describe this agent
+    obs = persona.observe({"text": "your persona: i have a dog\ndo you have any pets", "episode_done": False})
+    assert persona.turns == [("user", "do you have any pets")]
+    assert obs["context_system"] == "system :\nYour persona: i have a dog"
+    lp, _ = persona.score_reply(persona.turns, "yes a dog")
+    expected = manual_causal_logprobs(tiny_gpt2_dir, "system :\nYour persona: i have a dog\nUser: do you have any pets\nBot:",
+                                      " yes a dog")
     assert lp == pytest.approx(expected, abs=1e-4)
     assert plain.score_reply(["do you have any pets"], "yes a dog")[0] != pytest.approx(lp, abs=1e-4)
 
@@ -67,6 +72,16 @@ def test_episode_history_and_reset(tiny_gpt2_dir):
     agent.observe({"text": "hello how are you", "episode_done": False})
     assert agent.act()["text"] == first["text"]  # greedy, same context -> same reply
     assert agent.turns == [("user", "hello how are you"), ("assistant", first["text"])]
+
+
+def test_same_opening_in_a_new_conversation_gets_new_samples(tiny_gpt2_dir):
+    agent = HfTransformersAgent(make_opt(tiny_gpt2_dir, "--inference", "sample", "--temperature", "1.0",
+                                         "--topp", "1", "--max-new-tokens", "8"))
+    replies = []
+    for _ in range(3):
+        agent.observe({"text": "hello how are you", "episode_done": True})
+        replies.append(agent.act()["text"])
+    assert len(set(replies)) > 1  # the seed follows the conversation number, not only the text
 
 
 def test_sample_and_rank_packages_candidates(tiny_gpt2_dir):

@@ -22,7 +22,7 @@ def test_greedy_reply_and_history(llama_server):
     assert act["text"].strip() and len(act["candidates"]) == 1
     assert act["decoding"]["endpoint"] == llama_server + "/chat/completions"
     assert agent.turns == [("user", "Hi! What is your favourite food?"), ("assistant", act["text"])]
-    assert agent.messages(agent.turns)[0] == {"role": "system", "content": "You are a friendly person."}
+    assert agent.observation["context_system"] == "You are a friendly person."
     agent.observe({"text": "Why?", "episode_done": True})
     agent.act()
     assert agent.turns == []
@@ -31,12 +31,14 @@ def test_greedy_reply_and_history(llama_server):
 def test_sample_and_rank_uses_server_logprobs(llama_server, flaky_proxy):
     proxy = flaky_proxy()
     agent = make_agent(proxy.url + "/v1", "--inference", "sample_rank", "--num-samples", "3",
-                       "--temperature", "0.88", "--topp", "1", "--topk", "40")
+                       "--temperature", "0.88", "--topp", "1", "--topk", "40",
+                       "--openai-extra-body", '{"min_p": 0, "repeat_penalty": 1.0}')
     agent.observe({"text": "Tell me something about cats.", "episode_done": False})
     act = agent.act()
     body = proxy.bodies[0]
     assert body["n"] == 3 and body["logprobs"] is True and body["temperature"] == 0.88
     assert body["top_p"] == 1 and body["top_k"] == 40 and body["max_tokens"] == 16
+    assert body["min_p"] == 0 and body["repeat_penalty"] == 1.0
     cands = act["candidates"]
     assert len(cands) == 3 and all(c["num_tokens"] > 0 and c["score"] < 0 for c in cands)
     chosen = next(c for c in cands if c["chosen"])
@@ -123,6 +125,10 @@ def test_unreachable_and_wrong_urls(closed_port_url, llama_server):
         ChatClient(None)
     with pytest.raises(UserError, match="not an http"):
         ChatClient("127.0.0.1:8080/v1")
+    with pytest.raises(UserError, match="--openai-extra-body is not valid JSON"):
+        make_agent(llama_server, "--openai-extra-body", "{min_p: 0}")
+    with pytest.raises(UserError, match="--openai-extra-body must be a JSON object"):
+        make_agent(llama_server, "--openai-extra-body", "[1]")
 
 
 def test_batch_act_sends_requests_concurrently(flaky_proxy):
@@ -140,3 +146,33 @@ def test_batch_act_sends_requests_concurrently(flaky_proxy):
     for copy, text, reply in zip(copies, texts, replies):
         copy.self_observe(reply)
         assert copy.turns == [("user", text), ("assistant", reply["text"])]
+
+
+def test_parlai_batch_world_keeps_one_history_per_conversation(flaky_proxy, tmp_path):
+    """ParlAI's own BatchWorld (teacher episodes, --batchsize 2) drives the agent copies."""
+    from parlai.core.agents import create_agent
+    from parlai.core.worlds import create_task
+
+    proxy = flaky_proxy()
+    data = tmp_path / "dialogs.txt"
+    data.write_text("text:Hello, I am Ann.\tlabels:Hi Ann!\n"
+                    "text:Do you like tea?\tlabels:Yes.\tepisode_done:True\n"
+                    "text:Good morning from Bob.\tlabels:Morning Bob!\n"
+                    "text:Is it raining?\tlabels:No.\tepisode_done:True\n")
+    parser = ParlaiParser(True, True)
+    parser.set_params(model="parlai_acute.agents.openai_compat:OpenAICompatAgent")
+    opt = parser.parse_args(["-t", "fromfile:parlaiformat", "--fromfile-datapath", str(data), "-dt", "valid",
+                             "--batchsize", "2", "--datapath", str(tmp_path), "--openai-base-url", proxy.url + "/v1",
+                             "--inference", "greedy", "--max-new-tokens", "8"])
+    world = create_task(opt, create_agent(opt))
+    world.parley()
+    copies = [w.get_agents()[1] for w in world.worlds]
+    first = {c.turns[0][1]: list(c.turns) for c in copies}
+    assert set(first) == {"Hello, I am Ann.", "Good morning from Bob."}
+    for c, w in zip(copies, world.worlds):
+        assert c.turns[1] == ("assistant", w.get_acts()[1]["text"])
+    world.parley()
+    second = {tuple(m["content"] for m in b["messages"][1:]) for b in proxy.bodies[2:]}
+    assert second == {(*(t for _, t in first["Hello, I am Ann."]), "Do you like tea?"),
+                      (*(t for _, t in first["Good morning from Bob."]), "Is it raining?")}
+    assert all(c.turns == [] for c in copies)  # replied to episode_done: history cleared
