@@ -1,0 +1,139 @@
+"""The ACUTE-Eval Mephisto blueprint: its Hydra arguments (``mephisto.blueprint.*``) and wiring.
+
+Registered as ``mephisto/blueprint=parlai_acute_eval`` on import. Units are interchangeable
+slots; :mod:`.scheduler` decides what each one contains when a worker takes it, and
+:mod:`.runner` stores every judgment as soon as it is submitted.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from mephisto.abstractions.blueprint import Blueprint, BlueprintArgs, SharedTaskState, TaskBuilder
+from mephisto.data_model.assignment import InitializationData
+from mephisto.operations.registry import register_mephisto_abstraction
+from omegaconf import MISSING
+
+from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
+from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
+from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
+from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
+
+BLUEPRINT_TYPE = "parlai_acute_eval"
+FRONTEND_DIR = Path(__file__).parent / "frontend"
+
+
+@dataclass
+class AcuteEvalBlueprintArgs(BlueprintArgs):
+    _blueprint_type: str = BLUEPRINT_TYPE
+    _group: str = field(default="AcuteEvalBlueprint", metadata={
+        "help": "ACUTE-Eval (Li et al. 2019): workers compare two conversations side by side and say which "
+                "highlighted speaker is better for one question, with a written reason."})
+    pairings_file: str = field(default=MISSING, metadata={
+        "help": "Pairings JSONL (ParlAI acute_eval format, e.g. from `parlai-acute acute pairings`); "
+                "lines with is_onboarding=true are the gold pairs used for onboarding.", "required": True})
+    question: str = field(default="engaging", metadata={
+        "help": f"Question preset, one of: {', '.join(PRESETS)} (the paper's optimised wordings)."})
+    custom_question: Optional[str] = field(default=None, metadata={
+        "help": "Your own question text; overrides `question` when set."})
+    custom_question_key: str = field(default="custom", metadata={
+        "help": "Short key stored with judgments made under custom_question (e.g. 'funny')."})
+    annotations_per_pair: int = field(default=1, metadata={
+        "help": "Judgments wanted for each (non-onboarding) pair of conversations."})
+    comparisons_per_unit: int = field(default=5, metadata={
+        "help": "Regular comparisons in one unit (HIT); an onboarding pair comes first for new workers."})
+    min_reason_length: int = field(default=10, metadata={
+        "help": "Minimum characters of the required justification for each choice."})
+    max_judgments_per_worker: Optional[int] = field(default=None, metadata={
+        "help": "Cap on regular judgments by one worker over all runs of the task "
+                "(default: the number of distinct model pairs in the pairings file)."})
+    onboarding: bool = field(default=True, metadata={
+        "help": "Show a gold (onboarding) pair first to each new worker; a wrong answer blocks them "
+                "with block_qualification and their judgments are excluded from analysis."})
+    block_qualification: str = field(default="parlai_acute_eval_block", metadata={
+        "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
+    seed: int = field(default=0, metadata={
+        "help": "Seed for the order of pairs and the left/right sides (which are recorded per comparison)."})
+    task_title: str = field(default="Compare two conversations", metadata={
+        "help": "Title shown at the top of the page."})
+
+
+@dataclass
+class AcuteEvalSharedState(SharedTaskState):
+    scheduler: Any = field(default=None, metadata={
+        "help": "Scheduler built by the launcher (pairings + earlier judgments); built from args if None."})
+
+
+def build_scheduler(args, db=None, task_name: str | None = None) -> Scheduler:
+    """Scheduler from the blueprint args; earlier judgments of ``task_name`` in ``db`` are not reassigned."""
+    from parlai_acute.acute.pairings import read_pairings
+    from parlai_acute.mephisto_tasks.acute_eval import store
+
+    b = args.blueprint
+    resolve(b.question, b.get("custom_question"), b.custom_question_key)  # fail early on a bad preset
+    pairings = read_pairings(os.path.expanduser(b.pairings_file))
+    if b.onboarding and not any(p["is_onboarding"] for p in pairings):
+        raise UserError(f"{b.pairings_file} has no onboarding line (is_onboarding: true); add a gold pair "
+                        f"or set mephisto.blueprint.onboarding=false")
+    if not any(not p["is_onboarding"] for p in pairings):
+        raise UserError(f"{b.pairings_file} has only onboarding lines; add pairs to compare")
+    for name in ("comparisons_per_unit", "annotations_per_pair"):
+        if int(b[name]) < 1:
+            raise UserError(f"mephisto.blueprint.{name} must be at least 1, got {b[name]}")
+    past = store.history(store.unit_data_for_task(db, task_name)) if db is not None and task_name else []
+    return Scheduler(pairings, annotations_per_pair=int(b.annotations_per_pair),
+                     comparisons_per_unit=int(b.comparisons_per_unit),
+                     max_per_worker=b.get("max_judgments_per_worker"), use_onboarding=bool(b.onboarding),
+                     seed=int(b.seed), history=past)
+
+
+def ensure_scheduler(task_run, args, shared_state) -> Scheduler:
+    """The run's scheduler: the launcher's, or built here (lazily: reading back stored data needs none)."""
+    if shared_state.scheduler is None:
+        shared_state.scheduler = build_scheduler(args, task_run.db, task_run.get_task().task_name)
+    return shared_state.scheduler
+
+
+class AcuteEvalTaskBuilder(TaskBuilder):
+    """Copies the page (plain HTML/CSS/JS, no build step, nothing from a CDN) into the router."""
+
+    def build_in_dir(self, build_dir: str) -> None:
+        static = os.path.join(build_dir, "static")
+        os.makedirs(static, exist_ok=True)
+        for item in FRONTEND_DIR.iterdir():
+            if item.is_file():
+                shutil.copy2(item, os.path.join(static, item.name))
+        with open(os.path.join(build_dir, "done.built"), "w") as fh:
+            fh.write("built!")
+
+
+@register_mephisto_abstraction()
+class AcuteEvalBlueprint(Blueprint):
+    AgentStateClass = AcuteEvalAgentState
+    OnboardingAgentStateClass = AcuteEvalAgentState
+    TaskBuilderClass = AcuteEvalTaskBuilder
+    TaskRunnerClass = AcuteEvalRunner
+    ArgsClass = AcuteEvalBlueprintArgs
+    SharedStateClass = AcuteEvalSharedState
+    BLUEPRINT_TYPE = BLUEPRINT_TYPE
+
+    def __init__(self, task_run, args, shared_state: AcuteEvalSharedState):
+        super().__init__(task_run, args, shared_state)
+        self.task_run = task_run
+
+    @classmethod
+    def assert_task_args(cls, args, shared_state) -> None:
+        if not isinstance(shared_state, AcuteEvalSharedState):
+            raise UserError("the ACUTE-Eval blueprint needs AcuteEvalSharedState; launch it with "
+                            "`parlai-acute acute launch`")
+
+    def get_frontend_args(self) -> dict[str, Any]:
+        return {"task_title": self.args.blueprint.task_title}
+
+    def get_initialization_data(self):
+        scheduler = ensure_scheduler(self.task_run, self.args, self.shared_state)
+        return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(scheduler.units_needed())]

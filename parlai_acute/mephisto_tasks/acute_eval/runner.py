@@ -1,0 +1,177 @@
+"""Live side of the ACUTE-Eval task: hands out comparisons, validates and stores each judgment at once.
+
+Protocol with the page (Mephisto live updates over the router's websocket):
+
+* initial task data (``get_init_data_for_agent``) and every reply are a *view*::
+
+      {"type": "state", "question": ..., "min_reason_length": 10, "n": 6, "done": 2,
+       "finished": false, "comparison": {"position": 3, "n": 6,
+          "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
+                    {"label": "Speaker 2", "turns": [...]}]},
+       "ack": 2, "error": null}
+
+  Model names never reach the page; ``evaluated`` marks the turns of the speaker to judge.
+* the page sends ``{"type": "judgment", "position": k, "choice": "left"|"right", "reason": "..."}``.
+  The judgment is written to the agent state file before the reply is sent; a resent
+  judgment (same position) is acknowledged without being stored twice.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict
+
+from mephisto.abstractions.blueprint import TaskRunner
+
+from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
+from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
+
+logger = logging.getLogger(__name__)
+WAIT = 0.05  # seconds between checks for a submitted unit while idle
+
+
+def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
+    """What the page shows for one comparison: two conversations, evaluated turns flagged."""
+    sides = []
+    for number, d in enumerate((slot.left, 1 - slot.left), start=1):
+        evaluated = pairing["speakers_to_eval"][d]
+        turns = [{"text": t["text"], "evaluated": t["id"] == evaluated}
+                 for t in pairing["dialogue_dicts"][d]["dialogue"]]
+        sides.append({"label": f"Speaker {number}", "turns": turns})
+    return {"position": position, "n": n, "sides": sides}
+
+
+class AcuteEvalRunner(TaskRunner):
+    def __init__(self, task_run, args, shared_state):
+        super().__init__(task_run, args, shared_state)
+        from parlai_acute.mephisto_tasks.acute_eval.blueprint import ensure_scheduler
+
+        self.scheduler = ensure_scheduler(task_run, args, shared_state)
+        self.pairings = self.scheduler.pairings
+        b = args.blueprint
+        self.question_key, self.question = resolve(b.question, b.get("custom_question"), b.custom_question_key)
+        self.min_reason = int(b.min_reason_length)
+        self.block_qualification = b.block_qualification
+        self.duration = task_run.get_task_args().assignment_duration_in_seconds
+        self._released: set[str] = set()
+
+    # ------------------------------------------------------------------ views
+    def _view(self, state, **extra) -> dict:
+        data = state.data
+        plan, done = data["plan"], len(data["comparisons"])
+        finished = data["blocked"] or done >= len(plan)
+        comparison = None
+        if not finished:
+            comparison = comparison_view(self.pairings[plan[done]["index"]], Slot(**plan[done]), done + 1, len(plan))
+        view = {"type": "state", "question": self.question, "min_reason_length": self.min_reason,
+                "n": len(plan), "done": done, "finished": finished, "comparison": comparison,
+                "ack": None, "error": None}
+        view.update(extra)
+        return view
+
+    def filter_units_for_worker(self, units, worker):
+        return units if self.scheduler.has_work_for(str(worker.db_id)) else []
+
+    def get_init_data_for_agent(self, agent) -> dict:
+        state = agent.state
+        if state.get_init_state() is None:
+            slots = self.scheduler.assign(str(agent.worker_id))
+            state.set_init_state({"plan": [asdict(s) for s in slots], "worker_name": agent.get_worker().worker_name,
+                                  "question": self.question, "question_key": self.question_key})
+        return self._view(state)
+
+    # ------------------------------------------------------------------ judgments
+    def handle_judgment(self, agent, update: dict) -> dict:
+        state = agent.state
+        data = state.data
+        plan, done = data["plan"], len(data["comparisons"])
+        position = update.get("position")
+        if not isinstance(position, int) or data["blocked"] or done >= len(plan) or position != done + 1:
+            return self._view(state, ack=position if isinstance(position, int) and position <= done else None)
+        side, reason = update.get("choice"), str(update.get("reason") or "").strip()
+        if side not in ("left", "right"):
+            return self._view(state, error="Please choose one of the two speakers.")
+        if len(reason) < self.min_reason:
+            return self._view(state, error=f"Please give a reason of at least {self.min_reason} characters.")
+        slot = Slot(**plan[done])
+        pairing = self.pairings[slot.index]
+        models = pairing["speakers_to_eval"]
+        left_model, right_model = models[slot.left], models[1 - slot.left]
+        choice = left_model if side == "left" else right_model
+        correct = (choice == pairing["correct_answer"]) if slot.is_onboarding else None
+        previous_end = data["comparisons"][-1]["end_time"] if data["comparisons"] else state.metadata.task_start
+        stored_pairing = {"pair_id": self.scheduler.ids[slot.index], "pairing_index": slot.index,
+                          "dialogue_ids": pairing.get("dialogue_ids") or [
+                              dd.get("id", f"onboarding-{slot.index}-{k}") for k, dd in enumerate(pairing["dialogue_dicts"])],
+                          "speakers_to_eval": list(models), "is_onboarding": slot.is_onboarding}
+        if slot.is_onboarding:
+            stored_pairing["correct_answer"] = pairing["correct_answer"]
+        state.add_comparison({
+            "pairing": stored_pairing, "position": position, "n_comparisons": len(plan),
+            "left": slot.left, "left_model": left_model, "choice": choice, "choice_side": side,
+            "reason": reason, "question": self.question, "question_key": self.question_key,
+            "onboarding_correct": correct, "start_time": previous_end, "end_time": time.time(),
+        })
+        self.scheduler.record(str(agent.worker_id), slot, correct)
+        if correct is False:
+            agent.get_worker().grant_qualification(self.block_qualification, 1)
+            data["blocked"] = True
+            state.save_data()
+            self._release(agent)
+            logger.info("worker %s failed onboarding: blocked with %s", agent.worker_id, self.block_qualification)
+        return self._view(state, ack=position)
+
+    def _release(self, agent) -> None:
+        """Give back whatever this agent was handed and did not judge (once)."""
+        if agent.get_agent_id() in self._released or agent.state.data.get("plan") is None:
+            return
+        self._released.add(agent.get_agent_id())
+        done = len(agent.state.data["comparisons"])
+        rest = [Slot(**s) for s in agent.state.data["plan"][done:]]
+        self.scheduler.release(str(agent.worker_id), rest)
+
+    # ------------------------------------------------------------------ mephisto hooks
+    def run_unit(self, unit, agent) -> None:
+        start = time.time()
+        try:
+            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
+                   and time.time() - start < self.duration):
+                agent.has_live_update.wait(WAIT)  # the event can be cleared with an item queued: poll too
+                update = agent.get_live_update()
+                if update is None:
+                    continue
+                if update.get("type") == "judgment":
+                    agent.observe(self.handle_judgment(agent, update))
+            remaining = self.duration - (time.time() - start)
+            if remaining > 0 and unit.db_id in self.running_units:
+                agent.await_submit(timeout=remaining)
+        finally:
+            self._release(agent)
+            self.expire_spare_units()
+
+    def expire_spare_units(self) -> int:
+        """Once every pair is judged, close the unit slots nobody took, so the run can finish."""
+        if not self.scheduler.complete():
+            return 0
+        from mephisto.data_model.constants.assignment_state import AssignmentState
+
+        expired = 0
+        for unit in self.task_run.get_units():
+            if unit.get_status() == AssignmentState.LAUNCHED:
+                unit.expire()
+                expired += 1
+        return expired
+
+    def cleanup_unit(self, unit) -> None:
+        agent = unit.get_assigned_agent()
+        if agent is not None:
+            try:
+                self._release(agent)
+            except Exception:  # cleanup must not mask the unit's outcome
+                logger.exception("releasing comparisons of unit %s", unit.db_id)
+
+    def run_onboarding(self, agent) -> None:
+        """Onboarding is the first comparison inside the unit (see scheduler), not a separate stage."""
+
+    def cleanup_onboarding(self, agent) -> None:
+        pass

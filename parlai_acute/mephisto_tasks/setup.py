@@ -1,0 +1,152 @@
+"""Make Mephisto 1.1.1 run unattended: data directory, mock requester, Node router, port, child process.
+
+Out of the box Mephisto prompts for a data directory (and fails without a terminal), needs
+``mephisto register mock`` by hand, runs ``npm install`` inside site-packages at every
+launch, and leaves its ``node server.js`` child running when the launcher gets SIGTERM.
+Each helper here fixes one of those, idempotently.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import parlai_acute  # noqa: F401  (compat fixes before mephisto)
+from parlai_acute.errors import UserError
+
+DATA_ENV = "PARLAI_ACUTE_MEPHISTO_DATA"
+CACHE_ENV = "PARLAI_ACUTE_CACHE"
+MOCK_REQUESTER = "parlai_acute_mock"
+
+
+def configure_data_dir(data_dir: str | os.PathLike | None = None) -> str:
+    """Choose Mephisto's data directory without prompting; return it.
+
+    Order: ``data_dir``, then ``$PARLAI_ACUTE_MEPHISTO_DATA`` (both leave ~/.mephisto alone:
+    tests use them), then ``main_data_directory`` of ``~/.mephisto/config.yml``; when that is
+    unset it is written there as ``~/.mephisto/data`` (what Mephisto's own prompt would do).
+    """
+    from mephisto.operations import config_handler
+    from mephisto.utils import dirs
+
+    chosen = data_dir or os.environ.get(DATA_ENV)
+    if not chosen:
+        config_handler.init_config()
+        chosen = config_handler.get_config_arg(config_handler.CORE_SECTION, config_handler.DATA_STORAGE_KEY)
+        if not chosen:
+            chosen = str(Path(config_handler.DEFAULT_CONFIG_FOLDER) / "data")
+            config_handler.add_config_arg(config_handler.CORE_SECTION, config_handler.DATA_STORAGE_KEY, chosen)
+    chosen = str(Path(chosen).expanduser().resolve())
+    try:
+        os.makedirs(chosen, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the Mephisto data directory {chosen}: {exc.strerror}; "
+                        f"pass --data-dir DIR or set {DATA_ENV}") from None
+    dirs.loaded_data_dir = chosen
+    return chosen
+
+
+def open_db(data_dir: str | None = None):
+    """The Mephisto database of ``data_dir`` (configured as by :func:`configure_data_dir`)."""
+    from mephisto.abstractions.databases.local_database import LocalMephistoDB
+
+    root = configure_data_dir(data_dir)
+    return LocalMephistoDB(database_path=os.path.join(root, "database.db"))
+
+
+def ensure_mock_requester(db, name: str = MOCK_REQUESTER) -> str:
+    """A registered mock requester (what ``mephisto register mock name=...`` makes); returns its name."""
+    from mephisto.abstractions.providers.mock.mock_requester import MockRequester
+
+    found = db.find_requesters(provider_type="mock")
+    requester = found[0] if found else MockRequester.new(db, name)
+    if not requester.is_registered():
+        requester.register()
+    return requester.requester_name
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "parlai_acute"))
+
+
+def router_source() -> str:
+    """Mephisto's Node router with its npm packages installed once, outside site-packages.
+
+    Passed as ``mephisto.architect.server_source_path`` so the local architect copies it
+    instead of running ``npm install`` in the installed package at every launch. Installed
+    with ``npm ci`` from the package-lock.json that Mephisto ships.
+    """
+    from mephisto.abstractions.architects.router import build_router
+
+    source = Path(build_router.NODE_SERVER_SOURCE_ROOT)
+    digest = hashlib.sha1((source / "package-lock.json").read_bytes()).hexdigest()[:10]
+    target = cache_dir() / f"mephisto-router-{digest}"
+    marker = target / ".installed"
+    if marker.exists():
+        return str(target)
+    if shutil.which("npm") is None:
+        raise UserError("npm is not installed; the local Mephisto architect needs Node.js and npm "
+                        "(Debian: apt-get install nodejs npm)")
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("node_modules"))
+    result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=tmp,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+        raise UserError(f"npm could not install Mephisto's router packages ({last}); check access to the "
+                        f"npm registry and retry")
+    (tmp / ".installed").write_text("ok\n")
+    with contextlib.suppress(OSError):
+        os.rename(tmp, target)  # another launcher may have won the race: then use theirs
+    shutil.rmtree(tmp, ignore_errors=True)
+    return str(target)
+
+
+def check_port_free(host: str, port: int | str) -> None:
+    """Fail with a one-line UserError if ``host:port`` is taken (before anything is created)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Node does: TIME_WAIT is not "taken"
+        try:
+            sock.bind(("127.0.0.1" if host in ("localhost", "") else host, int(port)))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UserError(f"port {port} on {host} is already in use; choose another with "
+                                f"mephisto.architect.port=PORT (or stop what is using it)") from None
+            raise UserError(f"cannot listen on {host}:{port} ({exc.strerror}); set mephisto.architect.hostname "
+                            f"and mephisto.architect.port") from None
+
+
+def local_architects(operator) -> list:
+    """The architects of ``operator``'s runs; take them right after launch (shutdown forgets runs)."""
+    return [live_run.architect for live_run in operator.get_running_task_runs().values()]
+
+
+def stop_server_processes(architects) -> list[int]:
+    """Terminate the router processes of local ``architects`` (and their process groups).
+
+    Mephisto starts ``node server.js`` in its own process group, so a signal to the launcher
+    never reaches it; this is called from the launcher's ``finally``. Returns the pids stopped.
+    """
+    stopped = []
+    for architect in architects:
+        proc = getattr(architect, "server_process", None)
+        if proc is None or proc.poll() is not None:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        stopped.append(proc.pid)
+    return stopped
