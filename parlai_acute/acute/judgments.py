@@ -312,8 +312,13 @@ def open_mephisto_db(database_path: str | Path | None = None):
 def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
     """Judgments of all completed units of ``task_name`` in the Mephisto database ``db``
     (default: :func:`open_mephisto_db`)."""
+    import importlib.util
+
     from mephisto.tools.data_browser import DataBrowser
 
+    # Reading a unit's saved data needs its blueprint registered with Mephisto: import ours.
+    if importlib.util.find_spec("parlai_acute.mephisto_tasks.acute_eval") is not None:
+        importlib.import_module("parlai_acute.mephisto_tasks.acute_eval.blueprint")
     if db is None:
         db = open_mephisto_db()
     browser = DataBrowser(db=db)
