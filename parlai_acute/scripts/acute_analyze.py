@@ -1,4 +1,12 @@
-"""``parlai-acute acute analyze``: judgments -> win rates, significance, ranking, report."""
+"""``parlai-acute acute analyze``: judgments -> win rates, significance, ranking, report.
+
+Reads a finished Mephisto run (``--task-name``) or a judgments file (``--judgments``) and
+writes into ``--outdir``: judgments.csv (kept, tidy), excluded.csv and exclusions.json
+(how many and why, A/A checks), matchups.csv, winrate_grid.csv and winrates.json (paper
+grid: row = loser, column = winner; exact binomial p, Holm p, marks), ranking.csv and
+ranking.json (Bradley-Terry with bootstrap intervals), agreement.json, workers.csv,
+reasons.csv, report.html (self-contained) and run.json (configuration, seed, version).
+"""
 from __future__ import annotations
 
 import argparse
