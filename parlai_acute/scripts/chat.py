@@ -8,16 +8,14 @@ evaluations. Type ``[DONE]`` to start a new conversation, ``[EXIT]`` or end of i
 Examples::
 
     parlai-acute chat --outfile logs/me_vs_smollm2.jsonl
-    parlai-acute chat -m "-m parlai_acute.agents.generic_bot:GenericBotAgent" --context persona -o chat.jsonl
+    parlai-acute chat -m parlai_acute.agents.generic_bot:GenericBotAgent --context persona -o chat.jsonl
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
 
-from parlai_acute.errors import UserError
 from parlai_acute.paths import default_datapath
+from parlai_acute.scripts.self_chat import check_outfile, parse_parlai
 from parlai_acute.worlds.model_spec import model_args
 
 CONTEXTS = ("none", "chitchat", "persona", "topics")
@@ -28,8 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help="the model: a ParlAI opt string ('-m pkg.mod:Agent --opt v'), an agent name, "
-                             "a ParlAI model file or a .gguf file (default: the embedded SmolLM2 via llama.cpp)")
+                        help="the model: an agent name or ParlAI model file or .gguf file, optionally followed by "
+                             "options ('repeat_query', 'pkg.mod:Agent --temperature 0.7'), or a ParlAI opt string "
+                             "written as --model='-m pkg.mod:Agent --opt v' (default: the embedded SmolLM2 via "
+                             "llama.cpp)")
     parser.add_argument("-c", "--context", choices=CONTEXTS, default="none",
                         help="what each conversation starts from: nothing, a real conversation's opening prompt "
                              "shown to you, a persona for you and one for the model, or a shared topic")
@@ -45,22 +45,13 @@ def parlai_opt(args):
     task = "parlai_acute.tasks.chitchat" if args.context == "none" else f"parlai_acute.tasks.{args.context}"
     argv = ["-t", task, "--datapath", args.datapath or default_datapath(), "--context-seed", str(args.seed),
             "--outfile", args.outfile or ""] + model_args(args.model)
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            return setup_args().parse_args(argv)
-    except SystemExit:
-        raise UserError(f"ParlAI rejected the options {' '.join(argv)!r} (message above); fix --model") from None
-    except (ImportError, RuntimeError) as exc:
-        raise UserError(f"cannot load model {args.model!r}: {' '.join(str(exc).split())}; "
-                        "check the agent name or model path") from None
+    return parse_parlai(setup_args(), argv, args.model, "--model")
 
 
 def run(args) -> int:
     from parlai_acute.worlds.chat import chat
 
     if args.outfile is not None:
-        from parlai_acute.scripts.self_chat import check_outfile
-
         check_outfile(args.outfile)
     opt = parlai_opt(args)
     path, count = chat(opt, plain=args.context == "none")

@@ -9,14 +9,16 @@ conversations at once, a progress bar shows how far a long run is, and the log
 Examples::
 
     parlai-acute self-chat --num-self-chats 20 --max-turns 6 --outfile logs/smollm2.jsonl
-    parlai-acute self-chat -m "-m parlai_acute.agents.generic_bot:GenericBotAgent" \\
+    parlai-acute self-chat -m parlai_acute.agents.generic_bot:GenericBotAgent \\
         --partner-model repeat_query -t persona --outfile logs/generic_vs_repeat.jsonl
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
+import tempfile
 import sys
 
 from parlai_acute.errors import UserError
@@ -31,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help="the model: a ParlAI opt string ('-m pkg.mod:Agent --opt v'), an agent name, "
-                             "a ParlAI model file or a .gguf file (default: the embedded SmolLM2 via llama.cpp)")
+                        help="the model: an agent name or ParlAI model file or .gguf file, optionally followed by "
+                             "options ('repeat_query', 'pkg.mod:Agent --temperature 0.7'), or a ParlAI opt string "
+                             "written as --model='-m pkg.mod:Agent --opt v' (default: the embedded SmolLM2 via "
+                             "llama.cpp)")
     parser.add_argument("-p", "--partner-model", default=None, metavar="MODEL",
                         help="a different model (or decoding) for the second speaker, same forms as --model "
                              "(default: a copy of --model)")
@@ -66,18 +70,20 @@ def check_args(args) -> None:
 
 
 def check_outfile(outfile: str) -> None:
-    """Fail before any model runs if the log could not be written."""
+    """Fail before any model runs if the log could not be written there."""
     if os.path.isdir(outfile):
         raise UserError(f"--outfile {outfile} is a directory; give a file name such as {outfile}/chats.jsonl")
-    existing = os.path.dirname(os.path.abspath(outfile))
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing) or not os.access(existing, os.W_OK):
-        raise UserError(f"cannot write --outfile {outfile}: {existing} is not a writable directory; "
-                        "choose another path")
+    directory = os.path.dirname(os.path.abspath(outfile))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserError(f"cannot write --outfile {outfile} ({exc.strerror}); choose a writable path") from None
 
 
-def parlai_opt(args, model: str | None):
+def parlai_opt(args, model: str | None, flag: str = "--model"):
     """The opt ParlAI's own ``self_chat`` script would build for these arguments."""
     from parlai.scripts.self_chat import setup_args
 
@@ -85,19 +91,30 @@ def parlai_opt(args, model: str | None):
             "--num-self-chats", str(args.num_self_chats), "--selfchat-max-turns", str(args.max_turns),
             "--seed", str(args.seed), "--batchsize", str(args.batchsize), "--outfile", args.outfile,
             "--display-examples", str(args.display)] + model_args(model)
-    return _parse(setup_args(), argv, model)
+    return parse_parlai(setup_args(), argv, model, flag)
 
 
-def _parse(parser, argv, model):
+def parse_parlai(parser, argv: list[str], model: str | None, flag: str):
+    """Parse with a ParlAI parser; its usage dump is swallowed and its complaint becomes one line."""
+    buffer = io.StringIO()
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             return parser.parse_args(argv)
     except SystemExit:
-        raise UserError(f"ParlAI rejected the options {' '.join(argv)!r} (message above); "
-                        f"fix --model/--partner-model {model!r}") from None
+        complaint = next((line.split(":", 1)[1].strip() for line in reversed(buffer.getvalue().splitlines())
+                          if "error:" in line.lower()), "invalid options")
+        raise UserError(f"ParlAI rejected {flag} {model!r}: {complaint}; "
+                        "`parlai self_chat -m AGENT --help` lists an agent's options") from None
     except (ImportError, RuntimeError) as exc:
-        message = " ".join(str(exc).split())
-        raise UserError(f"cannot load model {model!r}: {message}; check the agent name or model path") from None
+        raise UserError(load_error(exc, model)) from None
+
+
+def load_error(exc: Exception, model: str | None) -> str:
+    """One line for a task or model that ParlAI cannot import."""
+    message = " ".join(str(exc).split())
+    if ".tasks." in message:
+        return f"cannot load the task: {message}; use chitchat, persona, topics or a ParlAI task path"
+    return f"cannot load model {model or 'default'!r}: {message}; check the agent name or model path"
 
 
 def run(args) -> int:
@@ -105,7 +122,7 @@ def run(args) -> int:
 
     check_args(args)
     opt = parlai_opt(args, args.model)
-    partner_opt = parlai_opt(args, args.partner_model) if args.partner_model else None
+    partner_opt = parlai_opt(args, args.partner_model, "--partner-model") if args.partner_model else None
     path = run_self_chats(opt, partner_opt, progress=not args.no_progress,
                           extra={"model_spec": args.model or "default", "partner_model_spec": args.partner_model})
     print(f"wrote {args.num_self_chats} conversations to {path}")

@@ -35,13 +35,20 @@ def chat(opt, plain: bool = False) -> tuple[Path | None, int]:
                 continue
             if logger is not None:
                 logger.log(world)
-    finally:
-        if logger is not None:
-            logger.reset()
-            logs = [episode for episode in logger.get_logs() if episode and _has_dialog(episode)]
-            if logs:
-                return save_conversations(logs, opt["outfile"], opt, self_chat=False, **log_extra(opt)), len(logs)
-    return None, 0
+    except KeyboardInterrupt:
+        _save(logger, opt)  # keep what was said, then let the CLI report the interrupt
+        raise
+    return _save(logger, opt)
+
+
+def _save(logger, opt) -> tuple[Path | None, int]:
+    if logger is None:
+        return None, 0
+    logger.reset()
+    logs = [episode for episode in logger.get_logs() if episode and _has_dialog(episode)]
+    if not logs:
+        return None, 0
+    return save_conversations(logs, opt["outfile"], opt, self_chat=False, **log_extra(opt)), len(logs)
 
 
 def _has_dialog(episode) -> bool:

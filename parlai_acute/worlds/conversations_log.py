@@ -13,6 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import parlai.utils.logging as parlai_logging
+
 from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write
 
@@ -36,7 +38,7 @@ def save_conversations(logs: list, outfile: str | os.PathLike, opt, self_chat: b
         raise UserError(f"--outfile {jsonl} is a directory; give a file name such as {jsonl}/chats.jsonl")
     with tempfile.TemporaryDirectory(prefix=f".{jsonl.stem}.", dir=jsonl.parent) as tmp:
         staged = Path(tmp) / jsonl.name
-        Conversations.save_conversations(logs, str(staged), opt, self_chat=self_chat, **extra)
+        _quietly(Conversations.save_conversations, logs, str(staged), opt, self_chat=self_chat, **extra)
         staged_meta = staged.with_suffix(".metadata")
         lines = []
         for line in staged.read_text(encoding="utf-8").splitlines():
@@ -47,4 +49,15 @@ def save_conversations(logs: list, outfile: str | os.PathLike, opt, self_chat: b
             fh.write(staged_meta.read_text(encoding="utf-8"))
         with atomic_write(jsonl) as fh:
             fh.write("".join(line + "\n" for line in lines))
+    parlai_logging.info(f"Conversations saved to {jsonl} (metadata: {metadata})")
     return jsonl
+
+
+def _quietly(function, *args, **kwargs):
+    """Run ParlAI without its log lines naming our staging directory."""
+    previous = parlai_logging.logger.streamHandler.level
+    parlai_logging.logger.streamHandler.setLevel(max(previous, parlai_logging.ERROR))
+    try:
+        return function(*args, **kwargs)
+    finally:
+        parlai_logging.logger.streamHandler.setLevel(previous)

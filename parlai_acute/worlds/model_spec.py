@@ -3,8 +3,10 @@
 A model is given as one string, in any of the forms ParlAI users already know:
 
 * an opt string: ``"-m parlai_acute.agents.generic_bot:GenericBotAgent"``,
-  ``"-mf zoo:blender/blender_90M/model --beam-size 3"`` (split like a shell line);
-* an agent name or path: ``repeat_query``, ``pkg.module:AgentClass``;
+  ``"-mf zoo:blender/blender_90M/model --beam-size 3"`` (split like a shell line; on the
+  command line write it as ``--model="-m ..."`` so argparse does not take it for a flag);
+* an agent name or path, optionally followed by its options: ``repeat_query``,
+  ``"pkg.module:AgentClass --temperature 0.7"``;
 * a ParlAI model file (has a ``.opt`` beside it): ``/models/blender/model``;
 * a GGUF file: ``/models/x.gguf`` (run by the llama.cpp agent).
 """
@@ -19,25 +21,32 @@ DEFAULT_AGENT = "parlai_acute.agents.llama_cpp:LlamaCppAgent"
 
 
 def model_args(spec: str | None) -> list[str]:
-    """ParlAI command-line arguments for one model string (``None``: the default SmolLM2 agent)."""
+    """ParlAI command-line arguments for one model string (``None``: the default SmolLM2 agent).
+
+    A name or path may be followed by more options: ``"repeat_query --fixed-response hi"``.
+    """
     if spec is None or not spec.strip():
         return ["-m", DEFAULT_AGENT]
-    spec = spec.strip()
-    if spec.startswith("-"):
-        try:
-            return shlex.split(spec)
-        except ValueError as exc:
-            raise UserError(f"cannot split the model options {spec!r}: {exc}; check the quotes") from None
-    if spec.endswith(".gguf"):
-        if not os.path.isfile(spec):
-            raise UserError(f"GGUF model file {spec} does not exist; pass the path of a .gguf file")
-        return ["-m", DEFAULT_AGENT, "-mf", spec]
-    if os.path.isfile(spec + ".opt") or spec.startswith("zoo:"):
-        return ["-mf", spec]
-    if os.path.sep in spec or os.path.exists(spec):
-        raise UserError(f"model file {spec} has no {spec}.opt beside it; pass a ParlAI model file, "
+    try:
+        tokens = shlex.split(spec)
+    except ValueError as exc:
+        raise UserError(f"cannot split the model options {spec!r}: {exc}; check the quotes") from None
+    if tokens[0].startswith("-"):
+        return tokens
+    return _resolve(tokens[0]) + tokens[1:]
+
+
+def _resolve(name: str) -> list[str]:
+    if name.endswith(".gguf"):
+        if not os.path.isfile(name):
+            raise UserError(f"GGUF model file {name} does not exist; pass the path of a .gguf file")
+        return ["-m", DEFAULT_AGENT, "-mf", name]
+    if os.path.isfile(name + ".opt") or name.startswith("zoo:"):
+        return ["-mf", name]
+    if os.path.sep in name or os.path.exists(name):
+        raise UserError(f"model file {name} has no {name}.opt beside it; pass a ParlAI model file, "
                         "a .gguf file or an agent such as -m repeat_query")
-    return ["-m", spec]
+    return ["-m", name]
 
 
 def create_agent_checked(opt):
