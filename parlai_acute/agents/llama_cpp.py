@@ -121,7 +121,8 @@ class LlamaEngine:
         self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
 
     def chat(self, request: dict) -> dict:
-        """One ``/v1/chat/completions`` request; drops the oldest turns if the prompt is too long."""
+        """One ``/v1/chat/completions`` request. A prompt longer than the context loses its
+        oldest turns first; a single over-long turn keeps only its end."""
         request = dict(request)
         messages = list(request["messages"])
         while True:
@@ -130,11 +131,19 @@ class LlamaEngine:
             error = response.get("error") if isinstance(response, dict) else None
             if not error:
                 return response
-            droppable = [i for i, m in enumerate(messages[:-1]) if m["role"] != "system"]
-            if error.get("type") == "exceed_context_size_error" and droppable:
-                del messages[droppable[0]]
+            if error.get("type") != "exceed_context_size_error":
+                raise RuntimeError(f"llama.cpp: {error.get('message', error)}")
+            turns = [i for i, m in enumerate(messages) if m["role"] != "system"]
+            if len(turns) > 1:
+                del messages[turns[0]]
                 continue
-            raise RuntimeError(f"llama.cpp: {error.get('message', error)}")
+            if not turns or len(messages[turns[0]]["content"]) < 16:
+                raise UserError(f"the system prompt and persona do not fit in --context-length "
+                                f"{self.context_length}; shorten them or raise --context-length")
+            # keep the end of the one remaining turn, cut in proportion to the overflow
+            last = messages[turns[0]]
+            keep = max(0.1, (error.get("n_ctx", 0) * 0.9) / max(1, error.get("n_prompt_tokens", 1)))
+            messages[turns[0]] = dict(last, content=last["content"][-int(len(last["content"]) * min(keep, 0.9)):])
 
     def chat_many(self, requests: Sequence[dict]) -> list:
         """Submit all requests at once (continuous batching); results in request order."""
@@ -343,9 +352,10 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
     if not path and str(opt.get("model_file") or "").endswith(".gguf"):
         path = opt["model_file"]
     path = path or default_gguf()
-    context_length = int(opt.get("context_length") or 1024)
-    threads = int(opt.get("llama_threads") or 1)
-    slots = int(opt.get("llama_slots") or 0)
+    def number(key, default):
+        return int(default if opt.get(key) is None else opt[key])
+
+    context_length, threads, slots = number("context_length", 1024), number("llama_threads", 1), number("llama_slots", 0)
     if context_length < 64:
         raise UserError(f"--context-length {context_length} is too small; use 64 or more (e.g. 1024)")
     if config.max_new_tokens >= context_length // 2:

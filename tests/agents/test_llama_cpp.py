@@ -1,0 +1,244 @@
+"""LlamaCppAgent on the real SmolLM2 GGUF through llama.cpp (xllamacpp), inside real ParlAI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from parlai.core.agents import create_agent_from_shared
+from parlai.core.params import ParlaiParser
+
+from parlai_acute.agents import llama_cpp
+from parlai_acute.agents.llama_cpp import LlamaCppAgent
+from parlai_acute.errors import UserError
+from parlai_acute.tasks.sources import persona_context
+
+SHORT = ["--max-new-tokens", "12"]
+
+
+@pytest.fixture(scope="module")
+def make(tmp_path_factory):
+    """make(*args) -> a LlamaCppAgent parsed from command-line style arguments."""
+    datapath = str(tmp_path_factory.mktemp("parlai_data"))
+    keep = []  # keep agents (and so their engines) alive for the module: one model load per setting
+
+    def build(*args):
+        parser = ParlaiParser(True, True)
+        LlamaCppAgent.add_cmdline_args(parser)
+        opt = parser.parse_args(["--datapath", datapath, *SHORT, *args])
+        agent = LlamaCppAgent(opt)
+        keep.append(agent)
+        return agent
+
+    return build
+
+
+def say(agent, text, done=False):
+    agent.observe({"id": "partner", "text": text, "episode_done": done})
+    return agent.act()
+
+
+def test_agent_replies_and_records_its_candidate(make):
+    agent = make()
+    reply = say(agent, "Hi! What do you like to do on weekends?")
+    assert reply["id"] == "LlamaCpp" and isinstance(reply["text"], str) and reply["text"].strip()
+    (cand,) = reply["candidates"]
+    assert cand["text"] == reply["text"] and cand["chosen"] and 0 < cand["num_tokens"] <= 12
+    assert cand["score"] < 0  # a real sum of token log-probs
+    assert reply["decoding"]["inference"] == "sample" and reply["decoding"]["model"].endswith(".gguf")
+    # the reply is remembered: the next prompt holds both turns, in order, after the system prompt
+    say(agent, "That sounds fun.")
+    roles = [m["role"] for m in agent.messages()]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+    assert agent.messages()[2]["content"] == reply["text"]
+
+
+def test_same_seed_same_reply_other_seed_other_reply(make):
+    def reply(seed):
+        agent = make("--seed", str(seed), "--temperature", "1.0", "--topp", "1")
+        return say(agent, "Tell me something about your family.")["text"]
+
+    first = reply(11)
+    assert reply(11) == first
+    assert reply(12) != first
+
+
+def test_greedy_ignores_the_seed_and_sampling_does_not(make):
+    def replies(*args):
+        return {say(make(*args, "--seed", str(seed)), "What is your favourite food?")["text"] for seed in (1, 2, 3)}
+
+    assert len(replies("--inference", "greedy")) == 1
+    assert len(replies("--inference", "sample", "--temperature", "1.0", "--topp", "1")) > 1
+
+
+def test_sample_and_rank_picks_the_most_probable_candidate_and_records_all(make):
+    agent = make("--inference", "sample_rank", "--num-samples", "5", "--temperature", "0.88", "--topp", "1",
+                 "--repetition-filter", "off")
+    reply = say(agent, "Do you have any pets?")
+    cands = reply["candidates"]
+    assert len(cands) == 5 and len({c["text"] for c in cands}) > 1
+    best = max(cands, key=lambda c: c["score"])
+    assert reply["text"] == best["text"] and best["chosen"] and sum(c["chosen"] for c in cands) == 1
+    assert reply["decoding"]["num_samples"] == 5 and reply["decoding"]["chosen"] == cands.index(best)
+    assert all(c["num_tokens"] > 0 and c["score"] < 0 for c in cands)
+
+
+def _replay(agent, turns):
+    for m in turns:
+        if m["role"] == "user":
+            agent.observe({"text": m["content"], "episode_done": False})
+        else:
+            agent.self_observe({"text": m["content"]})
+
+
+def test_repetition_filter_drops_echoes_of_earlier_turns_on_the_real_model(make):
+    # SmolLM2 asked the same question three times repeats itself; greedy has no way out
+    greedy = make("--inference", "greedy", "--max-new-tokens", "16")
+    replies = [say(greedy, "What is your favourite food?") for _ in range(3)]
+    last = replies[-1]
+    assert last["candidates"][0]["filtered"] and last["decoding"]["fallback"]  # kept: the only candidate
+    assert last["text"] == last["candidates"][0]["text"]
+    # sample-and-rank in the same conversation drops the echoes and keeps the best non-echo
+    ranker = make("--inference", "sample_rank", "--num-samples", "6", "--temperature", "0.5",
+                  "--max-new-tokens", "16")
+    _replay(ranker, greedy.turns[:-1])
+    reply = ranker.act()
+    cands = reply["candidates"]
+    filtered = [c for c in cands if c["filtered"]]
+    kept = [c for c in cands if not c["filtered"]]
+    assert filtered and all(c["overlap"] >= 0.8 and "repeats" in c["reason"] for c in filtered)
+    assert kept and not reply["decoding"]["fallback"]
+    assert reply["text"] == max(kept, key=lambda c: c["score"])["text"]
+    assert reply["decoding"]["num_filtered"] == len(filtered)
+
+
+def test_batch_act_decodes_independent_conversations_on_one_shared_model(make, monkeypatch):
+    built = []
+
+    class CountingEngine(llama_cpp.LlamaEngine):
+        def __init__(self, *args, **kwargs):
+            built.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp, "LlamaEngine", CountingEngine)
+    root = make("--batchsize", "4", "--context-length", "768", "--inference", "greedy")
+    assert root.engine.slots == 4
+    copies = [create_agent_from_shared(root.share()) for _ in range(4)]
+    again = make("--batchsize", "4", "--context-length", "768", "--inference", "greedy")  # same settings
+    assert len(built) == 1 and all(c.engine is root.engine for c in copies) and again.engine is root.engine
+
+    topics = ["my dog", "my job as a nurse", "the city of Paris", "chocolate cake"]
+    observations = [c.observe({"text": f"Tell me about {t}.", "episode_done": False}) for c, t in zip(copies, topics)]
+    replies = root.batch_act(observations)
+    assert len(replies) == 4 and all(r["text"].strip() for r in replies)
+    for copy, topic, reply in zip(copies, topics, replies):
+        copy.self_observe(reply)
+        assert [m["content"] for m in copy.turns] == [f"Tell me about {topic}.", reply["text"]]
+    # batching does not change what a conversation gets (greedy): the same as one at a time
+    alone = make("--context-length", "768", "--inference", "greedy")
+    assert say(alone, "Tell me about chocolate cake.")["text"] == replies[3]["text"]
+
+
+def test_episode_done_starts_a_new_conversation(make):
+    agent = make("--inference", "greedy")
+    say(agent, "My name is Ada.", done=True)
+    assert agent.turns == [] or agent._reset_after_reply
+    say(agent, "Hello again.")
+    assert [m["content"] for m in agent.turns][0] == "Hello again."
+
+
+def test_persona_context_goes_into_the_system_prompt(make):
+    agent = make("--inference", "greedy", "--persona", "I am a retired pilot.")
+    context = persona_context(["I have two cats.", "I live by the sea."])
+    agent.observe({"id": "context", "text": context, "episode_done": False})
+    system = agent.messages()[0]["content"]
+    assert "I am a retired pilot. I have two cats. I live by the sea." in system
+    assert agent.turns == []  # nothing of the persona is said aloud
+    reply = agent.act()  # speaks first
+    assert reply["text"].strip()
+    # a first message mixing persona lines and words: persona to the system prompt, words as a turn
+    other = make("--inference", "greedy")
+    other.observe({"text": "your persona: I love jazz.\npartner's persona: I am a chef.\nHi there!"})
+    assert "I love jazz." in other.messages()[0]["content"] and "I am a chef." in other.messages()[0]["content"]
+    assert other.turns == [{"role": "user", "content": "Hi there!"}]
+
+
+def test_long_conversations_drop_their_oldest_turns(make):
+    agent = make("--inference", "greedy", "--context-length", "128", "--max-new-tokens", "8")
+    for i in range(6):
+        say(agent, f"Here is a fairly long message number {i} about gardening, tomatoes, weather and soil.")
+    assert len(agent.turns) == 12 and agent.act  # still answering with a 128-token window
+
+
+def test_self_chat_inside_parlai_script(tmp_path):
+    from parlai.scripts.self_chat import SelfChat
+
+    out = tmp_path / "selfchat.jsonl"
+    SelfChat.main(model="parlai_acute.agents.llama_cpp:LlamaCppAgent", task="parlai_acute.tasks.persona",
+                  num_self_chats=2, selfchat_max_turns=4, outfile=str(out), datapath=str(tmp_path / "data"),
+                  max_new_tokens=12, display_examples=False)
+    episodes = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(episodes) == 2
+    for episode in episodes:
+        turns = [t for pair in episode["dialog"] for t in pair if t["id"] != "context"]
+        assert {t["id"] for t in turns} == {"LlamaCpp_1", "LlamaCpp_2"}
+        assert len(turns) == 6 and all(t["text"].strip() for t in turns)  # 1 context parley + 3 talking
+        assert all(t["candidates"][0]["score"] < 0 and "decoding" in t for t in turns)
+    texts = [[t["text"] for pair in e["dialog"] for t in pair] for e in episodes]
+    assert texts[0] != texts[1]
+
+
+def test_batched_self_chat_with_parlai_acute_worlds(tmp_path):
+    from parlai.scripts.self_chat import setup_args
+
+    from parlai_acute.logs import read_log
+    from parlai_acute.worlds.runner import run_self_chats
+
+    opt = setup_args().parse_args(["-m", "parlai_acute.agents.llama_cpp:LlamaCppAgent", "-t",
+                                   "parlai_acute.tasks.persona", "--num-self-chats", "4", "--selfchat-max-turns", "3",
+                                   "--batchsize", "2", "--outfile", str(tmp_path / "b.jsonl"), "--datapath",
+                                   str(tmp_path / "data"), "--max-new-tokens", "10", "--display-examples", "false"])
+    path = run_self_chats(opt, progress=False)
+    episodes = read_log(path)
+    assert len(episodes) == 4
+    for episode in episodes:
+        episode.check_alternating()
+        model_turns = [t for t in episode.turns if "candidates" in t]
+        assert model_turns and all(t["text"] == next(c["text"] for c in t["candidates"] if c["chosen"])
+                                   for t in model_turns)
+
+
+def test_eval_model_with_batches(tmp_path):
+    from parlai.scripts.eval_model import EvalModel
+
+    report = EvalModel.main(model="parlai_acute.agents.llama_cpp:LlamaCppAgent", task="integration_tests:nocandidate",
+                            num_examples=4, batchsize=2, datapath=str(tmp_path), max_new_tokens=6,
+                            display_examples=False, inference="greedy")
+    assert report["exs"].value() == 4
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--gguf", "/nonexistent/model.gguf"], "does not exist"),
+    (["--context-length", "16"], "--context-length"),
+    (["--llama-threads", "0"], "--llama-threads"),
+    (["--llama-slots", "-1"], "--llama-slots"),
+    (["--max-new-tokens", "600"], "--max-new-tokens"),
+    (["--temperature", "-1"], "--temperature"),
+])
+def test_bad_input_is_a_one_line_user_error(make, args, needle):
+    with pytest.raises(UserError) as err:
+        make(*args)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_directory_or_a_non_gguf_file_is_refused(make, tmp_path):
+    with pytest.raises(UserError, match="is a directory, not a model"):
+        make("--gguf", str(tmp_path))
+    fake = tmp_path / "notes.gguf"
+    fake.write_text("not a model")
+    with pytest.raises(UserError, match="not a GGUF model"):
+        make("--gguf", str(fake))
+
+
+def test_model_file_flag_names_the_gguf(make, gguf_path):
+    agent = make("-mf", gguf_path)
+    assert agent.engine.model_path == gguf_path
