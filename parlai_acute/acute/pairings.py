@@ -179,6 +179,8 @@ def plan_pair(n_a: int, n_b: int, comparisons: int, rng: random.Random,
 # ----------------------------------------------------------------------------- logs -> dialogues
 
 SIDES = ("first", "second")
+#: --self-chat-side: random per conversation, a fixed side, or the side that did not speak a seeded opening.
+SELF_CHAT_SIDES = ("random", "first", "second", "unseeded")
 _HUMAN_ID = re.compile(r"human|worker|turker|user|person|crowd", re.IGNORECASE)
 
 
@@ -188,7 +190,7 @@ class ModelLog:
 
     ``speaker``: ``auto`` (the non-human speaker of human-model logs; a side chosen by
     ``self_chat_side`` for self-chats and human-human logs), ``random``, ``first``,
-    ``second``, or a speaker id of the log.
+    ``second``, ``unseeded``, or a speaker id of the log.
     """
 
     name: str
@@ -267,6 +269,11 @@ def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: st
                             f"write {ml.name}={ml.path}:SPEAKER_ID (or :first, :second, :random)")
         else:
             spec = self_chat_side  # a human-human log: either human stands for "human"
+    if spec == "unseeded":
+        # our self-chats open with a human-written line from a dataset (a turn with "seed");
+        # evaluate the side that did not speak it
+        seeded = {i % 2 for i, turn in enumerate(turns) if "seed" in turn}
+        spec = SIDES[1 - seeded.pop()] if len(seeded) == 1 else "random"
     if spec == "random":
         return rng.randrange(2)
     if spec in SIDES:
@@ -284,8 +291,8 @@ def load_dialogues(ml: ModelLog, self_chat_side: str = "random", seed: int = 0,
     """Read one model's log and turn every conversation into a :class:`Dialogue`."""
     from parlai_acute.logs import read_log
 
-    if self_chat_side not in ("random",) + SIDES:
-        raise UserError(f"self-chat side {self_chat_side!r} is unknown; use random, first or second")
+    if self_chat_side not in SELF_CHAT_SIDES:
+        raise UserError(f"self-chat side {self_chat_side!r} is unknown; use one of {', '.join(SELF_CHAT_SIDES)}")
     rng = random.Random(f"{seed}:{ml.name}")
     normal = _normalizer() if normalize else (lambda text: text)
     meta = log_metadata(ml.path)

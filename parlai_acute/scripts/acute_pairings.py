@@ -19,15 +19,16 @@ from parlai_acute.files import write_json, write_jsonl
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("models", nargs="+", metavar="NAME=PATH[:SPEAKER]",
                         help="a model and its Conversations log; SPEAKER is the model's speaker id, or first, "
-                             "second, random (default: the non-human speaker; a side per --self-chat-side for "
+                             "second, random, unseeded (default: the non-human speaker; a side per --self-chat-side for "
                              "self-chats and human-human logs)")
     parser.add_argument("-o", "--output", required=True, help="pairings file to write (.jsonl)")
     parser.add_argument("-n", "--comparisons-per-pair", type=int, default=20,
                         help="comparisons for every unordered model pair (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--self-chat-side", choices=["random", "first", "second"], default="random",
-                        help="which side of a self-chat (or human-human) conversation is evaluated (default: random "
-                             "per conversation)")
+    parser.add_argument("--self-chat-side", choices=P.SELF_CHAT_SIDES, default="random",
+                        help="which side of a self-chat (or human-human) conversation is evaluated: random per "
+                             "conversation (default), first, second, or unseeded (the side that did not speak the "
+                             "human-written opening our self-chats start with; random if there is none)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--onboarding", metavar="FILE", default=None,
                        help="gold pairs (JSONL, or ParlAI's onboarding.json); default: the set shipped with parlai_acute")

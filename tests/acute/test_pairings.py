@@ -384,3 +384,16 @@ def test_self_chat_with_one_id_needs_whole_turn_pairs(tmp_path):
     write_jsonl(tmp_path / "broken.jsonl", [conversation(["bot", "bot"]), row])
     with pytest.raises(UserError, match=r"broken.jsonl:2: a turn pair of this self-chat has not two turns"):
         P.load_dialogues(P.ModelLog("m", str(tmp_path / "broken.jsonl")))
+
+
+def test_unseeded_side_skips_the_human_written_opening(real_self_chats, tmp_path):
+    generic = str(real_self_chats / "generic.jsonl")
+    raw = [json.loads(line) for line in open(generic, encoding="utf-8")]
+    seeded_first = ["seed" in row["dialog"][0][0] for row in raw]
+    assert all(seeded_first)  # our chitchat self-chats open with a dataset line
+    for d in P.load_dialogues(P.ModelLog("g", generic), self_chat_side="unseeded"):
+        assert d.turns[0]["id"] == P.OTHER_SPEAKER and d.turns[1]["id"] == "g"
+    # without seeded turns it falls back to a random side per conversation
+    plain = write_log(tmp_path / "plain.jsonl", 30, ["bot", "bot"])
+    sides = {d.turns[0]["id"] for d in P.load_dialogues(P.ModelLog("b", plain, "unseeded"))}
+    assert sides == {"b", P.OTHER_SPEAKER}
