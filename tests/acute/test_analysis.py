@@ -205,6 +205,38 @@ def test_judgments_from_real_mephisto_db(mephisto_db):
     assert df.iloc[0]["winner_side"] == "right" and df.iloc[1]["winner_side"] == "left"
 
 
+def test_judgments_saved_by_the_acute_eval_task_state(mephisto_db):
+    """The real AcuteEvalAgentState of parlai_acute.mephisto_tasks.acute_eval stores a judgment;
+    the analysis reads it back through Mephisto's DataBrowser."""
+    from mephisto.data_model.agent import Agent
+    from mephisto.data_model.constants.assignment_state import AssignmentState
+
+    from parlai_acute.mephisto_tasks.acute_eval.blueprint import BLUEPRINT_TYPE as T
+
+    task = mephisto_db.new_task("acute_live", T)
+    req = mephisto_db.new_requester("tester", "mock")
+    run = mephisto_db.new_task_run(task, req, json.dumps("{}"), "mock", T)
+    assignment = mephisto_db.new_assignment(task, run, req, T, "mock")
+    unit = mephisto_db.new_unit(task, run, req, assignment, 0, 0.5, "mock", T)
+    worker = mephisto_db.new_worker("alice", "mock")
+    agent_id = mephisto_db.new_agent(worker, unit, task, run, assignment, T, "mock")
+    mephisto_db.update_unit(unit, agent_id=agent_id, status=AssignmentState.COMPLETED)
+    agent = Agent.get(mephisto_db, agent_id)
+    agent.update_status("completed")
+    agent.state.add_comparison({
+        "pairing": {"pair_id": "3|17", "pairing_index": 4, "dialogue_ids": [3, 17],
+                    "speakers_to_eval": ["model_a", "model_b"], "is_onboarding": False},
+        "position": 1, "n_comparisons": 1, "left": 1, "left_model": "model_b", "choice": "model_a",
+        "choice_side": "right", "reason": "it asked about me", "question": "Who is more engaging?",
+        "question_key": "engaging", "onboarding_correct": None, "start_time": 1.0, "end_time": 3.0})
+    df = judgments_from_mephisto_db("acute_live", mephisto_db)
+    assert len(df) == 1
+    got = df.iloc[0]
+    assert (got["model_left"], got["winner"], got["winner_side"], got["dialogue_left"]) == \
+        ("model_b", "model_a", "right", "17")
+    assert got["worker"] == worker and got["reason"] == "it asked about me" and got["duration"] == 2.0
+
+
 def test_unknown_and_empty_mephisto_tasks(mephisto_db):
     add_completed_unit(mephisto_db, "acute_test", "alice", [comparison(0, "B")])
     with pytest.raises(UserError, match=r"no Mephisto task named 'other' \(known: acute_test\)"):
