@@ -397,3 +397,12 @@ def test_unseeded_side_skips_the_human_written_opening(real_self_chats, tmp_path
     plain = write_log(tmp_path / "plain.jsonl", 30, ["bot", "bot"])
     sides = {d.turns[0]["id"] for d in P.load_dialogues(P.ModelLog("b", plain, "unseeded"))}
     assert sides == {"b", P.OTHER_SPEAKER}
+
+
+def test_normalize_cleans_tokenised_text_like_fast_eval(tmp_path):
+    row = {"dialog": [[{"id": "human", "text": "hi there ! how are you ?"}, {"id": "bot", "text": "i am fine , thanks ."}]]}
+    write_jsonl(tmp_path / "tok.jsonl", [row])
+    (raw,) = P.load_dialogues(P.ModelLog("m", str(tmp_path / "tok.jsonl")))
+    (clean,) = P.load_dialogues(P.ModelLog("m", str(tmp_path / "tok.jsonl")), normalize=True)
+    assert raw.turns[1]["text"] == "i am fine , thanks ."
+    assert clean.turns[1]["text"] == "I am fine, thanks."
