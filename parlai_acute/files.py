@@ -25,11 +25,18 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
