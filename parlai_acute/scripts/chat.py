@@ -22,7 +22,8 @@ CONTEXTS = ("none", "chitchat", "persona", "topics")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = __doc__.split("\n\n")[1].replace("\n", " ")
+    summary, details = __doc__.split("\n\n")[:2]
+    parser.description = summary.split(": ", 1)[1] + "\n\n" + details
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
