@@ -147,7 +147,7 @@ class HfModel:
             raise UserError(f"{path}: no usable tokenizer ({_first_line(exc)}); save the tokenizer "
                             "next to the model with tokenizer.save_pretrained(DIR)") from None
         try:
-            self.model = auto.from_pretrained(model_dir, torch_dtype=getattr(torch, dtype), **kw)
+            self.model = auto.from_pretrained(model_dir, config=config, torch_dtype=getattr(torch, dtype), **kw)
         except ValueError as exc:
             kind = "seq2seq" if self.seq2seq else "causal"
             raise UserError(f"{path}: {type(config).__name__} is not a {kind} language model "

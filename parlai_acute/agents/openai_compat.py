@@ -135,6 +135,9 @@ class ChatClient:
             fix = (f"check the key in {self.api_key_env}" if self.api_key_env
                    else "pass --openai-api-key-env NAME of the variable that holds the key")
             return UserError(f"{self.url} refused the request (HTTP {code}: {detail}); {fix}")
+        if code == 404 and "model" in detail.lower():
+            return UserError(f"{self.url} does not serve model {self.model!r} (HTTP 404: {detail}); "
+                             "pass the name the server lists at /v1/models as --openai-model")
         if code == 404:
             return UserError(f"{self.url} does not exist (HTTP 404: {detail}); --openai-base-url should be the "
                              "API root ending in /v1, e.g. http://127.0.0.1:8080/v1")

@@ -126,12 +126,13 @@ class FlakyProxy:
 
     It answers the first ``fail`` POSTs with ``status``, then forwards; ``delay`` seconds
     of sleep before forwarding make a slow server (timeouts, concurrency);
-    ``strip_logprobs`` removes logprobs from answers (a server without logprobs support).
+    ``strip_logprobs`` removes logprobs from answers (a server without logprobs support);
+    ``max_choices`` keeps only that many choices (a server that ignores ``n``).
     Records the headers and JSON body of every request and the most requests in flight.
     """
 
     def __init__(self, upstream: str, fail: int = 0, status: int = 503, delay: float = 0.0,
-                 strip_logprobs: bool = False):
+                 strip_logprobs: bool = False, max_choices: int = 0):
         import json
 
         import requests
@@ -179,10 +180,13 @@ class FlakyProxy:
                 except requests.RequestException:
                     return
                 content = resp.content
-                if strip_logprobs and resp.status_code == 200:
+                if (strip_logprobs or max_choices) and resp.status_code == 200:
                     data = resp.json()
                     for choice in data.get("choices", []):
-                        choice.pop("logprobs", None)
+                        if strip_logprobs:
+                            choice.pop("logprobs", None)
+                    if max_choices:
+                        data["choices"] = data["choices"][:max_choices]
                     content = json.dumps(data).encode()
                 self.send_response(resp.status_code)
                 self.send_header("Content-Type", "application/json")

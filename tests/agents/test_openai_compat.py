@@ -46,6 +46,16 @@ def test_sample_and_rank_uses_server_logprobs(llama_server, flaky_proxy):
     assert chosen["score"] == max(c["score"] for c in cands if not c["filtered"])
 
 
+def test_server_ignoring_n_is_asked_again(flaky_proxy):
+    proxy = flaky_proxy(max_choices=1)
+    agent = make_agent(proxy.url + "/v1", "--inference", "sample_rank", "--num-samples", "3", "--temperature", "1.0")
+    agent.observe({"text": "Tell me something about dogs.", "episode_done": False})
+    act = agent.act()
+    assert len(act["candidates"]) == 3
+    assert [b.get("n", 1) for b in proxy.bodies] == [3, 2, 1]
+    assert len({b["seed"] for b in proxy.bodies}) == 3  # each request samples afresh
+
+
 def test_missing_logprobs_is_a_clear_error(flaky_proxy):
     proxy = flaky_proxy(strip_logprobs=True)
     agent = make_agent(proxy.url + "/v1", "--inference", "sample_rank", "--num-samples", "2")
