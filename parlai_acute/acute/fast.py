@@ -1,0 +1,222 @@
+"""ACUTE-Eval in one command, the way ParlAI's fast-acute is used.
+
+Model configurations -> self-chat logs (reused when present) -> pairings -> the Mephisto
+task -> analysis. Each step is the ``parlai-acute`` subcommand a user would run by hand
+(``self-chat``, ``acute pairings``, ``acute launch``, ``acute analyze``), so there is one
+way to do each thing and the steps can be rerun separately from the files left in the
+work directory::
+
+    WORKDIR/logs/NAME.jsonl      one self-chat log per model (kept and reused)
+    WORKDIR/pairings.jsonl       the comparisons (+ .metadata.json)
+    WORKDIR/mephisto/            the Mephisto data directory (database.db, unit data)
+    WORKDIR/results/             tables, report.html, run.json
+
+The launcher runs as a child process: a person judges in a browser at the printed address,
+or ``simulated_workers`` scripted Chromium workers (clearly labelled) do it.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+
+
+@dataclass
+class FastConfig:
+    workdir: Path
+    models: dict[str, str] = field(default_factory=dict)  # name -> model string for self-chat
+    logs: dict[str, str] = field(default_factory=dict)  # name -> existing log PATH[:SPEAKER]
+    num_self_chats: int = 10
+    max_turns: int = 6
+    task: str = "chitchat"
+    batchsize: int = 1
+    seed: int = 0
+    comparisons_per_pair: int = 10
+    question: str = "engaging"
+    run_name: str = "acute_fast"
+    port: int = 3000
+    simulated_workers: int = 0
+    overrides: list[str] = field(default_factory=list)
+    bootstrap: int = 1000
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.workdir / "logs"
+
+    @property
+    def pairings(self) -> Path:
+        return self.workdir / "pairings.jsonl"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "mephisto"
+
+    @property
+    def results(self) -> Path:
+        return self.workdir / "results"
+
+
+def _cli(argv: list[str]) -> None:
+    """Run one ``parlai-acute`` subcommand in-process; a failure stops the pipeline."""
+    from parlai_acute.scripts.main import main
+
+    code = main(argv)
+    if code != 0:
+        raise UserError(f"step `parlai-acute {' '.join(argv[:2])}` failed (exit {code}, message above); "
+                        "fix it and rerun: finished steps are reused")
+
+
+def self_chat_logs(cfg: FastConfig) -> dict[str, str]:
+    """Every model's log: given, reused from WORKDIR/logs, or made now by self-chat."""
+    from parlai_acute.logs import read_log
+
+    specs = dict(cfg.logs)
+    for name, model in cfg.models.items():
+        log = cfg.logs_dir / f"{name}.jsonl"
+        if log.exists():
+            read_log(log)  # an unreadable log stops here with its own message
+            print(f"[fast] {name}: reusing {log}", flush=True)
+        else:
+            print(f"[fast] {name}: {cfg.num_self_chats} self-chats of {model!r}", flush=True)
+            _cli(["self-chat", "--model", model, "-t", cfg.task, "-n", str(cfg.num_self_chats),
+                  "--max-turns", str(cfg.max_turns), "-b", str(cfg.batchsize), "--seed", str(cfg.seed),
+                  "-o", str(log)])
+        specs[name] = str(log)
+    return specs
+
+
+def make_pairings(cfg: FastConfig, logs: dict[str, str]) -> Path:
+    # "unseeded": our self-chats open with a human-written line; never credit a model with it.
+    _cli(["acute", "pairings", *[f"{name}={path}" for name, path in logs.items()], "-o", str(cfg.pairings),
+          "-n", str(cfg.comparisons_per_pair), "--seed", str(cfg.seed), "--self-chat-side", "unseeded", "--force"])
+    return cfg.pairings
+
+
+class Launcher:
+    """``parlai-acute acute launch`` as a child process, its output echoed with a prefix."""
+
+    def __init__(self, cfg: FastConfig):
+        self.url: str | None = None
+        self.ready = threading.Event()
+        argv = [sys.executable, "-m", "parlai_acute.scripts.main", "acute", "launch",
+                "--pairings", str(cfg.pairings), "--data-dir", str(cfg.data_dir),
+                f"mephisto.task.task_name={cfg.run_name}", f"mephisto.architect.port={cfg.port}",
+                f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
+                *cfg.overrides]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     bufsize=1, start_new_session=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        launched = False
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            print(f"[launch] {line}", end="", flush=True)
+            if line.startswith("Open http"):
+                self.url = line.split()[1].split("/?")[0]
+            launched = launched or "Mock task launched" in line
+            if self.url and launched:
+                self.ready.set()
+        self.ready.set()  # exited: wait_ready() reports it
+
+    def wait_ready(self, timeout: float = 300) -> str:
+        if not self.ready.wait(timeout) or self.url is None:
+            self.stop()
+            raise UserError(f"the ACUTE-Eval task did not start (launcher output above); check the port "
+                            "(--port) and the pairings, then rerun")
+        return self.url
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait(self) -> int:
+        code = self.proc.wait()
+        self._reader.join(timeout=5)
+        return code
+
+    def stop(self) -> int:
+        if self.running():
+            self.proc.send_signal(signal.SIGTERM)  # the launcher stores everything and stops its router
+        try:
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            return self.proc.wait()
+
+
+def simulated_judge(view: dict) -> tuple[str, str]:
+    """A scripted worker's choice: the side whose evaluated speaker uses more distinct words.
+
+    A crude stand-in for a person, for demos only (it passes the default onboarding pairs,
+    where the gold answer is the human who says more than "ok").
+    """
+    counts = []
+    for side in view["comparison"]["sides"]:
+        words = {w.lower().strip(".,!?") for t in side["turns"] if t["evaluated"] for w in t["text"].split()}
+        counts.append(len(words))
+    side = "left" if counts[0] >= counts[1] else "right"
+    return side, (f"Simulated worker: the {side} speaker uses more varied words "
+                  f"({max(counts)} distinct vs {min(counts)}).")
+
+
+def run_simulated_workers(launcher: Launcher, url: str, n: int, timeout: float = 3600) -> int:
+    """Round-robin units among ``n`` scripted workers until the run ends or none can take more."""
+    from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+
+    made, deadline = 0, time.monotonic() + timeout
+    with sw.browser() as chromium:
+        idle = 0
+        for unit in itertools.count(1):
+            if not launcher.running() or time.monotonic() > deadline:
+                break
+            worker = f"worker{(unit - 1) % n + 1}"
+            try:
+                run = sw.run_worker(chromium, url, worker, f"{worker}-unit{unit}", simulated_judge)
+            except Exception as exc:  # the run finished while a page was open, etc.
+                if not launcher.running():
+                    break
+                raise UserError(f"simulated worker {worker} failed: {' '.join(str(exc).split())[:200]}") from None
+            made += len(run.made)
+            idle = 0 if run.made else idle + 1
+            if idle >= n:  # every worker was turned away: nothing left they may do
+                break
+    print(f"[fast] simulated workers made {made} judgments", flush=True)
+    return made
+
+
+def run_fast(cfg: FastConfig, logs: dict[str, str] | None = None) -> Path:
+    """The whole loop (``logs``: already made by :func:`self_chat_logs`); returns the results directory."""
+    if len(cfg.models) + len(cfg.logs) < 2:
+        raise UserError("ACUTE-Eval needs at least two models; give two or more --model NAME=MODEL or --log NAME=PATH")
+    if overlap := set(cfg.models) & set(cfg.logs):
+        raise UserError(f"model name {sorted(overlap)[0]!r} is given both as --model and --log; use one")
+    cfg.workdir.mkdir(parents=True, exist_ok=True)
+    logs = logs if logs is not None else self_chat_logs(cfg)
+    make_pairings(cfg, logs)
+    launcher = Launcher(cfg)
+    try:
+        if cfg.simulated_workers:
+            url = launcher.wait_ready()
+            print(f"[fast] {cfg.simulated_workers} SIMULATED workers (scripted Chromium) judge at {url}", flush=True)
+            run_simulated_workers(launcher, url, cfg.simulated_workers)
+            if launcher.running():
+                print("[fast] simulated workers are done; stopping the task", flush=True)
+                launcher.stop()
+        else:
+            print("[fast] waiting for the judgments (Ctrl-C stops the task; judgments are kept)", flush=True)
+        launcher.wait()
+    except KeyboardInterrupt:
+        launcher.stop()
+    _cli(["acute", "analyze", "--task-name", cfg.run_name, "--mephisto-db", str(cfg.data_dir / "database.db"),
+          "--outdir", str(cfg.results), "--bootstrap", str(cfg.bootstrap), "--seed", str(cfg.seed)])
+    return cfg.results
