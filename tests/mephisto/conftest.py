@@ -1,0 +1,33 @@
+"""Fixtures for the ACUTE-Eval Mephisto task tests (helpers in acute_task_helpers.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acute_task_helpers import Launcher, free_port
+
+
+@pytest.fixture()
+def launch(tmp_path):
+    """Start launchers; every one still running at the end is killed."""
+    started: list[Launcher] = []
+
+    def start(pairings: Path, *overrides: str, data_dir: Path | None = None, port: int | None = None,
+              task_name: str = "acute_test") -> Launcher:
+        launcher = Launcher(data_dir or tmp_path / "mephisto_data", pairings, port or free_port(),
+                            tmp_path / f"launch{len(started)}.log", *overrides, task_name=task_name)
+        started.append(launcher)
+        return launcher
+
+    yield start
+    for launcher in started:
+        launcher.kill_all()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import browser
+
+    with browser() as instance:
+        yield instance
