@@ -1,0 +1,107 @@
+"""Stopping and restarting the ACUTE-Eval task, and bad input: nothing lost, nothing left behind."""
+from __future__ import annotations
+
+import socket
+import subprocess
+
+from acute_task_helpers import Launcher, free_port, launch_cmd, make_pairings, pid_alive, write_pairings
+
+from parlai_acute.mephisto_tasks import setup
+from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+from parlai_acute.mephisto_tasks.acute_eval import store
+
+
+def prefer_a(view):
+    try:
+        return sw.side_with_text(view, "hike"), "coherent and asks a question"
+    except LookupError:
+        return sw.side_with_text(view, "A-line"), "A answers more warmly"
+
+
+def test_sigterm_mid_run_keeps_judgments_stops_router_and_relaunch_continues(tmp_path, launch, chromium):
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=4", "mephisto.blueprint.max_judgments_per_worker=6")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    node = task.node_pids()
+    assert len(node) == 1
+
+    # onboarding + 2 of 4 comparisons, then the worker is still on the page when the launcher is stopped
+    run = sw.run_worker(chromium, task.url, "carol", "c1", prefer_a, max_comparisons=3)
+    assert len(run.made) == 3 and not run.finished
+    assert task.terminate() == 0
+    assert not pid_alive(node[0]), "the Node router outlived the launcher"
+    assert "stopped" in task.log()
+
+    db = setup.open_db(task.data_dir)
+    df = store.judgments_for_task(db, "acute_test")
+    assert len(df) == 3
+    assert list(df["winner_side"]) == [m["choice"] for m in run.made]
+    judged = set(df.loc[~df["is_onboarding"], "pair_id"])
+    assert len(judged) == 2
+
+    # relaunch the same task: only the 4 missing judgments are handed out, carol is not onboarded again
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    assert "4 judgments to collect" in again.log()
+    run2 = sw.run_worker(chromium, again.url, "carol", "c2", prefer_a)
+    assert run2.finished and len(run2.made) == 4
+    assert again.wait_exit(timeout=120) == 0  # everything judged: the run ends by itself
+    db = setup.open_db(task.data_dir)
+    df = store.judgments_for_task(db, "acute_test")
+    regular = df[~df["is_onboarding"]]
+    assert len(df[df["is_onboarding"]]) == 1
+    assert sorted(regular["pair_id"]) == sorted(f"a{n}|b{n}" for n in range(6))  # 2 before + 4 after, no repeat
+    assert (regular["winner"] == "model_a").all()
+
+
+def test_port_taken_is_one_line_error_and_creates_nothing(tmp_path):
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
+    data = tmp_path / "data"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(launch_cmd("--pairings", str(pairings), "--data-dir", str(data),
+                                           f"mephisto.architect.port={port}"),
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert f"port {port}" in lines[0] and "mephisto.architect.port=" in lines[0]
+    assert not data.exists()
+
+
+def test_bad_pairings_line_names_line_and_field_and_changes_nothing(tmp_path):
+    lines = make_pairings(3)
+    del lines[2]["speakers_to_eval"]
+    pairings = write_pairings(tmp_path / "pairings.jsonl", lines)
+    before = pairings.read_bytes()
+    data = tmp_path / "data"
+    result = subprocess.run(launch_cmd("--pairings", str(pairings), "--data-dir", str(data),
+                                       f"mephisto.architect.port={free_port()}"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    err = result.stderr.strip().splitlines()
+    assert len(err) == 1 and f"{pairings}:3" in err[0] and "speakers_to_eval" in err[0]
+    assert pairings.read_bytes() == before
+    assert not (data / "database.db").exists() or not list((data / "data").glob("runs/*"))
+
+
+def test_bad_override_and_missing_pairings_are_user_errors(tmp_path):
+    result = subprocess.run(launch_cmd("mephisto.blueprint.no_such_option=1"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2 and "no_such_option" in result.stderr and "Traceback" not in result.stderr
+    result = subprocess.run(launch_cmd(), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "pairings" in result.stderr
+
+
+def test_print_config_takes_mephisto_overrides(tmp_path):
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
+    result = subprocess.run(launch_cmd("--pairings", str(pairings), "--print-config", "mephisto/provider=mturk_sandbox",
+                                       "mephisto.blueprint.question=humanlike", "mephisto.architect.port=4123"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "_provider_type: mturk_sandbox" in result.stdout
+    assert "question: humanlike" in result.stdout
+    assert "port: '4123'" in result.stdout or "port: 4123" in result.stdout
