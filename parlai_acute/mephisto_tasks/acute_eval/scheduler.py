@@ -81,7 +81,7 @@ class Scheduler:
         return self._workers.setdefault(worker, _Worker())
 
     def remaining(self) -> int:
-        """Regular judgments still needed (including those handed out and not yet made)."""
+        """Regular judgments not handed out yet (what a new unit could still get)."""
         with self._lock:
             return sum(self.needed.values())
 
