@@ -15,6 +15,16 @@ Fixes:
     the module's source text, compiled under its real file name so tracebacks stay true).
     Hydra's structured configs treat both spellings the same.
 
+``parlai-conversations-atomic``
+    ``parlai.utils.conversations.Conversations.save_conversations`` (used by ``parlai
+    interactive --outfile``, ``parlai self_chat`` and every world logger) writes
+    ``.jsonl`` and ``.metadata`` in place: an interrupted or failing run leaves a truncated
+    log that reads as complete. Right after that module is imported we replace the method
+    with :func:`parlai_acute.worlds.conversations_log.save_conversations`, which lets the
+    original write into a staging directory and renames the finished files (metadata
+    first, the ``.jsonl`` last). The original stays available as
+    ``Conversations._parlai_save_conversations``.
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -37,6 +47,13 @@ SOURCE_PATCHES: dict[str, list[tuple[str, str]]] = {
         ("    mephisto: MephistoConfig = MephistoConfig()\n",
          "    mephisto: MephistoConfig = field(default_factory=MephistoConfig)\n"),
     ],
+}
+
+
+# module name -> "module:function" called with the module right after it is executed
+# (or at install() if it was imported before parlai_acute, e.g. by the `parlai` script)
+POST_IMPORT_FIXES: dict[str, str] = {
+    "parlai.utils.conversations": "parlai_acute.worlds.conversations_log:make_atomic",
 }
 
 
@@ -70,8 +87,37 @@ class _PatchedSourceLoader(importlib.machinery.SourceFileLoader):
         """Never write patched bytecode into site-packages."""
 
 
+def _run_post_import_fix(module) -> None:
+    target = POST_IMPORT_FIXES.get(module.__name__)
+    if target:
+        fix_module, _, function = target.partition(":")
+        getattr(importlib.import_module(fix_module), function)(module)
+
+
+class _PostImportLoader(importlib.abc.Loader):
+    """Executes a module with its own loader, then applies its fix."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _run_post_import_fix(module)
+
+    def __getattr__(self, name):  # get_source, is_package, ... of the real loader
+        return getattr(self._loader, name)
+
+
 class _SourcePatchFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
+        if fullname in POST_IMPORT_FIXES:
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PostImportLoader(spec.loader)
+            return spec
         patches = SOURCE_PATCHES.get(fullname)
         if patches is None:
             return None
@@ -90,6 +136,9 @@ def install() -> None:
     """Install every fix (idempotent). Called by ``import parlai_acute``."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    for name in POST_IMPORT_FIXES:
+        if name in sys.modules:  # imported before parlai_acute (the `parlai` console script)
+            _run_post_import_fix(sys.modules[name])
     warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
 
 

@@ -53,3 +53,33 @@ def test_pkg_resources_warning_silenced():
     assert "pkg_resources is deprecated" not in result.stderr
     plain = run_python("import warnings; warnings.simplefilter('default'); import parlai.core.opt")
     assert "pkg_resources is deprecated" in plain.stderr
+
+
+SAVE_THAT_FAILS = (
+    "import os, sys, tempfile\n"
+    "{imports}\n"
+    "from parlai.utils.conversations import Conversations\n"
+    "d = tempfile.mkdtemp()\n"
+    "episode = [[{{'id': 'a', 'text': 'hi'}}, {{'id': 'b', 'text': 'ok'}}]]\n"
+    "try:\n"
+    "    Conversations.save_conversations([episode], os.path.join(d, 'log.jsonl'), {{'bad': object()}})\n"
+    "except TypeError:\n"
+    "    pass\n"
+    "print(sorted(os.listdir(d)))\n"
+)
+
+
+def test_parlai_conversations_leave_a_partial_log_without_fix():
+    # the metadata cannot be serialised: ParlAI has already written log.jsonl in place
+    result = run_python(SAVE_THAT_FAILS.format(imports=""))
+    assert result.returncode == 0, result.stderr
+    assert "'log.jsonl'" in result.stdout
+
+
+@pytest.mark.parametrize("imports", ["import parlai_acute",
+                                     "import parlai.utils.conversations\nimport parlai_acute"])
+def test_parlai_conversations_are_atomic_with_fix(imports):
+    # also when parlai imported the module before parlai_acute (the `parlai` console script)
+    result = run_python(SAVE_THAT_FAILS.format(imports=imports))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -38,7 +38,8 @@ def save_conversations(logs: list, outfile: str | os.PathLike, opt, self_chat: b
         raise UserError(f"--outfile {jsonl} is a directory; give a file name such as {jsonl}/chats.jsonl")
     with tempfile.TemporaryDirectory(prefix=f".{jsonl.stem}.", dir=jsonl.parent) as tmp:
         staged = Path(tmp) / jsonl.name
-        _quietly(Conversations.save_conversations, logs, str(staged), opt, self_chat=self_chat, **extra)
+        original = getattr(Conversations, "_parlai_save_conversations", Conversations.save_conversations)
+        _quietly(original, logs, str(staged), opt, self_chat=self_chat, **extra)
         staged_meta = staged.with_suffix(".metadata")
         lines = []
         for line in staged.read_text(encoding="utf-8").splitlines():
@@ -51,6 +52,24 @@ def save_conversations(logs: list, outfile: str | os.PathLike, opt, self_chat: b
             fh.write("".join(line + "\n" for line in lines))
     parlai_logging.info(f"Conversations saved to {jsonl} (metadata: {metadata})")
     return jsonl
+
+
+def make_atomic(module) -> None:
+    """parlai_acute.compat fix ``parlai-conversations-atomic``: make ParlAI's own
+    ``Conversations.save_conversations`` (``parlai interactive --outfile``, world loggers)
+    write through :func:`save_conversations`. Idempotent."""
+    cls = module.Conversations
+    if "_parlai_save_conversations" in cls.__dict__:
+        return
+    cls._parlai_save_conversations = cls.__dict__["save_conversations"]
+
+    def atomic_save_conversations(klass, act_list, datapath, opt, save_keys="all", context_ids="context",
+                                  self_chat=False, **kwargs):
+        save_conversations(act_list, datapath, opt, self_chat=self_chat, save_keys=save_keys,
+                           context_ids=context_ids, **kwargs)
+
+    atomic_save_conversations.__doc__ = "Atomic version installed by parlai_acute.compat."
+    cls.save_conversations = classmethod(atomic_save_conversations)
 
 
 def _quietly(function, *args, **kwargs):
