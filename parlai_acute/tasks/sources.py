@@ -77,7 +77,17 @@ def _all_chitchat() -> tuple[Conversation, ...]:
 
 def chitchat(split: str = "train", min_turns: int = 2) -> list[Conversation]:
     """Conversations of one split with at least ``min_turns`` turns, in a fixed order."""
-    return [c for c in _all_chitchat() if len(c.turns) >= min_turns and split_of(c.id) == split]
+    return list(_chitchat(split, min_turns))
+
+
+@functools.lru_cache(maxsize=16)
+def _chitchat(split: str, min_turns: int) -> tuple[Conversation, ...]:
+    return tuple(c for c in _all_chitchat() if len(c.turns) >= min_turns and split_of(c.id) == split)
+
+
+@functools.lru_cache(maxsize=16)
+def _chitchat_pool(split: str, min_turns: int, seed: int) -> tuple[Conversation, ...]:
+    return tuple(permuted(_chitchat(split, min_turns), seed, f"chitchat:{split}"))
 
 
 def _load_list(name: str) -> list:
@@ -115,7 +125,7 @@ def topic_context(topic: str) -> str:
 
 def chitchat_seed(index: int, seed: int, split: str, turns: int) -> Seed:
     """Episode ``index`` starts with the first ``turns`` real turns of a human conversation."""
-    pool = permuted(chitchat(split, min_turns=turns + 1), seed, f"chitchat:{split}")
+    pool = _chitchat_pool(split, turns + 1, seed)
     conv = pool[index % len(pool)]
     return Seed(openers=list(conv.turns[:turns]),
                 info={"source": "chitchat_dataset", "conversation_id": conv.id, "prompt": conv.prompt})

@@ -94,6 +94,6 @@ def test_parlai_interactive_with_our_task(tmp_path, datapath):
     assert [t["text"] for t in episode.turns] == ["what now?", "I don't know"]
     assert episode.context[0]["text"].startswith("Let's talk about ")
     assert len(list(Conversations(str(out)))) == 1
-    # written through the atomic save that parlai_acute.compat installs in ParlAI's own script
+    # the final metadata path, and no staging directory left behind
     assert episode.raw["metadata_path"] == str(out.with_suffix(".metadata"))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
