@@ -47,7 +47,7 @@ def add_model_args(parser):
             group.add_argument(name, **kwargs)
 
     add("--hf-model", type=str, default=None,
-        help="local directory written by save_pretrained, or a .gguf file (never downloaded)")
+        help="local directory written by save_pretrained, or a .gguf file (never downloaded); default: -mf")
     add("--hf-dtype", type=str, default="float32", choices=list(DTYPES), help="weights dtype")
     add("--hf-device", type=str, default="cpu", help="torch device, e.g. cpu or cuda:0")
     add("--hf-threads", type=int, default=1, help="CPU threads for torch")
@@ -117,6 +117,7 @@ class HfModel:
         import transformers
 
         self.torch = torch
+        self.path = path
         model_dir, gguf = _locate(path)
         if dtype not in DTYPES:
             raise UserError(f"--hf-dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
@@ -156,14 +157,13 @@ class HfModel:
             raise UserError(f"{path}: cannot load the weights ({_first_line(exc)}); check the directory "
                             "holds model.safetensors or pytorch_model.bin") from None
         self.model.to(self.device).eval()
-        self.path = path
         self.lock = threading.Lock()
         self.chat_template = None
         if fmt != "plain" and not self.seq2seq:
             self.chat_template = getattr(self.tokenizer, "chat_template", None) or None
             if fmt == "chat_template" and not self.chat_template:
                 raise UserError(f"{path}: the tokenizer has no chat template; use --hf-format plain")
-        self._end_ids, self._stop_text = self._end_of_turn()
+        self._end_ids, self._stop_text = self._end_of_turn()  # renders the template once: bad ones fail here
         self.max_positions = _max_positions(self.model.config, self.tokenizer)
 
     # ------------------------------------------------------------------ formatting
@@ -172,6 +172,15 @@ class HfModel:
         tok = self.tokenizer
         return {name: getattr(tok, name, None) for name in
                 ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")}
+
+    def _render_template(self, messages: list, add_generation_prompt: bool) -> str:
+        from jinja2.exceptions import TemplateError
+
+        try:
+            return render_chat_template(self.chat_template, messages, add_generation_prompt, self._special())
+        except TemplateError as exc:
+            raise UserError(f"{self.path}: the tokenizer's chat template failed ({_first_line(exc)}); "
+                            "use --hf-format plain, or drop --system-prompt if it refuses system messages") from None
 
     def _end_of_turn(self):
         """Token ids that close a bot turn, and the text generation is cut at (plain format).
@@ -186,9 +195,8 @@ class HfModel:
         if self.chat_template:
             marker = "\u2063REPLY\u2063"
             probe = [{"role": USER, "content": "hi"}]
-            head = render_chat_template(self.chat_template, probe, True, self._special())
-            full = render_chat_template(self.chat_template, probe + [{"role": BOT, "content": marker}],
-                                        False, self._special())
+            head = self._render_template(probe, True)
+            full = self._render_template(probe + [{"role": BOT, "content": marker}], False)
             if full.startswith(head) and marker in full:
                 tail = full[full.index(marker) + len(marker):]
                 ids = tok(tail, add_special_tokens=False)["input_ids"][:1] if tail else []
@@ -201,7 +209,7 @@ class HfModel:
         if self.chat_template:
             messages = ([{"role": "system", "content": system}] if system else [])
             messages += [{"role": r, "content": t} for r, t in turns]
-            return render_chat_template(self.chat_template, messages, True, self._special())
+            return self._render_template(messages, True)
         if self.seq2seq:
             return "\n".join(([system] if system else []) + [t for _, t in turns])
         lines = ([system] if system else []) + [f"{PLAIN_LABELS[r]} {t}" for r, t in turns]
@@ -253,6 +261,38 @@ class HfModel:
         return [(lp, float(sum(lp))) for lp in logprobs]
 
     def _causal_logprobs(self, prompt_ids: list, targets: list) -> list:
+        """The context is run once; its key/value cache is copied for every reply."""
+        torch = self.torch
+        prompt = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
+        out = self.model(input_ids=prompt, use_cache=True)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        cache = out.past_key_values
+        width = max(len(t) for t in targets)
+        if width == 1 or not hasattr(cache, "batch_repeat_interleave"):
+            if width > 1:  # a model without a copyable cache: score the full sequences
+                return self._causal_logprobs_full(prompt_ids, targets)
+            return [[first[t[0]].item()] if t else [] for t in targets]
+        cache.batch_repeat_interleave(len(targets))
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(targets), width - 1), pad, dtype=torch.long)
+        mask = torch.zeros((len(targets), len(prompt_ids) + width - 1), dtype=torch.long)
+        mask[:, :len(prompt_ids)] = 1
+        for i, t in enumerate(targets):
+            ids[i, :len(t) - 1] = torch.tensor(t[:-1], dtype=torch.long)
+            mask[i, len(prompt_ids):len(prompt_ids) + len(t) - 1] = 1
+        logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                            past_key_values=cache, use_cache=True).logits
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        out = []
+        for i, t in enumerate(targets):
+            if not t:
+                out.append([])
+                continue
+            rest = logp[i, torch.arange(len(t) - 1), torch.tensor(t[1:], dtype=torch.long)].tolist()
+            out.append([first[t[0]].item()] + rest)
+        return out
+
+    def _causal_logprobs_full(self, prompt_ids: list, targets: list) -> list:
         torch = self.torch
         rows = [prompt_ids + t for t in targets]
         width = max(len(r) for r in rows)
@@ -403,7 +443,7 @@ class HfTransformersAgent(TurnTakingAgent):
         if shared is not None and "hf_model" in shared:
             self.hf = shared["hf_model"]
         else:
-            self.hf = load_model(opt.get("hf_model"), opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
+            self.hf = load_model(opt.get("hf_model") or opt.get("model_file"), opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
                                  int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto")
         super().__init__(opt, shared)
         self.id = "HfTransformers"

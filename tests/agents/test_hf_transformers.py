@@ -46,6 +46,21 @@ def test_score_reply_matches_logits_causal(tiny_gpt2_dir):
     assert len(with_end) == len(expected) + 1 and total_end < total
 
 
+def test_batched_scores_match_logits(tiny_gpt2_dir):
+    """Replies of different lengths scored together (shared context cache, padding) match the logits."""
+    model = load_model(tiny_gpt2_dir)
+    context = ["hello how are you", "i am fine"]  # alternating, the last one is the user's
+    replies = ["yes", "i like to read books and walk my dog", "", "do you have any pets"]
+    together = model.score_replies(context, replies)
+    prompt = "Bot: hello how are you\nUser: i am fine\nBot:"
+    for reply, (lp, total) in zip(replies, together):
+        expected = manual_causal_logprobs(tiny_gpt2_dir, prompt, " " + reply) if reply else []
+        assert lp == pytest.approx(expected, abs=1e-4) and total == pytest.approx(sum(expected), abs=1e-4)
+    with_end = model.score_replies(context, replies, with_end=True)
+    for (lp, _), (lp_end, _) in zip(together, with_end):
+        assert lp_end[:-1] == pytest.approx(lp, abs=1e-4) and len(lp_end) == len(lp) + 1
+
+
 def test_system_prompt_and_persona_lines_are_part_of_the_context(tiny_gpt2_dir):
     plain = HfTransformersAgent(make_opt(tiny_gpt2_dir))
     persona = HfTransformersAgent(make_opt(tiny_gpt2_dir, "--system-prompt", "system :"))
@@ -185,6 +200,9 @@ def test_smollm2_chat_template_and_logits(smollm2_hf):
         logits = m.model(torch.tensor([p + r])).logits[0]
     logp = torch.log_softmax(logits.float(), -1)
     assert lp == pytest.approx([logp[len(p) - 1 + i, t].item() for i, t in enumerate(r)], abs=1e-3)
+    # several replies at once (context cache shared) give the same numbers
+    batched = m.score_replies(["Hi! What is your favourite food?"], ["Soup.", reply, "Pizza, I think."])
+    assert batched[1][0] == pytest.approx(lp, abs=1e-3)
 
 
 def test_smollm2_log_probs_rank_sensible_text_first(smollm2_hf):
@@ -212,3 +230,28 @@ def test_smollm2_greedy_is_reproducible(smollm2_hf):
     a = smollm2_hf.generate(["Tell me about your day."], config)
     b = smollm2_hf.generate(["Tell me about your day."], config)
     assert a[0].text == b[0].text and a[0].text
+
+
+def test_chat_template_of_a_local_checkpoint(tiny_gpt2_dir, tmp_path):
+    import json
+    import shutil
+
+    path = tmp_path / "with_template"
+    shutil.copytree(tiny_gpt2_dir, path)
+    config = json.loads((path / "tokenizer_config.json").read_text())
+    config["chat_template"] = (
+        "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+        "{% for m in messages %}{{ m['role'] + ' : ' + m['content'] + eos_token }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ 'assistant :' }}{% endif %}")
+    (path / "tokenizer_config.json").write_text(json.dumps(config))
+    agent = HfTransformersAgent(make_opt(str(path), "--inference", "greedy", "--max-new-tokens", "4"))
+    assert agent.hf.prompt(["hello", "hi", "how are you"]).text == (
+        "user : hello</s>assistant : hi</s>user : how are you</s>assistant :")
+    assert agent.hf._end_ids == [agent.hf.tokenizer.eos_token_id]  # read off the template
+    agent.observe({"text": "hello how are you", "episode_done": False})
+    assert agent.act()["text"]
+    persona = HfTransformersAgent(make_opt(str(path), "--system-prompt", "be nice"))
+    with pytest.raises(UserError, match="chat template failed .*System role not supported.*--hf-format plain"):
+        persona.score_reply(["hello"], "hi")
+    plain = HfTransformersAgent(make_opt(str(path), "--hf-format", "plain", "--system-prompt", "be nice"))
+    assert plain.hf.prompt(["hello"], "be nice").text == "be nice\nUser: hello\nBot:"
