@@ -255,3 +255,23 @@ def test_chat_template_of_a_local_checkpoint(tiny_gpt2_dir, tmp_path):
         persona.score_reply(["hello"], "hi")
     plain = HfTransformersAgent(make_opt(str(path), "--hf-format", "plain", "--system-prompt", "be nice"))
     assert plain.hf.prompt(["hello"], "be nice").text == "be nice\nUser: hello\nBot:"
+
+
+def test_parlai_self_chat_script(tiny_gpt2_dir, tmp_path):
+    """ParlAI's own self_chat script drives two copies (the first speaks with no observation)."""
+    import json
+
+    from parlai.scripts.self_chat import SelfChat
+
+    out = tmp_path / "chats"
+    SelfChat.main(model="parlai_acute.agents.hf_transformers:HfTransformersAgent", hf_model=tiny_gpt2_dir,
+                  task="self_chat", num_self_chats=2, selfchat_max_turns=4, datapath=str(tmp_path),
+                  outfile=str(out), inference="sample_rank", num_samples=2, max_new_tokens=5,
+                  display_examples=False)
+    dialogs = [json.loads(line)["dialog"] for line in (tmp_path / "chats.jsonl").read_text().splitlines()]
+    assert len(dialogs) == 2
+    for dialog in dialogs:
+        turns = [msg for pair in dialog for msg in pair]
+        assert len(turns) >= 4
+        bot_turns = [t for t in turns if t.get("candidates")]
+        assert bot_turns and all(len(t["candidates"]) == 2 for t in bot_turns)
