@@ -158,3 +158,24 @@ def test_parlai_agents_unchanged_in_every_world(task, tmp_path, datapath, quiet)
                          outfile=str(out), datapath=datapath)
         (episode,) = read_log(out)
         assert len(episode.turns) == 2 and len(episode.context) == 2
+
+
+def test_torch_generator_agent_keeps_each_batched_conversation_apart(datapath):
+    """A real ParlAI TorchGeneratorAgent (test_agents/unigram, untrained) in BatchSelfChatWorld:
+    every copy's history holds its own world's persona and its own partner's words."""
+    opt = setup_args().parse_args(["-t", "parlai_acute.tasks.persona", "--datapath", datapath,
+                                   "-m", "test_agents/unigram", "--batchsize", "2", "--selfchat-max-turns", "3"])
+    from parlai_acute.worlds.runner import make_agents
+
+    world = make_world(opt, make_agents(opt))
+    for _ in range(2):
+        world.parley()
+    histories = []
+    for w in world.worlds:
+        for i in (0, 1):
+            history = w.agents[i].history.get_history_str()
+            assert history.startswith(w.seed.contexts[i])
+            histories.append(history)
+        # the second speaker heard the first speaker's reply in this world
+        assert w.acts[0]["text"] in w.agents[1].history.get_history_str()
+    assert histories[0] != histories[2] and histories[1] != histories[3]
