@@ -25,6 +25,14 @@ Fixes:
     first, the ``.jsonl`` last). The original stays available as
     ``Conversations._parlai_save_conversations``.
 
+``mephisto-local-server-dir``
+    Mephisto's ``LocalArchitect.deploy`` copies the router to
+    ``site-packages/tmp/local_server_<task_run_id>/server``: one directory for every data
+    directory on the machine, keyed by a run id that restarts at 1 in each database, so a
+    second launch (another data dir, a test, a benchmark, a leftover of a killed run) fails
+    with ``FileExistsError`` or shares the first one's files. We put it beside the run's own
+    build directory (``<data dir>/data/runs/.../<run id>/local_server/server``) instead.
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -46,6 +54,10 @@ SOURCE_PATCHES: dict[str, list[tuple[str, str]]] = {
          "    database: DatabaseArgs = field(default_factory=DatabaseArgs)\n"),
         ("    mephisto: MephistoConfig = MephistoConfig()\n",
          "    mephisto: MephistoConfig = field(default_factory=MephistoConfig)\n"),
+    ],
+    "mephisto.abstractions.architects.local_architect": [
+        ('            get_mephisto_tmp_dir(), f"local_server_{self.task_run_id}", "server"\n',
+         '            os.path.dirname(os.path.abspath(self.build_dir)), "local_server", "server"\n'),
     ],
 }
 

@@ -83,3 +83,25 @@ def test_parlai_conversations_are_atomic_with_fix(imports):
     result = run_python(SAVE_THAT_FAILS.format(imports=imports))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_local_architect_serves_from_the_run_directory(tmp_path):
+    # Without the fix the router is copied to site-packages/tmp/local_server_<run id>/server,
+    # shared by every data directory (run ids restart at 1): a second launch collides.
+    result = run_python(
+        "import os, parlai_acute\n"
+        "from mephisto.abstractions.architects.local_architect import LocalArchitect\n"
+        f"root = {str(tmp_path)!r}\n"
+        "src = os.path.join(root, 'src'); os.makedirs(src)\n"
+        "open(os.path.join(src, 'server.js'), 'w').write('setTimeout(() => {}, 60000);')\n"
+        "arch = LocalArchitect.__new__(LocalArchitect)\n"
+        "arch.server_dir, arch.build_dir, arch.task_run_id = src, os.path.join(root, 'run', 'build'), '1'\n"
+        "arch.server_type, arch.port, arch.hostname, arch.server_process = 'node', '0', 'localhost', None\n"
+        "arch.deploy(); print('DIR=' + arch.running_dir); arch.shutdown()\n"
+        "print('EXISTS=' + str(os.path.exists(arch.running_dir)))\n"
+    )
+    assert result.returncode == 0, result.stderr
+    values = dict(line.split("=", 1) for line in result.stdout.splitlines() if line.startswith(("DIR=", "EXISTS=")))
+    running_dir, exists_after = values["DIR"], values["EXISTS"]
+    assert running_dir == str(tmp_path / "run" / "local_server" / "server")
+    assert exists_after == "False"
