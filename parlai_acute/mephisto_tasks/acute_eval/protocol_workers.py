@@ -1,0 +1,83 @@
+"""SIMULATED workers without a browser: speak the page's protocol over HTTP + websocket.
+
+For load tests (50 chromium pages do not fit on 2 cores). Each client does what ``acute.js``
+does: POST ``/request_agent``, open the router websocket and send ``alive``, send one
+``mephisto_bound_live_update`` per judgment and wait for the view that acknowledges it
+(ignoring the router's duplicate deliveries), then POST ``/submit_task``. Worker names get
+the ``simulated-`` prefix like the browser workers.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import PREFIX, Decide
+
+ROUTER_PROTOCOL = "2.0.3"
+
+
+@dataclass
+class ProtocolRun:
+    worker: str
+    made: list[dict] = field(default_factory=list)  # {"position", "choice", "reason", "rtt"}
+    unavailable: str = ""  # failure reason when no unit was given
+    finished: bool = False
+
+
+def _post(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+async def run_protocol_worker(base_url: str, worker: str, assignment: str, decide: Decide, *,
+                              timeout: float = 60.0, clock: Callable[[], float] = time.perf_counter) -> ProtocolRun:
+    """Do one unit; ``rtt`` of each judgment is send -> acknowledging view, in seconds."""
+    import websockets
+
+    name = worker if worker.startswith(PREFIX) else PREFIX + worker
+    run = ProtocolRun(worker=name)
+    base = base_url.rstrip("/")
+    registration = {"worker_name": name, "agent_registration_id": f"{assignment}-{name}",
+                    "assignment_id": assignment, "provider_type": "mock"}
+    details = await asyncio.to_thread(_post, f"{base}/request_agent",
+                                      {"provider_data": registration, "client_timestamp": time.time()})
+    data = details.get("data") or {}
+    if not data.get("agent_id"):
+        run.unavailable = data.get("failure_reason") or "no agent"
+        return run
+    agent_id, view = data["agent_id"], data["init_task_data"]
+    ws_url = base.replace("http://", "ws://").replace("https://", "wss://") + "/"
+    async with websockets.connect(ws_url, max_size=None, ping_interval=None) as sock:
+        def packet(kind, payload):
+            return json.dumps({"packet_type": kind, "subject_id": agent_id, "data": payload,
+                               "client_timestamp": time.time()})
+
+        await sock.send(packet("alive", {}))
+        while not view["finished"]:
+            position = view["comparison"]["position"]
+            side, reason = decide(view)
+            started = clock()
+            await sock.send(packet("mephisto_bound_live_update", {
+                "type": "judgment", "position": position, "choice": side, "reason": reason,
+                "update_id": str(uuid.uuid4())}))
+            while True:
+                msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
+                reply = msg.get("data") or {}
+                if msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state":
+                    if reply.get("error"):
+                        raise AssertionError(f"{name}: judgment refused: {reply['error']}")
+                    if reply["done"] >= position:
+                        break
+            run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
+            view = reply
+    await asyncio.to_thread(_post, f"{base}/submit_task", {"USED_AGENT_ID": agent_id,
+                                                            "final_data": {"judgments": len(run.made)},
+                                                            "client_timestamp": time.time()})
+    run.finished = True
+    return run
