@@ -112,6 +112,7 @@ def _llama_server(gguf_path, api_keys):
     params.cpuparams_batch.n_threads = 1
     params.hostnames = ["127.0.0.1"]
     params.port = free_port()
+    params.verbosity = -1  # quiet: its log goes straight to fd 2
     if api_keys:
         params.api_keys = api_keys
     server = xllamacpp.Server(params)
