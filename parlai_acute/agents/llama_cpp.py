@@ -152,21 +152,25 @@ class LlamaEngine:
         return list(self._pool.map(self.chat, requests))
 
     def candidates(self, conversations: Sequence[tuple], config: decoding.DecodingConfig) -> list:
-        """For each ``(messages, seed_key)``, ``config.n_candidates`` sampled Candidates."""
-        requests = []
-        for messages, key in conversations:
-            for i in range(config.n_candidates):
-                requests.append(sampling_request(messages, config, decoding.sample_seed(config.seed, key, i)))
+        """For each ``(messages, seed_key)``, ``config.n_candidates`` sampled Candidates.
+
+        The N samples of one prompt go in requests of up to ``slots`` completions each
+        (llama.cpp's ``n``): the prompt is evaluated once per request, not once per sample.
+        """
+        n = config.n_candidates
+        chunks = [min(self.slots, n - start) for start in range(0, n, self.slots)]
+        requests = [sampling_request(messages, config, decoding.sample_seed(config.seed, key, c), size)
+                    for messages, key in conversations for c, size in enumerate(chunks)]
         responses = iter(self.chat_many(requests))
-        return [[to_candidate(next(responses)) for _ in range(config.n_candidates)] for _ in conversations]
+        return [[cand for _ in chunks for cand in to_candidates(next(responses))] for _ in conversations]
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
 
 
-def sampling_request(messages: Sequence[dict], config: decoding.DecodingConfig, seed: int) -> dict:
-    """The chat-completions request for one sample: only the samplers our options name are on."""
-    return {
+def sampling_request(messages: Sequence[dict], config: decoding.DecodingConfig, seed: int, n: int = 1) -> dict:
+    """The chat-completions request for ``n`` samples: only the samplers our options name are on."""
+    request = {
         "messages": list(messages),
         "max_tokens": config.max_new_tokens,
         "temperature": 0.0 if config.greedy else config.temperature,
@@ -179,14 +183,20 @@ def sampling_request(messages: Sequence[dict], config: decoding.DecodingConfig, 
         "logprobs": True,
         "top_logprobs": 1,  # 0 turns per-token log-probs off entirely
     }
+    if n > 1:
+        request["n"] = n
+    return request
 
 
-def to_candidate(response: dict) -> decoding.Candidate:
-    choice = response["choices"][0]
-    tokens = ((choice.get("logprobs") or {}).get("content")) or []
-    return decoding.Candidate(text=(choice["message"].get("content") or "").strip(),
-                              score=float(sum(t["logprob"] for t in tokens)), num_tokens=len(tokens),
-                              extra={"finish_reason": choice.get("finish_reason")})
+def to_candidates(response: dict) -> list:
+    """One Candidate per choice, scored by the sum of its sampled tokens' log-probs."""
+    candidates = []
+    for choice in sorted(response["choices"], key=lambda c: c.get("index", 0)):
+        tokens = ((choice.get("logprobs") or {}).get("content")) or []
+        candidates.append(decoding.Candidate(
+            text=(choice["message"].get("content") or "").strip(), score=float(sum(t["logprob"] for t in tokens)),
+            num_tokens=len(tokens), extra={"finish_reason": choice.get("finish_reason")}))
+    return candidates
 
 
 _ENGINES: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
@@ -227,7 +237,8 @@ class LlamaCppAgent(Agent):
                            help="tokens of context per conversation; older turns are dropped to fit")
         group.add_argument("--llama-threads", type=int, default=1, help="CPU threads for llama.cpp")
         group.add_argument("--llama-slots", type=int, default=0,
-                           help="parallel sequences decoded together (0: batchsize x candidates, at most 16)")
+                           help="parallel sequences decoded together (0: 2 x batchsize x candidates, at most 16; "
+                                "two per conversation so both sides of a self-chat keep their prompt cache)")
         decoding.add_decoding_args(parser)
         return parser
 
@@ -366,5 +377,5 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
     if slots < 0:
         raise UserError(f"--llama-slots {slots} is negative; use 0 (automatic) or a positive number")
     if slots == 0:
-        slots = min(16, max(1, int(opt.get("batchsize") or 1)) * config.n_candidates)
+        slots = min(16, 2 * max(1, int(opt.get("batchsize") or 1)) * config.n_candidates)
     return path, context_length, slots, threads

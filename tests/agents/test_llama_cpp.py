@@ -121,7 +121,7 @@ def test_batch_act_decodes_independent_conversations_on_one_shared_model(make, m
 
     monkeypatch.setattr(llama_cpp, "LlamaEngine", CountingEngine)
     root = make("--batchsize", "4", "--context-length", "768", "--inference", "greedy")
-    assert root.engine.slots == 4
+    assert root.engine.slots == 8  # two per conversation
     copies = [create_agent_from_shared(root.share()) for _ in range(4)]
     again = make("--batchsize", "4", "--context-length", "768", "--inference", "greedy")  # same settings
     assert len(built) == 1 and all(c.engine is root.engine for c in copies) and again.engine is root.engine
