@@ -19,8 +19,13 @@ class BatchSelfChatWorld(BatchWorld):
         if not isinstance(world, SeededSelfChatWorld):
             raise TypeError("BatchSelfChatWorld batches parlai_acute seeded self-chat worlds")
         super().__init__(opt, world)
+        roots = world.get_agents()
         for index, w in enumerate(self.worlds):
             w.episode_offset, w.episode_stride = index, len(self.worlds)
+            # copies made by agent.share() get the class's default id, not the "_1"/"_2"
+            # the self-chat script gave the originals; seed turns and act() use the copy's id
+            for copy, root in zip(w.agents, roots):
+                copy.id = root.id
 
     def parley(self):
         run_parley(self.worlds, root_agents=self.world.get_agents())

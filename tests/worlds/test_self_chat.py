@@ -117,6 +117,8 @@ def test_batched_self_chat_matches_unbatched(tmp_path, datapath):
     assert len(batched) == 5
     as_text = [[t["text"] for t in e.turns] for e in single]
     assert [[t["text"] for t in e.turns] for e in batched] == as_text
+    assert [[t["id"] for t in e.turns] for e in batched] == [[t["id"] for t in e.turns] for e in single]
+    assert batched[0].speakers == ["RepeatQueryAgent_1", "RepeatQueryAgent_2"]
     # repeat_query repeats the seed: every conversation stays on its own opening
     assert all(len(set(texts)) == 1 for texts in as_text) and len({t[0] for t in as_text}) == 5
 
