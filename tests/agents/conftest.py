@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import socket
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,7 @@ SENTENCES = [
 
 def _word_tokenizer(seq2seq: bool):
     """A word-level tokenizer trained here on a few sentences (no hub download)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<pad>", "<unk>", "<s>", "</s>"]
@@ -31,7 +30,6 @@ def _word_tokenizer(seq2seq: bool):
                             trainers.WordLevelTrainer(special_tokens=specials))
     if seq2seq:
         tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 2), ("</s>", 3)])
-    from tokenizers import decoders
     tok.decoder = decoders.WordPiece(prefix="##")  # joins words with spaces
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
                                    bos_token="<s>", eos_token="</s>")
