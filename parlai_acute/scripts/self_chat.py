@@ -19,7 +19,6 @@ import contextlib
 import io
 import os
 import tempfile
-import sys
 
 from parlai_acute.errors import UserError
 from parlai_acute.paths import default_datapath

@@ -12,7 +12,7 @@ from parlai.core.worlds import validate
 from parlai.tasks.interactive.worlds import InteractiveWorld
 
 from parlai_acute.tasks.sources import Seed
-from parlai_acute.worlds.self_chat import add_context_args, context_seed
+from parlai_acute.worlds.self_chat import add_context_args
 
 
 class SeededInteractiveWorld(InteractiveWorld):
@@ -74,6 +74,3 @@ class SeededInteractiveWorld(InteractiveWorld):
 
     def episode_done(self):
         return False
-
-
-__all__ = ["SeededInteractiveWorld", "context_seed"]

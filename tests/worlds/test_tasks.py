@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from parlai.core.agents import create_agent_from_shared  # noqa: F401  (parlai import check)
 from parlai.core.params import ParlaiParser
 from parlai.core.teachers import create_task_agent_from_taskname
 from parlai.scripts.display_data import DisplayData
