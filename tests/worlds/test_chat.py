@@ -97,3 +97,18 @@ def test_parlai_interactive_with_our_task(tmp_path, datapath):
     # the final metadata path, and no staging directory left behind
     assert episode.raw["metadata_path"] == str(out.with_suffix(".metadata"))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_chitchat_context_suggests_a_real_opening_to_the_person(tmp_path, datapath):
+    from parlai_acute.tasks import sources
+
+    out = tmp_path / "suggested.jsonl"
+    result = subprocess.run([sys.executable, "-m", "parlai_acute.scripts.main", "chat", "-m", GENERIC, "-c",
+                             "chitchat", "-o", str(out), "--datapath", datapath], input="sure, why not\n",
+                            text=True, capture_output=True, cwd=str(ROOT), timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (episode,) = read_log(out)
+    (context,) = episode.context  # only the person gets it; the model starts from nothing
+    prompt = context["seed"]["prompt"]
+    assert context["text"] == f"Suggested opening: {prompt}" and f"Suggested opening: {prompt}" in result.stdout
+    assert any(c.prompt == prompt for c in sources.chitchat("test"))
