@@ -64,7 +64,7 @@ def run():
 
             async def all_workers():
                 return await asyncio.gather(*[run_protocol_worker(task.url, f"load{i}", f"as{i}", _decide)
-                                              for i in range(WORKERS)])
+                                              for i in range(WORKERS)], return_exceptions=True)
 
             started = time.perf_counter()
             runs = asyncio.run(all_workers())
@@ -74,13 +74,16 @@ def run():
             task.kill_all()
         db = setup.open_db(tmp / "data")
         df = store.judgments_for_task(db, "bench_load")
+    errors = [repr(r) for r in runs if isinstance(r, BaseException)]
+    runs = [r for r in runs if not isinstance(r, BaseException)]
     sent = sum(len(r.made) for r in runs)
     rtts = sorted(m["rtt"] * 1000 for r in runs for m in r.made)
     p95 = rtts[min(len(rtts) - 1, int(round(0.95 * (len(rtts) - 1))))] if rtts else float("nan")
-    unavailable = sum(1 for r in runs if r.unavailable)
+    unavailable = [r.unavailable for r in runs if r.unavailable]
     yield {"name": "acute_workers_load.judgments_stored", "value": len(df), "unit": "judgments",
            "baseline": sent, "ratio": len(df) / sent if sent else 0.0, "target": sent,
-           "workers": WORKERS, "unavailable_workers": unavailable, "launcher_exit": exit_code}
+           "workers": WORKERS, "unavailable_workers": len(unavailable), "client_errors": len(errors),
+           "first_problem": (errors + unavailable)[:1], "launcher_exit": exit_code}
     yield {"name": "acute_workers_load.lost", "value": sent - len(df), "unit": "judgments", "target": 0}
     yield {"name": "acute_workers_load.submit_rtt_p95", "value": round(p95, 1), "unit": "ms",
            "target": TARGET_P95_MS, "ratio": round(p95 / TARGET_P95_MS, 3),

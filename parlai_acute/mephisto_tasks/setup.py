@@ -75,17 +75,40 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "parlai_acute"))
 
 
+# Exact text of Mephisto 1.1.1's server.js -> fix. Its send callback treats only `undefined` as
+# success, but the pinned ws 5.2.3 reports success as `null`: every packet (worker registrations,
+# judgments, replies) was sent a second time 500 ms later. Duplicated registrations raced the
+# originals under load and answered some workers "You appear to have already completed this task".
+ROUTER_PATCHES = [
+    ("    if (error === undefined) {\n", "    if (error === undefined || error === null) {\n"),
+    ("        if (error2 === undefined) {\n", "        if (error2 === undefined || error2 === null) {\n"),
+]
+
+
+def patch_router(server_js: Path) -> None:
+    """Apply :data:`ROUTER_PATCHES` to a copy of Mephisto's router (never to the installed one)."""
+    text = server_js.read_text()
+    for old, new in ROUTER_PATCHES:
+        if old not in text:
+            raise UserError(f"Mephisto's router {server_js} differs from the pinned 1.1.1 one; reinstall with "
+                            f"`make install`")
+        text = text.replace(old, new)
+    server_js.write_text(text)
+
+
 def router_source() -> str:
     """Mephisto's Node router with its npm packages installed once, outside site-packages.
 
     Passed as ``mephisto.architect.server_source_path`` so the local architect copies it
     instead of running ``npm install`` in the installed package at every launch. Installed
-    with ``npm ci`` from the package-lock.json that Mephisto ships.
+    with ``npm ci`` from the package-lock.json that Mephisto ships; :data:`ROUTER_PATCHES`
+    applied. MTurk/Heroku architects build their own router and do not use this copy.
     """
     from mephisto.abstractions.architects.router import build_router
 
     source = Path(build_router.NODE_SERVER_SOURCE_ROOT)
-    digest = hashlib.sha1((source / "package-lock.json").read_bytes()).hexdigest()[:10]
+    digest = hashlib.sha1((source / "package-lock.json").read_bytes() + (source / "server.js").read_bytes()
+                          + repr(ROUTER_PATCHES).encode()).hexdigest()[:10]
     target = cache_dir() / f"mephisto-router-{digest}"
     marker = target / ".installed"
     if marker.exists():
@@ -96,6 +119,7 @@ def router_source() -> str:
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("node_modules"))
+    patch_router(tmp / "server.js")
     result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=tmp,
                             capture_output=True, text=True)
     if result.returncode != 0:

@@ -27,7 +27,7 @@ from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 
 logger = logging.getLogger(__name__)
-WAIT = 0.05  # seconds between checks for a submitted unit while idle
+WAIT = 0.25  # seconds between checks for a submitted unit while idle (a judgment wakes it at once)
 
 
 def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
