@@ -101,3 +101,16 @@ def test_malformed_logs_are_user_errors(tmp_path, content, problem):
     path.write_text(content)
     with pytest.raises(UserError, match=problem):
         read_log(path)
+
+
+def test_partner_given_as_a_parlai_model_file(tmp_path, datapath):
+    model_file = tmp_path / "partner" / "model"
+    model_file.parent.mkdir()
+    (tmp_path / "partner" / "model.opt").write_text(json.dumps({"model": "repeat_query"}))
+    model_file.write_text("")  # ParlAI requires the model file itself to exist
+    out = tmp_path / "mf.jsonl"
+    assert main(["self-chat", "-m", GENERIC, "-p", str(model_file), "-t", "topics", "-n", "1", "--max-turns", "2",
+                 "-o", str(out), "--datapath", datapath, "--no-progress"]) == 0
+    (episode,) = read_log(out)
+    assert episode.speakers == ["GenericBot_1", "RepeatQueryAgent_2"]
+    assert Conversations(str(out)).metadata.extra_data["partner_opt"]["model_file"] == str(model_file)
