@@ -35,8 +35,8 @@ def chat(opt, plain: bool = False) -> tuple[Path | None, int]:
                 continue
             if logger is not None:
                 logger.log(world)
-    except KeyboardInterrupt:
-        _save(logger, opt)  # keep what was said, then let the CLI report the interrupt
+    except BaseException:  # Ctrl-C or a failing model: keep what was said, then report it
+        _save(logger, opt)
         raise
     return _save(logger, opt)
 

@@ -8,7 +8,9 @@ and a tqdm progress bar.
 from __future__ import annotations
 
 import copy
+import os
 import random
+import sys
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -51,19 +53,37 @@ def run_self_chats(opt, partner_opt=None, progress: bool = True, extra: dict | N
     world = make_world(opt, make_agents(opt, partner_opt))
     logger = WorldLogger(opt)
     total, batch = opt["num_self_chats"], max(1, opt.get("batchsize", 1))
-    with tqdm(total=total, unit="chat", disable=not progress, desc="self-chat") as bar:
-        for _ in range(-(-total // batch)):
-            for _ in range(opt["selfchat_max_turns"]):
-                world.parley()
-                logger.log(world)
-                if opt.get("display_examples"):
-                    print(world.display())
-            world.reset()
-            for index in range(batch):
-                logger.reset_world(index)
-            bar.update(min(batch, total - bar.n))
-    logs = [episode for episode in logger.get_logs() if episode][:total]
     fields = dict(log_extra(opt), **(extra or {}))
     if partner_opt is not None:
         fields["partner_opt"] = {k: partner_opt.get(k) for k in ("model", "model_file") if partner_opt.get(k)}
+    try:
+        with tqdm(total=total, unit="chat", disable=not progress, desc="self-chat") as bar:
+            for _ in range(-(-total // batch)):
+                for _ in range(opt["selfchat_max_turns"]):
+                    world.parley()
+                    logger.log(world)
+                    if opt.get("display_examples"):
+                        print(world.display())
+                world.reset()
+                for index in range(batch):
+                    logger.reset_world(index)
+                bar.update(min(batch, total - bar.n))
+    except BaseException:
+        _save_partial(logger, opt, fields)
+        raise
+    logs = [episode for episode in logger.get_logs() if episode][:total]
     return save_conversations(logs, opt["outfile"], opt, self_chat=True, **fields)
+
+
+def partial_path(outfile) -> Path:
+    """Where an interrupted run keeps its finished conversations: ``x.partial.jsonl``."""
+    return Path(os.path.splitext(os.fspath(outfile))[0] + ".partial.jsonl")
+
+
+def _save_partial(logger, opt, fields) -> None:
+    """Keep the conversations that finished, under a name that says the run did not."""
+    logs = [episode for episode in logger.get_logs() if episode]  # finished episodes only
+    if not logs:
+        return
+    path = save_conversations(logs, partial_path(opt["outfile"]), opt, self_chat=True, interrupted=True, **fields)
+    print(f"self-chat stopped: {len(logs)} finished conversation(s) kept in {path}", file=sys.stderr)

@@ -66,3 +66,26 @@ def test_parlai_self_chat_that_crashes_writes_nothing(tmp_path, datapath, monkey
         SelfChat.main(model=GENERIC, task="parlai_acute.tasks.chitchat", num_self_chats=3, selfchat_max_turns=3,
                       outfile=str(out), datapath=datapath)
     assert calls and list(tmp_path.glob("crash*")) == [] and list(tmp_path.glob(".crash*")) == []
+
+
+def test_interrupted_self_chat_keeps_finished_conversations_apart(tmp_path, datapath, monkeypatch, capsys):
+    from parlai_acute.scripts.main import main
+
+    calls = []
+    real_batch_act = GenericBotAgent.batch_act
+
+    def failing_batch_act(self, observations):
+        calls.append(1)
+        if len(calls) > 7:  # 3 batch_acts per conversation pair: the 3rd pair fails midway
+            raise KeyboardInterrupt
+        return real_batch_act(self, observations)
+
+    monkeypatch.setattr(GenericBotAgent, "batch_act", failing_batch_act)
+    out = tmp_path / "run.jsonl"
+    code = main(["self-chat", "-m", GENERIC, "-n", "6", "-b", "2", "--max-turns", "2", "-o", str(out),
+                 "--datapath", datapath, "--no-progress"])
+    assert code == 130
+    assert not out.exists() and not out.with_suffix(".metadata").exists()
+    partial = tmp_path / "run.partial.jsonl"
+    assert len(read_log(partial)) == 4 and Conversations(str(partial)).metadata.extra_data["interrupted"] is True
+    assert f"4 finished conversation(s) kept in {partial}" in capsys.readouterr().err
