@@ -4,7 +4,8 @@ A friendly front end to ParlAI's self-chat (same options, same log format, same 
 the default model is SmolLM2-135M-Instruct run by llama.cpp, the default task seeds every
 conversation with the opening of a real human conversation, ``--batchsize`` runs several
 conversations at once, a progress bar shows how far a long run is, and the log
-(``.jsonl`` + ``.metadata``) appears only when it is complete.
+(``.jsonl`` + ``.metadata``) appears only when it is complete; a run that stops early
+(Ctrl-C, a failing model) keeps its finished conversations in ``<out>.partial.jsonl``.
 
 Examples::
 
