@@ -86,7 +86,7 @@ def self_chat_logs(cfg: FastConfig) -> dict[str, str]:
             print(f"[fast] {name}: reusing {log}", flush=True)
         else:
             print(f"[fast] {name}: {cfg.num_self_chats} self-chats of {model!r}", flush=True)
-            _cli(["self-chat", "--model", model, "-t", cfg.task, "-n", str(cfg.num_self_chats),
+            _cli(["self-chat", f"--model={model}", "-t", cfg.task, "-n", str(cfg.num_self_chats),
                   "--max-turns", str(cfg.max_turns), "-b", str(cfg.batchsize), "--seed", str(cfg.seed),
                   "-o", str(log)])
         specs[name] = str(log)
