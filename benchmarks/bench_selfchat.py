@@ -47,32 +47,35 @@ def _our_selfchat(tmp, batchsize, chats):
     groups = []
     original = llama_cpp.LlamaEngine.chat_many
 
+    clock = {}
+
     def recording(self, requests):
+        # the clock starts at the first generation: world and agent setup are not throughput
+        clock.setdefault("start", (time.perf_counter(), time.process_time()))
         groups.append([dict(r) for r in requests])
         return original(self, requests)
 
     llama_cpp.LlamaEngine.chat_many = recording
     try:
-        start = time.perf_counter()
         path = run_self_chats(opt, progress=False)
-        took = time.perf_counter() - start
+        took, cpu = time.perf_counter() - clock["start"][0], time.process_time() - clock["start"][1]
     finally:
         llama_cpp.LlamaEngine.chat_many = original
     tokens = sum(c["num_tokens"] for e in read_log(path) for t in e.turns for c in t.get("candidates", []))
-    return tokens, took, groups, engine
+    return tokens, (took, cpu), groups, engine
 
 
 def _raw(server, groups, concurrent: bool):
     """(tokens, seconds) of plain xllamacpp calls: each group at once (threads) or one by one."""
     requests = [r for g in groups for r in g]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if concurrent:
         with ThreadPoolExecutor(max_workers=max(len(g) for g in groups)) as pool:
             responses = [resp for g in groups for resp in pool.map(server.handle_chat_completions, g)]
     else:
         responses = [server.handle_chat_completions(r) for r in requests]
-    took = time.perf_counter() - start
-    return sum(r["usage"]["completion_tokens"] for r in responses), took
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return sum(r["usage"]["completion_tokens"] for r in responses), (took, cpu)
 
 
 def _peak_rss_mb(tmp) -> float:
@@ -92,20 +95,28 @@ def run():
         yield {"name": "selfchat_peak_rss_mb", "value": round(rss, 1), "unit": "MB", "target": RSS_TARGET_MB,
                "ratio": round(rss / RSS_TARGET_MB, 2), "command": "parlai self_chat -m " + AGENT + " -t " + TASK}
 
-        tok1, sec1, groups1, engine1 = _our_selfchat(tmp, 1, CHATS)
-        raw_tok1, raw_sec1 = _raw(engine1.server, groups1, concurrent=False)
+        tok1, (sec1, cpu1), groups1, engine1 = _our_selfchat(tmp, 1, CHATS)
+        raw_tok1, (raw_sec1, raw_cpu1) = _raw(engine1.server, groups1, concurrent=False)
         ours1, raw1 = tok1 / sec1, raw_tok1 / raw_sec1
         yield {"name": "selfchat_throughput", "value": round(ours1, 1), "unit": "tokens/s",
                "baseline": round(raw1, 1), "ratio": round(ours1 / raw1, 3), "target": THROUGHPUT_TARGET,
-               "tokens": tok1, "raw_tokens": raw_tok1, "conversations": CHATS, "max_new_tokens": MAX_NEW_TOKENS}
+               # CPU seconds of this process (all threads): steadier than wall time on a shared machine
+               "cpu_ratio": round((tok1 / cpu1) / (raw_tok1 / raw_cpu1), 3),
+               "tokens": tok1, "raw_tokens": raw_tok1, "conversations": CHATS, "max_new_tokens": MAX_NEW_TOKENS,
+               "load_average": os.getloadavg()[0]}
         del engine1
 
-        tok8, sec8, groups8, engine8 = _our_selfchat(tmp, 8, CHATS)
-        raw_tok8, raw_sec8 = _raw(engine8.server, groups8, concurrent=True)
-        raw_tok8_seq, raw_sec8_seq = _raw(engine8.server, groups8, concurrent=False)
+        tok8, (sec8, cpu8), groups8, engine8 = _our_selfchat(tmp, 8, CHATS)
+        raw_tok8, (raw_sec8, raw_cpu8) = _raw(engine8.server, groups8, concurrent=True)
+        raw_tok8_seq, (raw_sec8_seq, raw_cpu8_seq) = _raw(engine8.server, groups8, concurrent=False)
         our_gain = (tok8 / sec8) / ours1
         raw_gain = (raw_tok8 / raw_sec8) / (raw_tok8_seq / raw_sec8_seq)
+        our_cpu_gain = (tok8 / cpu8) / (tok1 / cpu1)
+        raw_cpu_gain = (raw_tok8 / raw_cpu8) / (raw_tok8_seq / raw_cpu8_seq)
         yield {"name": "selfchat_batching", "value": round(our_gain, 2), "unit": "x (batch 8 / batch 1 tokens/s)",
                "baseline": round(raw_gain, 2), "ratio": round(our_gain / raw_gain, 3), "target": BATCHING_TARGET,
                "ours_tokens_per_s": {"b1": round(ours1, 1), "b8": round(tok8 / sec8, 1)},
-               "raw_tokens_per_s": {"1": round(raw_tok8_seq / raw_sec8_seq, 1), "8": round(raw_tok8 / raw_sec8, 1)}}
+               "raw_tokens_per_s": {"1": round(raw_tok8_seq / raw_sec8_seq, 1), "8": round(raw_tok8 / raw_sec8, 1)},
+               "cpu_gain": {"ours": round(our_cpu_gain, 2), "raw": round(raw_cpu_gain, 2),
+                            "ratio": round(our_cpu_gain / raw_cpu_gain, 3)},
+               "load_average": os.getloadavg()[0]}

@@ -38,6 +38,7 @@ from parlai_acute.errors import UserError
 DEFAULT_SYSTEM_PROMPT = ("You are a person chatting casually with someone you just met. "
                          "Reply in one or two short sentences.")
 PERSONA_PREFIXES = ("your persona:",)
+KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 PARTNER_PREFIXES = ("partner's persona:", "their persona:")
 
 
@@ -98,7 +99,8 @@ class LlamaEngine:
     the number of slots wait in llama.cpp's queue.
     """
 
-    def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1):
+    def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
+                 kv_cache_type: str = "q8_0"):
         import xllamacpp
 
         self.model_path = check_model_file(model_path)
@@ -110,6 +112,10 @@ class LlamaEngine:
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.cache_ram_mib = 0  # no host-RAM prompt cache: keeps RSS near the model size
+        # q8_0 keys/values halve the KV memory (about 11 instead of 23 MB per 1024-token slot
+        # for SmolLM2) at no measurable speed cost here; f16 is llama.cpp's default
+        kv_type = getattr(xllamacpp.ggml_type, KV_CACHE_TYPES[kv_cache_type])
+        params.cache_type_k = params.cache_type_v = kv_type
         params.verbosity = -1
         params.warmup = False
         try:
@@ -203,9 +209,10 @@ _ENGINES: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 _ENGINES_LOCK = threading.Lock()
 
 
-def get_engine(model_path: str, context_length: int, slots: int, threads: int) -> LlamaEngine:
+def get_engine(model_path: str, context_length: int, slots: int, threads: int,
+               kv_cache_type: str = "q8_0") -> LlamaEngine:
     """The live engine for these settings, or a new one (independent agents share models too)."""
-    key = (check_model_file(model_path), context_length, slots, threads)
+    key = (check_model_file(model_path), context_length, slots, threads, kv_cache_type)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
@@ -236,6 +243,8 @@ class LlamaCppAgent(Agent):
         group.add_argument("--context-length", type=int, default=1024,
                            help="tokens of context per conversation; older turns are dropped to fit")
         group.add_argument("--llama-threads", type=int, default=1, help="CPU threads for llama.cpp")
+        group.add_argument("--kv-cache-type", type=str, default="q8_0", choices=sorted(KV_CACHE_TYPES),
+                           help="llama.cpp KV cache precision: q8_0 uses half the memory of f16")
         group.add_argument("--llama-slots", type=int, default=0,
                            help="parallel sequences decoded together (0: 2 x batchsize x candidates, at most 16; "
                                 "two per conversation so both sides of a self-chat keep their prompt cache)")
@@ -356,7 +365,7 @@ class LlamaCppAgent(Agent):
 
 
 def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
-    """(model path, context length, slots, threads) from an opt, validated."""
+    """(model path, context length, slots, threads, KV cache type) from an opt, validated."""
     from parlai_acute.paths import default_gguf
 
     path = opt.get("gguf")
@@ -378,4 +387,7 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
         raise UserError(f"--llama-slots {slots} is negative; use 0 (automatic) or a positive number")
     if slots == 0:
         slots = min(16, 2 * max(1, int(opt.get("batchsize") or 1)) * config.n_candidates)
-    return path, context_length, slots, threads
+    kv_cache_type = opt.get("kv_cache_type") or "q8_0"
+    if kv_cache_type not in KV_CACHE_TYPES:
+        raise UserError(f"--kv-cache-type {kv_cache_type!r} is not supported; use one of {', '.join(sorted(KV_CACHE_TYPES))}")
+    return path, context_length, slots, threads, kv_cache_type

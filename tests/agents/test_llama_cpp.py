@@ -207,6 +207,27 @@ def test_batched_self_chat_with_parlai_acute_worlds(tmp_path):
                                    for t in model_turns)
 
 
+def test_interactive_script_chats_with_a_person(tmp_path, monkeypatch):
+    from parlai.scripts.interactive import Interactive
+
+    typed = iter(["Hi, I am Sam. I grow tomatoes.", "What do you grow?"])
+
+    def person(prompt=""):
+        try:
+            return next(typed)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", person)
+    out = tmp_path / "chat.jsonl"
+    Interactive.main(model="parlai_acute.agents.llama_cpp:LlamaCppAgent", datapath=str(tmp_path / "data"),
+                     outfile=str(out), max_new_tokens=10, inference="greedy")
+    (episode,) = [json.loads(line) for line in out.read_text().splitlines()]
+    turns = [t for pair in episode["dialog"] for t in pair]
+    assert [t["text"] for t in turns[::2]] == ["Hi, I am Sam. I grow tomatoes.", "What do you grow?"]
+    assert all(t["id"] == "LlamaCpp" and t["text"].strip() and t["candidates"] for t in turns[1::2])
+
+
 def test_eval_model_with_batches(tmp_path):
     from parlai.scripts.eval_model import EvalModel
 
