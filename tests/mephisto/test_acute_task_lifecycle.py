@@ -126,3 +126,27 @@ def test_server_refuses_short_reasons_even_without_the_page(tmp_path, launch):
     assert task.terminate() == 0
     df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
     assert list(df["reason"]) == ["long enough reason here"]
+
+
+def test_worker_leaving_mid_unit_frees_their_pairs_for_others(tmp_path, launch, chromium):
+    import time
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(3))
+    task = launch(pairings, "mephisto.blueprint.comparisons_per_unit=3", "mephisto.blueprint.max_judgments_per_worker=3",
+                  "mephisto.blueprint.onboarding=false")
+    task.wait_ready()
+    left = sw.run_worker(chromium, task.url, "leaver", "l1", prefer_a, max_comparisons=1)  # closes the page
+    assert len(left.made) == 1
+    busy = sw.run_worker(chromium, task.url, "next", "n1", prefer_a)
+    assert busy.unavailable  # the other two pairs are still reserved for the leaver
+    # the router notices the missing heartbeats (15 s), Mephisto marks the agent disconnected,
+    # and the runner gives the two unjudged pairs back
+    deadline, run = time.time() + 90, None
+    while time.time() < deadline:
+        run = sw.run_worker(chromium, task.url, "next", f"n{int(time.time())}", prefer_a)
+        if not run.unavailable:
+            break
+        time.sleep(3)
+    assert run is not None and run.finished and len(run.made) == 2
+    df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
+    assert sorted(df["pair_id"]) == ["a0|b0", "a1|b1", "a2|b2"]

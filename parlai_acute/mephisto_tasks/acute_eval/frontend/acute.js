@@ -138,7 +138,8 @@
   function connect() {
     var proto = window.location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(proto + window.location.host + "/");
-    socket.onopen = function () { send("alive", {}); };
+    // A heartbeat right away: the router only watches for a silent page once it has had one.
+    socket.onopen = function () { send("alive", {}); send("heartbeat", {}); };
     socket.onmessage = function (ev) { try { onPacket(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
     socket.onclose = function () { if (!submitted) setTimeout(connect, 1000); };
   }
