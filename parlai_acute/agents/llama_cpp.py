@@ -37,6 +37,7 @@ from parlai_acute.errors import UserError
 
 DEFAULT_SYSTEM_PROMPT = ("You are a person chatting casually with someone you just met. "
                          "Reply in one or two short sentences.")
+OPENING_CUE = "You speak first: greet the other person and say something about yourself."
 PERSONA_PREFIXES = ("your persona:",)
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 PARTNER_PREFIXES = ("partner's persona:", "their persona:")
@@ -298,6 +299,8 @@ class LlamaCppAgent(Agent):
     def messages(self) -> list:
         system = build_system_prompt(self.opt.get("system_prompt", DEFAULT_SYSTEM_PROMPT), self.persona,
                                      self.partner_persona)
+        if not self.turns:  # speaking first: without a cue small models ramble or apologise
+            system = (system + "\n" + OPENING_CUE).strip()
         return ([{"role": "system", "content": system}] if system else []) + list(self.turns)
 
     def seed_key(self, messages) -> str:
