@@ -258,6 +258,10 @@ def test_a_directory_or_a_non_gguf_file_is_refused(make, tmp_path):
     fake.write_text("not a model")
     with pytest.raises(UserError, match="not a GGUF model"):
         make("--gguf", str(fake))
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00" + b"truncated" * 4)
+    with pytest.raises(UserError, match="llama.cpp could not load .*broken.gguf"):
+        make("--gguf", str(broken))
 
 
 def test_model_file_flag_names_the_gguf(make, gguf_path):
