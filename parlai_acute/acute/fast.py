@@ -44,6 +44,7 @@ class FastConfig:
     run_name: str = "acute_fast"
     port: int = 3000
     simulated_workers: int = 0
+    max_per_worker: int | None = None  # None: the paper's cap (one judgment per model pair)
     overrides: list[str] = field(default_factory=list)
     bootstrap: int = 1000
 
@@ -110,6 +111,7 @@ class Launcher:
                 "--pairings", str(cfg.pairings), "--data-dir", str(cfg.data_dir),
                 f"mephisto.task.task_name={cfg.run_name}", f"mephisto.architect.port={cfg.port}",
                 f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
+                *([f"mephisto.blueprint.max_judgments_per_worker={cfg.max_per_worker}"] if cfg.max_per_worker else []),
                 *cfg.overrides]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      bufsize=1, start_new_session=True)
@@ -218,5 +220,6 @@ def run_fast(cfg: FastConfig, logs: dict[str, str] | None = None) -> Path:
     except KeyboardInterrupt:
         launcher.stop()
     _cli(["acute", "analyze", "--task-name", cfg.run_name, "--mephisto-db", str(cfg.data_dir / "database.db"),
-          "--outdir", str(cfg.results), "--bootstrap", str(cfg.bootstrap), "--seed", str(cfg.seed)])
+          "--outdir", str(cfg.results), "--bootstrap", str(cfg.bootstrap), "--seed", str(cfg.seed),
+          *(["--max-per-worker", str(cfg.max_per_worker)] if cfg.max_per_worker else [])])
     return cfg.results

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=3000, help="port of the local task server (default 3000)")
     parser.add_argument("--simulated-workers", type=int, default=0, metavar="N",
                         help="N scripted Chromium workers judge instead of people (clearly labelled simulated)")
+    parser.add_argument("--max-per-worker", type=int, default=None, metavar="K",
+                        help="cap on judgments per worker, for the task and the analysis alike "
+                             "(default: the paper's, one per model pair)")
     parser.add_argument("--seed", type=int, default=0, help="seed for self-chat openings, pairings, sides, bootstrap")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the ranking")
 
@@ -67,6 +70,8 @@ def run(args) -> int:
                         ("--comparisons-per-pair", args.comparisons_per_pair), ("--batchsize", args.batchsize)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1, got {value}")
+    if args.max_per_worker is not None and args.max_per_worker < 1:
+        raise UserError(f"--max-per-worker must be at least 1, got {args.max_per_worker}")
     if args.simulated_workers < 0:
         raise UserError(f"--simulated-workers must be 0 or more, got {args.simulated_workers}")
     cfg = FastConfig(workdir=Path(args.workdir), models=_unique(args.model, "--model"),
@@ -74,7 +79,8 @@ def run(args) -> int:
                      max_turns=args.max_turns, task=args.task, batchsize=args.batchsize, seed=args.seed,
                      comparisons_per_pair=args.comparisons_per_pair, question=args.question,
                      run_name=args.run_name, port=args.port, simulated_workers=args.simulated_workers,
-                     overrides=list(args.overrides), bootstrap=args.bootstrap)
+                     max_per_worker=args.max_per_worker, overrides=list(args.overrides),
+                     bootstrap=args.bootstrap)
     results = run_fast(cfg)
     print(f"[fast] results in {results} (open {results / 'report.html'})")
     return 0

@@ -61,8 +61,7 @@ def run(args) -> int:
                      port=args.port, simulated_workers=workers, seed=0,
                      # one person (or a few scripted workers) may judge every comparison of the demo;
                      # a real run keeps the paper's cap (one judgment per model pair and worker)
-                     overrides=[f"mephisto.blueprint.max_judgments_per_worker={comparisons}",
-                                "mephisto.blueprint.comparisons_per_unit=3"])
+                     max_per_worker=comparisons, overrides=["mephisto.blueprint.comparisons_per_unit=3"])
     print("== 1. self-chats (SmolLM2-135M sample-and-rank vs GenericBot)", flush=True)
     logs = self_chat_logs(cfg)
     for name, path in logs.items():
