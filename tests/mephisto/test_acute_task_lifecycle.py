@@ -109,19 +109,14 @@ def test_print_config_takes_mephisto_overrides(tmp_path):
 
 def test_server_refuses_short_reasons_even_without_the_page(tmp_path, launch):
     """A client that skips the page's check (protocol level) still cannot store a short reason."""
-    import asyncio
-
-    import pytest
-
-    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
     task = launch(pairings, "mephisto.blueprint.min_reason_length=15", "mephisto.blueprint.onboarding=false")
     task.wait_ready()
-    with pytest.raises(AssertionError, match="at least 15 characters"):
-        asyncio.run(run_protocol_worker(task.url, "hasty", "h1", lambda view: ("left", "too short")))
-    ok = asyncio.run(run_protocol_worker(task.url, "careful", "c1",
-                                         lambda view: ("right", "long enough reason here")))
+    [hasty] = run_protocol_workers_sync(task.url, [("hasty", "h1")], lambda view: ("left", "too short"))
+    assert isinstance(hasty, AssertionError) and "at least 15 characters" in str(hasty)
+    [ok] = run_protocol_workers_sync(task.url, [("careful", "c1")], lambda view: ("right", "long enough reason here"))
     assert ok.finished and len(ok.made) == 1
     assert task.terminate() == 0
     df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")

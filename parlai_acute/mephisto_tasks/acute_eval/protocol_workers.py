@@ -81,3 +81,20 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
                                                             "client_timestamp": time.time()})
     run.finished = True
     return run
+
+
+def run_protocol_workers_sync(base_url: str, workers: list[tuple[str, str]], decide: Decide,
+                              **kwargs) -> list:
+    """Run ``(worker, assignment)`` clients concurrently from synchronous code; exceptions are returned.
+
+    Uses its own thread, so it also works where an event loop is already running (e.g. next
+    to Playwright's sync API).
+    """
+    import concurrent.futures
+
+    async def all_workers():
+        return await asyncio.gather(*[run_protocol_worker(base_url, w, a, decide, **kwargs) for w, a in workers],
+                                    return_exceptions=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, all_workers()).result()
