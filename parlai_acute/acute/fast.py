@@ -17,10 +17,7 @@ or ``simulated_workers`` scripted Chromium workers (clearly labelled) do it.
 from __future__ import annotations
 
 import itertools
-import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -102,58 +99,64 @@ def make_pairings(cfg: FastConfig, logs: dict[str, str]) -> Path:
 
 
 class Launcher:
-    """``parlai-acute acute launch`` as a child process, its output echoed with a prefix."""
+    """``parlai-acute acute launch`` as a child process (:class:`LocalRun`), its log echoed here."""
 
     def __init__(self, cfg: FastConfig):
-        self.url: str | None = None
-        self.ready = threading.Event()
-        argv = [sys.executable, "-m", "parlai_acute.scripts.main", "acute", "launch",
-                "--pairings", str(cfg.pairings), "--data-dir", str(cfg.data_dir),
-                f"mephisto.task.task_name={cfg.run_name}", f"mephisto.architect.port={cfg.port}",
-                f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
-                *([f"mephisto.blueprint.max_judgments_per_worker={cfg.max_per_worker}"] if cfg.max_per_worker else []),
-                *cfg.overrides]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     bufsize=1, start_new_session=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        from parlai_acute.mephisto_tasks.acute_eval.local_run import LocalRun
 
-    def _read(self) -> None:
-        launched = False
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            print(f"[launch] {line}", end="", flush=True)
-            if line.startswith("Open http"):
-                self.url = line.split()[1].split("/?")[0]
-            launched = launched or "Mock task launched" in line
-            if self.url and launched:
-                self.ready.set()
-        self.ready.set()  # exited: wait_ready() reports it
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        overrides = [f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
+                     *([f"mephisto.blueprint.max_judgments_per_worker={cfg.max_per_worker}"]
+                       if cfg.max_per_worker else []), *cfg.overrides]
+        self.run = LocalRun(cfg.data_dir, cfg.pairings, cfg.port, cfg.workdir / "launch.log", *overrides,
+                            task_name=cfg.run_name)
+        self._echo = threading.Thread(target=self._tail, daemon=True)
+        self._echo.start()
 
-    def wait_ready(self, timeout: float = 300) -> str:
-        if not self.ready.wait(timeout) or self.url is None:
+    def _tail(self) -> None:
+        """Echo the launcher's own lines (addresses, progress), not Mephisto's logging."""
+        with open(self.run.log_path, encoding="utf-8", errors="replace") as fh:
+            while True:
+                line = fh.readline()
+                if line:
+                    if line.startswith(("ACUTE-Eval", "Open http", "parlai-acute", "task ")):
+                        print(f"[launch] {line}", end="", flush=True)
+                elif not self.running():
+                    return
+                else:
+                    time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return self.run.url
+
+    def wait_ready(self) -> str | None:
+        """The task's address once it serves; None if the launcher had nothing to launch."""
+        try:
+            self.run.wait_ready()
+        except AssertionError:
+            if self.run.proc.poll() == 0:
+                return None
             self.stop()
-            raise UserError(f"the ACUTE-Eval task did not start (launcher output above); check the port "
-                            "(--port) and the pairings, then rerun")
+            raise UserError(f"the ACUTE-Eval task did not start; see {self.run.log_path}, check the port "
+                            "(--port) and the pairings, then rerun") from None
         return self.url
 
     def running(self) -> bool:
-        return self.proc.poll() is None
+        return self.run.proc.poll() is None
 
     def wait(self) -> int:
-        code = self.proc.wait()
-        self._reader.join(timeout=5)
+        code = self.run.wait_exit(timeout=None)
+        self._echo.join(timeout=5)
         return code
 
     def stop(self) -> int:
-        if self.running():
-            self.proc.send_signal(signal.SIGTERM)  # the launcher stores everything and stops its router
+        """SIGTERM: the launcher keeps every judgment and stops its router."""
         try:
-            return self.proc.wait(timeout=60)
+            return self.run.terminate(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            return self.proc.wait()
+            self.run.kill_all()
+            return self.run.proc.wait()
 
 
 def simulated_judge(view: dict) -> tuple[str, str]:
@@ -207,18 +210,21 @@ def run_fast(cfg: FastConfig, logs: dict[str, str] | None = None) -> Path:
     make_pairings(cfg, logs)
     launcher = Launcher(cfg)
     try:
-        if cfg.simulated_workers:
-            url = launcher.wait_ready()
+        url = launcher.wait_ready() if cfg.simulated_workers else None
+        if url:
             print(f"[fast] {cfg.simulated_workers} SIMULATED workers (scripted Chromium) judge at {url}", flush=True)
             run_simulated_workers(launcher, url, cfg.simulated_workers)
             if launcher.running():
                 print("[fast] simulated workers are done; stopping the task", flush=True)
                 launcher.stop()
-        else:
+        elif not cfg.simulated_workers:
             print("[fast] waiting for the judgments (Ctrl-C stops the task; judgments are kept)", flush=True)
-        launcher.wait()
+        code = launcher.wait()
     except KeyboardInterrupt:
-        launcher.stop()
+        code = launcher.stop()
+    if code not in (0, None):
+        raise UserError(f"the ACUTE-Eval task stopped with exit status {code} (message above, full log in "
+                        f"{launcher.run.log_path}); fix it and rerun: logs and pairings are reused")
     _cli(["acute", "analyze", "--task-name", cfg.run_name, "--mephisto-db", str(cfg.data_dir / "database.db"),
           "--outdir", str(cfg.results), "--bootstrap", str(cfg.bootstrap), "--seed", str(cfg.seed),
           *(["--max-per-worker", str(cfg.max_per_worker)] if cfg.max_per_worker else [])])

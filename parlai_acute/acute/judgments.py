@@ -5,12 +5,12 @@ defines the schema (:data:`COLUMNS`) and the only three ways judgments enter the
 
 * :func:`read_judgments` -- a ``.jsonl`` or ``.csv`` file with these columns;
 * :func:`judgments_from_unit_data` -- the data Mephisto saved for finished units;
-* :func:`judgments_from_mephisto_db` -- a finished run read from the Mephisto database.
+* :func:`judgments_from_mephisto_db` -- a run read from the Mephisto database.
 
-Unit data shape (what the ACUTE-Eval Mephisto task saves; one dict per unit, as returned by
-``mephisto.tools.data_browser.DataBrowser.get_data_from_unit``)::
+Unit data shape (what the ACUTE-Eval Mephisto task saves; one dict per worker-unit, as
+returned by ``parlai_acute.mephisto_tasks.acute_eval.store.unit_data_for_task``)::
 
-    {"worker_id": "3", "unit_id": "7", "assignment_id": "5", "task_run_id": "2",
+    {"worker_id": "3", "worker_name": "A1B2C3", "unit_id": "7", "assignment_id": "5", "task_run_id": "2",
      "task_start": 1700000000.0, "task_end": 1700000300.0,
      "data": {"outputs": {"comparisons": [COMPARISON, ...]}}}
     # "data" may also be {"comparisons": [...]} or the list itself.
@@ -262,7 +262,8 @@ def _rows_of_unit(unit: dict, where: str) -> list[dict]:
             duration = float(end) - float(start)
         raw = {
             "run_id": unit.get("task_run_id", ""), "unit_id": unit.get("unit_id", ""),
-            "assignment_id": unit.get("assignment_id", ""), "worker": unit.get("worker_id", ""),
+            "assignment_id": unit.get("assignment_id", ""),
+            "worker": unit.get("worker_name") or unit.get("worker_id", ""),
             "pair_id": pairing.get("pair_id", ""),
             "model_left": models[left], "model_right": models[right],
             "dialogue_left": dialogues[left], "dialogue_right": dialogues[right],
@@ -310,39 +311,23 @@ def open_mephisto_db(database_path: str | Path | None = None):
 
 
 def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
-    """Judgments of all completed units of ``task_name`` in the Mephisto database ``db``
-    (default: :func:`open_mephisto_db`)."""
-    import importlib.util
+    """Every judgment stored for ``task_name`` in the Mephisto database ``db`` (default:
+    :func:`open_mephisto_db`), from every run of the task, finished units or not.
 
-    from mephisto.tools.data_browser import DataBrowser
+    Each comparison is stored the moment it is submitted, so a unit cut short (the worker
+    left, the launcher was stopped) still holds real judgments: they count. The units are
+    read by the task's own store (:mod:`parlai_acute.mephisto_tasks.acute_eval.store`).
+    """
+    from parlai_acute.mephisto_tasks.acute_eval.store import unit_data_for_task
 
-    # Reading a unit's saved data needs its blueprint registered with Mephisto: import ours.
-    if importlib.util.find_spec("parlai_acute.mephisto_tasks.acute_eval") is not None:
-        importlib.import_module("parlai_acute.mephisto_tasks.acute_eval.blueprint")
     if db is None:
         db = open_mephisto_db()
-    browser = DataBrowser(db=db)
     if not db.find_tasks(task_name=task_name):
-        known = sorted(browser.get_task_name_list())
+        known = sorted({task.task_name for task in db.find_tasks()})
         raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
                         f"pass the task name used by `parlai-acute acute launch`")
-    from mephisto.data_model.constants.assignment_state import AssignmentState
-
-    completed, unfinished = [], []
-    for task in db.find_tasks(task_name=task_name):
-        for unit in db.find_units(task_id=task.db_id):
-            if unit.agent_id is None:
-                continue
-            data = browser.get_data_from_unit(unit)
-            data.setdefault("task_run_id", unit.task_run_id)
-            (completed if unit.get_status() in AssignmentState.completed() else unfinished).append(data)
-    df = judgments_from_unit_data(completed)
-    # A worker who failed onboarding in a unit they never finished is still a failed worker.
-    failures = judgments_from_unit_data(unfinished)
-    failures = failures[failures["is_onboarding"] & (failures["onboarding_correct"] == False)]  # noqa: E712
-    if len(failures):
-        df = to_frame(df.to_dict(orient="records") + failures.to_dict(orient="records"))
+    df = judgments_from_unit_data(unit_data_for_task(db, task_name))
     if df.empty:
-        raise UserError(f"Mephisto task {task_name!r} has no completed judgments yet; wait for workers to "
-                        f"finish or check the run with `mephisto review`")
+        raise UserError(f"Mephisto task {task_name!r} has no judgments yet; wait for workers to "
+                        f"submit, or check the run with `mephisto review`")
     return df

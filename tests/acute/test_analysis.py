@@ -149,7 +149,7 @@ def test_failed_onboarding_in_an_unfinished_unit_excludes_the_worker(mephisto_db
     df = judgments_from_mephisto_db("acute_test", mephisto_db)
     assert len(df) == 3 and df["is_onboarding"].sum() == 1, df[["worker", "unit_id", "is_onboarding"]]
     kept, excluded, _ = apply_exclusions(df, AnalysisConfig())
-    assert kept["worker"].tolist() == [str(int(worker) + 1)]  # only dave remains
+    assert kept["worker"].tolist() == ["dave"]  # workers appear by name; only dave remains
     assert set(excluded["excluded_because"]) == {FAILED_ONBOARDING}
 
 
@@ -200,7 +200,7 @@ def test_judgments_from_real_mephisto_db(mephisto_db):
     w1 = add_completed_unit(mephisto_db, "acute_test", "alice", [comparison(0, "B"), comparison(1, "B")])
     add_completed_unit(mephisto_db, "acute_test", "bob", [comparison(0, "A", reason="")])
     df = judgments_from_mephisto_db("acute_test", mephisto_db)
-    assert len(df) == 3 and set(df["worker"]) == {w1, str(int(w1) + 1)}
+    assert len(df) == 3 and set(df["worker"]) == {"alice", "bob"}
     assert df["winner"].tolist() == ["B", "B", "A"]
     assert df.iloc[0]["winner_side"] == "right" and df.iloc[1]["winner_side"] == "left"
 
@@ -234,7 +234,7 @@ def test_judgments_saved_by_the_acute_eval_task_state(mephisto_db):
     got = df.iloc[0]
     assert (got["model_left"], got["winner"], got["winner_side"], got["dialogue_left"]) == \
         ("model_b", "model_a", "right", "17")
-    assert got["worker"] == worker and got["reason"] == "it asked about me" and got["duration"] == 2.0
+    assert got["worker"] == "alice" and got["reason"] == "it asked about me" and got["duration"] == 2.0
 
 
 def test_unknown_and_empty_mephisto_tasks(mephisto_db):
@@ -242,7 +242,7 @@ def test_unknown_and_empty_mephisto_tasks(mephisto_db):
     with pytest.raises(UserError, match=r"no Mephisto task named 'other' \(known: acute_test\)"):
         judgments_from_mephisto_db("other", mephisto_db)
     mephisto_db.new_task("empty_run", "static_task")
-    with pytest.raises(UserError, match="no completed judgments"):
+    with pytest.raises(UserError, match="has no judgments yet"):
         judgments_from_mephisto_db("empty_run", mephisto_db)
 
 

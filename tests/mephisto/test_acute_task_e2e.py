@@ -99,10 +99,7 @@ def test_workers_judgments_quality_control_and_readback(tmp_path, launch, chromi
     # read back: every judgment as made, sides as clicked
     db = setup.open_db(task.data_dir)
     df = judgments_from_mephisto_db("acute_test", db)
-    name_of = {}
-    for unit in store.unit_data_for_task(db, "acute_test"):
-        name_of[str(unit["worker_id"])] = unit["data"]["worker_name"].removesuffix("_sandbox")  # mock = sandbox
-    df["name"] = df["worker"].map(name_of)
+    df["name"] = df["worker"].str.removesuffix("_sandbox")  # workers by name; the mock provider adds _sandbox
     assert sorted(df["name"].unique()) == sorted(f"simulated-{w}" for w in ("failer", "lazy", "alice", "bob"))
     made = {f"simulated-{r.worker.split('-', 1)[1]}": r.made for r in (failer, lazy, alice, bob)}
     for name, rows in df.groupby("name", sort=False):
@@ -124,12 +121,14 @@ def test_workers_judgments_quality_control_and_readback(tmp_path, launch, chromi
     assert set(regular["model_left"]) == {"model_a", "model_b"}
 
     # the failed worker holds the block qualification in the DB
-    failer_id = df.loc[df["name"] == "simulated-failer", "worker"].iloc[0]
+    failer_name = df.loc[df["name"] == "simulated-failer", "worker"].iloc[0]
     from mephisto.data_model.worker import Worker
-    assert Worker.get(db, failer_id).is_qualified("parlai_acute_eval_block")
+    blocked = Worker.get(db, db.find_workers(worker_name=failer_name)[0].db_id)
+    assert blocked.is_qualified("parlai_acute_eval_block")
 
     # analysis excludes the failed and the reason-less worker
     kept, excluded, _ = apply_exclusions(df.drop(columns=["name"]), AnalysisConfig(max_per_worker=CAP))
+    name_of = lambda worker: worker.removesuffix("_sandbox")  # noqa: E731
     assert set(kept["worker"].map(name_of)) == {"simulated-alice", "simulated-bob"}
     reasons = collections.Counter(zip(excluded["worker"].map(name_of), excluded["excluded_because"]))
     assert any(name == "simulated-lazy" and "reason" in why for name, why in reasons)
