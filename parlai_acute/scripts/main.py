@@ -44,7 +44,10 @@ def _add(subparsers, name: str, entry) -> None:
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parlai-acute", description=__doc__.splitlines()[0].strip())
+    parser = argparse.ArgumentParser(
+        prog="parlai-acute",
+        description="Evaluate open-domain dialogue models: self-chat and human-chat logs, ACUTE-Eval on "
+                    "Mephisto (pairings, task, analysis, sample size). `parlai-acute COMMAND --help` explains each.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, entry in COMMANDS.items():
         _add(subparsers, name, entry)
