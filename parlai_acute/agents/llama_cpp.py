@@ -16,9 +16,9 @@ Why it is built this way:
 * Each reply is built with the model's own chat template (``/v1/chat/completions``) and
   comes back with the log-probability of every sampled token, which the shared
   :mod:`parlai_acute.agents.decoding` uses to rank, filter and record candidates.
-* Persona/context: a first observation's ``your persona: ...`` lines (ParlAI's
-  ConvAI2/BlendedSkillTalk convention) go into the system prompt; the rest of a context
-  is the partner's first words.
+* Persona lines, history and seed keys are kept as for every model wrapper, by
+  :class:`parlai_acute.agents.turn_agent.TurnTakingAgent`; speaking first, the system
+  prompt gets a cue to open the conversation.
 """
 from __future__ import annotations
 
@@ -27,50 +27,16 @@ import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
+from typing import Sequence
 
-from parlai.core.agents import Agent
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
+from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
-DEFAULT_SYSTEM_PROMPT = ("You are a person chatting casually with someone you just met. "
-                         "Reply in one or two short sentences.")
 OPENING_CUE = "You speak first: greet the other person and say something about yourself."
-PERSONA_PREFIXES = ("your persona:",)
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
-PARTNER_PREFIXES = ("partner's persona:", "their persona:")
-
-
-# --------------------------------------------------------------------------- context
-
-def split_context(text: str) -> tuple:
-    """(own persona lines, partner persona lines, remaining text) of a context message."""
-    own, partner, rest = [], [], []
-    for line in (text or "").splitlines():
-        low = line.strip().lower()
-        for prefix in PERSONA_PREFIXES:
-            if low.startswith(prefix):
-                own.append(line.strip()[len(prefix):].strip())
-                break
-        else:
-            for prefix in PARTNER_PREFIXES:
-                if low.startswith(prefix):
-                    partner.append(line.strip()[len(prefix):].strip())
-                    break
-            else:
-                rest.append(line)
-    return own, partner, "\n".join(rest).strip()
-
-
-def build_system_prompt(base: str, persona: Sequence[str] = (), partner: Sequence[str] = ()) -> str:
-    parts = [base.strip()] if base and base.strip() else []
-    if persona:
-        parts.append("Your persona: " + " ".join(persona))
-    if partner:
-        parts.append("The other person's persona: " + " ".join(partner))
-    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------- engine
@@ -224,12 +190,15 @@ def get_engine(model_path: str, context_length: int, slots: int, threads: int,
 
 # --------------------------------------------------------------------------- agent
 
-class LlamaCppAgent(Agent):
+class LlamaCppAgent(TurnTakingAgent):
     """A GGUF chat model run by llama.cpp, decoded with the shared strategies.
 
+    The conversation is kept by :class:`~parlai_acute.agents.turn_agent.TurnTakingAgent`.
     Each reply act carries ``candidates`` (every sample with its log-prob score and
     whether the repetition filter dropped it) and ``decoding`` (the settings and choice).
     """
+
+    default_system = DEFAULT_SYSTEM_PROMPT
 
     @classmethod
     def add_cmdline_args(cls, parser, partial_opt=None):
@@ -260,106 +229,38 @@ class LlamaCppAgent(Agent):
             self.engine = shared["engine"]
         else:
             self.engine = get_engine(*engine_settings(opt, self.config))
-        self.batch_index = int(opt.get("batchindex") or 0)
-        self.batch_size = max(1, int(opt.get("batchsize") or 1))
-        self.conversations_started = 0
-        self._last_reply = None
-        self.reset()
 
     def share(self):
         shared = super().share()
         shared["engine"] = self.engine
         return shared
 
-    # ---- per-conversation state
+    @property
+    def turns(self) -> list:
+        """The conversation so far as chat messages, without the system prompt."""
+        return chat_messages("", self._turns)
 
-    def reset(self):
-        super().reset()
-        self.persona = [self.opt["persona"]] if self.opt.get("persona") else []
-        self.partner_persona = []
-        self.turns = []  # chat messages without the system prompt
-        self.started = False
-        self._reset_after_reply = False
-
-    def _start(self):
-        if not self.started:
-            self.started = True
-            self.conversations_started += 1
-
-    def _add(self, role: str, text: str):
-        self._start()
-        text = (text or "").strip()
-        if not text:
-            return
-        if self.turns and self.turns[-1]["role"] == role:
-            self.turns[-1] = {"role": role, "content": self.turns[-1]["content"] + "\n" + text}
-        else:
-            self.turns.append({"role": role, "content": text})
+    @staticmethod
+    def prompt(system: str, turns) -> list:
+        """The chat messages sent to the model for a system prompt and ``(role, text)`` turns."""
+        if not turns:  # speaking first: without a cue small models ramble or apologise
+            system = (system + "\n" + OPENING_CUE).strip()
+        return chat_messages(system, turns)
 
     def messages(self) -> list:
-        system = build_system_prompt(self.opt.get("system_prompt", DEFAULT_SYSTEM_PROMPT), self.persona,
-                                     self.partner_persona)
-        if not self.turns:  # speaking first: without a cue small models ramble or apologise
-            system = (system + "\n" + OPENING_CUE).strip()
-        return ([{"role": "system", "content": system}] if system else []) + list(self.turns)
+        """The prompt of the conversation so far."""
+        return self.prompt(self.system, self._turns)
 
-    def seed_key(self, messages) -> str:
-        """Conversation number (global across batch slots, as ParlAI's batch worlds count) + prompt."""
-        number = (self.conversations_started - 1) * self.batch_size + self.batch_index
-        return f"{number}\x00{json.dumps(messages, sort_keys=True)}"
+    def prompt_key(self, system: str, turns: list) -> str:
+        return json.dumps(self.prompt(system, turns), sort_keys=True)
 
-    # ---- ParlAI API
-
-    def observe(self, observation):
-        if self._reset_after_reply:
-            self.reset()
-        obs = Message(observation or {})
-        text = obs.get("text") or ""
-        if not self.started or obs.get("id") == "context":
-            own, partner, text = split_context(text)
-            self.persona += own
-            self.partner_persona += partner
-        self._add("user", text if text != "__SILENCE__" else "")
-        if obs.get("episode_done"):
-            self._reset_after_reply = True
-        messages = self.messages()
-        obs.force_set("llama_messages", messages)
-        obs.force_set("llama_seed_key", self.seed_key(messages))
-        self.observation = obs
-        return obs
-
-    def self_observe(self, self_message):
-        """Remember what this agent said (its reply, or a seed utterance said on its behalf)."""
-        if self_message is None or self_message is self._last_reply:
-            return
-        self._last_reply = self_message
-        if self._reset_after_reply:
-            self.reset()
-            return
-        self._add("assistant", self_message.get("text", ""))
-
-    def act(self):
-        if self.observation is None:  # speaks first, e.g. the opener of a self-chat
-            self.observe({"episode_done": False})
-        reply = self.batch_act([self.observation])[0]
-        self.self_observe(reply)
-        return reply
-
-    def batch_act(self, observations):
-        conversations = []
-        for obs in observations:
-            obs = obs or {}
-            messages = obs.get("llama_messages")
-            if messages is None:  # not observed by a LlamaCppAgent: answer the text alone
-                messages = [{"role": "system", "content": self.opt.get("system_prompt", DEFAULT_SYSTEM_PROMPT)},
-                            {"role": "user", "content": obs.get("text") or ""}]
-            key = obs.get("llama_seed_key") or json.dumps(messages, sort_keys=True)
-            conversations.append((messages, key))
+    def reply_batch(self, contexts: list) -> list:
+        """All conversations' candidates in one submission to the engine (continuous batching)."""
+        conversations = [(self.prompt(c.system, c.turns), c.seed_key) for c in contexts]
         per_conversation = self.engine.candidates(conversations, self.config)
         replies = []
-        for (messages, _), candidates in zip(conversations, per_conversation):
-            history = [m["content"] for m in messages if m["role"] != "system"]
-            choice = decoding.choose(candidates, history, self.config)
+        for context, candidates in zip(contexts, per_conversation):
+            choice = decoding.choose(candidates, context.history, self.config)
             act = Message({"id": self.getID(), "episode_done": False})
             decoding.package(act, choice, self.config,
                              extra={"model": os.path.basename(self.engine.model_path), "engine": "llama.cpp"})

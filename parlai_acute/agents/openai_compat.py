@@ -22,8 +22,7 @@ import requests
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
-from parlai_acute.agents.llama_cpp import DEFAULT_SYSTEM_PROMPT
-from parlai_acute.agents.turn_agent import TurnTakingAgent
+from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -254,8 +253,7 @@ class OpenAICompatAgent(TurnTakingAgent):
 
     @staticmethod
     def messages(context) -> list:
-        system = [{"role": "system", "content": context.system}] if context.system else []
-        return system + [{"role": role, "content": text} for role, text in context.turns]
+        return chat_messages(context.system, context.turns)
 
     def reply_batch(self, contexts: list) -> list:
         if len(contexts) <= 1:

@@ -1,4 +1,4 @@
-"""The conversation bookkeeping model wrappers share: one history of turns per episode.
+"""The conversation bookkeeping all model wrappers share: one history of turns per episode.
 
 ParlAI drives an agent in two ways: ``observe`` then ``act`` (one conversation), or
 ``BatchWorld``, which calls ``observe`` on every copy, ``batch_act`` on the first copy
@@ -7,9 +7,11 @@ So ``observe`` returns a copy of the message carrying the whole context
 (``context_system``, ``context_turns``, ``context_seed_key``), ``batch_act`` answers
 from that alone, and ``self_observe`` adds the reply to the history.
 
-Same conventions as :class:`parlai_acute.agents.llama_cpp.LlamaCppAgent`: ``your
-persona:`` lines of a first (or ``id == "context"``) message go into the system prompt;
-consecutive turns of one speaker are merged; after replying to an ``episode_done``
+Conventions (the same for every model wrapper): ``your persona:`` lines of a first (or
+``id == "context"``) message go into the system prompt (ParlAI's
+ConvAI2/BlendedSkillTalk convention), ``partner's persona:`` lines too, as the other
+person's; the rest of a context is the partner's first words; consecutive turns of one
+speaker are merged; ``__SILENCE__`` adds no turn; after replying to an ``episode_done``
 message the next observation starts a new conversation; the seed key holds the
 conversation's number, so identical openings in different conversations get different
 samples, and batched or one-at-a-time runs give the same replies.
@@ -17,14 +19,50 @@ samples, and batched or one-at-a-time runs give the same replies.
 from __future__ import annotations
 
 import json
+from typing import Sequence
 
 from parlai.core.agents import Agent
 from parlai.core.message import Message
 
-from parlai_acute.agents.llama_cpp import build_system_prompt, split_context
-
 USER, BOT = "user", "assistant"
 SILENCE = "__SILENCE__"
+DEFAULT_SYSTEM_PROMPT = ("You are a person chatting casually with someone you just met. "
+                         "Reply in one or two short sentences.")
+PERSONA_PREFIXES = ("your persona:",)
+PARTNER_PREFIXES = ("partner's persona:", "their persona:")
+
+
+def split_context(text: str) -> tuple:
+    """(own persona lines, partner persona lines, remaining text) of a context message."""
+    own, partner, rest = [], [], []
+    for line in (text or "").splitlines():
+        low = line.strip().lower()
+        for prefix in PERSONA_PREFIXES:
+            if low.startswith(prefix):
+                own.append(line.strip()[len(prefix):].strip())
+                break
+        else:
+            for prefix in PARTNER_PREFIXES:
+                if low.startswith(prefix):
+                    partner.append(line.strip()[len(prefix):].strip())
+                    break
+            else:
+                rest.append(line)
+    return own, partner, "\n".join(rest).strip()
+
+
+def build_system_prompt(base: str, persona: Sequence[str] = (), partner: Sequence[str] = ()) -> str:
+    parts = [base.strip()] if base and base.strip() else []
+    if persona:
+        parts.append("Your persona: " + " ".join(persona))
+    if partner:
+        parts.append("The other person's persona: " + " ".join(partner))
+    return "\n".join(parts)
+
+
+def chat_messages(system: str, turns: Sequence) -> list:
+    """Chat-completions messages (``{"role", "content"}``) of a system prompt and ``(role, text)`` turns."""
+    return ([{"role": "system", "content": system}] if system else []) + [{"role": r, "content": t} for r, t in turns]
 
 
 class TurnTakingAgent(Agent):
@@ -48,15 +86,24 @@ class TurnTakingAgent(Agent):
         super().reset()
         self.persona = [self.opt["persona"]] if self.opt.get("persona") else []
         self.partner_persona = []
-        self.turns: list = []  # (role, text) without the system prompt
+        self._turns: list = []  # (role, text) without the system prompt
         self.started = False
         self._reset_after_reply = False
         self.observation = None
 
     @property
+    def turns(self) -> list:
+        """The conversation so far as ``(role, text)`` pairs, without the system prompt."""
+        return list(self._turns)
+
+    @property
     def system(self) -> str:
         base = self.opt.get("system_prompt")
         return build_system_prompt(self.default_system if base is None else base, self.persona, self.partner_persona)
+
+    def prompt_key(self, system: str, turns: list) -> str:
+        """The prompt part of a seed key (subclasses may key on the prompt they actually send)."""
+        return json.dumps([system, turns])
 
     def _add(self, role: str, text: str):
         if not self.started:
@@ -65,10 +112,10 @@ class TurnTakingAgent(Agent):
         text = (text or "").strip()
         if not text or text == SILENCE:
             return
-        if self.turns and self.turns[-1][0] == role:
-            self.turns[-1] = (role, self.turns[-1][1] + "\n" + text)
+        if self._turns and self._turns[-1][0] == role:
+            self._turns[-1] = (role, self._turns[-1][1] + "\n" + text)
         else:
-            self.turns.append((role, text))
+            self._turns.append((role, text))
 
     def observe(self, observation):
         if self._reset_after_reply:
@@ -82,11 +129,12 @@ class TurnTakingAgent(Agent):
         self._add(USER, text)
         if obs.get("episode_done"):
             self._reset_after_reply = True
+        # conversation number, global across batch slots as ParlAI's batch worlds count
         number = (self.conversations_started - 1) * self.batch_size + self.batch_index
-        system, turns = self.system, list(self.turns)
+        system, turns = self.system, list(self._turns)
         obs.force_set("context_system", system)
         obs.force_set("context_turns", turns)
-        obs.force_set("context_seed_key", f"{number}\x00{json.dumps([system, turns])}")
+        obs.force_set("context_seed_key", f"{number}\x00{self.prompt_key(system, turns)}")
         self.observation = obs
         return obs
 
@@ -118,7 +166,7 @@ class TurnTakingAgent(Agent):
                            obs.get("context_seed_key") or "")
         turns = [(USER, obs["text"])] if obs.get("text") else []
         system = self.system
-        return Context(system, turns, json.dumps([system, turns]))
+        return Context(system, turns, self.prompt_key(system, turns))
 
     def reply_batch(self, contexts: list) -> list:
         raise NotImplementedError
