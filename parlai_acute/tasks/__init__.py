@@ -8,4 +8,7 @@ and the worlds (``SelfChatWorld`` for ``self_chat``, ``InteractiveWorld`` for
 * ``persona``: a persona per speaker (our own profiles, ``data/personas.json``);
 * ``topics``: one topic for both speakers (``data/topics.json``);
 * ``static_contexts``: 1-3 turn contexts with the real next turn (Meena's MTB shape).
+
+``base`` holds the teacher and worlds of tasks that differ only in their seed function
+(``persona``, ``topics``).
 """

@@ -7,45 +7,27 @@ the model each get one. The teacher lists the persona pairs (for ``display_data`
 """
 from __future__ import annotations
 
-from parlai.core.message import Message
-from parlai.core.teachers import FixedDialogTeacher
-
 from parlai_acute.tasks import sources
-from parlai_acute.worlds.interactive import SeededInteractiveWorld
-from parlai_acute.worlds.self_chat import SeededSelfChatWorld, add_context_args, context_seed
+from parlai_acute.tasks.base import SeedInteractiveWorld, SeedSelfChatWorld, SeedTeacher
 
 
-class DefaultTeacher(FixedDialogTeacher):
+class DefaultTeacher(SeedTeacher):
     """One example per episode: speaker 1's persona as text, both personas as fields."""
 
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        super().add_cmdline_args(parser, partial_opt)
-        add_context_args(parser)
-        return parser
-
-    def __init__(self, opt, shared=None):
-        super().__init__(opt, shared)
-        self.id = "persona"
-        self.reset()
+    id = "persona"
+    seed_of = staticmethod(sources.persona_seed)
 
     def num_episodes(self):
         return len(sources.personas())
 
-    def num_examples(self):
-        return self.num_episodes()
-
-    def get(self, episode_idx, entry_idx=0):
-        seed = sources.persona_seed(episode_idx, context_seed(self.opt))
-        return Message({"text": seed.contexts[0], "persona": seed.info["personas"][0],
-                        "partner_persona": seed.info["personas"][1], "episode_done": True})
+    def fields(self, seed):
+        persona, partner = seed.info["personas"]
+        return {"persona": persona, "partner_persona": partner}
 
 
-class SelfChatWorld(SeededSelfChatWorld):
-    def make_seed(self, index):
-        return sources.persona_seed(index, context_seed(self.opt))
+class SelfChatWorld(SeedSelfChatWorld):
+    seed_of = staticmethod(sources.persona_seed)
 
 
-class InteractiveWorld(SeededInteractiveWorld):
-    def make_seed(self, index):
-        return sources.persona_seed(index, context_seed(self.opt))
+class InteractiveWorld(SeedInteractiveWorld):
+    seed_of = staticmethod(sources.persona_seed)
