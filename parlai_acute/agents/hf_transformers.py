@@ -292,9 +292,9 @@ class HfModel:
             out.append([first[t[0]].item()] + rest)
         return out
 
-    def _causal_logprobs_full(self, prompt_ids: list, targets: list) -> list:
+    def _padded(self, rows: list) -> tuple:
+        """(token ids, attention mask) of ``rows``, right-padded to the longest."""
         torch = self.torch
-        rows = [prompt_ids + t for t in targets]
         width = max(len(r) for r in rows)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -302,6 +302,11 @@ class HfModel:
         for i, r in enumerate(rows):
             ids[i, :len(r)] = torch.tensor(r)
             mask[i, :len(r)] = 1
+        return ids, mask
+
+    def _causal_logprobs_full(self, prompt_ids: list, targets: list) -> list:
+        torch = self.torch
+        ids, mask = self._padded([prompt_ids + t for t in targets])
         logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
         logp = torch.log_softmax(logits.float(), dim=-1)
         start = len(prompt_ids)
@@ -318,15 +323,8 @@ class HfModel:
         start = self.model.config.decoder_start_token_id
         if start is None:
             start = gen.decoder_start_token_id
-        rows = [[start] + prefix + t for t in targets]
-        width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        dec = torch.full((len(rows), width), pad, dtype=torch.long)
-        dmask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):
-            dec[i, :len(r)] = torch.tensor(r)
-            dmask[i, :len(r)] = 1
-        enc = torch.tensor([prompt_ids] * len(rows), dtype=torch.long)
+        dec, dmask = self._padded([[start] + prefix + t for t in targets])
+        enc = torch.tensor([prompt_ids] * len(targets), dtype=torch.long)
         logits = self.model(input_ids=enc.to(self.device), decoder_input_ids=dec.to(self.device),
                             decoder_attention_mask=dmask.to(self.device)).logits
         logp = torch.log_softmax(logits.float(), dim=-1)
