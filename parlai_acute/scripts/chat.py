@@ -15,22 +15,17 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.paths import default_datapath
+from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.scripts.self_chat import check_outfile, parse_parlai
-from parlai_acute.worlds.model_spec import model_args
+from parlai_acute.worlds.model_spec import MODEL_HELP, model_args
 
 CONTEXTS = ("none", "chitchat", "persona", "topics")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    summary, details = __doc__.split("\n\n")[:2]
-    parser.description = summary.split(": ", 1)[1] + "\n\n" + details
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
+    describe_from_docstring(parser, __doc__)
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help="the model: an agent name or ParlAI model file or .gguf file, optionally followed by "
-                             "options ('repeat_query', 'pkg.mod:Agent --temperature 0.7'), or a ParlAI opt string "
-                             "written as --model='-m pkg.mod:Agent --opt v' (default: the embedded SmolLM2 via "
-                             "llama.cpp)")
+                        help=MODEL_HELP)
     parser.add_argument("-c", "--context", choices=CONTEXTS, default="none",
                         help="what each conversation starts from: nothing, a real conversation's opening prompt "
                              "shown to you, a persona for you and one for the model, or a shared topic")

@@ -28,6 +28,14 @@ COMMANDS: dict = {
 }
 
 
+def describe_from_docstring(parser: argparse.ArgumentParser, doc: str) -> None:
+    """Subcommand help from its module docstring: "``cmd``: summary", details, then examples."""
+    summary, details = doc.split("\n\n")[:2]
+    parser.description = summary.split(": ", 1)[1] + "\n\n" + details
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "\n".join(doc.split("\n\n")[2:]).strip()
+
+
 def _add(subparsers, name: str, entry) -> None:
     if isinstance(entry, dict):
         group = subparsers.add_parser(name, help=entry["_help"], description=entry["_help"])

@@ -23,21 +23,16 @@ import tempfile
 
 from parlai_acute.errors import UserError
 from parlai_acute.paths import default_datapath
-from parlai_acute.worlds.model_spec import model_args
+from parlai_acute.scripts.main import describe_from_docstring
+from parlai_acute.worlds.model_spec import MODEL_HELP, model_args
 
 TASK_NAMES = ("chitchat", "persona", "topics")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    summary, details = __doc__.split("\n\n")[:2]
-    parser.description = summary.split(": ", 1)[1] + "\n\n" + details
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = "\n".join(__doc__.split("\n\n")[2:]).strip()
+    describe_from_docstring(parser, __doc__)
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help="the model: an agent name or ParlAI model file or .gguf file, optionally followed by "
-                             "options ('repeat_query', 'pkg.mod:Agent --temperature 0.7'), or a ParlAI opt string "
-                             "written as --model='-m pkg.mod:Agent --opt v' (default: the embedded SmolLM2 via "
-                             "llama.cpp)")
+                        help=MODEL_HELP)
     parser.add_argument("-p", "--partner-model", default=None, metavar="MODEL",
                         help="a different model (or decoding) for the second speaker, same forms as --model "
                              "(default: a copy of --model)")

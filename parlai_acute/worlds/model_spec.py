@@ -19,6 +19,11 @@ from parlai_acute.errors import UserError
 
 DEFAULT_AGENT = "parlai_acute.agents.llama_cpp:LlamaCppAgent"
 
+#: ``--help`` text of every ``--model`` option that takes these forms.
+MODEL_HELP = ("the model: an agent name or ParlAI model file or .gguf file, optionally followed by "
+              "options ('repeat_query', 'pkg.mod:Agent --temperature 0.7'), or a ParlAI opt string "
+              "written as --model='-m pkg.mod:Agent --opt v' (default: the embedded SmolLM2 via llama.cpp)")
+
 
 def model_args(spec: str | None) -> list[str]:
     """ParlAI command-line arguments for one model string (``None``: the default SmolLM2 agent).
