@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence
 
+from parlai_acute.agents.options import option_adder
 from parlai_acute.errors import UserError
 
 INFERENCE_CHOICES = ("greedy", "sample", "sample_rank")
@@ -46,12 +47,7 @@ def add_decoding_args(parser):
     ``--inference``, ``--temperature``, ``--topk``, ``--topp`` have the names ParlAI's
     TorchGeneratorAgent uses for the same ideas. Safe to call twice (e.g. two wrappers).
     """
-    group = parser.add_argument_group("Decoding (parlai_acute)")
-    existing = {a for action in getattr(parser, "_actions", []) for a in action.option_strings}
-
-    def add(name, **kwargs):
-        if name not in existing:
-            group.add_argument(name, **kwargs)
+    group, add = option_adder(parser, "Decoding (parlai_acute)")
 
     add("--inference", type=str, default="sample", choices=list(INFERENCE_CHOICES),
         help="greedy; sample (temperature/top-k/top-p); sample_rank (Meena: N samples, keep the most probable)")

@@ -28,6 +28,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 from parlai.core.message import Message  # noqa: E402
 
+from parlai_acute.agents.options import option_adder  # noqa: E402
 from parlai_acute.agents import decoding  # noqa: E402
 from parlai_acute.agents.turn_agent import BOT, USER, TurnTakingAgent  # noqa: E402
 from parlai_acute.errors import UserError  # noqa: E402
@@ -39,12 +40,7 @@ PLAIN_LABELS = {USER: "User:", BOT: "Bot:"}
 
 def add_model_args(parser):
     """The model options of this agent (decoding options come from decoding.add_decoding_args)."""
-    group = parser.add_argument_group("Hugging Face transformers model (parlai_acute)")
-    existing = {a for action in getattr(parser, "_actions", []) for a in action.option_strings}
-
-    def add(name, **kwargs):
-        if name not in existing:
-            group.add_argument(name, **kwargs)
+    group, add = option_adder(parser, "Hugging Face transformers model (parlai_acute)")
 
     add("--hf-model", type=str, default=None,
         help="local directory written by save_pretrained, or a .gguf file (never downloaded); default: -mf")

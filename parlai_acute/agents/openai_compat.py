@@ -21,6 +21,7 @@ from typing import Optional
 import requests
 from parlai.core.message import Message
 
+from parlai_acute.agents.options import option_adder
 from parlai_acute.agents import decoding
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
@@ -31,12 +32,7 @@ MAX_RETRY_AFTER = 60.0
 
 def add_client_args(parser):
     """The endpoint options (decoding options come from decoding.add_decoding_args)."""
-    group = parser.add_argument_group("OpenAI-compatible endpoint (parlai_acute)")
-    existing = {a for action in getattr(parser, "_actions", []) for a in action.option_strings}
-
-    def add(name, **kwargs):
-        if name not in existing:
-            group.add_argument(name, **kwargs)
+    group, add = option_adder(parser, "OpenAI-compatible endpoint (parlai_acute)")
 
     add("--openai-base-url", type=str, default=None,
         help="API base URL ending in /v1, e.g. http://127.0.0.1:8080/v1")
