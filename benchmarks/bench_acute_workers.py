@@ -48,14 +48,14 @@ def run():
     import parlai_acute  # noqa: F401
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.acute_eval import store
-    from parlai_acute.mephisto_tasks.acute_eval.local_run import LocalRun, free_port
+    from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
     from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_worker
 
     with tempfile.TemporaryDirectory(prefix="bench_acute_") as tmp:
         tmp = Path(tmp)
         pairings = tmp / "pairings.jsonl"
         _pairings(pairings, WORKERS * PER_WORKER)
-        task = LocalRun(tmp / "data", pairings, free_port(), tmp / "launch.log",
+        task = LocalRun.acute(tmp / "data", pairings, free_port(), tmp / "launch.log",
                         f"mephisto.blueprint.comparisons_per_unit={PER_WORKER}",
                         f"mephisto.blueprint.max_judgments_per_worker={PER_WORKER}", task_name="bench_load")
         try:

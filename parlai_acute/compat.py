@@ -33,6 +33,17 @@ Fixes:
     with ``FileExistsError`` or shares the first one's files. We put it beside the run's own
     build directory (``<data dir>/data/runs/.../<run id>/local_server/server``) instead.
 
+``mephisto-single-log-lines``
+    ``mephisto.utils.logger_core.get_logger`` gives every Mephisto logger its own Rich
+    handler *and* installs the same kind of handler on the root logger, so every Mephisto log
+    line was printed twice. Loggers it returns no longer propagate to the root (their own
+    handler prints them once).
+
+``mephisto-metrics-port``
+    ``Operator()`` always starts a Prometheus metrics endpoint on port 3031; a second launcher
+    on the machine (two tasks, a test beside a demo) logs a 40-line traceback, twice. We never
+    use it: the operator's ``start_metrics_server`` starts it only when port 3031 is free.
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -66,7 +77,43 @@ SOURCE_PATCHES: dict[str, list[tuple[str, str]]] = {
 # (or at install() if it was imported before parlai_acute, e.g. by the `parlai` script)
 POST_IMPORT_FIXES: dict[str, str] = {
     "parlai.utils.conversations": "parlai_acute.worlds.conversations_log:make_atomic",
+    "mephisto.utils.logger_core": "parlai_acute.compat:single_log_lines",
+    "mephisto.operations.operator": "parlai_acute.compat:quiet_metrics_server",
 }
+
+
+def single_log_lines(logger_core) -> None:
+    """``mephisto-single-log-lines`` (see the module docstring)."""
+    original = logger_core.get_logger
+
+    def get_logger(*args, **kwargs):
+        logger = original(*args, **kwargs)
+        logger.propagate = False
+        return logger
+
+    get_logger.__wrapped__ = original
+    logger_core.get_logger = get_logger
+    for logger in logger_core.loggers.values():
+        logger.propagate = False
+
+
+def quiet_metrics_server(operator_module) -> None:
+    """``mephisto-metrics-port`` (see the module docstring)."""
+    import socket
+
+    original = operator_module.start_metrics_server
+
+    def start_metrics_server(*args, **kwargs):
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("", 3031))
+            except OSError:
+                return None
+        return original(*args, **kwargs)
+
+    start_metrics_server.__wrapped__ = original
+    operator_module.start_metrics_server = start_metrics_server
 
 
 class CompatError(RuntimeError):

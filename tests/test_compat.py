@@ -105,3 +105,55 @@ def test_local_architect_serves_from_the_run_directory(tmp_path):
     running_dir, exists_after = values["DIR"], values["EXISTS"]
     assert running_dir == str(tmp_path / "run" / "local_server" / "server")
     assert exists_after == "False"
+
+
+MEPHISTO_LOG_ONCE = (
+    "{imports}\n"
+    "from mephisto.utils.logger_core import get_logger\n"
+    "get_logger('parlai_acute.test').warning('hello from mephisto')\n"
+)
+
+
+def test_mephisto_log_lines_twice_without_fix():
+    # importing mephisto needs the dataclass fix: remove only this one
+    result = run_python(MEPHISTO_LOG_ONCE.format(
+        imports="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.utils.logger_core')"))
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout + result.stderr).count("hello from mephisto") == 2
+
+
+def test_mephisto_log_lines_once_with_fix():
+    result = run_python(MEPHISTO_LOG_ONCE.format(imports="import parlai_acute"))
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout + result.stderr).count("hello from mephisto") == 1
+
+
+METRICS_PORT_TAKEN = (
+    "import socket\n"
+    "busy = socket.socket(); busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "try:\n"
+    "    busy.bind(('', 3031)); busy.listen()\n"
+    "except OSError:\n"
+    "    pass  # another Mephisto process on this machine holds it already: taken either way\n"
+    "import parlai_acute\n"
+    "{uninstall}\n"
+    "import mephisto.operations.operator as op\n"
+    "op.start_metrics_server()\n"
+)
+
+
+def test_metrics_port_taken_prints_a_traceback_without_fix():
+    # the import of the operator itself needs the dataclass fix: remove only the metrics fix
+    code = METRICS_PORT_TAKEN.format(uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop("
+                                               "'mephisto.operations.operator')")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" in result.stdout + result.stderr
+    assert "Could not launch prometheus metrics" in result.stdout + result.stderr
+
+
+def test_metrics_port_taken_is_quiet_with_fix():
+    result = run_python(METRICS_PORT_TAKEN.format(uninstall=""))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "Could not launch prometheus metrics" not in result.stdout + result.stderr

@@ -102,13 +102,13 @@ class Launcher:
     """``parlai-acute acute launch`` as a child process (:class:`LocalRun`), its log echoed here."""
 
     def __init__(self, cfg: FastConfig):
-        from parlai_acute.mephisto_tasks.acute_eval.local_run import LocalRun
+        from parlai_acute.mephisto_tasks.local_run import LocalRun
 
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         overrides = [f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
                      *([f"mephisto.blueprint.max_judgments_per_worker={cfg.max_per_worker}"]
                        if cfg.max_per_worker else []), *cfg.overrides]
-        self.run = LocalRun(cfg.data_dir, cfg.pairings, cfg.port, cfg.workdir / "launch.log", *overrides,
+        self.run = LocalRun.acute(cfg.data_dir, cfg.pairings, cfg.port, cfg.workdir / "launch.log", *overrides,
                             task_name=cfg.run_name)
         self._echo = threading.Thread(target=self._tail, daemon=True)
         self._echo.start()

@@ -79,9 +79,20 @@ def cache_dir() -> Path:
 # success, but the pinned ws 5.2.3 reports success as `null`: every packet (worker registrations,
 # judgments, replies) was sent a second time 500 ms later. Duplicated registrations raced the
 # originals under load and answered some workers "You appear to have already completed this task".
+#
+# The last patch is a watchdog: Mephisto starts the router in its own process group, so it
+# outlived a launcher killed with SIGKILL (no ``finally`` runs then). The router now exits
+# within a second of its parent's death (Node's ``process.ppid`` is read live; an orphan is
+# re-parented).
+ROUTER_WATCHDOG = (
+    "// parlai_acute: exit when the process that started this router is gone (even after SIGKILL)\n"
+    "const PARENT_PID = process.ppid;\n"
+    "setInterval(function () { if (process.ppid !== PARENT_PID) { process.exit(0); } }, 1000).unref();\n"
+)
 ROUTER_PATCHES = [
     ("    if (error === undefined) {\n", "    if (error === undefined || error === null) {\n"),
     ("        if (error2 === undefined) {\n", "        if (error2 === undefined || error2 === null) {\n"),
+    ("const PORT = process.env.PORT || 3000;\n", "const PORT = process.env.PORT || 3000;\n" + ROUTER_WATCHDOG),
 ]
 
 

@@ -16,15 +16,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import tempfile
 
 from parlai_acute.errors import UserError
 from parlai_acute.paths import default_datapath
 from parlai_acute.scripts.main import describe_from_docstring
-from parlai_acute.worlds.model_spec import MODEL_HELP, model_args
+from parlai_acute.worlds.model_spec import MODEL_HELP, model_args, parse_parlai
 
 TASK_NAMES = ("chitchat", "persona", "topics")
 
@@ -88,29 +86,6 @@ def parlai_opt(args, model: str | None, flag: str = "--model"):
             "--seed", str(args.seed), "--batchsize", str(args.batchsize), "--outfile", args.outfile,
             "--display-examples", str(args.display)] + model_args(model)
     return parse_parlai(setup_args(), argv, model, flag)
-
-
-def parse_parlai(parser, argv: list[str], model: str | None, flag: str):
-    """Parse with a ParlAI parser; its usage dump is swallowed and its complaint becomes one line."""
-    buffer = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            return parser.parse_args(argv)
-    except SystemExit:
-        complaint = next((line.split(":", 1)[1].strip() for line in reversed(buffer.getvalue().splitlines())
-                          if "error:" in line.lower()), "invalid options")
-        raise UserError(f"ParlAI rejected {flag} {model!r}: {complaint}; "
-                        "`parlai self_chat -m AGENT --help` lists an agent's options") from None
-    except (ImportError, RuntimeError) as exc:
-        raise UserError(load_error(exc, model)) from None
-
-
-def load_error(exc: Exception, model: str | None) -> str:
-    """One line for a task or model that ParlAI cannot import."""
-    message = " ".join(str(exc).split())
-    if ".tasks." in message:
-        return f"cannot load the task: {message}; use chitchat, persona, topics or a ParlAI task path"
-    return f"cannot load model {model or 'default'!r}: {message}; check the agent name or model path"
 
 
 def run(args) -> int:

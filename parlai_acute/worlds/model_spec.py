@@ -12,6 +12,8 @@ A model is given as one string, in any of the forms ParlAI users already know:
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shlex
 
@@ -66,3 +68,36 @@ def create_agent_checked(opt):
         what = opt.get("model_file") or opt.get("model")
         message = " ".join(str(exc).split()) or type(exc).__name__
         raise UserError(f"cannot load model {what!r}: {message}; check -m/-mf or the model path") from None
+
+
+def parse_parlai(parser, argv: list[str], model: str | None, flag: str):
+    """Parse with a ParlAI parser; its usage dump is swallowed and its complaint becomes one line."""
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            return parser.parse_args(argv)
+    except SystemExit:
+        complaint = next((line.split(":", 1)[1].strip() for line in reversed(buffer.getvalue().splitlines())
+                          if "error:" in line.lower()), "invalid options")
+        raise UserError(f"ParlAI rejected {flag} {model!r}: {complaint}; "
+                        "`parlai self_chat -m AGENT --help` lists an agent's options") from None
+    except (ImportError, RuntimeError) as exc:
+        raise UserError(load_error(exc, model)) from None
+
+
+def load_error(exc: Exception, model: str | None) -> str:
+    """One line for a task or model that ParlAI cannot import."""
+    message = " ".join(str(exc).split())
+    if ".tasks." in message:
+        return f"cannot load the task: {message}; use chitchat, persona, topics or a ParlAI task path"
+    return f"cannot load model {model or 'default'!r}: {message}; check the agent name or model path"
+
+
+def model_opt(spec: str | None, datapath: str, flag: str = "--model", extra: list[str] = ()):
+    """The ParlAI opt of one model string, as ParlAI's ``interactive`` script would build it."""
+    from parlai.core.params import ParlaiParser
+
+    parser = ParlaiParser(True, True, "model options")
+    parser.set_params(interactive_mode=True)  # zoo agents then decode as in `parlai interactive`
+    argv = ["--datapath", datapath, *extra] + model_args(spec)
+    return parse_parlai(parser, argv, spec, flag)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import socket
 import subprocess
 
+import pytest
+
 from acute_task_helpers import Launcher, free_port, launch_cmd, make_pairings, pid_alive, write_pairings
 
 from parlai_acute.mephisto_tasks import setup
@@ -145,3 +147,46 @@ def test_worker_leaving_mid_unit_frees_their_pairs_for_others(tmp_path, launch, 
     assert run is not None and run.finished and len(run.made) == 2
     df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
     assert sorted(df["pair_id"]) == ["a0|b0", "a1|b1", "a2|b2"]
+
+
+@pytest.mark.parametrize("port", ["notaport", "70000", "0"])
+def test_bad_port_number_is_one_line_error(tmp_path, port):
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
+    data = tmp_path / "data"
+    result = subprocess.run(launch_cmd("--pairings", str(pairings), "--data-dir", str(data),
+                                       f"mephisto.architect.port={port}"), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert f"mephisto.architect.port={port} is not a port number" in lines[0] and "1-65535" in lines[0]
+    assert not data.exists()
+
+
+def test_sigkill_of_the_launcher_takes_the_router_with_it_and_a_stop_is_quiet(tmp_path, launch):
+    import signal
+    import time
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
+    quiet = launch(pairings)
+    quiet.wait_ready()
+    assert quiet.terminate() == 0
+    log = quiet.log()
+    assert "Traceback" not in log and "ConnectionClosedError" not in log and "Unhandled OSError" not in log
+    assert log.count("Creating a task run under task") == 1  # Mephisto's log lines appear once
+
+    task = launch(pairings, data_dir=tmp_path / "second")
+    task.wait_ready()
+    [node] = task.node_pids()
+    task.proc.send_signal(signal.SIGKILL)  # no finally, no signal handler: only the router's watchdog is left
+    task.proc.wait(timeout=30)
+    deadline = time.time() + 15
+    while pid_alive(node) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not pid_alive(node), "the Node router outlived a SIGKILLed launcher"
+
+
+def test_help_blueprint_shows_no_path_inside_the_virtualenv():
+    result = subprocess.run(launch_cmd("--help-blueprint"), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "tips_location  default: ''" in result.stdout
+    assert "/bin/" not in result.stdout and "pairings_file  (required)" in result.stdout

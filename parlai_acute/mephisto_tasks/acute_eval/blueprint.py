@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from mephisto.abstractions.blueprint import Blueprint, BlueprintArgs, SharedTaskState, TaskBuilder
+from mephisto.abstractions.blueprint import Blueprint, SharedTaskState, TaskBuilder
 from mephisto.data_model.assignment import InitializationData
 from mephisto.operations.registry import register_mephisto_abstraction
 from omegaconf import MISSING
@@ -22,13 +22,14 @@ from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
+from parlai_acute.mephisto_tasks.task_args import TaskArgs
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
 @dataclass
-class AcuteEvalBlueprintArgs(BlueprintArgs):
+class AcuteEvalBlueprintArgs(TaskArgs):
     _blueprint_type: str = BLUEPRINT_TYPE
     _group: str = field(default="AcuteEvalBlueprint", metadata={
         "help": "ACUTE-Eval (Li et al. 2019): workers compare two conversations side by side and say which "

@@ -16,7 +16,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import PREFIX, Decide
+from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import Decide
+from parlai_acute.mephisto_tasks.browser import PREFIX
 
 ROUTER_PROTOCOL = "2.0.3"
 

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
-PREFIX = "simulated-"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from parlai_acute.mephisto_tasks.browser import PREFIX, browser, worker_url  # noqa: F401  (re-used by tests)
 
 Decide = Callable[[dict], "tuple[str, str]"]  # view -> ("left" | "right", reason)
 
@@ -30,25 +28,6 @@ class WorkerRun:
     finished: bool = False  # the page said "thank you" after submitting the unit
     unavailable: bool = False  # the page said there is no work / not qualified
     message: str = ""  # the last status line shown
-
-
-@contextlib.contextmanager
-def browser(headless: bool = True) -> Iterator:
-    """A headless Debian chromium (Playwright's own browser download does not work offline)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=headless)
-        try:
-            yield instance
-        finally:
-            instance.close()
-
-
-def worker_url(base_url: str, worker: str, assignment: str) -> str:
-    """Mock-provider address of one unit attempt (what a person would open)."""
-    name = worker if worker.startswith(PREFIX) else PREFIX + worker
-    return f"{base_url.rstrip('/')}/?worker_id={name}&assignment_id={assignment}"
 
 
 def run_worker(chromium, base_url: str, worker: str, assignment: str, decide: Decide, *,

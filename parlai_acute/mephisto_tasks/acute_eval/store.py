@@ -1,9 +1,5 @@
-"""Read back what the ACUTE-Eval task stored, from every run of a task name, finished or not.
-
-``DataBrowser.get_units_for_task_name`` only returns completed units; judgments made in a
-unit that was cut short (worker left, launcher stopped) are stored too and count, so this
-reads every agent of every run instead.
-"""
+"""Read back what the ACUTE-Eval task stored, from every run of a task name, finished or not
+(judgments made in a unit that was cut short count too: see :mod:`..stored_units`)."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,23 +8,11 @@ from typing import Any
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that stored anything, in the shape ``judgments_from_unit_data`` reads."""
     from parlai_acute.mephisto_tasks.acute_eval import blueprint  # noqa: F401  (registers the blueprint)
+    from parlai_acute.mephisto_tasks.stored_units import stored_units
 
-    units, names = [], {}
-    for task in db.find_tasks(task_name=task_name):
-        for run in db.find_task_runs(task_id=task.db_id):
-            for agent in db.find_agents(task_run_id=run.db_id):
-                data = agent.state.get_data() or {}
-                # our live state keeps "comparisons" at the top; a static task's submit nests it in "outputs"
-                if not (data.get("comparisons") or (data.get("outputs") or {}).get("comparisons")):
-                    continue
-                if agent.worker_id not in names:
-                    names[agent.worker_id] = db.get_worker(agent.worker_id)["worker_name"]
-                units.append({"worker_id": agent.worker_id, "worker_name": names[agent.worker_id],
-                              "unit_id": agent.unit_id,
-                              "assignment_id": agent.assignment_id, "task_run_id": run.db_id,
-                              "status": agent.db_status, "task_start": data.get("start_time"),
-                              "task_end": data.get("end_time"), "data": data})
-    return units
+    # our live state keeps "comparisons" at the top; a static task's submit nests it in "outputs"
+    return stored_units(db, task_name, lambda data: bool(data.get("comparisons")
+                                                         or (data.get("outputs") or {}).get("comparisons")))
 
 
 def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:

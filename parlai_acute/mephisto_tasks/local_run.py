@@ -1,4 +1,4 @@
-"""Run ``parlai-acute acute launch`` as a subprocess on this machine (demos, tests, benchmarks).
+"""Run a ``parlai-acute ... launch`` command as a subprocess on this machine (demos, tests, benchmarks).
 
 The launcher runs exactly as a user runs it, with the real local architect (Node router),
 the mock provider and a Mephisto database in ``data_dir`` (``PARLAI_ACUTE_MEPHISTO_DATA``),
@@ -21,22 +21,31 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "parlai_acute.scripts.main", "acute", "launch", *args]
+def launch_cmd(*args: str, group: str = "acute") -> list[str]:
+    """``parlai-acute GROUP launch ARGS`` with this interpreter."""
+    return [sys.executable, "-m", "parlai_acute.scripts.main", group, "launch", *args]
 
 
 class LocalRun:
-    """``parlai-acute acute launch`` as a subprocess, with its log in a file."""
+    """``parlai-acute GROUP launch`` as a subprocess, with its log in a file.
 
-    def __init__(self, data_dir: Path, pairings: Path, port: int, log: Path, *overrides: str,
-                 task_name: str = "acute_test"):
+    ``args`` are the command's options and Hydra overrides; the port and task name are added.
+    """
+
+    def __init__(self, data_dir: Path, args: list[str], port: int, log: Path, *, group: str = "acute",
+                 task_name: str = "acute_test", env: dict | None = None):
         self.port, self.log_path, self.data_dir, self.task_name = port, log, data_dir, task_name
-        env = dict(os.environ, PARLAI_ACUTE_MEPHISTO_DATA=str(data_dir), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PARLAI_ACUTE_MEPHISTO_DATA=str(data_dir), PYTHONUNBUFFERED="1", **(env or {}))
         self._log = open(log, "w")
         self.proc = subprocess.Popen(
-            launch_cmd("--pairings", str(pairings), f"mephisto.architect.port={port}",
-                       f"mephisto.task.task_name={task_name}", *overrides),
+            launch_cmd(*args, f"mephisto.architect.port={port}", f"mephisto.task.task_name={task_name}", group=group),
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    @classmethod
+    def acute(cls, data_dir: Path, pairings: Path, port: int, log: Path, *overrides: str,
+              task_name: str = "acute_test") -> "LocalRun":
+        """``parlai-acute acute launch --pairings PAIRINGS OVERRIDES``."""
+        return cls(data_dir, ["--pairings", str(pairings), *overrides], port, log, task_name=task_name)
 
     @property
     def url(self) -> str:
