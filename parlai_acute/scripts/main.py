@@ -25,6 +25,10 @@ COMMANDS: dict = {
         "power": ("parlai_acute.scripts.acute_power", "how many judgments are needed to detect a win-rate difference"),
         "fast": ("parlai_acute.scripts.acute_fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
     },
+    "per-turn": {
+        "_help": "per-turn interactive evaluation: people chat with live models and judge every turn's replies",
+        "launch": ("parlai_acute.scripts.perturn_launch", "serve the per-turn Mephisto task with live models (PM, MM, SM; SOBA, SATA)"),
+    },
 }
 
 

@@ -1,0 +1,230 @@
+/* Per-turn evaluation page: chat on the left, the current turn's candidate replies on the right.
+ *
+ * The server holds the dialogue and the candidates; this page shows the views it sends and
+ * sends back only positions, "none of these", the worker's own text and a reason. Every
+ * packet carries a sequence number and is resent until a view acknowledges it (the server
+ * handles each once). All text from models or workers goes in with textContent.
+ */
+(function () {
+  "use strict";
+  var view = null, seq = 0, inflight = null, resendTimer = null, submitting = false;
+  var $ = function (id) { return document.getElementById(id); };
+  var SPEAKER = { human: "You", bot: "Partner" };
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;  // text only, never markup
+    return node;
+  }
+  function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
+
+  function sendPacket(data) {
+    seq += 1;
+    data.seq = seq;
+    inflight = data;
+    $("error").textContent = "";
+    var attempt = function () {
+      if (!inflight || inflight.seq !== data.seq) return;
+      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
+      resendTimer = setTimeout(attempt, 5000);  // until acknowledged; the server stores it once
+    };
+    attempt();
+    render(view);
+  }
+
+  function onView(v) {
+    if (view && v.version !== undefined && view.version !== undefined && v.version <= view.version) return;
+    if (inflight && v.ack === inflight.seq && !v.waiting) { inflight = null; clearTimeout(resendTimer); }
+    var newTurn = !view || v.turn !== view.turn || v.status !== view.status;
+    view = v;
+    window.__perTurnView = v;  // for the simulated workers and tests
+    if (newTurn) clearChoice();
+    render(v);
+  }
+
+  function clearChoice() {
+    $("none").checked = false; $("user-reply").value = ""; $("justification").value = "";
+  }
+
+  function introText(v) {
+    var what = v.protocol === "soba" ? "pick the best reply (exactly one, even if none is good)"
+      : v.protocol === "sm" ? "say whether the reply is an appropriate next turn"
+      : "tick every reply that would be an acceptable next turn, or \"none of these\"" +
+        (v.protocol === "sata_user" ? " and then write a better reply yourself" : "");
+    return "Chat with a partner as you would with a new acquaintance. After each of your messages you " +
+      "will see " + (v.k > 1 ? v.k + " possible replies" : "a possible reply") + ": " + what + ". " +
+      "The chosen reply continues the conversation. Please do at least " + v.min_turns + " turns (at most " +
+      v.max_turns + "); that takes about " + Math.max(5, Math.round(v.min_turns * 1.5)) + " minutes.";
+  }
+
+  function renderMessages(list) {
+    var box = $("messages");
+    box.textContent = "";
+    list.forEach(function (m) {
+      var who = m.seed ? "Opening (from a real conversation)" : SPEAKER[m.speaker] || m.speaker;
+      var node = el("div", "msg " + m.speaker + (m.seed ? " seed" : ""));
+      node.appendChild(el("span", "who", who));
+      node.appendChild(document.createTextNode(m.text));
+      box.appendChild(node);
+    });
+    box.scrollTop = box.scrollHeight;
+  }
+
+  function renderCards(items, v) {
+    var box = $("candidates");
+    var checked = {};
+    Array.prototype.forEach.call(box.querySelectorAll("input[name=pick]"), function (i) { checked[i.value] = i.checked; });
+    box.textContent = "";
+    if (v.protocol === "sm") {
+      var c = items[0];
+      var card = el("div", "card");
+      card.appendChild(el("span", "label", "Reply"));
+      card.appendChild(document.createTextNode(c.text));
+      box.appendChild(card);
+      [["yes", "Appropriate"], ["no", "Not appropriate"]].forEach(function (opt) {
+        var label = el("label", "card");
+        var input = el("input");
+        input.type = "radio"; input.name = "appropriate"; input.value = opt[0]; input.id = "appropriate-" + opt[0];
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(opt[1]));
+        box.appendChild(label);
+      });
+      return;
+    }
+    items.forEach(function (c) {
+      var label = el("label", "card");
+      label.setAttribute("data-position", c.position);
+      var input = el("input");
+      input.type = v.protocol === "soba" ? "radio" : "checkbox";
+      input.name = "pick"; input.value = String(c.position); input.id = "pick-" + c.position;
+      input.checked = !!checked[input.value];
+      input.addEventListener("change", function () { if (input.checked) $("none").checked = false; update(); });
+      label.appendChild(input);
+      label.appendChild(el("span", "label", "Reply " + (c.position + 1)));
+      label.appendChild(document.createTextNode(c.text));
+      box.appendChild(label);
+    });
+  }
+
+  function update() {
+    var v = view;
+    var sata = v && (v.protocol === "sata_random" || v.protocol === "sata_user");
+    $("user-reply-box").hidden = !(v && v.status === "chatting" && v.protocol === "sata_user" && $("none").checked);
+    if (sata && $("none").checked) {
+      Array.prototype.forEach.call(document.querySelectorAll("input[name=pick]"), function (i) { i.checked = false; });
+    }
+  }
+
+  function render(v) {
+    if (!v) return;
+    $("intro-text").textContent = introText(v);
+    $("intro").hidden = false;
+    $("question").textContent = v.question;
+    var busy = !!inflight;
+    if (v.status === "complete" || v.status === "blocked" || v.status === "unavailable") { finish(v); return; }
+    $("task").hidden = false;
+    setStatus(v.error ? "" : busy ? "Sending…" : "");
+    $("error").textContent = v.error || "";
+    var onboarding = v.status === "onboarding";
+    $("progress").textContent = onboarding ? "Practice turn" :
+      "Turn " + Math.min(v.turns_done + 1, v.max_turns) + " (at least " + v.min_turns + ", at most " + v.max_turns + ")";
+    if (onboarding) {
+      renderMessages(v.onboarding.context.map(function (t, i) { return { speaker: i % 2 ? "bot" : "human", text: t }; }));
+    } else {
+      renderMessages(v.messages);
+    }
+    $("worker-context").hidden = !v.worker_context;
+    $("worker-context").textContent = v.worker_context ? "Your role: " + v.worker_context.replace(/your persona: /g, "") : "";
+    var items = onboarding ? v.onboarding.replies : v.candidates;
+    var judging = !!(items && items.length);
+    $("waiting").hidden = !v.waiting;
+    $("choice").hidden = !judging;
+    if (judging) renderCards(items, v);
+    var sata = v.protocol === "sata_random" || v.protocol === "sata_user";
+    $("none-label").hidden = !(judging && sata);
+    $("justification-box").hidden = !(judging && !onboarding && v.justification !== "off");
+    $("justification-label").textContent = v.justification === "required" ? "Why? (required)" : "Why? (optional)";
+    $("composer").hidden = onboarding;
+    $("send").disabled = busy || !v.can_send;
+    $("message").disabled = busy || !v.can_send;
+    if (v.first_message) { $("message").value = v.first_message; $("message").readOnly = true; }
+    else { $("message").readOnly = false; }
+    $("finish").hidden = onboarding;
+    $("finish").disabled = busy || !v.can_finish;
+    $("finish").textContent = v.turns_done >= v.min_turns ? "Finish the conversation"
+      : "Finish (after " + v.min_turns + " turns)";
+    $("submit-choice").disabled = busy;
+    update();
+  }
+
+  function finish(v) {
+    $("task").hidden = true;
+    $("intro").hidden = true;
+    document.body.setAttribute("data-status", v.status);
+    if (submitting) return;
+    submitting = true;
+    var done = v.status === "complete" ? "Thank you! Your conversation and choices are saved. You can close this page."
+      : v.message;
+    setStatus("Saving…");
+    MephistoLive.submit({ status: v.status, turns: v.turns_done }).then(function () {
+      setStatus(done);
+      document.body.setAttribute("data-finished", "true");
+    }, function () { submitting = false; setStatus("Could not reach the server; please retry in a moment."); });
+  }
+
+  function onChoice(ev) {
+    ev.preventDefault();
+    if (!view || inflight) return;
+    var picked = [], none = false;
+    if (view.protocol === "sm") {
+      var a = document.querySelector("input[name=appropriate]:checked");
+      if (!a) { $("error").textContent = "Please say whether the reply is appropriate."; return; }
+      if (a.value === "yes") picked = [0]; else none = true;
+    } else {
+      Array.prototype.forEach.call(document.querySelectorAll("input[name=pick]:checked"),
+                                   function (i) { picked.push(parseInt(i.value, 10)); });
+      none = $("none").checked;
+      if (view.protocol === "soba" && picked.length !== 1) { $("error").textContent = "Please pick exactly one reply."; return; }
+      if (view.protocol !== "soba" && !picked.length && !none) {
+        $("error").textContent = "Please tick the acceptable replies, or \"none of these\"."; return;
+      }
+    }
+    if (view.status === "onboarding") { sendPacket({ type: "onboarding", picked: picked, none: none }); return; }
+    sendPacket({ type: "choice", turn: view.turn, picked: picked, none: none,
+                 user_reply: $("user-reply").value, justification: $("justification").value });
+  }
+
+  function onSend(ev) {
+    ev.preventDefault();
+    var text = $("message").value.trim();
+    if (!view || inflight || !text) return;
+    $("message").value = "";
+    sendPacket({ type: "message", text: text });
+  }
+
+  function start() {
+    $("choice").addEventListener("submit", onChoice);
+    $("composer").addEventListener("submit", onSend);
+    $("message").addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter" && !ev.shiftKey) { onSend(ev); }
+    });
+    $("none").addEventListener("change", update);
+    $("finish").addEventListener("click", function () { if (!inflight) sendPacket({ type: "finish" }); });
+    MephistoLive.loadTitle($("title"));
+    MephistoLive.start({
+      onView: onView,
+      onStatus: function (s) {
+        if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
+          $("task").hidden = true;
+          setStatus("This task is no longer available (" + s + "). Every turn you judged is saved.");
+        }
+      }
+    }).then(function (r) {
+      if (r.preview) setStatus("Preview: accept the task to start.");
+      if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
+    }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
+  }
+
+  start();
+})();

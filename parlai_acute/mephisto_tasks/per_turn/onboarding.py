@@ -1,0 +1,58 @@
+"""Onboarding items of the per-turn task: a short context and replies of which one is plainly wrong.
+
+A worker who picks the wrong reply as the best (SOBA), ticks it as acceptable (SATA) or calls it
+appropriate (SM) fails, is told so and gets the block qualification (as in ACUTE-Eval).
+Written for this project; a lab can pass its own file (JSON list of the same objects).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+
+ITEMS = [
+    {"context": ["Hi! I just got back from a week of hiking in the Alps.", ],
+     "replies": ["That sounds amazing! Which part of the Alps did you hike in?",
+                 "Welcome back! Was the weather good for hiking?",
+                 "Bananas are yellow because the sea is made of glass."],
+     "wrong": 2},
+    {"context": ["I'm trying to learn to cook. Yesterday I made pasta for the first time."],
+     "replies": ["Nice! What sauce did you make with it?",
+                 "Purple seven jumps over the quiet Tuesday of my car.",
+                 "That's a great start. Cooking gets easier with practice."],
+     "wrong": 1},
+    {"context": ["My sister is getting married next month and I have to give a speech."],
+     "replies": ["The the the the the the the.",
+                 "Congratulations to her! Are you nervous about the speech?",
+                 "That's exciting. Do you know what you want to say yet?"],
+     "wrong": 0},
+]
+
+
+def load_items(path: str | None) -> list[dict]:
+    """The packaged items, or a lab's own JSON list of {"context": [...], "replies": [...], "wrong": i}."""
+    if not path:
+        return ITEMS
+    try:
+        items = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read the onboarding file {path}: {exc}; pass a JSON list of items") from None
+    if not isinstance(items, list) or not items:
+        raise UserError(f"onboarding file {path} must be a non-empty JSON list of items")
+    for i, item in enumerate(items):
+        ok = (isinstance(item, dict) and isinstance(item.get("context"), list) and isinstance(item.get("replies"), list)
+              and len(item["replies"]) >= 2 and isinstance(item.get("wrong"), int)
+              and 0 <= item["wrong"] < len(item["replies"]))
+        if not ok:
+            raise UserError(f"onboarding file {path}, item {i}: needs context (list of turns), replies (two or more) "
+                            "and wrong (index of the plainly wrong reply)")
+    return items
+
+
+def passed(item: dict, protocol: str, picked: list[int], order: list[int]) -> bool:
+    """Did the worker avoid the wrong reply? ``order[position]`` is the reply shown there."""
+    chosen = {order[p] for p in picked}
+    if protocol == "sm":  # SM shows only the wrong reply: calling it appropriate fails
+        return not chosen
+    return item["wrong"] not in chosen and (protocol != "soba" or len(chosen) == 1)

@@ -1,0 +1,358 @@
+"""Live side of the per-turn task: the chat, the models' candidates, the worker's choices, stored at once.
+
+The server is the source of truth. Protocol with the page (Mephisto live updates):
+
+* every reply is a *view* (``{"type": "state", "version": n, "status": ..., "messages": [...],
+  "candidates": [{"position": 0, "text": ...}, ...] | null, "turns_done", "min_turns", ...}``);
+  candidates carry positions and texts only: model names never reach the page;
+* the page sends ``{"type": "message", "seq": s, "text": ...}``, ``{"type": "choice", "seq": s,
+  "turn": t, "picked": [positions], "none": bool, "user_reply": ..., "justification": ...}``,
+  ``{"type": "onboarding", "seq": s, "picked": [...], "none": bool}`` or ``{"type": "finish", "seq": s}``.
+  A packet is handled once (``seq``); a resent one is answered with the current view.
+  The continuation is taken from the server's own candidate list, never from the page, and
+  the minimum number of turns is enforced here, not only in the page.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+from mephisto.abstractions.blueprint import TaskRunner
+
+from parlai_acute.perturn.design import decide
+from parlai_acute.mephisto_tasks.per_turn import onboarding
+from parlai_acute.worlds.per_turn import PerTurnDialogue
+
+logger = logging.getLogger(__name__)
+WAIT = 0.25  # seconds between checks for a submitted unit while idle
+MAX_MESSAGE_CHARS = 1000
+HI = "Hi!"
+
+QUESTIONS = {
+    "soba": "Which reply is the best next turn of the conversation? Pick exactly one, even if none is good.",
+    "sata_random": "Which replies are acceptable next turns of the conversation? Tick every one that is, "
+                   "or \"none of these\".",
+    "sata_user": "Which replies are acceptable next turns of the conversation? Tick every one that is, or "
+                 "\"none of these\" and write a better reply yourself.",
+    "sm": "Is this reply an appropriate next turn of the conversation?",
+}
+
+
+class PerTurnRunner(TaskRunner):
+    def __init__(self, task_run, args, shared_state):
+        super().__init__(task_run, args, shared_state)
+        from parlai_acute.mephisto_tasks.per_turn.blueprint import ensure_live
+
+        self.live = ensure_live(task_run, args, shared_state)
+        self.design, self.scheduler = self.live.design, self.live.scheduler
+        b = args.blueprint
+        self.question = b.get("custom_question") or QUESTIONS[self.design.protocol]
+        self.fail_message = b.onboarding_fail_message
+        self.block_qualification = b.block_qualification
+        self.seed = int(b.seed)
+        self.duration = task_run.get_task_args().assignment_duration_in_seconds
+        self._dialogues: dict[str, PerTurnDialogue] = {}
+        self._lock = threading.Lock()
+        self._ended: set[str] = set()
+
+    # ------------------------------------------------------------------ views
+    def view(self, state, **extra) -> dict:
+        d = state.data
+        pending = d.get("pending")
+        turns = len(d["turns"])
+        v = {"type": "state", "version": d.get("version", 0), "status": d["status"],
+             "protocol": self.design.protocol, "setting": self.design.setting, "question": self.question,
+             "k": len(d.get("model_set") or ()), "justification": self.design.justification,
+             "min_turns": self.design.min_turns, "max_turns": self.design.max_turns, "turns_done": turns,
+             "worker_context": d.get("worker_context", ""),
+             "messages": [{"speaker": m["speaker"], "text": m["text"], "seed": bool(m.get("seed"))}
+                          for m in d["messages"]],
+             "candidates": None, "turn": None, "failed": 0, "waiting": False,
+             "can_finish": d["status"] == "chatting" and pending is None and turns >= self.design.min_turns,
+             "can_send": d["status"] == "chatting" and pending is None and turns < self.design.max_turns,
+             "onboarding": None, "message": d.get("message", ""), "ack": None, "error": None,
+             "first_message": HI if self.design.opening == "hi" and not d["turns"] else ""}
+        if pending is not None:
+            shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
+            v.update(candidates=[{"position": c["position"], "text": c["text"]} for c in shown],
+                     turn=pending["turn"], failed=sum(c["position"] is None for c in pending["candidates"]))
+        if d["status"] == "onboarding":
+            item = self.live.onboarding_items[d["onboarding"]["item"]]
+            order = d["onboarding"]["order"]
+            v["onboarding"] = {"context": list(item["context"]),
+                               "replies": [{"position": p, "text": item["replies"][i]} for p, i in enumerate(order)]}
+        v.update(extra)
+        return v
+
+    def _send(self, agent, **extra) -> None:
+        state = agent.state
+        state.data["version"] = state.data.get("version", 0) + 1
+        agent.observe(self.view(state, **extra))
+
+    # ------------------------------------------------------------------ start
+    def filter_units_for_worker(self, units, worker):
+        return units if self.scheduler.may_start(str(worker.db_id)) else []
+
+    def get_init_data_for_agent(self, agent) -> dict:
+        state = agent.state
+        if state.get_init_state() is None:
+            worker = str(agent.worker_id)
+            data = {"worker_name": agent.get_worker().worker_name, "setting": self.design.setting,
+                    "protocol": self.design.protocol, "dialogue_id": f"r{self.task_run.db_id}-a{agent.db_id}",
+                    "config": self.live.config, "last_seq": -1, "version": 0}
+            if self.scheduler.needs_onboarding(worker):
+                rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
+                index = rng.randrange(len(self.live.onboarding_items))
+                item = self.live.onboarding_items[index]
+                order = ([item["wrong"]] if self.design.protocol == "sm"
+                         else rng.sample(range(len(item["replies"])), len(item["replies"])))
+                data.update(status="onboarding", onboarding={"item": index, "order": order, "picked": None,
+                                                             "passed": None})
+            else:
+                data["status"] = "chatting"
+            state.set_init_state(data)
+            if data["status"] == "chatting":
+                self._start_dialogue(agent)
+        elif state.data["status"] == "chatting" and agent.get_agent_id() not in self._dialogues:
+            self._start_dialogue(agent)  # the page reconnected to a dialogue this process does not hold
+        return self.view(state)
+
+    def _start_dialogue(self, agent) -> None:
+        state = agent.state
+        d = state.data
+        worker = str(agent.worker_id)
+        if not d.get("model_set"):
+            names = self.scheduler.start(worker, d["dialogue_id"])
+            if names is None:
+                d.update(status="unavailable", message="There are no more conversations for you in this task. "
+                                                       "Thank you!")
+                state.save_data()
+                return
+            d["model_set"] = list(names)
+            seed = self.live.opening(d["dialogue_id"])
+            d.update(seed=seed.info, worker_context=seed.worker_context)
+            d["messages"] = [{"speaker": "bot", "text": t, "source": "seed", "seed": True} for t in seed.opening]
+            state.save_data()
+        seed = self.live.opening(d["dialogue_id"])
+        dialogue = PerTurnDialogue(self.live.pool, d["model_set"], model_context=seed.model_context,
+                                   opening=seed.opening)
+        for turn in d["turns"]:  # a dialogue picked up again after a reconnect: replay what was said
+            dialogue.replay(turn["worker_message"], _continuation(turn), source=_source(turn))
+        self._dialogues[agent.get_agent_id()] = dialogue
+
+    # ------------------------------------------------------------------ packets
+    def handle(self, agent, update: dict) -> None:
+        state = agent.state
+        seq = update.get("seq")
+        if not isinstance(seq, int) or seq <= state.data.get("last_seq", -1):
+            self._send(agent, ack=seq)  # resent or malformed: the current view, nothing stored twice
+            return
+        kind = update.get("type")
+        try:
+            if kind == "message":
+                error = self._message(agent, update.get("text"), seq=seq)
+            elif kind == "choice":
+                error = self._choice(agent, update, seq)
+            elif kind == "onboarding":
+                error = self._onboarding(agent, update, seq)
+            elif kind == "finish":
+                error = self._finish(agent, seq)
+            else:
+                error = "Unknown action; please reload the page."
+        except Exception:  # never leave the page waiting: log, and say so
+            logger.exception("per-turn packet %s of agent %s", kind, agent.get_agent_id())
+            error = "Something went wrong on our side; please try again."
+        self._send(agent, ack=seq, error=error)
+
+    def _accept(self, state, seq) -> None:
+        if seq is not None:
+            state.data["last_seq"] = seq
+
+    def _message(self, agent, text, seq=None) -> str | None:
+        state = agent.state
+        d = state.data
+        text = " ".join(str(text or "").split())
+        if self.design.opening == "hi" and not d["turns"]:
+            text = HI  # Meena's protocol: every conversation starts with the same "Hi!"
+        if d["status"] != "chatting" or d.get("pending") is not None:
+            return "Please judge the replies shown before writing your next message."
+        if len(d["turns"]) >= self.design.max_turns:
+            return "You have reached the last turn of this conversation; please finish it."
+        if not text:
+            return "Please write a message."
+        if len(text) > MAX_MESSAGE_CHARS:
+            return f"Please keep your message under {MAX_MESSAGE_CHARS} characters."
+        self._accept(state, seq)
+        turn = len(d["turns"])
+        d["messages"].append({"speaker": "human", "text": text, "source": "human"})
+        d["pending"] = {"turn": turn, "worker_message": text, "candidates": [], "shown_at": None}
+        state.save_data()
+        self._send(agent, waiting=True, ack=seq)  # "the models are replying": nobody stares at a frozen page
+        candidates = self._dialogues[agent.get_agent_id()].candidates(text)
+        ok = [c for c in candidates if c.ok]
+        rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{turn}:order")
+        positions = rng.sample(range(len(ok)), len(ok))
+        position_of = {c.model: p for c, p in zip(ok, positions)}
+        d["pending"]["candidates"] = [
+            {"model": c.model, "text": c.text, "position": position_of.get(c.model), "latency": round(c.latency, 4),
+             "attempts": c.attempts, "error": c.error, **({"decoding": c.extra["decoding"]} if "decoding" in c.extra
+                                                          else {})} for c in candidates]
+        d["pending"]["shown_at"] = time.time()
+        state.save_data()
+        return None
+
+    def _choice(self, agent, update: dict, seq: int) -> str | None:
+        state = agent.state
+        d = state.data
+        pending = d.get("pending")
+        if d["status"] != "chatting" or pending is None or update.get("turn") != pending["turn"]:
+            return "That turn is over; please continue with the current one."
+        shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
+        rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{pending['turn']}:continue")
+        try:
+            decision = decide(self.design.protocol, len(shown), update.get("picked"), str(update.get("user_reply") or ""),
+                              rng, none=bool(update.get("none")))
+        except ValueError as exc:
+            return str(exc)
+        justification = " ".join(str(update.get("justification") or "").split())
+        if self.design.justification == "required" and len(justification) < 3:
+            return "Please explain your choice in a few words."
+        if self.design.justification == "off":
+            justification = ""
+        self._accept(state, seq)
+        candidates = []
+        for c in pending["candidates"]:
+            c = dict(c, picked=c["position"] in decision.picked if c["position"] is not None else False,
+                     continued=c["position"] is not None and c["position"] == decision.continued)
+            candidates.append(c)
+        turn = {"turn": pending["turn"], "worker_message": pending["worker_message"], "candidates": candidates,
+                "fallback": decision.fallback, "user_reply": decision.user_reply, "justification": justification,
+                "shown_at": pending["shown_at"], "decided_at": time.time()}
+        d["turns"].append(turn)
+        d["pending"] = None
+        text, source = _continuation(turn), _source(turn)
+        if text:
+            d["messages"].append({"speaker": "bot", "text": text, "source": source})
+        state.save_data()  # stored before anything else happens
+        self._dialogues[agent.get_agent_id()].continue_with(text, source=source)
+        return None
+
+    def _onboarding(self, agent, update: dict, seq: int) -> str | None:
+        state = agent.state
+        d = state.data
+        if d["status"] != "onboarding":
+            return None
+        ob = d["onboarding"]
+        item = self.live.onboarding_items[ob["item"]]
+        picked = update.get("picked")
+        try:  # the same rules as a real turn: exactly one for SOBA, an explicit "none" otherwise
+            decide(self.design.protocol if self.design.protocol != "sata_user" else "sata_random", len(ob["order"]),
+                   picked, "", random.Random(0), none=bool(update.get("none")))
+        except ValueError as exc:
+            return str(exc)
+        self._accept(state, seq)
+        ob["picked"] = list(picked)
+        ob["passed"] = onboarding.passed(item, self.design.protocol, list(picked), ob["order"])
+        worker = str(agent.worker_id)
+        if ob["passed"]:
+            self.scheduler.passed_onboarding(worker)
+            d["status"] = "chatting"
+            state.save_data()
+            self._start_dialogue(agent)
+        else:
+            agent.get_worker().grant_qualification(self.block_qualification, 1)
+            d.update(status="blocked", message=self.fail_message)
+            state.save_data()
+            logger.info("worker %s failed onboarding: blocked with %s", worker, self.block_qualification)
+        return None
+
+    def _finish(self, agent, seq: int) -> str | None:
+        state = agent.state
+        d = state.data
+        if d["status"] != "chatting":
+            return None
+        if d.get("pending") is not None:
+            return "Please judge the replies shown first."
+        if len(d["turns"]) < self.design.min_turns:
+            return (f"Please chat for at least {self.design.min_turns} turns "
+                    f"({len(d['turns'])} so far).")
+        self._accept(state, seq)
+        d["status"] = "complete"
+        state.save_data()
+        self._end(agent)
+        return None
+
+    def _end(self, agent) -> None:
+        """The dialogue is over (finished, or cut short): its place in the schedule is settled once."""
+        d = agent.state.data
+        with self._lock:
+            if agent.get_agent_id() in self._ended:
+                return
+            self._ended.add(agent.get_agent_id())
+        self._dialogues.pop(agent.get_agent_id(), None)
+        if not d.get("model_set"):
+            return
+        complete = d["status"] == "complete"
+        if d["status"] == "chatting":
+            d["status"] = "partial"
+            agent.state.save_data()
+        self.scheduler.finish("|".join(sorted(d["model_set"])), d["dialogue_id"], complete=complete,
+                              turns=len(d["turns"]), worker=str(agent.worker_id))
+
+    # ------------------------------------------------------------------ mephisto hooks
+    def run_unit(self, unit, agent) -> None:
+        start = time.time()
+        try:
+            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
+                   and time.time() - start < self.duration):
+                agent.has_live_update.wait(WAIT)
+                update = agent.get_live_update()
+                if update is not None:
+                    self.handle(agent, update)
+            remaining = self.duration - (time.time() - start)
+            if remaining > 0 and unit.db_id in self.running_units:
+                agent.await_submit(timeout=remaining)
+        finally:
+            self._end(agent)
+            self.expire_spare_units()
+
+    def expire_spare_units(self) -> int:
+        """Once every set has its dialogues, close the unit slots nobody took, so the run can finish."""
+        if not self.scheduler.complete():
+            return 0
+        from mephisto.data_model.constants.assignment_state import AssignmentState
+
+        expired = 0
+        for unit in self.task_run.get_units():
+            if unit.get_status() == AssignmentState.LAUNCHED:
+                unit.expire()
+                expired += 1
+        return expired
+
+    def cleanup_unit(self, unit) -> None:
+        agent = unit.get_assigned_agent()
+        if agent is not None:
+            try:
+                self._end(agent)
+            except Exception:  # cleanup must not mask the unit's outcome
+                logger.exception("ending the dialogue of unit %s", unit.db_id)
+
+    def run_onboarding(self, agent) -> None:
+        """Onboarding is the first step inside the unit, not a separate Mephisto stage."""
+
+    def cleanup_onboarding(self, agent) -> None:
+        pass
+
+
+def _continuation(turn: dict) -> str:
+    if turn["fallback"] == "user":
+        return turn["user_reply"]
+    return next((c["text"] for c in turn["candidates"] if c.get("continued")), "")
+
+
+def _source(turn: dict) -> str:
+    if turn["fallback"] == "user":
+        return "human"
+    return next((c["model"] for c in turn["candidates"] if c.get("continued")), "")
