@@ -19,6 +19,7 @@ No Mephisto here: the same object runs in a test, a script or the live task.
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,10 +43,17 @@ class Candidate:
     attempts: int = 1
     error: str = ""
     extra: dict = field(default_factory=dict)  # the act's decoding record, candidates of sample-and-rank, ...
+    context_digest: str | None = None  # sha1 of the turns the model conditioned on (None: keeps no history)
 
     @property
     def ok(self) -> bool:
         return not self.error
+
+
+def history_digest(texts: Sequence[str]) -> str:
+    """sha1 of conversation turns, oldest first (whitespace-normalised)."""
+    joined = "\x00".join(" ".join(t.split()) for t in texts)
+    return hashlib.sha1(joined.encode("utf-8")).hexdigest()
 
 
 def _thread_safe(agent) -> bool:
@@ -171,6 +179,7 @@ class PerTurnDialogue:
         message = Message({"id": HUMAN_ID, "text": human_text, "episode_done": False})
         self.history.append({"speaker": HUMAN_ID, "text": human_text})
         observations = {name: agent.observe(Message(message)) for name, agent in self.agents.items()}
+        digests = {name: self.context_digest(name) for name in self.models}
         pending = {name: (self._start(name, observations[name]), time.monotonic(), 1) for name in self.models}
         results: dict[str, Candidate] = {}
         while pending:
@@ -182,7 +191,7 @@ class PerTurnDialogue:
                 text, extra = _reply_record(reply)
                 if not text:
                     raise ValueError("the model returned an empty reply")
-                results[name] = Candidate(name, text, seconds, attempt, extra=extra)
+                results[name] = Candidate(name, text, seconds, attempt, extra=extra, context_digest=digests[name])
                 continue
             except concurrent.futures.TimeoutError:
                 error = f"no reply within {self.pool.timeout:g} s"
@@ -191,7 +200,8 @@ class PerTurnDialogue:
             if attempt <= self.pool.retries:
                 pending[name] = (self._start(name, observations[name]), time.monotonic(), attempt + 1)
             else:
-                results[name] = Candidate(name, "", time.monotonic() - started, attempt, error=error)
+                results[name] = Candidate(name, "", time.monotonic() - started, attempt, error=error,
+                                          context_digest=digests[name])
         return [results[name] for name in self.models]
 
     def replay(self, human_text: str, reply: str, *, source: str) -> None:
@@ -226,6 +236,13 @@ class PerTurnDialogue:
                 # nothing observed yet (the models speak first): ParlAI agents need an observation
                 agent.observe(Message({"id": HUMAN_ID, "text": "__SILENCE__", "episode_done": False}))
             agent.self_observe(said)
+
+    def context_digest(self, name: str) -> str | None:
+        """A fingerprint of :meth:`model_history` (recorded per candidate: proof of what each model saw)."""
+        try:
+            return history_digest(self.model_history(name))
+        except TypeError:
+            return None
 
     def model_history(self, name: str) -> list[str]:
         """The turns model ``name`` conditions on now, oldest first (for checks and tests).

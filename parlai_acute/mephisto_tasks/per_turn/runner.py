@@ -197,8 +197,8 @@ class PerTurnRunner(TaskRunner):
         position_of = {c.model: p for c, p in zip(ok, positions)}
         d["pending"]["candidates"] = [
             {"model": c.model, "text": c.text, "position": position_of.get(c.model), "latency": round(c.latency, 4),
-             "attempts": c.attempts, "error": c.error, **({"decoding": c.extra["decoding"]} if "decoding" in c.extra
-                                                          else {})} for c in candidates]
+             "attempts": c.attempts, "error": c.error, "context_digest": c.context_digest,
+             **({"decoding": c.extra["decoding"]} if "decoding" in c.extra else {})} for c in candidates]
         d["pending"]["shown_at"] = time.time()
         state.save_data()
         return None

@@ -12,7 +12,8 @@ Saved data (``agent.state.get_data()``; read by :mod:`.store`)::
      "turns": [TURN, ...]}
 
     CANDIDATE = {"model": "a", "text": ..., "position": 0 | null, "latency": 0.8, "attempts": 1,
-                 "error": "", "decoding": {...}}           # position null: the model failed
+                 "error": "", "decoding": {...},          # position null: the model failed
+                 "context_digest": "sha1 of the turns this model conditioned on" | null}
     TURN = {"turn": 3, "worker_message": ..., "candidates": [CANDIDATE + {"picked", "continued"}, ...],
             "fallback": "picked", "user_reply": "", "justification": "", "shown_at": ..., "decided_at": ...}
 
