@@ -6,7 +6,26 @@ of every run instead.
 """
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
 from typing import Any, Callable
+
+
+def _agent_data(agent, tries: int = 20) -> dict:
+    """The agent's saved data. Mephisto rewrites its own metadata file (``agent_meta.json``) in
+    place, not atomically: a read racing a write sees an empty file, so read again shortly; a
+    file left empty for good (process killed mid-write) costs only Mephisto's start/end times,
+    never our own state file (``*_state.json``, always written atomically)."""
+    for _ in range(tries):
+        try:
+            return agent.state.get_data() or {}
+        except json.JSONDecodeError:
+            agent._state = None  # reload from disk
+            time.sleep(0.1)
+    for path in sorted(Path(agent.get_data_dir()).glob("*_state.json")):
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {}
 
 
 def stored_units(db, task_name: str, keep: Callable[[dict], bool]) -> list[dict[str, Any]]:
@@ -18,7 +37,7 @@ def stored_units(db, task_name: str, keep: Callable[[dict], bool]) -> list[dict[
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                data = agent.state.get_data() or {}
+                data = _agent_data(agent)
                 if not keep(data):
                     continue
                 if agent.worker_id not in names:

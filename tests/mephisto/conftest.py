@@ -31,3 +31,21 @@ def chromium():
 
     with browser() as instance:
         yield instance
+
+
+@pytest.fixture()
+def launch_per_turn(tmp_path):
+    """Start ``parlai-acute per-turn launch`` subprocesses; every one still running at the end is killed."""
+    from parlai_acute.mephisto_tasks.local_run import LocalRun
+
+    started: list = []
+
+    def start(*args: str, data_dir: Path | None = None, task_name: str = "per_turn_test", env: dict | None = None):
+        run = LocalRun(data_dir or tmp_path / "per_turn_data", list(args), free_port(),
+                       tmp_path / f"per_turn_launch{len(started)}.log", group="per-turn", task_name=task_name, env=env)
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        run.kill_all()

@@ -1,0 +1,138 @@
+"""Per-turn evaluation end to end: real models (SmolLM2 in two configurations, GenericBot), the local
+architect, the Mephisto database and scripted workers in real headless Chromium.
+
+Every test reads the run back from the database and checks it against exactly what the
+scripted worker saw and clicked.
+"""
+from __future__ import annotations
+
+import json
+
+from perturn_helpers import GENERIC, GREEDY, SAMPLED, SHORT, WRONG, careful, stored, write
+
+from parlai_acute.logs import read_log
+from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
+from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+from parlai_acute.worlds.per_turn import history_digest
+
+
+def conversation_before(units, dialogue_id: str, turn: int) -> list[str]:
+    """What every model should have seen at ``turn``: the worker's messages and the continuations."""
+    data = next(u["data"] for u in units if u["data"].get("dialogue_id") == dialogue_id)
+    said = [m["text"] for m in data["messages"] if m.get("seed")]
+    for t in data["turns"][:turn]:
+        said.append(t["worker_message"])
+        said.append(t["user_reply"] if t["fallback"] == "user" else
+                    next(c["text"] for c in t["candidates"] if c["continued"]))
+    return said + [data["turns"][turn]["worker_message"]]
+
+
+def test_pm_soba_every_click_is_stored_names_never_shown_onboarding_blocks(tmp_path, launch_per_turn, chromium):
+    task = launch_per_turn("--model", GREEDY, "--model", GENERIC, *SHORT, "mephisto.blueprint.target=2")
+    task.wait_ready()
+    pages = []
+
+    def choose(view):
+        if view["status"] == "onboarding":
+            return careful(view)
+        return Choice(picked=[view["turn"] % len(view["candidates"])])  # position 0, then 1
+
+    run = sw.run_worker(chromium, task.url, "ann", "a1", write, choose, turns=2,
+                        page_hook=lambda page, view: pages.append(page.content() + json.dumps(view)))
+    assert run.finished and run.status == "complete" and len(run.made) == 2
+    assert "Thank you" in run.message
+
+    def reckless(view):  # marks the plainly wrong onboarding reply as the best
+        return Choice(picked=[next(r["position"] for r in view["onboarding"]["replies"] if r["text"] in WRONG)])
+
+    rex = sw.run_worker(chromium, task.url, "rex", "r1", write, reckless, turns=2)
+    assert rex.status == "blocked" and not rex.made
+    assert "you cannot take part in this task" in rex.message  # told so, not thanked as if done
+    assert task.terminate() == 0
+
+    db, units, records = stored(task.data_dir)
+    rows = [r for r in records if r["worker"].startswith("simulated-ann")]
+    assert len(rows) == 4 and {r["setting"] for r in rows} == {"pm"} and {r["protocol"] for r in rows} == {"soba"}
+    for made in run.made:
+        turn_rows = [r for r in rows if r["turn"] == made["turn"]]
+        assert {r["model"] for r in turn_rows} == {"smol_greedy", "generic_bot"}
+        assert sorted(r["position"] for r in turn_rows) == [0, 1]
+        for r in turn_rows:  # what the server stored is what the page showed at that position
+            assert made["candidates"][r["position"]] == r["text"]
+            assert r["picked"] == (r["position"] in made["choice"].picked) == r["continued"]
+        assert {r["fallback"] for r in turn_rows} == {"picked"}
+        assert turn_rows[0]["worker_message"] == made["message"]
+    assert {r["dialogue_status"] for r in rows} == {"complete"}
+    # the server, not the page, holds which model wrote what: no model name ever reached the page
+    assert pages and not any("smol_greedy" in p or "generic_bot" in p for p in pages)
+    # SmolLM2 conditioned on the real conversation at every turn
+    for unit in units:
+        for turn in unit["data"].get("turns", []):
+            smol = next(c for c in turn["candidates"] if c["model"] == "smol_greedy")
+            expected = conversation_before(units, unit["data"]["dialogue_id"], turn["turn"])
+            assert smol["context_digest"] == history_digest(expected)
+    # the failed worker holds the block qualification; the dialogue log was written on stop
+    from mephisto.data_model.worker import Worker
+
+    rex_name = next(u["worker_name"] for u in units if u["worker_name"].startswith("simulated-rex"))
+    assert Worker.get(db, db.find_workers(worker_name=rex_name)[0].db_id).is_qualified("parlai_acute_per_turn_block")
+    [episode] = read_log(task.data_dir / "per_turn_logs" / "per_turn_test.jsonl")
+    bot_turns = [t for t in episode.turns if t["id"] == "bot"]
+    assert [t["per_turn"]["continued_by"] for t in bot_turns] == [
+        next(r["model"] for r in rows if r["turn"] == k and r["continued"]) for k in (0, 1)]
+
+
+def test_mm_sata_user_a_written_reply_continues_for_every_model(tmp_path, launch_per_turn, chromium):
+    task = launch_per_turn("--model", GREEDY, "--model", SAMPLED, "--model", GENERIC, *SHORT,
+                           "mephisto.blueprint.setting=mm", "mephisto.blueprint.protocol=sata_user",
+                           "mephisto.blueprint.target=1", "mephisto.blueprint.justification=optional")
+    task.wait_ready()
+    mine = "I would rather talk about my trip to Lisbon last spring."
+
+    def choose(view):
+        if view["status"] == "onboarding":
+            return careful(view)
+        if view["turn"] == 0:
+            return Choice(none=True, user_reply=mine, justification="none of them answered me")
+        return Choice(picked=[0, 2])
+
+    run = sw.run_worker(chromium, task.url, "mia", "m1", write, choose, turns=2)
+    assert run.finished and run.status == "complete"
+    assert task.terminate() == 0
+    _, units, records = stored(task.data_dir)
+    first = [r for r in records if r["turn"] == 0]
+    second = [r for r in records if r["turn"] == 1]
+    assert len(first) == len(second) == 3 and {r["model_set"] for r in records} == {
+        "generic_bot|smol_greedy|smol_sampled"}
+    assert not any(r["picked"] or r["continued"] for r in first)
+    assert {r["fallback"] for r in first} == {"user"} and {r["user_reply"] for r in first} == {mine}
+    assert {r["justification"] for r in first} == {"none of them answered me"}
+    assert sorted(r["position"] for r in second if r["picked"]) == [0, 2]
+    assert sum(r["continued"] for r in second) == 1
+    [continued] = [r for r in second if r["continued"]]
+    assert continued["picked"] and continued["fallback"] == "random_picked"
+    # at turn 1 both SmolLM2 configurations conditioned on the worker's own reply
+    dialogue = units[0]["data"]["dialogue_id"]
+    expected = conversation_before(units, dialogue, 1)
+    assert mine in expected
+    turn1 = units[0]["data"]["turns"][1]["candidates"]
+    assert {c["context_digest"] for c in turn1 if c["model"] != "generic_bot"} == {history_digest(expected)}
+
+
+def test_sm_appropriate_or_not_and_the_reply_continues_either_way(tmp_path, launch_per_turn, chromium):
+    task = launch_per_turn("--model", GREEDY, "--model", GENERIC, *SHORT, "mephisto.blueprint.setting=sm",
+                           "mephisto.blueprint.protocol=sm", "mephisto.blueprint.target=1",
+                           "mephisto.blueprint.onboarding=false")
+    task.wait_ready()
+    runs = []
+    for worker in ("sam", "sue"):
+        def choose(view):
+            return Choice(picked=[0]) if view["turn"] == 0 else Choice(none=True)
+
+        runs.append(sw.run_worker(chromium, task.url, worker, f"{worker}1", write, choose, turns=2))
+    assert [r.status for r in runs] == ["complete", "complete"]
+    assert task.wait_exit(timeout=120) == 0  # both sets have their dialogue: the run ends by itself
+    _, units, records = stored(task.data_dir)
+    assert sorted(r["model"] for r in records) == ["generic_bot", "generic_bot", "smol_greedy", "smol_greedy"]
+    assert [r["picked"] for r in sorted(records, key=lambda r: (r["model"], r["turn"]))] == [True, False, True, False]
+    assert all(r["continued"] and r["position"] == 0 and r["setting"] == "sm" for r in records)
