@@ -21,8 +21,9 @@ import time
 
 from mephisto.abstractions.blueprint import TaskRunner
 
-from parlai_acute.perturn.design import decide
 from parlai_acute.mephisto_tasks.per_turn import onboarding
+from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
+from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ class PerTurnRunner(TaskRunner):
         self._dialogues: dict[str, PerTurnDialogue] = {}
         self._lock = threading.Lock()
         self._ended: set[str] = set()
+        self._watch = watch_completion(task_run, self.scheduler.complete)
 
     # ------------------------------------------------------------------ views
     def view(self, state, **extra) -> dict:
@@ -311,25 +313,19 @@ class PerTurnRunner(TaskRunner):
                 update = agent.get_live_update()
                 if update is not None:
                     self.handle(agent, update)
+                else:
+                    raise_if_gone(agent)
             remaining = self.duration - (time.time() - start)
             if remaining > 0 and unit.db_id in self.running_units:
                 agent.await_submit(timeout=remaining)
         finally:
             self._end(agent)
-            self.expire_spare_units()
+            if self.scheduler.complete():  # every set has its dialogues: close the spare slots
+                expire_launched_units(self.task_run)
 
-    def expire_spare_units(self) -> int:
-        """Once every set has its dialogues, close the unit slots nobody took, so the run can finish."""
-        if not self.scheduler.complete():
-            return 0
-        from mephisto.data_model.constants.assignment_state import AssignmentState
-
-        expired = 0
-        for unit in self.task_run.get_units():
-            if unit.get_status() == AssignmentState.LAUNCHED:
-                unit.expire()
-                expired += 1
-        return expired
+    def shutdown(self) -> None:
+        self._watch.set()
+        super().shutdown()
 
     def cleanup_unit(self, unit) -> None:
         agent = unit.get_assigned_agent()

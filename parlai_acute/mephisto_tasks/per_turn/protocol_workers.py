@@ -1,0 +1,143 @@
+"""SIMULATED per-turn workers without a browser: speak the page's protocol over HTTP + websocket.
+
+For load benchmarks (20 Chromium pages do not fit on 2 cores) and for tests of what the
+server enforces whatever a client sends. Each client does what ``per_turn.js`` does:
+POST ``/request_agent``, open the router websocket, send numbered packets and wait for the
+view that acknowledges each, then POST ``/submit_task``. Names get the ``simulated-`` prefix.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from parlai_acute.mephisto_tasks.browser import simulated_name
+from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+
+
+@dataclass
+class ProtocolRun:
+    worker: str
+    turns: list[dict] = field(default_factory=list)  # {"turn", "wait": message sent -> candidates shown, seconds}
+    refused: list[str] = field(default_factory=list)  # errors the server answered with
+    status: str = ""
+    unavailable: str = ""
+
+
+def _post(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+class Client:
+    """One worker's connection: :meth:`send` a packet and get the view that answers it."""
+
+    def __init__(self, base_url: str, worker: str, assignment: str):
+        self.base = base_url.rstrip("/")
+        self.name = simulated_name(worker)
+        self.assignment = assignment
+        self.seq = 0
+        self.view: dict = {}
+        self.agent_id = None
+        self.sock = None
+
+    async def open(self) -> str:
+        """Register; returns "" or the reason there is no unit for this worker."""
+        import websockets
+
+        registration = {"worker_name": self.name, "agent_registration_id": f"{self.assignment}-{self.name}",
+                        "assignment_id": self.assignment, "provider_type": "mock"}
+        details = await asyncio.to_thread(_post, f"{self.base}/request_agent",
+                                          {"provider_data": registration, "client_timestamp": time.time()})
+        data = details.get("data") or {}
+        if not data.get("agent_id"):
+            return data.get("failure_reason") or "no agent"
+        self.agent_id, self.view = data["agent_id"], data["init_task_data"]
+        url = self.base.replace("http://", "ws://").replace("https://", "wss://") + "/"
+        self.sock = await websockets.connect(url, max_size=None, ping_interval=None)
+        await self.sock.send(self._packet("alive", {}))
+        return ""
+
+    def _packet(self, kind: str, payload: dict) -> str:
+        return json.dumps({"packet_type": kind, "subject_id": self.agent_id, "data": payload,
+                           "client_timestamp": time.time()})
+
+    async def send(self, payload: dict, timeout: float = 120.0) -> dict:
+        """Send one action; return the first non-waiting view that acknowledges it."""
+        self.seq += 1
+        payload = dict(payload, seq=self.seq, update_id=str(uuid.uuid4()))
+        await self.sock.send(self._packet("mephisto_bound_live_update", payload))
+        while True:
+            msg = json.loads(await asyncio.wait_for(self.sock.recv(), timeout))
+            view = msg.get("data") or {}
+            if msg.get("packet_type") != "client_bound_live_update" or view.get("type") != "state":
+                continue
+            if view.get("version", 0) <= self.view.get("version", -1):
+                continue
+            self.view = view
+            if view.get("ack") == self.seq and not view.get("waiting"):
+                return view
+
+    async def submit(self) -> None:
+        await asyncio.to_thread(_post, f"{self.base}/submit_task", {
+            "USED_AGENT_ID": self.agent_id, "final_data": {"status": self.view.get("status")},
+            "client_timestamp": time.time()})
+
+    async def close(self) -> None:
+        if self.sock is not None:
+            await self.sock.close()
+
+
+def _wire(choice: Choice, view: dict) -> dict:
+    return {"type": "choice" if view["status"] == "chatting" else "onboarding", "turn": view.get("turn"),
+            "picked": list(choice.picked), "none": choice.none, "user_reply": choice.user_reply,
+            "justification": choice.justification}
+
+
+async def run_protocol_worker(base_url: str, worker: str, assignment: str, write: Callable[[dict], str],
+                              choose: Callable[[dict], Choice], *, turns: int,
+                              clock: Callable[[], float] = time.perf_counter) -> ProtocolRun:
+    """One dialogue of ``turns`` judged turns, then finish; ``wait`` per turn is message -> candidates."""
+    client = Client(base_url, worker, assignment)
+    run = ProtocolRun(worker=client.name)
+    run.unavailable = await client.open()
+    if run.unavailable:
+        return run
+    try:
+        view = client.view
+        if view["status"] == "onboarding":
+            view = await client.send(_wire(choose(view), view))
+        while view["status"] == "chatting" and view["turns_done"] < turns:
+            started = clock()
+            view = await client.send({"type": "message", "text": write(view)})
+            if view.get("error"):
+                run.refused.append(view["error"])
+                break
+            run.turns.append({"turn": view["turn"], "wait": clock() - started, "shown": len(view["candidates"] or [])})
+            view = await client.send(_wire(choose(view), view))
+            if view.get("error"):
+                run.refused.append(view["error"])
+                break
+        if view["status"] == "chatting":
+            view = await client.send({"type": "finish"})
+            if view.get("error"):
+                run.refused.append(view["error"])
+        run.status = view["status"]
+        if view["status"] in ("complete", "blocked", "unavailable"):
+            await client.submit()
+    finally:
+        await client.close()
+    return run
+
+
+def run_sync(coroutine_factory):
+    """Run an async client function from synchronous code (also next to Playwright's loop)."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine_factory()).result()

@@ -1,0 +1,57 @@
+"""Ending a run when its work is done: close the unit slots nobody needs any more (shared by all tasks).
+
+Tasks open a few more units than they need (workers leave, fail onboarding); once the
+scheduler has everything, the spare ones are expired so Mephisto ends the run. Units come
+back to "launched" *after* a worker who disconnected is cleaned up, so a check at the end
+of each unit is not enough: a small watcher thread checks every few seconds as well.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+
+def expire_launched_units(task_run) -> int:
+    """Expire every unit of ``task_run`` still waiting for a worker; returns how many."""
+    from mephisto.data_model.constants.assignment_state import AssignmentState
+
+    expired = 0
+    for unit in task_run.get_units():
+        if unit.get_status() == AssignmentState.LAUNCHED:
+            unit.expire()
+            expired += 1
+    return expired
+
+
+def watch_completion(task_run, complete: Callable[[], bool], every: float = 2.0) -> threading.Event:
+    """Expire spare units whenever ``complete()`` holds; set the returned event to stop watching."""
+    stop = threading.Event()
+
+    def loop():
+        while not stop.wait(every):
+            try:
+                if complete():
+                    expire_launched_units(task_run)
+            except Exception:  # the database may be closing at shutdown: try again next time
+                continue
+
+    threading.Thread(target=loop, name="expire-spare-units", daemon=True).start()
+    return stop
+
+
+def raise_if_gone(agent) -> None:
+    """Raise Mephisto's own exception when ``agent``'s worker has left (disconnect, time-out, return).
+
+    A live runner's loop only waits for packets and the submit, which never come from a closed
+    page; raising lets Mephisto clear the unit so it can be taken again (or expired).
+    """
+    from mephisto.abstractions._subcomponents.agent_state import AgentState
+    from mephisto.data_model.exceptions import AgentDisconnectedError, AgentReturnedError, AgentTimeoutError
+
+    status = agent.get_status()
+    if status == AgentState.STATUS_DISCONNECT:
+        raise AgentDisconnectedError(agent.db_id)
+    if status == AgentState.STATUS_RETURNED:
+        raise AgentReturnedError(agent.db_id)
+    if status in (AgentState.STATUS_TIMEOUT, AgentState.STATUS_EXPIRED):
+        raise AgentTimeoutError(0, agent.db_id)
