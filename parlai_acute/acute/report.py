@@ -1,10 +1,12 @@
 """The ACUTE-Eval report, built on the shared report layer (:mod:`parlai_acute.report`).
 
 :func:`build_report` turns an :class:`~parlai_acute.acute.analysis.AnalysisResult` into a
-:class:`~parlai_acute.report.Report`: exclusions, per question the win-rate grid (models
-in rank order), the matchups, the Bradley-Terry ranking plot and table, agreement, then
-judgments per worker, reasons and the configuration. Every text -- model names, worker
-ids and reasons, questions -- is escaped by the report layer.
+:class:`~parlai_acute.report.Report`: a banner when workers were simulated, exclusions,
+per question the warnings (matchups resting on few workers), the win-rate grid (models
+in rank order, Clopper-Pearson intervals), the matchups, the Bradley-Terry ranking plot
+and table (its interval method named), agreement, then judgments per worker, reasons
+and the configuration (analysis settings and, when given, each model's configuration).
+Every text -- model names, worker ids and reasons, questions -- is escaped by the layer.
 """
 from __future__ import annotations
 
@@ -22,43 +24,80 @@ def _order(q) -> list[str]:
     return list(q.ranking["model"]) if q.ranking is not None else list(q.models)
 
 
-def _question_section(report: Report, result, q) -> None:
-    section = report.section(f"Question {q.question_key}")
-    if q.question:
-        section.text(q.question)
+def _percent(confidence: float) -> str:
+    return f"{100 * confidence:g}%"
+
+
+def _grid_section(section, result, q) -> None:
+    level = _percent(result.config.confidence)
     grid = section.section("Win rates")
-    grid.note("Cell (row A, column B): percentage of A-vs-B judgments won by B, with wins/judgments. Marks use "
-              "Holm-corrected two-sided exact binomial p-values: * p < .05, ** p < .01.")
-    grid.figure(win_rate_heatmap(q.grid, _order(q)), f"winrate_grid_{q.question_key}",
-                caption=f"Win-rate grid, question {q.question_key}; models in rank order.")
+    grid.note(f"Cell (row A, column B): percentage of A-vs-B judgments won by B, with wins/judgments and the "
+              f"{level} Clopper-Pearson (exact) interval in percent. Marks use Holm-corrected two-sided exact "
+              f"binomial p-values: * p < .05, ** p < .01. Models in rank order.")
+    cells = q.grid.assign(note=[f"{w} worker{'s' if w != 1 else ''}" + (" (few)" if few else "")
+                                for w, few in zip(q.grid["workers"], q.grid["few_workers"])])
+    grid.figure(win_rate_heatmap(cells, _order(q), interval_label=f"{level} Clopper-Pearson"),
+                f"winrate_grid_{q.question_key}",
+                caption=f"Win-rate grid, question {q.question_key}: x = winner (column), y = loser (row).")
+    grid.note(f"Intervals: ci_low/ci_high are {level} Clopper-Pearson intervals of winrate_b (each judgment "
+              f"counted as independent); ci_low_workers/ci_high_workers resample whole workers ({level} "
+              f"percentile bootstrap), empty where none can be given (fewer than two workers, or every resample "
+              f"agrees). few_workers: fewer than {q.min_workers} distinct workers.")
     grid.table(q.matchups, f"matchups_{q.question_key}", caption=f"Matchups, question {q.question_key}")
+
+
+def _ranking_section(section, result, q) -> None:
     ranking = section.section("Ranking (Bradley-Terry)")
     if q.ranking is None:
         ranking.text(f"No ranking: {q.ranking_error}")
-    else:
-        level = f"{100 * result.config.confidence:g}% bootstrap interval"
-        ranking.figure(interval_plot(q.ranking.assign(label=[f"{r}. {m}" for r, m in zip(q.ranking["rank"],
-                                                                                         q.ranking["model"])]),
-                                     "label", "strength", "ci_low", "ci_high",
-                                     xlabel="Bradley-Terry log-strength (mean 0)", interval_label=level,
-                                     reference=0.0),
-                       f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
-        ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question "
-                                                                       f"{q.question_key}")
+        return
+    methods = sorted(set(q.ranking["interval"]) - {""})
+    level = _percent(result.config.confidence)
+    label = f"{level} {' / '.join(methods) or 'no'} interval"
+    rows = q.ranking.assign(label=[f"{r}. {m}" for r, m in zip(q.ranking["rank"], q.ranking["model"])])
+    ranking.figure(interval_plot(rows, "label", "strength", "ci_low", "ci_high",
+                                 xlabel="Bradley-Terry log-strength (mean 0)", interval_label=label,
+                                 reference=0.0, note="note"),
+                   f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
+    ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}). The percentile bootstrap is used "
+                 f"unless the data are separated (a model won or lost every comparison) or small; then the "
+                 f"penalised profile-likelihood interval, which never collapses to a point. ci_low_workers/"
+                 f"ci_high_workers resample whole workers (given only beside a bootstrap interval).")
+    ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}")
+
+
+def _agreement_section(section, result, q) -> None:
     agreement = section.section("Agreement")
-    agreement.table(pd.DataFrame([q.agreement]))
+    a = q.agreement
+    if a["items"] == 0:
+        agreement.text(a["note"][:1].upper() + a["note"][1:] + ".")
+    else:
+        if a["note"]:
+            agreement.note(a["note"][:1].upper() + a["note"][1:] + ".")
+        agreement.table(pd.DataFrame([{k: v for k, v in a.items() if k != "note"}]))
+        agreement.note(f"Krippendorff's alpha (nominal) with a {_percent(result.config.confidence)} percentile "
+                       f"bootstrap interval over items (pairs of conversations judged more than once).")
     b = q.side_bias
     agreement.note(f"Left conversation won {b['left_wins']} of {b['n']} judgments (two-sided binomial p = "
                    f"{format_value(b['pvalue'])}); sides are randomised, so this checks the interface, not the "
                    f"models.")
 
 
-def build_report(result) -> Report:
+def build_report(result, model_configs: dict | None = None) -> Report:
     """The report of an :class:`~parlai_acute.acute.analysis.AnalysisResult`."""
     meta = result.meta()
     report = Report("ACUTE-Eval report", intro=(
         f"{len(result.kept)} judgments analysed, {len(result.excluded)} excluded, from {result.config.source}. "
         f"parlai_acute {meta['parlai_acute_version']}, seed {meta['seed']}."))
+    simulated, workers = result.simulated_workers()
+    if simulated:
+        report.banner(f"Judged by SIMULATED workers: {simulated} of {workers} workers are scripted programs, not "
+                      f"people. These results say nothing about human judgment.")
+    warnings = [w for q in result.questions for w in q.warnings()]
+    if warnings:
+        few = report.section("Results resting on very few workers")
+        for warning in warnings:
+            few.text(warning)
     exclusions = report.section("Exclusions")
     exclusions.table(pd.DataFrame(result.exclusion_summary()), "exclusions")
     exclusions.note(f"Per-worker cap: {result.cap} judgments.")
@@ -68,12 +107,19 @@ def build_report(result) -> Report:
         check.note("The left side should win about half of them; a small p-value means annotators favour a side.")
         check.table(aa, "aa_checks")
     for q in result.questions:
-        _question_section(report, result, q)
-    workers = result.workers()
-    report.section("Judgments per worker").section(f"{len(workers)} workers", collapsed=True).table(workers)
+        section = report.section(f"Question {q.question_key}")
+        if q.question:
+            section.text(q.question)
+        _grid_section(section, result, q)
+        _ranking_section(section, result, q)
+        _agreement_section(section, result, q)
+    per_worker = result.workers()
+    report.section("Judgments per worker").section(f"{len(per_worker)} workers", collapsed=True).table(per_worker)
     reasons = report.section("Reasons by matchup")
     for (key, matchup), group in result.reasons().groupby(["question_key", "matchup"], sort=True):
         reasons.section(f"{key}: {matchup} ({len(group)})", collapsed=True).table(
             group, columns=["winner", "loser", "worker", "reason"], max_rows=MAX_REASONS_SHOWN, more="in reasons.csv")
+    if model_configs:
+        report.configuration("Models", model_configs)
     report.configuration("Analysis", meta)
     return report

@@ -7,14 +7,13 @@ HTML page and the exported files alike.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from parlai_acute.files import atomic_write
+from parlai_acute.files import atomic_write, json_ready
 from parlai_acute.report.figures import Chart, figure_pdf, figure_svg, inline_svg
 from parlai_acute.report.tables import esc, table_html, table_latex, table_markdown
 
@@ -135,21 +134,6 @@ class Section:
                 yield from item.walk()
 
 
-def _jsonable(value):
-    """Configuration values as strict JSON: NaN/inf -> null, numpy scalars -> Python."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
 class Report:
     """A report page and its exports. See the package docstring for an example."""
 
@@ -178,7 +162,7 @@ class Report:
     def configuration(self, title: str, values: dict) -> "Report":
         """A configuration block (model configurations, run settings, seed, version), shown
         as JSON at the end of the page and written to ``report_config.json``."""
-        self.configurations.append((str(title), _jsonable(values)))
+        self.configurations.append((str(title), json.loads(json.dumps(json_ready(values), default=str))))
         return self
 
     def _claim(self, name: str, kind: str) -> str:

@@ -7,6 +7,7 @@ in a model name is shown, not typeset; the SVG writer escapes it.
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,8 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
     k = len(models)
     longest = max((len(str(m)) for m in models), default=1)
     side = 1.0 + 0.075 * longest
-    fig = new_figure(width=side + 1.05 * k + 1.4, height=side * 0.8 + 1.0 * k + 1.0)
+    width = max(side + 1.05 * k + 1.4, 5.0)
+    fig = new_figure(width=width, height=side * 0.8 + 1.0 * k + 1.2)
     ax = fig.add_subplot()
     cmap, norm = colormaps["PiYG"], Normalize(0, 100)
     position = {m: i for i, m in enumerate(models)}
@@ -77,7 +79,8 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
     explained = "cell: % won by the column model, wins/n"
     if interval_label:
         explained += f", [{interval_label}, %]"
-    ax.set_title(f"{title}\n{explained}" if title else explained, fontsize=9, **_PLAIN)
+    heading = "\n".join(textwrap.wrap(f"{title}: {explained}" if title else explained, int(width * 10)))
+    ax.set_title(heading, fontsize=9, **_PLAIN)
     bar = fig.colorbar(_mappable(cmap, norm), ax=ax, shrink=0.7)
     bar.set_label("% won by the column model", **_PLAIN)
     return Chart(fig, tooltips)
@@ -100,13 +103,10 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
     """
     rows = list(table.itertuples(index=False))
     longest = max((len(str(getattr(r, label))) for r in rows), default=1)
-    fig = new_figure(width=5.5 + 0.08 * longest, height=1.2 + 0.42 * max(len(rows), 1))
+    noted = bool(note) and any(getattr(r, note, "") for r in rows)
+    fig = new_figure(width=5.5 + 0.08 * longest, height=1.2 + (0.7 if noted else 0.42) * max(len(rows), 1))
     ax = fig.add_subplot()
     tooltips = {}
-    values = []
-    for r in rows:
-        values += [v for v in (getattr(r, estimate), getattr(r, low), getattr(r, high)) if _finite(v)]
-    span = (max(values) - min(values)) if values else 1.0
     for y, r in enumerate(rows):
         point, lo, hi = getattr(r, estimate), getattr(r, low), getattr(r, high)
         gid = f"row-{y}"
@@ -118,15 +118,16 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
         else:
             ax.plot([point], [y], "o", markerfacecolor="white", markeredgecolor="#003366", markersize=7, gid=gid)
             tooltips[gid] = f"{getattr(r, label)}: {point:.3f}, no interval" + (f" ({text})" if text else "")
-        if text:
-            ax.text(point + 0.03 * (span or 1.0), y - 0.25, str(text), fontsize=8, color="#555", **_PLAIN)
+        if text:  # under the row, across the plot; kept out of the layout so it never squeezes the axes
+            ax.text(0.01, y + 0.22, textwrap.shorten(str(text), 110, placeholder=" ..."), fontsize=7,
+                    color="#555", va="top", transform=ax.get_yaxis_transform(), in_layout=False, **_PLAIN)
     if reference is not None:
         ax.axvline(reference, color="#999999", linewidth=1, linestyle="--")
     ax.set_yticks(range(len(rows)), [str(getattr(r, label)) for r in rows], **_PLAIN)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.grid(axis="x", color="#eeeeee")
     ax.set_axisbelow(True)
-    ax.set_xlabel(f"{xlabel}; bars: {interval_label}", **_PLAIN)
+    ax.set_xlabel(f"{xlabel}\nbars: {interval_label}", **_PLAIN)
     if title:
         ax.set_title(title, fontsize=10, **_PLAIN)
     return Chart(fig, tooltips)
