@@ -60,6 +60,7 @@ class AnalysisConfig:
     confidence: float = 0.95
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     source: str = ""
+    cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
 
     def __post_init__(self):
         if self.bootstrap < 0:

@@ -61,7 +61,9 @@ def _ranking_section(section, result, q) -> None:
                    f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
     ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}). The percentile bootstrap is used "
                  f"unless the data are separated (a model won or lost every comparison) or small; then the "
-                 f"penalised profile-likelihood interval, which never collapses to a point. ci_low_workers/"
+                 f"penalised profile-likelihood interval, which never collapses to a point but is asymptotic: "
+                 f"with a handful of judgments it can be narrower than the exact test allows, so trust the "
+                 f"Clopper-Pearson win-rate intervals and exact p-values there. ci_low_workers/"
                  f"ci_high_workers resample whole workers (given only beside a bootstrap interval).")
     ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}")
 
@@ -100,7 +102,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
             few.text(warning)
     exclusions = report.section("Exclusions")
     exclusions.table(pd.DataFrame(result.exclusion_summary()), "exclusions")
-    exclusions.note(f"Per-worker cap: {result.cap} judgments.")
+    exclusions.note(f"Per-worker cap: {result.cap} judgments "
+                    f"({result.config.cap_source or 'default: model pairs x questions'}).")
     aa = result.aa_checks()
     if len(aa):
         check = exclusions.section("A/A comparisons (same model on both sides)")

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import html
 import io
+import logging
 import re
 from dataclasses import dataclass, field
 
 import matplotlib
 from matplotlib.figure import Figure
+
+# PDF font subsetting logs every step at INFO; Mephisto's handlers would print them all.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
 
 #: Settings applied while saving; deterministic output, text kept as text.
 SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "parlai_acute", "pdf.fonttype": 42, "ps.fonttype": 42}

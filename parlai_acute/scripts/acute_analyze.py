@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for ranking intervals")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
     parser.add_argument("--max-per-worker", type=int, default=None,
-                        help="cap on judgments per worker (default: number of model pairs x questions)")
+                        help="cap on judgments per worker (default: with --task-name the cap the run was launched "
+                             "with, read from the Mephisto database; otherwise number of model pairs x questions)")
     parser.add_argument("--min-reason-chars", type=int, default=3,
                         help="a reason with fewer letters/digits counts as no reason")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
@@ -37,14 +38,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
 
 
-def load(args) -> tuple:
-    """The judgments table and a description of where it came from."""
+def load(args, config) -> "pd.DataFrame":
+    """The judgments table; records where it came from in ``config``, and for a Mephisto run
+    the per-worker cap the run was launched with unless ``--max-per-worker`` says otherwise."""
     from parlai_acute.acute import judgments
 
+    if config.max_per_worker is not None:
+        config.cap_source = "--max-per-worker"
     if args.judgments:
-        return judgments.read_judgments(args.judgments), str(args.judgments)
+        config.source = str(args.judgments)
+        return judgments.read_judgments(args.judgments)
     db = judgments.open_mephisto_db(args.mephisto_db)
-    return judgments.judgments_from_mephisto_db(args.task_name, db=db), f"Mephisto task {args.task_name}"
+    df = judgments.judgments_from_mephisto_db(args.task_name, db=db)
+    config.source = f"Mephisto task {args.task_name}"
+    if config.max_per_worker is None:
+        from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
+
+        cap, where = stored_cap(db, args.task_name)
+        config.max_per_worker = cap
+        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
+    return df
 
 
 def _interval(low, high, percent: bool = False) -> str:
@@ -57,6 +70,7 @@ def print_result(result) -> None:
     """The summary printed by the command: exclusions, matchups, ranking, warnings."""
     why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
     print(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
+    print(f"per-worker cap: {result.cap} ({result.config.cap_source or 'default: model pairs x questions'})")
     simulated, workers = result.simulated_workers()
     if simulated:
         print(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
@@ -94,7 +108,7 @@ def run(args) -> int:
                             bt_alpha=args.bt_alpha,
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
-    df, config.source = load(args)
+    df = load(args, config)
     result = analyze(df, config)
     paths = write_outputs(result, args.outdir)
     print_result(result)
