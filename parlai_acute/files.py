@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -39,17 +40,32 @@ def _umask() -> int:
     return mask
 
 
+def json_ready(value):
+    """``value`` as strict JSON data: NaN and infinities become null (bare ``NaN`` is not
+    JSON and strict readers reject it), numpy scalars and arrays Python values, tuples lists."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalar or array
+        return json_ready(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
-    """Write one JSON object per line atomically; returns the number of rows."""
+    """Write one JSON object per line atomically (strict JSON: NaN -> null); returns the number of rows."""
     n = 0
     with atomic_write(path) as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(json.dumps(json_ready(row), ensure_ascii=False, allow_nan=False) + "\n")
             n += 1
     return n
 
 
 def write_json(path: str | os.PathLike, obj) -> None:
+    """Write one JSON document atomically (strict JSON: NaN -> null)."""
     with atomic_write(path) as fh:
-        json.dump(obj, fh, indent=2, ensure_ascii=False, sort_keys=True)
+        json.dump(json_ready(obj), fh, indent=2, ensure_ascii=False, sort_keys=True, allow_nan=False)
         fh.write("\n")

@@ -13,6 +13,11 @@ the first rule that applies, recorded in ``excluded_because``):
 
 The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
 selects rows and assembles their results. Writing files is :func:`write_outputs`.
+
+Judgments are clustered by worker: every matchup reports its number of distinct workers,
+is flagged when they are fewer than ``min_workers`` (see :meth:`QuestionResult.warnings`),
+and gets, beside the per-judgment intervals (Clopper-Pearson for win rates), intervals
+from a bootstrap that resamples whole workers.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, write_json
+from parlai_acute.files import atomic_write, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
@@ -38,6 +43,9 @@ SAME_MODEL = "same model on both sides"
 OVER_CAP = "over per-worker cap"
 _WORD_CHAR = re.compile(r"\w")
 RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
+#: Worker-name prefix of scripted (simulated) workers, as given by
+#: parlai_acute.mephisto_tasks.acute_eval.simulated_workers.PREFIX (kept here: analysis never imports Mephisto).
+SIMULATED_PREFIX = "simulated-"
 
 
 @dataclass
@@ -50,7 +58,9 @@ class AnalysisConfig:
     min_reason_chars: int = 3
     bt_alpha: float = DEFAULT_ALPHA
     confidence: float = 0.95
+    min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     source: str = ""
+    cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
 
     def __post_init__(self):
         if self.bootstrap < 0:
@@ -59,6 +69,10 @@ class AnalysisConfig:
             raise UserError(f"--max-per-worker must be at least 1, got {self.max_per_worker}")
         if not 0 < self.confidence < 1:
             raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
+        if not self.bt_alpha >= 0:
+            raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
+        if self.min_workers < 1:
+            raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
 
 
 @dataclass
@@ -72,6 +86,14 @@ class QuestionResult:
     ranking_error: str
     agreement: dict
     side_bias: dict
+    min_workers: int = 5
+
+    def warnings(self) -> list[str]:
+        """One sentence per matchup whose judgments come from fewer than ``min_workers`` workers."""
+        few = self.matchups[self.matchups["few_workers"]] if "few_workers" in self.matchups else self.matchups[:0]
+        return [f"{m.model_b} vs {m.model_a}: {m.n} judgment{'s' if m.n != 1 else ''} from only {m.workers} "
+                f"worker{'s' if m.workers != 1 else ''} (fewer than {self.min_workers}); judgments by one worker are "
+                f"not independent, so this result rests on very few people" for m in few.itertuples(index=False)]
 
 
 @dataclass
@@ -86,6 +108,11 @@ class AnalysisResult:
         """Provenance recorded in every JSON output."""
         return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
                 "per_worker_cap": self.cap, "parlai_acute_version": parlai_acute.__version__}
+
+    def simulated_workers(self) -> tuple[int, int]:
+        """(simulated workers, all workers) among the judgments, kept or excluded."""
+        workers = set(self.kept["worker"]).union(self.excluded["worker"])
+        return sum(str(w).startswith(SIMULATED_PREFIX) for w in workers), len(workers)
 
     def exclusion_summary(self) -> list[dict]:
         rows = []
@@ -169,14 +196,17 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     ranking, error = None, ""
     try:
         ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
-                                confidence=config.confidence, models=models)
+                                confidence=config.confidence, models=models, cluster="worker")
     except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
         error = str(exc)
     texts = [t for t in df["question"].unique() if t]
-    table = matchups(df, models)
+    table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
+                     bootstrap=config.bootstrap, seed=config.seed)
     return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
                           matchups=table, grid=grid_from_matchups(table), ranking=ranking,
-                          ranking_error=error, agreement=agreement(df), side_bias=side_bias(df))
+                          ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
+                          agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
+                                              confidence=config.confidence))
 
 
 def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisResult:
@@ -196,9 +226,8 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
 
 
 def _records(table: pd.DataFrame) -> list[dict]:
-    """JSON-ready rows (NaN -> None)."""
-    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
-            for row in table.astype(object).to_dict(orient="records")]
+    """JSON-ready rows (NaN -> None, numpy -> Python)."""
+    return json_ready(table.astype(object).to_dict(orient="records"))
 
 
 def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
@@ -206,15 +235,29 @@ def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
         table.to_csv(fh, index=index)
 
 
-def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]:
-    """Write tables (CSV), results (JSON, with provenance) and the HTML report into ``outdir``."""
-    from parlai_acute.acute.report import render_report
-
+def check_outdir(outdir: str | Path) -> Path:
+    """``outdir`` as a directory we may write into, or a UserError (before any slow work)."""
     outdir = Path(outdir)
+    for parent in [outdir, *outdir.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"--outdir {outdir}: {parent} exists and is not a directory; pass a directory path")
+            break
+    return outdir
+
+
+def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None) -> dict[str, Path]:
+    """Write tables (CSV), results (strict JSON, with provenance) and the report (HTML,
+    with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
+    ``model_configs`` (model name -> its configuration: agent, options, decoding) goes
+    into the report's configuration block."""
+    from parlai_acute.acute.report import build_report
+
+    outdir = check_outdir(outdir)
     meta = result.meta()
     paths = {name: outdir / name for name in (
         "judgments.csv", "excluded.csv", "exclusions.json", "matchups.csv", "winrate_grid.csv", "winrates.json",
-        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "report.html", "run.json")}
+        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "run.json")}
     _csv(paths["judgments.csv"], result.kept)
     _csv(paths["excluded.csv"], result.excluded)
     write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
@@ -228,7 +271,8 @@ def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]
     _csv(paths["winrate_grid.csv"], wide, index=True)
     write_json(paths["winrates.json"], {**meta, "questions": [
         {"question_key": r.question_key, "question": r.question, "models": r.models,
-         "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias} for r in q]})
+         "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias,
+         "warnings": r.warnings()} for r in q]})
     rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
     _csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
     write_json(paths["ranking.json"], {**meta, "questions": [
@@ -238,7 +282,6 @@ def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]
         {"question_key": r.question_key, **r.agreement} for r in q]})
     _csv(paths["workers.csv"], result.workers())
     _csv(paths["reasons.csv"], result.reasons())
-    with atomic_write(paths["report.html"]) as fh:
-        fh.write(render_report(result))
+    paths.update({name: path for name, path in build_report(result, model_configs).write(outdir).items()})
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
     return paths

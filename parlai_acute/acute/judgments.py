@@ -165,9 +165,12 @@ def read_judgments(path: str | Path) -> pd.DataFrame:
                         f"`parlai-acute acute analyze` or your own export")
     suffix = path.suffix.lower()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # spreadsheets' "CSV UTF-8" starts with a byte-order mark
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read judgments file {path}: {exc}; it must be UTF-8 text") from None
+    if not text.strip():
+        raise UserError(f"judgments file {path} is empty; export the judgments again (a header line and one "
+                        f"line per judgment)")
     rows = []
     if suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
@@ -286,26 +289,25 @@ def judgments_from_unit_data(units: list[dict]) -> pd.DataFrame:
 
 
 def open_mephisto_db(database_path: str | Path | None = None):
-    """A LocalMephistoDB: Mephisto's configured one, or the ``database.db`` at ``database_path``.
+    """A LocalMephistoDB to read: Mephisto's configured one (as ``acute launch`` chose it),
+    or the ``database.db`` at ``database_path``.
 
     Mephisto keeps each unit's saved data in its data directory, beside ``database.db``,
     so an explicit database also makes its directory Mephisto's data directory for this
-    process. Without either, Mephisto would stop and prompt on stdin; we refuse instead.
+    process. Reading creates nothing: no ``~/.mephisto/config.yml``, no empty database
+    (a missing one is a UserError, where Mephisto would prompt or create it).
     """
-    import parlai_acute  # noqa: F401  (compat fixes before mephisto)
-    import mephisto.utils.dirs as dirs
-    from mephisto.abstractions.databases.local_database import LocalMephistoDB
-    from mephisto.operations.config_handler import CORE_SECTION, DATA_STORAGE_KEY, get_config_arg
+    from parlai_acute.mephisto_tasks import setup
 
     if database_path is None:
-        if dirs.loaded_data_dir is None and get_config_arg(CORE_SECTION, DATA_STORAGE_KEY) is None:
-            raise UserError("Mephisto has no data directory configured; run `mephisto config "
-                            "core.main_data_directory DIR` or pass --mephisto-db DIR/database.db")
-        return LocalMephistoDB()
+        return setup.open_db(None, create=False)
     path = Path(database_path)
     if not path.is_file():
         raise UserError(f"Mephisto database {path} does not exist; pass the database.db in Mephisto's data "
                         f"directory (the one the task was launched with)")
+    with setup.no_mephisto_config_written():
+        import mephisto.utils.dirs as dirs
+        from mephisto.abstractions.databases.local_database import LocalMephistoDB
     dirs.loaded_data_dir = str(path.resolve().parent)
     return LocalMephistoDB(database_path=str(path))
 

@@ -25,13 +25,17 @@ CACHE_ENV = "PARLAI_ACUTE_CACHE"
 MOCK_REQUESTER = "parlai_acute_mock"
 
 
-def configure_data_dir(data_dir: str | os.PathLike | None = None) -> str:
+def configure_data_dir(data_dir: str | os.PathLike | None = None, create: bool = True) -> str:
     """Choose Mephisto's data directory without prompting; return it.
 
     Order: ``data_dir``, then ``$PARLAI_ACUTE_MEPHISTO_DATA`` (both leave ~/.mephisto alone:
     tests use them), then ``main_data_directory`` of ``~/.mephisto/config.yml``; when that is
     unset it is written there as ``~/.mephisto/data`` (what Mephisto's own prompt would do).
+    With ``create=False`` (reading a stored run) nothing is written or created, not even
+    ``~/.mephisto``: an unconfigured directory, or one without a database, is a UserError.
     """
+    if not create:
+        return _existing_data_dir(data_dir)
     from mephisto.operations import config_handler
     from mephisto.utils import dirs
 
@@ -52,12 +56,56 @@ def configure_data_dir(data_dir: str | os.PathLike | None = None) -> str:
     return chosen
 
 
-def open_db(data_dir: str | None = None):
-    """The Mephisto database of ``data_dir`` (configured as by :func:`configure_data_dir`)."""
-    from mephisto.abstractions.databases.local_database import LocalMephistoDB
+def open_db(data_dir: str | None = None, create: bool = True):
+    """The Mephisto database of ``data_dir`` (configured as by :func:`configure_data_dir`;
+    ``create=False``: an existing database only, and nothing is created)."""
+    root = configure_data_dir(data_dir, create)
+    with no_mephisto_config_written():
+        from mephisto.abstractions.databases.local_database import LocalMephistoDB
 
-    root = configure_data_dir(data_dir)
     return LocalMephistoDB(database_path=os.path.join(root, "database.db"))
+
+
+def _mephisto_config_file() -> Path:
+    return Path(os.path.expanduser("~/.mephisto/config.yml"))  # Mephisto's DEFAULT_CONFIG_FILE
+
+
+@contextlib.contextmanager
+def no_mephisto_config_written():
+    """Import Mephisto inside this block to undo its import-time side effect:
+    ``import mephisto`` writes ``~/.mephisto/config.yml`` (``core: {}``) when it is absent."""
+    config = _mephisto_config_file()
+    existed, folder_existed = config.exists(), config.parent.exists()
+    try:
+        yield
+    finally:
+        if not existed and config.exists():
+            with contextlib.suppress(OSError):
+                config.unlink()
+                if not folder_existed:
+                    config.parent.rmdir()
+
+
+def _existing_data_dir(data_dir) -> str:
+    """The configured data directory holding a database.db, found without writing anything."""
+    chosen = data_dir or os.environ.get(DATA_ENV)
+    if not chosen:
+        import yaml
+
+        config = _mephisto_config_file()
+        with contextlib.suppress(OSError, yaml.YAMLError, AttributeError):
+            chosen = (yaml.safe_load(config.read_text()) or {}).get("core", {}).get("main_data_directory")
+        if not chosen:
+            raise UserError(f"Mephisto has no data directory configured (no main_data_directory in {config}); "
+                            f"pass --mephisto-db DIR/database.db or set {DATA_ENV}=DIR")
+    chosen = str(Path(chosen).expanduser().resolve())
+    if not Path(chosen, "database.db").is_file():
+        raise UserError(f"there is no Mephisto database in {chosen} (no database.db); pass the data directory "
+                        f"a task was launched with (--mephisto-db DIR/database.db or {DATA_ENV}=DIR)")
+    with no_mephisto_config_written():
+        from mephisto.utils import dirs
+    dirs.loaded_data_dir = chosen
+    return chosen
 
 
 def ensure_mock_requester(db, name: str = MOCK_REQUESTER) -> str:

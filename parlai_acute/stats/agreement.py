@@ -4,13 +4,17 @@ An item is one pair of conversations under one question (``pair_id``, ``question
 its label is which conversation won (side-independent, so left/right randomisation does
 not count as disagreement). Percent agreement is the paper's measure: over all pairs of
 judgments of the same item, the share that chose the same conversation. Krippendorff's
-alpha (nominal) corrects it for chance agreement.
+alpha (nominal) corrects it for chance agreement; its interval is a percentile bootstrap
+over items (an item's judgments stay together). When no item was judged twice there is
+nothing to agree on: the summary says so in ``note`` instead of leaving empty numbers.
 """
 from __future__ import annotations
 
 import krippendorff
 import numpy as np
 import pandas as pd
+
+from parlai_acute.stats.resample import percentile_interval, resample_weights
 
 ITEM = ["pair_id", "question_key"]
 
@@ -51,8 +55,47 @@ def krippendorff_alpha(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> 
     return float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
 
 
-def agreement(df: pd.DataFrame) -> dict:
-    """Summary: items judged twice or more, judgments on them, percent agreement, alpha."""
+def nominal_alpha_weighted(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Krippendorff's nominal alpha of the items in ``counts`` (items x labels) taken
+    ``weights[b, item]`` times, for each row b of weights at once (a bootstrap); NaN
+    where undefined. Equals ``krippendorff.alpha`` for weights of one (tested)."""
+    counts = np.asarray(counts, dtype=float)
+    per_item = counts.sum(axis=1)
+    disagree = (per_item ** 2 - (counts ** 2).sum(axis=1)) / (per_item - 1)  # sum over c != k of n_c n_k / (m-1)
+    label_totals = weights @ counts
+    total = label_totals.sum(axis=1)
+    observed = weights @ disagree / total
+    expected = (total ** 2 - (label_totals ** 2).sum(axis=1)) / (total * (total - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected > 0, 1 - observed / expected, np.nan)
+
+
+def alpha_interval(counts: pd.DataFrame, resamples: int = 1000, seed: int = 0,
+                   confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of Krippendorff's alpha, resampling items; NaN when
+    fewer than two items or alpha is undefined in too many resamples to trust."""
+    values = counts.to_numpy() if isinstance(counts, pd.DataFrame) else np.asarray(counts)
+    size = len(values)
+    if size < 2 or resamples < 1:
+        return float("nan"), float("nan")
+    weights = resample_weights(size, resamples, np.random.default_rng(seed)).astype(float)
+    low, high = percentile_interval(nominal_alpha_weighted(values, weights)[:, None], confidence)
+    return float(low[0]), float(high[0])
+
+
+def agreement(df: pd.DataFrame, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
+    """Summary: items judged twice or more, judgments on them, percent agreement, alpha
+    with its bootstrap interval, and a ``note`` saying in words when a value cannot be given."""
     counts = label_counts(df)
+    alpha = krippendorff_alpha(df, counts)
+    low, high = alpha_interval(counts, resamples, seed, confidence) if np.isfinite(alpha) else (np.nan, np.nan)
+    note = ""
+    if len(counts) == 0:
+        note = "no item (pair of conversations, question) was judged more than once, so agreement cannot be measured"
+    elif not np.isfinite(alpha):
+        note = "every judgment of the repeated items chose the same side, so Krippendorff's alpha is undefined"
+    elif not np.isfinite(low):
+        note = "too few repeated items for an interval of Krippendorff's alpha"
     return {"items": int(len(counts)), "judgments": int(counts.to_numpy().sum()),
-            "percent_agreement": percent_agreement(df, counts), "krippendorff_alpha": krippendorff_alpha(df, counts)}
+            "percent_agreement": percent_agreement(df, counts), "krippendorff_alpha": alpha,
+            "alpha_ci_low": low, "alpha_ci_high": high, "note": note}

@@ -1,4 +1,4 @@
-"""Bradley-Terry ranking of models from pairwise judgments, with bootstrap intervals.
+"""Bradley-Terry ranking of models from pairwise judgments, with honest intervals.
 
 A pairwise win-rate grid does not order models that were never compared directly and
 does not pool evidence across matchups; Bradley-Terry does both: P(i beats j) =
@@ -12,6 +12,20 @@ multinomial over its cells, which is what :func:`bootstrap_counts` does.
 The penalty is ``alpha * sum(theta**2)``, the same objective as
 ``choix.opt_pairwise(..., alpha=alpha)``; a small alpha keeps strengths finite when a
 model wins (or loses) every comparison of a resample. Strengths sum to zero.
+
+Intervals. With plenty of judgments and no separation the percentile bootstrap (resample
+judgments) is used. It fails exactly where it matters: when a model won (or lost) every
+comparison -- separation -- every resample is separated the same way and the interval
+collapses to a point (6 wins of 6 gave ``+2.408 [+2.408, +2.408]``), and with a handful of
+judgments the resampling distribution is too coarse to mean anything. Then
+:func:`profile_intervals` is used instead: the set of strengths whose penalised profile
+log-likelihood is within ``chi2_1(confidence) / 2`` of the maximum. It is never a point;
+where the data set no bound (a model that never lost has no upper one) the bound comes
+from the regularisation, and the ``note`` column says so. ``interval`` names the method
+in every row.
+
+Judgments by one worker are not independent; ``cluster="worker"`` adds intervals from a
+bootstrap that resamples whole workers (``ci_low_workers``/``ci_high_workers``).
 """
 from __future__ import annotations
 
@@ -19,11 +33,20 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import optimize, stats
+from scipy.sparse.csgraph import connected_components
 
 from parlai_acute.errors import UserError
+from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
 from parlai_acute.stats.winrates import win_matrix
 
 DEFAULT_ALPHA = 0.01
+#: Fewer judgments of some model than this and bootstrap intervals are not trusted.
+MIN_JUDGMENTS_FOR_BOOTSTRAP = 20
+#: Profile bounds are searched this far (log-odds) from the estimate; beyond it: no bound.
+PROFILE_SPAN = 60.0
+BOOTSTRAP = "percentile bootstrap (judgments)"
+PROFILE = "profile likelihood (penalised)"
 
 
 def fit_counts(wins: np.ndarray, alpha: float = DEFAULT_ALPHA, init: np.ndarray | None = None,
@@ -94,14 +117,133 @@ def connected(wins: np.ndarray) -> bool:
     return len(seen) == k
 
 
+def separated(wins: np.ndarray) -> bool:
+    """Whether some group of models beat every model outside it whenever they met (no
+    finite maximum-likelihood strengths exist): the directed graph "i beat j at least
+    once" is not strongly connected (Ford 1957)."""
+    wins = np.asarray(wins)
+    if len(wins) < 2:
+        return False
+    count, _ = connected_components(wins > 0, directed=True, connection="strong")
+    return count > 1
+
+
+def penalised_loglik(wins: np.ndarray, theta: np.ndarray, alpha: float) -> float:
+    """Bradley-Terry log-likelihood of ``theta`` minus ``alpha * sum(theta**2)``."""
+    diff = theta[:, None] - theta[None, :]
+    return float(-(np.asarray(wins, float) * np.logaddexp(0.0, -diff)).sum() - alpha * (theta ** 2).sum())
+
+
+def _sum_zero_basis(size: int) -> np.ndarray:
+    """Orthonormal columns spanning the vectors of length ``size`` that sum to zero."""
+    if size < 2:
+        return np.zeros((size, 0))
+    q, _ = np.linalg.qr(np.eye(size) - 1.0 / size)
+    return q[:, : size - 1]
+
+
+def profile_loglik(wins: np.ndarray, i: int, t: float, alpha: float, max_iter: int = 100) -> float:
+    """Maximum penalised log-likelihood over strengths (sum zero) with ``theta[i] = t``."""
+    wins = np.asarray(wins, dtype=float)
+    k = len(wins)
+    others = np.array([j for j in range(k) if j != i])
+    basis = _sum_zero_basis(k - 1)
+    z = np.zeros(basis.shape[1])
+    total = wins + wins.T
+
+    def theta_of(z):
+        theta = np.empty(k)
+        theta[i] = t
+        theta[others] = -t / (k - 1) + basis @ z
+        return theta
+
+    for _ in range(max_iter if basis.shape[1] else 0):
+        theta = theta_of(z)
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+        grad = (wins.sum(axis=1) - (total * p).sum(axis=1) - 2 * alpha * theta)[others]
+        weight = total * p * (1 - p)
+        info = (np.diag(weight.sum(axis=1)) - weight + 2 * alpha * np.eye(k))[np.ix_(others, others)]
+        step = np.linalg.lstsq(basis.T @ info @ basis, basis.T @ grad, rcond=None)[0]
+        largest = np.abs(step).max()
+        z = z + step * min(1.0, 2.0 / max(largest, 1e-300))
+        if largest < 1e-9:
+            break
+    return penalised_loglik(wins, theta_of(z), alpha)
+
+
+def profile_intervals(wins: np.ndarray, theta: np.ndarray, alpha: float = DEFAULT_ALPHA,
+                      confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Profile-likelihood interval of each strength: the values whose profile penalised
+    log-likelihood is within ``chi2_1(confidence) / 2`` of the maximum. A bound not
+    reached within :data:`PROFILE_SPAN` is NaN (the data and the penalty set none)."""
+    wins = np.asarray(wins, dtype=float)
+    top = penalised_loglik(wins, np.asarray(theta, float), alpha)
+    drop = stats.chi2.ppf(confidence, 1) / 2
+    low, high = np.full(len(wins), np.nan), np.full(len(wins), np.nan)
+    for i, estimate in enumerate(theta):
+        def gap(t):
+            return top - profile_loglik(wins, i, t, alpha) - drop
+
+        for direction, out in ((-1, low), (1, high)):
+            near, distance = estimate, 0.5
+            while distance <= PROFILE_SPAN:
+                far = estimate + direction * distance
+                if gap(far) > 0:
+                    out[i] = optimize.brentq(gap, min(near, far), max(near, far), xtol=1e-6)
+                    break
+                near, distance = far, distance * 2
+    return low, high
+
+
+def _judgments(count) -> str:
+    return f"{int(count)} judgment" + ("" if count == 1 else "s")
+
+
+def _notes(wins: np.ndarray, alpha: float) -> list[str]:
+    notes = []
+    for i in range(len(wins)):
+        won, lost = wins[i].sum(), wins[:, i].sum()
+        if lost == 0:
+            notes.append(f"never lost in {_judgments(won)}: the upper end is set by the regularisation "
+                         f"(bt_alpha={alpha:g}), not by the data")
+        elif won == 0:
+            notes.append(f"never won in {_judgments(lost)}: the lower end is set by the regularisation "
+                         f"(bt_alpha={alpha:g}), not by the data")
+        else:
+            notes.append("")
+    return notes
+
+
+def cluster_bootstrap_counts(df: pd.DataFrame, cluster: str, models: list[str], resamples: int,
+                             rng: np.random.Generator) -> np.ndarray:
+    """``(resamples, K, K)`` win matrices, each from a resample of whole clusters (workers)
+    with replacement: every judgment counts as often as its worker was drawn."""
+    index = {m: i for i, m in enumerate(models)}
+    cell = df["winner"].map(index).to_numpy() * len(models) + df["loser"].map(index).to_numpy()
+    codes, uniques = pd.factorize(df[cluster])
+    weights = resample_weights(len(uniques), resamples, rng)
+    sums = cluster_sums(weights, codes, cell, np.ones(len(df)), len(models) ** 2)
+    return sums.reshape(resamples, len(models), len(models))
+
+
 def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA,
-                  confidence: float = 0.95, models: list[str] | None = None) -> pd.DataFrame:
+                  confidence: float = 0.95, models: list[str] | None = None, cluster: str | None = None,
+                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP) -> pd.DataFrame:
     """Rank the models of a judgments table (``winner``/``loser`` columns).
 
     Returns one row per model, best first: model, strength (log-strength, mean zero),
-    ci_low, ci_high (percentile bootstrap interval), rank (1 = best), wins, n, and
-    p_beats_average (sigmoid of the strength: chance of beating a model of strength 0).
+    ci_low, ci_high, interval (the method of that interval), note (why a bound is not
+    the data's), rank (1 = best), wins, n, and p_beats_average (sigmoid of the strength:
+    chance of beating a model of strength 0). The interval is the percentile bootstrap
+    unless the data are separated, some model has fewer than ``min_judgments``
+    judgments, or the bootstrap interval has no width; then it is the penalised profile
+    likelihood interval (see the module docstring). With ``cluster`` (a column, e.g.
+    "worker") also: workers (distinct clusters per model) and ci_low_workers /
+    ci_high_workers, a percentile bootstrap over clusters, given only where the
+    judgment bootstrap is.
     """
+    if alpha < 0:
+        raise UserError(f"--bt-alpha must be 0 or more, got {alpha}")
     wins, models = win_matrix(df, models)
     if len(models) < 2:
         raise UserError(f"a ranking needs judgments between at least two models, got {models}; "
@@ -109,19 +251,43 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     if not connected(wins):
         raise UserError("some models are never compared, directly or through other models, so their "
                         "strengths cannot be put on one scale; add pairings that link the groups")
+    split = separated(wins)
+    if split and alpha == 0:
+        raise UserError("some models won (or lost) every comparison, so unpenalised Bradley-Terry strengths "
+                        "do not exist; use --bt-alpha greater than 0")
     theta = fit_counts(wins, alpha=alpha)
-    low = high = np.full(len(models), np.nan)
-    if bootstrap > 0:
-        rng = np.random.default_rng(seed)
+    judged = wins.sum(axis=1) + wins.sum(axis=0)
+    nan = np.full(len(models), np.nan)
+    low, high, method = nan, nan, ""
+    rng = np.random.default_rng(seed)
+    trust_bootstrap = not split and judged.min() >= min_judgments
+    if bootstrap > 0 and trust_bootstrap:
         samples = fit_counts(bootstrap_counts(wins, bootstrap, rng), alpha=alpha, init=theta)
         tail = (1 - confidence) / 2 * 100
         low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
+        method = BOOTSTRAP
+        if np.any(high - low < 1e-9):
+            trust_bootstrap = False
+    if bootstrap > 0 and not trust_bootstrap:
+        low, high = profile_intervals(wins, theta, alpha, confidence)
+        method = PROFILE
     order = np.argsort(-theta, kind="stable")
     rank = np.empty(len(models), dtype=int)
     rank[order] = np.arange(1, len(models) + 1)
     table = pd.DataFrame({
-        "model": models, "strength": theta, "ci_low": low, "ci_high": high, "rank": rank,
-        "wins": wins.sum(axis=1), "n": wins.sum(axis=1) + wins.sum(axis=0),
+        "model": models, "strength": theta, "ci_low": low, "ci_high": high, "interval": method,
+        "note": _notes(wins, alpha), "rank": rank, "wins": wins.sum(axis=1), "n": judged,
         "p_beats_average": 1 / (1 + np.exp(-theta)),
     })
+    if cluster is not None:
+        both = pd.concat([df[["winner", cluster]].set_axis(["model", "c"], axis=1),
+                          df[["loser", cluster]].set_axis(["model", "c"], axis=1)])
+        table["workers"] = both.drop_duplicates().groupby("model").size().reindex(models, fill_value=0).to_numpy()
+        c_low, c_high = nan, nan
+        if bootstrap > 0 and method == BOOTSTRAP and df[cluster].nunique() >= 2:
+            counts = cluster_bootstrap_counts(df, cluster, models, bootstrap, rng)
+            c_low, c_high = percentile_interval(fit_counts(counts, alpha=alpha, init=theta), confidence)
+            if np.isnan(c_low).any():
+                c_low, c_high = nan, nan
+        table["ci_low_workers"], table["ci_high_workers"] = c_low, c_high
     return table.sort_values("rank").reset_index(drop=True)

@@ -79,8 +79,11 @@ def test_unreadable_inputs(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         read_judgments(tmp_path / "nope.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
-    with pytest.raises(UserError, match="no judgments"):
+    with pytest.raises(UserError, match="is empty"):
         read_judgments(tmp_path / "empty.jsonl")
+    (tmp_path / "header.csv").write_text(",".join(COLUMNS) + "\n")
+    with pytest.raises(UserError, match="no judgments"):
+        read_judgments(tmp_path / "header.csv")
     (tmp_path / "x.txt").write_text("hi")
     with pytest.raises(UserError, match=".jsonl or .csv"):
         read_judgments(tmp_path / "x.txt")

@@ -1,7 +1,15 @@
 """Read back what the ACUTE-Eval task stored, from every run of a task name, finished or not
-(judgments made in a unit that was cut short count too: see :mod:`..stored_units`)."""
+(judgments made in a unit that was cut short count too: see :mod:`..stored_units`).
+
+The settings a run was launched with are stored too: Mephisto 1.1.1's Operator writes the
+run's whole Hydra config (``mephisto.blueprint/architect/provider/task``) as YAML into the
+``init_params`` column of the ``task_runs`` table, read back as ``TaskRun.args``.
+:func:`run_settings` returns the blueprint's part and :func:`stored_cap` the per-worker
+cap the run enforced, so an analysis of the run applies the same cap.
+"""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -31,3 +39,49 @@ def judgments_for_task(db, task_name: str):
     from parlai_acute.acute.judgments import judgments_from_unit_data
 
     return judgments_from_unit_data(unit_data_for_task(db, task_name))
+
+
+def run_settings(db, task_name: str) -> list[dict[str, Any]]:
+    """The blueprint settings of each run of ``task_name`` (oldest first), as stored by
+    Mephisto when the run was launched: {"task_run_id", "blueprint": {...}}. Runs stored
+    without settings give an empty ``blueprint``."""
+    from omegaconf import OmegaConf
+
+    runs = []
+    for task in db.find_tasks(task_name=task_name):
+        for run in db.find_task_runs(task_id=task.db_id):
+            blueprint = OmegaConf.select(run.args, "blueprint", default=None) if OmegaConf.is_config(run.args) else None
+            settings = OmegaConf.to_container(blueprint, resolve=True) if OmegaConf.is_config(blueprint) else {}
+            runs.append({"task_run_id": str(run.db_id), "blueprint": settings})
+    return sorted(runs, key=lambda r: int(r["task_run_id"]) if r["task_run_id"].isdigit() else r["task_run_id"])
+
+
+def stored_cap(db, task_name: str) -> tuple[int | None, str]:
+    """The per-worker cap the runs of ``task_name`` enforced, and where it came from.
+
+    Each run's ``max_judgments_per_worker``; when unset, the run's scheduler used the number
+    of model pairs in its pairings file, read from that file if it is still there. Over
+    several runs the largest cap (the scheduler enforces one cap over all runs, so no
+    worker can exceed the largest). ``(None, reason)`` when no run says.
+    """
+    from parlai_acute.mephisto_tasks.acute_eval.scheduler import model_pairs
+
+    caps, sources = [], []
+    for run in run_settings(db, task_name):
+        blueprint = run["blueprint"]
+        cap = blueprint.get("max_judgments_per_worker")
+        if cap is not None:
+            caps.append(int(cap))
+            sources.append(f"task run {run['task_run_id']}: mephisto.blueprint.max_judgments_per_worker={cap}")
+            continue
+        pairings = blueprint.get("pairings_file")
+        if pairings and Path(pairings).is_file():
+            from parlai_acute.acute.pairings import read_pairings
+
+            cap = model_pairs(read_pairings(pairings))
+            caps.append(cap)
+            sources.append(f"task run {run['task_run_id']}: default, {cap} model pairs in {pairings}")
+    if not caps:
+        return None, "no run of the task recorded its per-worker cap"
+    best = max(caps)
+    return best, next(s for c, s in zip(caps, sources) if c == best)
