@@ -448,3 +448,99 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
     for _, rows in kept.groupby(["setting", "protocol"], sort=True):
         result.designs.append(analyze_design(rows, config, rng))
     return result
+
+
+# ---------------------------------------------------------------- outputs
+
+def jsonable(obj):
+    """Strict-JSON value: NaN/inf and pandas NA become null, numpy scalars Python ones."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, pd.DataFrame):
+        return jsonable(obj.astype(object).to_dict(orient="records"))
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if obj is pd.NA or obj is None:
+        return None
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def grid(pairs: pd.DataFrame) -> pd.DataFrame:
+    """ACUTE-style long grid of a family of per-turn pairs: cell (row, col) = share of the turns
+    where exactly one of the two was picked that went to ``col``."""
+    table = pd.DataFrame({"model_a": pairs["model_a"], "model_b": pairs["model_b"],
+                          "n": pairs["a_only"] + pairs["b_only"], "wins_a": pairs["a_only"],
+                          "wins_b": pairs["b_only"], "pvalue": pairs["pvalue"], "p_holm": pairs["p_holm"],
+                          "mark": pairs["mark"]})
+    return grid_from_matchups(table[table["n"] > 0])
+
+
+def _csv(path: Path, table: pd.DataFrame) -> None:
+    with atomic_write(path) as fh:
+        table.to_csv(fh, index=False)
+
+
+def _group_frame(result: AnalysisResult, attribute: str) -> pd.DataFrame:
+    parts = [getattr(g, attribute).assign(design=d.label, model_set=g.model_set)
+             for d in result.designs for g in d.groups]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    front = ["design", "model_set"]
+    return table[front + [c for c in table.columns if c not in front]]
+
+
+def results_json(result: AnalysisResult) -> dict:
+    """Every statistic of the run, with provenance, as strict JSON."""
+    designs = []
+    for d in result.designs:
+        designs.append({
+            "design": d.label, "setting": d.setting, "protocol": d.protocol,
+            "groups": [{"model_set": g.model_set, "models": g.models, "turns": g.turns, "dialogues": g.dialogues,
+                        "workers": g.workers, "models_table": g.models_table, "pairs": g.pairs,
+                        "omnibus": g.omnibus, "positions": g.positions, "position_test": g.position_test}
+                       for g in d.groups],
+            "comparisons": d.comparisons,
+            "grid": grid(d.comparisons) if d.setting != "sm" else None})
+    return jsonable({**result.meta(), "designs": designs, "settings": result.settings_table(),
+                     "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
+                     "consistency": result.consistency()})
+
+
+def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]:
+    """Write tidy tables (CSV), results (strict JSON with provenance) and run.json into ``outdir``."""
+    from parlai_acute.perturn.turns import write_turns
+
+    outdir = Path(outdir)
+    meta = result.meta()
+    names = ["turns.csv", "excluded.csv", "flags.csv", "workers.csv", "exclusions.json", "models.csv", "pairs.csv",
+             "grid.csv", "positions.csv", "results.json", "run.json"]
+    several = len(result.designs) > 1
+    if several:
+        names += ["settings.csv", "sensitivity.csv", "consistency.csv"]
+    paths = {name: outdir / name for name in names}
+    write_turns(paths["turns.csv"], result.kept)
+    _csv(paths["excluded.csv"], result.excluded)
+    _csv(paths["flags.csv"], result.flags())
+    _csv(paths["workers.csv"], result.workers())
+    write_json(paths["exclusions.json"], jsonable({
+        **meta, "turns": int(len(result.turns)), "kept_turns": int((result.turns["excluded_because"] == "").sum()),
+        "excluded": result.exclusion_summary(), "flags": result.flag_summary()}))
+    _csv(paths["models.csv"], _group_frame(result, "models_table"))
+    comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
+    _csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
+    grids = [grid(part).assign(design=d.label, model_set=model_set) for d in result.designs if d.setting != "sm"
+             for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
+                                                          np.zeros(len(d.comparisons)))]
+    _csv(paths["grid.csv"], pd.concat(grids, ignore_index=True) if grids else pd.DataFrame())
+    _csv(paths["positions.csv"], _group_frame(result, "positions"))
+    if several:
+        _csv(paths["settings.csv"], result.settings_table())
+        _csv(paths["sensitivity.csv"], result.sensitivity())
+        _csv(paths["consistency.csv"], result.consistency())
+    write_json(paths["results.json"], results_json(result))
+    write_json(paths["run.json"], jsonable({**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
+                                            "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))}))
+    return paths

@@ -25,6 +25,11 @@ COMMANDS: dict = {
         "power": ("parlai_acute.scripts.acute_power", "how many judgments are needed to detect a win-rate difference"),
         "fast": ("parlai_acute.scripts.acute_fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
     },
+    "per-turn": {
+        "_help": "per-turn interactive evaluation (PM/MM/SM, SOBA/SATA): analysis and sample size",
+        "analyze": ("parlai_acute.scripts.perturn_analyze", "pick rates, paired tests, dialogue-level bootstrap, flags, settings side by side"),
+        "power": ("parlai_acute.scripts.perturn_power", "how many turns a per-turn design needs, and what a budget detects"),
+    },
 }
 
 
