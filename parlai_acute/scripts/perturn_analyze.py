@@ -50,9 +50,13 @@ def load(args):
         return read_turns(args.turns), str(args.turns)
     from parlai_acute.acute.judgments import open_mephisto_db
     from parlai_acute.errors import UserError
-    from parlai_acute.mephisto_tasks.per_turn.store import turns_for_task
 
     db = open_mephisto_db(args.mephisto_db)
+    try:
+        from parlai_acute.mephisto_tasks.per_turn.store import turns_for_task
+    except ModuleNotFoundError as exc:
+        raise UserError(f"this installation has no per-turn Mephisto task ({exc}); export the turns to a file "
+                        f"and pass --turns") from None
     records = turns_for_task(db, args.task_name)
     if not records:
         raise UserError(f"Mephisto task {args.task_name!r} has no stored turns; check the task name and that "
