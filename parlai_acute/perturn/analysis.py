@@ -509,8 +509,9 @@ def results_json(result: AnalysisResult) -> dict:
                      "consistency": result.consistency()})
 
 
-def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]:
-    """Write tidy tables (CSV), results (strict JSON with provenance) and run.json into ``outdir``."""
+def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
+    """Write tidy tables (CSV), results (strict JSON with provenance), the HTML report (with
+    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``."""
     from parlai_acute.perturn.turns import write_turns
 
     outdir = Path(outdir)
@@ -541,6 +542,11 @@ def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]
         _csv(paths["sensitivity.csv"], result.sensitivity())
         _csv(paths["consistency.csv"], result.consistency())
     write_json(paths["results.json"], results_json(result))
+    if report:
+        from parlai_acute.perturn.report import build_report
+
+        for name, path in build_report(result).write(outdir).items():
+            paths[name] = path
     write_json(paths["run.json"], jsonable({**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
                                             "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))}))
     return paths

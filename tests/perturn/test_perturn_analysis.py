@@ -193,3 +193,14 @@ def test_cli_analyze(tmp_path, capsys):
     assert main(["per-turn", "analyze", "--task-name", "t", "--mephisto-db", str(tmp_path / "no.db"),
                  "--outdir", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_escapes_text_names_intervals_and_labels_synthetic(tmp_path):
+    q = {"<b>bold</b>": 0.5, "plain": 0.0, "third": -0.3}
+    df = simulate_turns(q, "mm", "sata_random", dialogues=12, seed=4)
+    paths = write_outputs(analyze(df, CFG), tmp_path)
+    html = paths["report.html"].read_text()
+    assert "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert "SYNTHETIC or SIMULATED" in html and "dialogue-bootstrap interval (200 resamples)" in html
+    assert "Clopper-Pearson" in html and (tmp_path / "figures" / "grid_mm-sata_random.svg").is_file()
+    assert "report.html" in strict((tmp_path / "run.json").read_text())["outputs"]
