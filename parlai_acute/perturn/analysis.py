@@ -1,0 +1,552 @@
+"""Per-turn evaluation analysis: exclusions and flags, then statistics per design.
+
+A *design* is a (setting, protocol) pair, e.g. MM with SATA-User; a *group* is one model
+set run under it (PM with a baseline against three models has three groups). For each
+group the turns become a (turns, models) 0/1 matrix of picks, and:
+
+* models: pick rate ("win rate": share of turns the model's reply was picked) with an exact
+  Clopper-Pearson interval (turns independent) and a cluster-bootstrap interval (whole
+  dialogues, or workers, resampled), and the design effect (bootstrap variance / binomial);
+* pairs: both / a only / b only / neither (the paper's Table 2: tie-win, wins, tie-loss), the
+  exact test -- binomial on the turns where exactly one of the two was picked for SOBA,
+  exact McNemar for SATA -- and the cluster-bootstrap test of the difference in pick rates,
+  each Holm-corrected within the design (PM: across its pairs; MM: within the model set);
+* omnibus: chi-squared goodness of fit (MM-SOBA), Cochran's Q (MM-SATA);
+* positions: how often each position was picked, with the same omnibus test over positions.
+
+SM groups have one model each; the design compares them pairwise (Fisher exact, two-
+proportion z, two-sample cluster bootstrap). When several designs ran on the same models,
+:meth:`AnalysisResult.settings_table` puts them side by side (sensitivity, consistency).
+
+Turn exclusions (first rule that applies, recorded in ``excluded_because``):
+``incomplete turn`` always (a model failed, so the turn does not compare all models); the
+quality flags -- ``same position`` (a worker whose single picks were always at one position,
+over at least ``same_position_min_turns`` turns), ``fast decision`` (faster than
+``min_decision_seconds``), ``short message`` (fewer than ``min_message_words`` words),
+``repeated message`` (the worker sent the same message before) -- are always reported and
+exclude turns only when named in ``exclude``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sstats
+
+import parlai_acute
+from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_json
+from parlai_acute.stats import paired
+from parlai_acute.stats.winrates import grid_from_matchups, holm, significance_mark
+
+INCOMPLETE = "incomplete turn"
+FLAG_RULES = {"same_position": "same position", "fast_decision": "fast decision",
+              "short_message": "short message", "repeated_message": "repeated message"}
+RULES = [INCOMPLETE] + list(FLAG_RULES.values())
+SATA = ("sata_random", "sata_user")
+_KEYS = ["dialogue", "turn"]
+
+
+@dataclass
+class AnalysisConfig:
+    """Everything that changes the results; recorded in every output."""
+
+    bootstrap: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    alpha: float = 0.05
+    cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
+    min_decision_seconds: float = 2.0
+    min_message_words: int = 3
+    same_position_min_turns: int = 10
+    exclude: list[str] = field(default_factory=list)  # flags that exclude turns (keys of FLAG_RULES)
+    source: str = ""
+
+    def __post_init__(self):
+        if self.bootstrap < 0:
+            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
+        if not 0 < self.confidence < 1:
+            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
+        if not 0 < self.alpha < 1:
+            raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        if self.cluster not in ("dialogue", "worker"):
+            raise UserError(f"--cluster must be 'dialogue' or 'worker', got {self.cluster!r}")
+        unknown = [name for name in self.exclude if name not in FLAG_RULES]
+        if unknown:
+            raise UserError(f"--exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}")
+        if self.min_decision_seconds < 0 or self.min_message_words < 0 or self.same_position_min_turns < 1:
+            raise UserError("--min-decision-seconds and --min-message-words must be >= 0 and "
+                            "--same-position-min-turns >= 1")
+
+
+def design_label(setting: str, protocol: str) -> str:
+    return "sm" if setting == "sm" else f"{setting}-{protocol}"
+
+
+# ---------------------------------------------------------------- turns, flags and exclusions
+
+def turn_index(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """One row per (dialogue, turn) with what the flags need, and each row's turn number."""
+    codes = df.groupby(_KEYS, sort=False).ngroup().to_numpy()
+    single = df["picked"].to_numpy() & (df.groupby(codes)["picked"].transform("sum").to_numpy() == 1)
+    per = pd.DataFrame({"code": codes, "incomplete": df["incomplete"].to_numpy(),
+                        "shown": ~df["incomplete"].to_numpy(), "picked": df["picked"].to_numpy(),
+                        "single_position": np.where(single, df["position"].astype(float).to_numpy(), np.nan)})
+    agg = per.groupby("code").agg(incomplete=("incomplete", "any"), shown=("shown", "sum"),
+                                  picked=("picked", "sum"), single_position=("single_position", "max"))
+    first = pd.Series(np.arange(len(df))).groupby(codes).min().to_numpy()
+    head = df.iloc[first]
+    turns = pd.DataFrame({
+        "dialogue": head["dialogue"].to_numpy(), "turn": head["turn"].to_numpy(), "worker": head["worker"].to_numpy(),
+        "setting": head["setting"].to_numpy(), "protocol": head["protocol"].to_numpy(),
+        "model_set": head["model_set"].to_numpy(), "decision_seconds": head["decision_seconds"].to_numpy(),
+        "worker_message": head["worker_message"].to_numpy(), "timestamp": head["timestamp"].to_numpy(),
+        "incomplete": agg["incomplete"].to_numpy() | (agg["shown"].to_numpy() == 0),
+        "shown": agg["shown"].to_numpy(), "picked": agg["picked"].to_numpy(),
+        "single_position": agg["single_position"].to_numpy()})
+    return turns, codes
+
+
+def flag_turns(turns: pd.DataFrame, config: AnalysisConfig) -> pd.DataFrame:
+    """Boolean flag columns (keys of :data:`FLAG_RULES`) for each turn of :func:`turn_index`."""
+    flags = pd.DataFrame(index=turns.index)
+    flags["fast_decision"] = turns["decision_seconds"].to_numpy() < config.min_decision_seconds
+    message = pd.Series(turns["worker_message"]).fillna("").astype(str)
+    words = message.str.split().str.len()
+    flags["short_message"] = ((message.str.strip() != "") & (words < config.min_message_words)).to_numpy()
+    norm = message.str.lower().str.split().str.join(" ")
+    order = turns.assign(_norm=norm, _i=np.arange(len(turns))).sort_values(
+        ["timestamp", "dialogue", "turn"], na_position="last", kind="stable")
+    repeated = order.duplicated(["worker", "_norm"]) & (order["_norm"] != "")
+    flags["repeated_message"] = repeated.sort_index().to_numpy()
+    singles = turns[turns["single_position"].notna() & (turns["shown"] > 1)]
+    by_worker = singles.groupby("worker")["single_position"]
+    always = (by_worker.nunique() == 1) & (by_worker.size() >= config.same_position_min_turns)
+    flags["same_position"] = turns["worker"].isin(set(always[always].index)).to_numpy()
+    return flags[list(FLAG_RULES)]
+
+
+def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig):
+    """(kept rows, excluded rows with ``excluded_because``, turn table with flags)."""
+    df = df.reset_index(drop=True)
+    turns, codes = turn_index(df)
+    flags = flag_turns(turns, config)
+    because = np.full(len(turns), "", dtype=object)
+    because[turns["incomplete"].to_numpy()] = INCOMPLETE
+    for name in config.exclude:
+        because[(because == "") & flags[name].to_numpy()] = FLAG_RULES[name]
+    turns = pd.concat([turns, flags], axis=1)
+    turns["excluded_because"] = because
+    row_because = because[codes]
+    kept = df[row_because == ""].reset_index(drop=True)
+    excluded = df[row_because != ""].assign(excluded_because=row_because[row_because != ""]).reset_index(drop=True)
+    return kept, excluded, turns
+
+
+# ---------------------------------------------------------------- one group (one model set)
+
+@dataclass
+class GroupResult:
+    setting: str
+    protocol: str
+    model_set: str
+    models: list[str]
+    turns: int
+    dialogues: int
+    workers: int
+    models_table: pd.DataFrame
+    pairs: pd.DataFrame
+    omnibus: dict
+    positions: pd.DataFrame
+    position_test: dict
+    boot_means: np.ndarray = dataclasses.field(repr=False, default=None)
+
+    @property
+    def design(self) -> str:
+        return design_label(self.setting, self.protocol)
+
+
+def choice_matrix(rows: pd.DataFrame, models: list[str], cluster: str):
+    """(picks (T, k) bool, positions (T, k) float, cluster code per turn) of a group's rows."""
+    turn_codes, _ = pd.factorize(pd.MultiIndex.from_arrays([rows["dialogue"], rows["turn"]]), sort=True)
+    model_codes = pd.Categorical(rows["model"], categories=models).codes
+    t = int(turn_codes.max()) + 1 if len(rows) else 0
+    picks = np.zeros((t, len(models)), dtype=bool)
+    picks[turn_codes, model_codes] = rows["picked"].to_numpy()
+    positions = np.full((t, len(models)), np.nan)
+    positions[turn_codes, model_codes] = rows["position"].astype(float).to_numpy()
+    owner = np.empty(t, dtype=object)
+    owner[turn_codes] = rows[cluster].to_numpy()
+    return picks, positions, pd.factorize(owner)[0]
+
+
+def _model_table(models, picks, boot, config) -> pd.DataFrame:
+    t = len(picks)
+    rows = []
+    low, high = paired.percentile_interval(boot, config.confidence) if boot is not None else (None, None)
+    for j, model in enumerate(models):
+        k = int(picks[:, j].sum())
+        rate = k / t if t else float("nan")
+        ci = paired.clopper_pearson(k, t, config.confidence)
+        boot_var = float(np.nanvar(boot[:, j], ddof=1)) if boot is not None and len(boot) > 1 else float("nan")
+        binom_var = rate * (1 - rate) / t if t else float("nan")
+        rows.append({"model": model, "turns": t, "picked": k, "rate": rate, "ci_low": ci[0], "ci_high": ci[1],
+                     "boot_low": float(low[j]) if boot is not None else float("nan"),
+                     "boot_high": float(high[j]) if boot is not None else float("nan"),
+                     "design_effect": boot_var / binom_var if binom_var and binom_var > 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+PAIR_COLUMNS = ["model_a", "model_b", "turns", "both", "a_only", "b_only", "neither", "win_a", "win_b", "tie_win",
+                "tie_loss", "rate_a", "rate_b", "diff", "test", "pvalue", "p_holm", "boot_low", "boot_high",
+                "boot_pvalue", "boot_p_holm", "mark"]
+
+
+def _pairs(models, picks, boot, protocol, config) -> pd.DataFrame:
+    t = len(picks)
+    rows = []
+    for i, j in itertools.combinations(range(len(models)), 2):
+        counts = paired.paired_counts(picks[:, i], picks[:, j])
+        if protocol == "soba":
+            test, p = "binomial", paired.binomial_test(counts["b_only"], counts["a_only"] + counts["b_only"])
+        else:
+            test, p = "mcnemar_exact", paired.mcnemar_exact(counts)
+        rate_a, rate_b = (picks[:, i].mean(), picks[:, j].mean()) if t else (np.nan, np.nan)
+        row = {"model_a": models[i], "model_b": models[j], "turns": t, **counts,
+               "win_a": counts["a_only"] / t, "win_b": counts["b_only"] / t, "tie_win": counts["both"] / t,
+               "tie_loss": counts["neither"] / t, "rate_a": rate_a, "rate_b": rate_b, "diff": rate_b - rate_a,
+               "test": test, "pvalue": p, "boot_low": np.nan, "boot_high": np.nan, "boot_pvalue": np.nan}
+        if boot is not None:
+            samples = boot[:, j] - boot[:, i]
+            low, high = paired.percentile_interval(samples[:, None], config.confidence)
+            row.update(boot_low=float(low[0]), boot_high=float(high[0]),
+                       boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples[:, None])[0]))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c not in ("p_holm", "boot_p_holm", "mark")])
+
+
+def correct(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Holm across the rows of a family of comparisons (per-turn and bootstrap p-values)."""
+    pairs = pairs.copy()
+    for raw, adjusted in (("pvalue", "p_holm"), ("boot_pvalue", "boot_p_holm")):
+        values = pairs[raw].to_numpy(dtype=float)
+        out = np.full(len(values), np.nan)
+        ok = np.isfinite(values)
+        out[ok] = holm(values[ok])
+        pairs[adjusted] = out
+    pairs["mark"] = [significance_mark(p) if np.isfinite(p) else "" for p in pairs["p_holm"]]
+    return pairs[[c for c in PAIR_COLUMNS if c in pairs] + [c for c in pairs if c not in PAIR_COLUMNS]]
+
+
+def position_bias(picks: np.ndarray, positions: np.ndarray, protocol: str) -> tuple[pd.DataFrame, dict]:
+    """Picks per page position, and the omnibus test over positions (as over models)."""
+    k = picks.shape[1]
+    if k < 2 or np.isnan(positions).all():
+        return pd.DataFrame(columns=["position", "shown", "picked", "rate"]), {"test": None, "statistic": None,
+                                                                              "df": None, "pvalue": None}
+    by_position = np.zeros_like(picks)
+    rows_, cols_ = np.nonzero(~np.isnan(positions))
+    by_position[rows_, positions[rows_, cols_].astype(int)] = picks[rows_, cols_]
+    shown = np.array([(positions == p).sum() for p in range(k)])
+    picked = by_position.sum(axis=0)
+    table = pd.DataFrame({"position": np.arange(k), "shown": shown, "picked": picked,
+                          "rate": np.divide(picked, shown, out=np.full(k, np.nan), where=shown > 0)})
+    if protocol == "soba":
+        test = {"test": "chisquare", **paired.chisquare_uniform(picked)}
+    else:
+        test = {"test": "cochran_q", **paired.cochran_q(by_position)}
+    return table, test
+
+
+def analyze_group(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Generator) -> GroupResult:
+    setting, protocol, model_set = rows["setting"].iloc[0], rows["protocol"].iloc[0], rows["model_set"].iloc[0]
+    models = model_set.split("|")
+    picks, positions, clusters = choice_matrix(rows, models, config.cluster)
+    boot = None
+    if config.bootstrap > 0 and len(picks):
+        sums, counts = paired.cluster_sums(picks, clusters)
+        boot = paired.cluster_bootstrap(sums, counts, config.bootstrap, rng)
+    pairs = _pairs(models, picks, boot, protocol, config)
+    if setting == "mm":
+        omnibus = ({"test": "chisquare", **paired.chisquare_uniform(picks.sum(axis=0))} if protocol == "soba"
+                   else {"test": "cochran_q", **paired.cochran_q(picks)})
+    elif setting == "pm":
+        omnibus = {"test": pairs["test"].iloc[0], "statistic": None, "df": None, "pvalue": float(pairs["pvalue"].iloc[0])}
+    else:
+        omnibus = {"test": None, "statistic": None, "df": None, "pvalue": None}
+    table, position_test = position_bias(picks, positions, protocol)
+    return GroupResult(setting=setting, protocol=protocol, model_set=model_set, models=models, turns=len(picks),
+                       dialogues=int(rows["dialogue"].nunique()), workers=int(rows["worker"].nunique()),
+                       models_table=_model_table(models, picks, boot, config), pairs=pairs, omnibus=omnibus,
+                       positions=table, position_test=position_test, boot_means=boot)
+
+
+# ---------------------------------------------------------------- designs
+
+SM_COLUMNS = ["model_a", "model_b", "turns_a", "picked_a", "turns_b", "picked_b", "rate_a", "rate_b", "diff",
+              "fisher_pvalue", "z_pvalue", "pvalue", "boot_low", "boot_high", "boot_pvalue"]
+
+
+def sm_comparisons(groups: list[GroupResult], config: AnalysisConfig) -> pd.DataFrame:
+    """Every pair of single-model runs: Fisher exact, two-proportion z, two-sample cluster bootstrap."""
+    rows = []
+    ordered = sorted(groups, key=lambda g: g.models[0])
+    for ga, gb in itertools.combinations(ordered, 2):
+        a, b = ga.models_table.iloc[0], gb.models_table.iloc[0]
+        fisher = paired.fisher_exact(int(a.picked), int(a.turns), int(b.picked), int(b.turns))
+        row = {"model_a": a.model, "model_b": b.model, "turns_a": int(a.turns), "picked_a": int(a.picked),
+               "turns_b": int(b.turns), "picked_b": int(b.picked), "rate_a": a.rate, "rate_b": b.rate,
+               "diff": b.rate - a.rate, "fisher_pvalue": fisher,
+               "z_pvalue": paired.two_proportion_z(int(a.picked), int(a.turns), int(b.picked), int(b.turns)),
+               "pvalue": fisher, "boot_low": np.nan, "boot_high": np.nan, "boot_pvalue": np.nan}
+        if ga.boot_means is not None and gb.boot_means is not None:
+            samples = gb.boot_means[:, :1] - ga.boot_means[:, :1]  # independent samples: independent resamples
+            low, high = paired.percentile_interval(samples, config.confidence)
+            row.update(boot_low=float(low[0]), boot_high=float(high[0]),
+                       boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples)[0]))
+        rows.append(row)
+    return correct(pd.DataFrame(rows, columns=SM_COLUMNS))
+
+
+@dataclass
+class DesignResult:
+    setting: str
+    protocol: str
+    groups: list[GroupResult]
+    comparisons: pd.DataFrame  # the design's family of pairwise comparisons, Holm-corrected
+
+    @property
+    def label(self) -> str:
+        return design_label(self.setting, self.protocol)
+
+    def rates(self) -> pd.Series:
+        """Each model's pick rate pooled over the design's groups."""
+        table = pd.concat([g.models_table for g in self.groups])
+        sums = table.groupby("model")[["picked", "turns"]].sum()
+        return sums["picked"] / sums["turns"]
+
+
+def analyze_design(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Generator) -> DesignResult:
+    groups = [analyze_group(part, config, rng) for _, part in rows.groupby("model_set", sort=True)]
+    setting, protocol = groups[0].setting, groups[0].protocol
+    if setting == "sm":
+        comparisons = sm_comparisons(groups, config)
+    elif setting == "pm":  # the family is every pair of the design: one per group
+        comparisons = correct(pd.concat([g.pairs.assign(model_set=g.model_set) for g in groups], ignore_index=True))
+        for i, g in enumerate(groups):
+            g.pairs = comparisons.iloc[[i]].reset_index(drop=True)
+    else:
+        for g in groups:
+            g.pairs = correct(g.pairs.assign(model_set=g.model_set))
+        comparisons = pd.concat([g.pairs for g in groups], ignore_index=True)
+    return DesignResult(setting=setting, protocol=protocol, groups=groups, comparisons=comparisons)
+
+
+# ---------------------------------------------------------------- the whole run
+
+@dataclass
+class AnalysisResult:
+    config: AnalysisConfig
+    kept: pd.DataFrame
+    excluded: pd.DataFrame
+    turns: pd.DataFrame  # one row per turn: flags and excluded_because
+    designs: list[DesignResult] = field(default_factory=list)
+
+    def meta(self) -> dict:
+        return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
+                "parlai_acute_version": parlai_acute.__version__}
+
+    def exclusion_summary(self) -> list[dict]:
+        rows = []
+        for rule in RULES:
+            part = self.turns[self.turns["excluded_because"] == rule]
+            rows.append({"reason": rule, "turns": int(len(part)), "workers": int(part["worker"].nunique())})
+        return rows
+
+    def flag_summary(self) -> list[dict]:
+        return [{"flag": name, "turns": int(self.turns[name].sum()),
+                 "workers": int(self.turns.loc[self.turns[name], "worker"].nunique()),
+                 "excluded": name in self.config.exclude} for name in FLAG_RULES]
+
+    def flags(self) -> pd.DataFrame:
+        """Turns with at least one flag (whether excluded or not)."""
+        names = list(FLAG_RULES)
+        flagged = self.turns[self.turns[names].any(axis=1)]
+        return flagged[["dialogue", "turn", "worker", "model_set", "decision_seconds", "worker_message"] + names
+                       + ["excluded_because"]].reset_index(drop=True)
+
+    def workers(self) -> pd.DataFrame:
+        """Per worker: dialogues, turns kept and excluded, picks per turn, position habits, timing, flags."""
+        t = self.turns
+        g = t.groupby("worker")
+        table = pd.DataFrame({
+            "dialogues": g["dialogue"].nunique(), "turns": g.size(),
+            "kept": g["excluded_because"].apply(lambda s: int((s == "").sum())),
+            "picks_per_turn": g["picked"].mean(),
+            "modal_position_share": g["single_position"].agg(
+                lambda s: s.value_counts(normalize=True).iloc[0] if s.notna().any() else np.nan),
+            "median_decision_seconds": g["decision_seconds"].median(),
+        })
+        for name in FLAG_RULES:
+            table[name] = g[name].sum().astype(int)
+        table["flags"] = [";".join(n for n in FLAG_RULES if table.loc[w, n] > 0) for w in table.index]
+        return table.reset_index().sort_values(["kept", "worker"], ascending=[False, True]).reset_index(drop=True)
+
+    def settings_table(self) -> pd.DataFrame:
+        """Model x design pick rates (and ranks) when two or more designs ran; empty otherwise."""
+        if len(self.designs) < 2:
+            return pd.DataFrame()
+        rates = pd.DataFrame({d.label: d.rates() for d in self.designs})
+        ranks = rates.rank(ascending=False, method="min").add_suffix(" rank")
+        return pd.concat([rates, ranks], axis=1).rename_axis("model").reset_index()
+
+    def sensitivity(self) -> pd.DataFrame:
+        """Per design: comparisons, share significant (Holm), mean |difference in pick rates|."""
+        rows = []
+        for d in self.designs:
+            c = d.comparisons
+            n = len(c)
+            rows.append({"design": d.label, "comparisons": n, "turns": sum(g.turns for g in d.groups),
+                         "significant": int((c["p_holm"] < self.config.alpha).sum()),
+                         "share_significant": float((c["p_holm"] < self.config.alpha).mean()) if n else np.nan,
+                         "significant_bootstrap": int((c["boot_p_holm"] < self.config.alpha).sum()),
+                         "mean_abs_diff": float(c["diff"].abs().mean()) if n else np.nan})
+        return pd.DataFrame(rows)
+
+    def consistency(self) -> pd.DataFrame:
+        """Per pair of designs: Kendall's tau of the model rankings and agreement of pairwise signs."""
+        rows = []
+        for a, b in itertools.combinations(self.designs, 2):
+            ra, rb = a.rates(), b.rates()
+            common = sorted(set(ra.index) & set(rb.index))
+            tau = (float(sstats.kendalltau(ra[common], rb[common]).statistic) if len(common) >= 2 else np.nan)
+            signs_a = {(r.model_a, r.model_b): np.sign(r.diff) for r in a.comparisons.itertuples()}
+            signs_b = {(r.model_a, r.model_b): np.sign(r.diff) for r in b.comparisons.itertuples()}
+            shared = sorted(set(signs_a) & set(signs_b))
+            agree = float(np.mean([signs_a[p] == signs_b[p] for p in shared])) if shared else np.nan
+            rows.append({"design_a": a.label, "design_b": b.label, "common_models": len(common),
+                         "kendall_tau": tau, "shared_pairs": len(shared), "sign_agreement": agree})
+        return pd.DataFrame(rows, columns=["design_a", "design_b", "common_models", "kendall_tau", "shared_pairs",
+                                           "sign_agreement"])
+
+
+def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisResult:
+    """Exclusions, then every design's statistics (see the module docstring)."""
+    config = config or AnalysisConfig()
+    if df.empty:
+        raise UserError("there are no turns to analyze; check the run has finished turns")
+    kept, excluded, turns = apply_exclusions(df, config)
+    if kept.empty:
+        counts = excluded.drop_duplicates(_KEYS)["excluded_because"].value_counts().to_dict()
+        raise UserError(f"all {len(turns)} turns were excluded ({counts}); inspect the flags or drop --exclude")
+    result = AnalysisResult(config=config, kept=kept, excluded=excluded, turns=turns)
+    rng = np.random.default_rng(config.seed)
+    for _, rows in kept.groupby(["setting", "protocol"], sort=True):
+        result.designs.append(analyze_design(rows, config, rng))
+    return result
+
+
+# ---------------------------------------------------------------- outputs
+
+def jsonable(obj):
+    """Strict-JSON value: NaN/inf and pandas NA become null, numpy scalars Python ones."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, pd.DataFrame):
+        return jsonable(obj.astype(object).to_dict(orient="records"))
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if obj is pd.NA or obj is None:
+        return None
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def grid(pairs: pd.DataFrame) -> pd.DataFrame:
+    """ACUTE-style long grid of a family of per-turn pairs: cell (row, col) = share of the turns
+    where exactly one of the two was picked that went to ``col``."""
+    table = pd.DataFrame({"model_a": pairs["model_a"], "model_b": pairs["model_b"],
+                          "n": pairs["a_only"] + pairs["b_only"], "wins_a": pairs["a_only"],
+                          "wins_b": pairs["b_only"], "pvalue": pairs["pvalue"], "p_holm": pairs["p_holm"],
+                          "mark": pairs["mark"]})
+    return grid_from_matchups(table[table["n"] > 0])
+
+
+def _csv(path: Path, table: pd.DataFrame) -> None:
+    with atomic_write(path) as fh:
+        table.to_csv(fh, index=False)
+
+
+def _group_frame(result: AnalysisResult, attribute: str) -> pd.DataFrame:
+    parts = [getattr(g, attribute).assign(design=d.label, model_set=g.model_set)
+             for d in result.designs for g in d.groups]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    front = ["design", "model_set"]
+    return table[front + [c for c in table.columns if c not in front]]
+
+
+def results_json(result: AnalysisResult) -> dict:
+    """Every statistic of the run, with provenance, as strict JSON."""
+    designs = []
+    for d in result.designs:
+        designs.append({
+            "design": d.label, "setting": d.setting, "protocol": d.protocol,
+            "groups": [{"model_set": g.model_set, "models": g.models, "turns": g.turns, "dialogues": g.dialogues,
+                        "workers": g.workers, "models_table": g.models_table, "pairs": g.pairs,
+                        "omnibus": g.omnibus, "positions": g.positions, "position_test": g.position_test}
+                       for g in d.groups],
+            "comparisons": d.comparisons,
+            "grid": grid(d.comparisons) if d.setting != "sm" else None})
+    return jsonable({**result.meta(), "designs": designs, "settings": result.settings_table(),
+                     "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
+                     "consistency": result.consistency()})
+
+
+def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
+    """Write tidy tables (CSV), results (strict JSON with provenance), the HTML report (with
+    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``."""
+    from parlai_acute.perturn.turns import write_turns
+
+    outdir = Path(outdir)
+    meta = result.meta()
+    names = ["turns.csv", "excluded.csv", "flags.csv", "workers.csv", "exclusions.json", "models.csv", "pairs.csv",
+             "grid.csv", "positions.csv", "results.json", "run.json"]
+    several = len(result.designs) > 1
+    if several:
+        names += ["settings.csv", "sensitivity.csv", "consistency.csv"]
+    paths = {name: outdir / name for name in names}
+    write_turns(paths["turns.csv"], result.kept)
+    _csv(paths["excluded.csv"], result.excluded)
+    _csv(paths["flags.csv"], result.flags())
+    _csv(paths["workers.csv"], result.workers())
+    write_json(paths["exclusions.json"], jsonable({
+        **meta, "turns": int(len(result.turns)), "kept_turns": int((result.turns["excluded_because"] == "").sum()),
+        "excluded": result.exclusion_summary(), "flags": result.flag_summary()}))
+    _csv(paths["models.csv"], _group_frame(result, "models_table"))
+    comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
+    _csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
+    grids = [grid(part).assign(design=d.label, model_set=model_set) for d in result.designs if d.setting != "sm"
+             for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
+                                                          np.zeros(len(d.comparisons)))]
+    _csv(paths["grid.csv"], pd.concat(grids, ignore_index=True) if grids else pd.DataFrame())
+    _csv(paths["positions.csv"], _group_frame(result, "positions"))
+    if several:
+        _csv(paths["settings.csv"], result.settings_table())
+        _csv(paths["sensitivity.csv"], result.sensitivity())
+        _csv(paths["consistency.csv"], result.consistency())
+    write_json(paths["results.json"], results_json(result))
+    if report:
+        from parlai_acute.perturn.report import build_report
+
+        for name, path in build_report(result).write(outdir).items():
+            paths[name] = path
+    write_json(paths["run.json"], jsonable({**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
+                                            "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))}))
+    return paths

@@ -1,0 +1,302 @@
+"""Sample size for per-turn evaluation designs: turns needed, and what a budget detects.
+
+``delta`` is the smallest win-rate difference worth detecting, as in the paper (0.1):
+
+* **pm-soba**: the better model wins a share 1/2 + delta of the turns. Closed form
+  n = (z_{1-alpha/2} + z_{power})^2 * 1/4 / delta^2 -- with the rounded z-values 1.96 and 0.84
+  that is the paper's 196 -- and the exact binomial answer (:mod:`parlai_acute.stats.power`).
+* **pm-sata**: pick rates ``base_rate`` and ``base_rate + delta``, a tie-win (both picked)
+  rate (default: picks independent); the exact McNemar test's power is computed exactly (a
+  binomial mixture over the number of discordant turns).
+* **mm-soba** (``models`` = k): pick shares 1/k + delta/2 and 1/k - delta/2 for two models,
+  1/k for the rest; **mm-sata**: pick rates ``base_rate + delta`` and ``base_rate`` for the
+  rest, picks of one turn correlated by ``correlation`` (Gaussian latent). Power = the
+  share of seeded simulations in which the analysis' own test (binomial on the turns where
+  exactly one of the two was picked / exact McNemar, Holm over all k(k-1)/2 pairs) finds that
+  pair; the omnibus test's power (chi-squared / Cochran's Q) is reported beside it.
+* **sm**: two models' runs, appropriateness ``base_rate`` and ``base_rate + delta``, Fisher's
+  exact test (the analysis' SM comparison), power computed exactly; n is turns per model.
+
+Turns are clustered in dialogues: with m turns per dialogue and intra-dialogue correlation
+``icc`` the design effect 1 + (m - 1) icc multiplies the turns needed (Kish).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from parlai_acute.errors import UserError
+from parlai_acute.stats import power as binomial_power
+
+DESIGNS = ("pm-soba", "pm-sata", "mm-soba", "mm-sata", "sm")
+SIMULATED = ("mm-soba", "mm-sata")
+_N_MAX = 200_000
+
+
+@dataclass
+class Assumptions:
+    """Everything the answer depends on; printed and recorded with it."""
+
+    design: str
+    delta: float = 0.1
+    alpha: float = 0.05
+    power: float = 0.8
+    models: int = 4
+    base_rate: float = 0.5
+    tie_win: float | None = None  # pm-sata: P(both picked); None: independent picks
+    correlation: float = 0.0  # mm-sata: correlation of the latent pick propensities within a turn
+    turns_per_dialogue: int = 1
+    icc: float = 0.0
+    reps: int = 2000
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.design not in DESIGNS:
+            raise UserError(f"--design must be one of {', '.join(DESIGNS)}, got {self.design!r}")
+        if not 0 < self.alpha < 1 or not 0 < self.power < 1:
+            raise UserError("--alpha and --power must be strictly between 0 and 1")
+        if self.delta <= 0:
+            raise UserError(f"--delta must be a positive win-rate difference such as 0.1, got {self.delta}")
+        if self.design.startswith("mm") and self.models < 3:
+            raise UserError(f"--models must be at least 3 for a multi-model design, got {self.models}")
+        if not 0 < self.base_rate < 1:
+            raise UserError(f"--base-rate must be strictly between 0 and 1, got {self.base_rate}")
+        if self.turns_per_dialogue < 1 or not 0 <= self.icc <= 1:
+            raise UserError("--turns-per-dialogue must be >= 1 and --icc between 0 and 1")
+        if not -0.2 < self.correlation < 1:
+            raise UserError(f"--correlation must be in (-0.2, 1), got {self.correlation}")
+        if self.reps < 100:
+            raise UserError(f"--reps must be at least 100, got {self.reps}")
+        self.rates()  # checks the rates are probabilities
+
+    def rates(self) -> dict:
+        """The per-turn probabilities the design implies (checked)."""
+        d, p = self.delta, self.base_rate
+        if self.design == "pm-soba":
+            out = {"win_rate_better": 0.5 + d}
+        elif self.design == "pm-sata":
+            high = p + d
+            tie = p * high if self.tie_win is None else self.tie_win
+            out = {"pick_rate_a": p, "pick_rate_b": high, "tie_win": tie, "a_only": p - tie, "b_only": high - tie,
+                   "tie_loss": 1 - p - high + tie}
+        elif self.design == "mm-soba":
+            k = self.models
+            out = {"share_better": 1 / k + d / 2, "share_worse": 1 / k - d / 2, "share_others": 1 / k}
+        elif self.design == "mm-sata":
+            out = {"pick_rate_better": p + d, "pick_rate_others": p}
+        else:
+            out = {"rate_a": p, "rate_b": p + d}
+        bad = {k: v for k, v in out.items() if not 0 <= v <= 1}
+        if bad or any(v == 0 for k, v in out.items() if k in ("a_only", "b_only") and self.tie_win is None):
+            raise UserError(f"the assumptions give impossible rates {bad or out}; lower --delta or change "
+                            f"--base-rate/--tie-win")
+        return out
+
+    def design_effect(self) -> float:
+        return 1 + (self.turns_per_dialogue - 1) * self.icc
+
+
+def z_closed_form(delta: float, alpha: float = 0.05, power: float = 0.8, rounded: bool = False) -> float:
+    """(z_{1-alpha/2} + z_{power})^2 / (2 delta)^2: turns for a PM-SOBA win rate of 1/2 + delta."""
+    za, zb = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    if rounded:
+        za, zb = round(za, 2), round(zb, 2)
+    return (za + zb) ** 2 / (2 * delta) ** 2
+
+
+def binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Two-sided exact binomial p-values against 1/2, vectorised (equal to scipy's binomtest:
+    the distribution is symmetric, so p = 2 min(P(X <= k), P(X >= k)), capped at 1; 1 if n = 0)."""
+    k, n = np.asarray(k), np.asarray(n)
+    low = stats.binom.cdf(np.minimum(k, n - k), n, 0.5)
+    return np.where(n > 0, np.minimum(1.0, 2 * low), 1.0)
+
+
+def holm_rows(p: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p-values along the last axis (each row a family), vectorised."""
+    m = p.shape[-1]
+    order = np.argsort(p, axis=-1)
+    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
+    ranked = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
+    out = np.empty_like(ranked)
+    np.put_along_axis(out, order, ranked, axis=-1)
+    return out
+
+
+# ---------------------------------------------------------------- power at n turns
+
+def power_pm_sata(n: int, a: Assumptions) -> float:
+    """Exact power of the exact McNemar test (binomial on the D discordant turns, D ~ Bin(n, d))."""
+    r = a.rates()
+    d = r["a_only"] + r["b_only"]
+    if d <= 0:
+        return 0.0
+    conditional = r["b_only"] / d
+    curve = binomial_power.power_curve(n, conditional, 0.5, a.alpha) if conditional != 0.5 else None
+    if curve is None:
+        return 0.0
+    return float((stats.binom.pmf(np.arange(n + 1), n, d) * curve).sum())
+
+
+def simulate_mm_soba(n: int, a: Assumptions) -> dict:
+    """Seeded simulation: power to find the delta pair (Holm over all pairs), and the chi-squared's."""
+    r = a.rates()
+    k = a.models
+    shares = np.array([r["share_better"], r["share_worse"]] + [r["share_others"]] * (k - 2))
+    counts = np.random.default_rng(a.seed).multinomial(n, shares, size=a.reps)
+    pairs = [(0, 1)] + [(i, j) for i in range(k) for j in range(i + 1, k) if (i, j) != (0, 1)]
+    p = np.stack([binomial_p_half(counts[:, j], counts[:, i] + counts[:, j]) for i, j in pairs], axis=1)
+    expected = n / k
+    chi2 = ((counts - expected) ** 2 / expected).sum(axis=1) if n else np.zeros(a.reps)
+    return {"power": float((holm_rows(p)[:, 0] <= a.alpha).mean()),
+            "omnibus_power": float((stats.chi2.sf(chi2, k - 1) <= a.alpha).mean())}
+
+
+def simulate_mm_sata(n: int, a: Assumptions, chunk: int = 500) -> dict:
+    """Seeded simulation: power of exact McNemar (Holm over all pairs) for the delta pair, and of Cochran's Q."""
+    r = a.rates()
+    k = a.models
+    rates = np.array([r["pick_rate_better"]] + [r["pick_rate_others"]] * (k - 1))
+    threshold = stats.norm.ppf(rates)
+    rng = np.random.default_rng(a.seed)
+    pairs = [(0, 1)] + [(i, j) for i in range(k) for j in range(i + 1, k) if (i, j) != (0, 1)]
+    found = omnibus = 0
+    rho = a.correlation
+    for start in range(0, a.reps, chunk):
+        b = min(chunk, a.reps - start)
+        shared = rng.standard_normal((b, n, 1))
+        latent = math.sqrt(max(rho, 0)) * shared + math.sqrt(1 - max(rho, 0)) * rng.standard_normal((b, n, k))
+        picks = latent < threshold
+        p = np.empty((b, len(pairs)))
+        for col, (i, j) in enumerate(pairs):
+            only_i = (picks[:, :, i] & ~picks[:, :, j]).sum(axis=1)
+            only_j = (picks[:, :, j] & ~picks[:, :, i]).sum(axis=1)
+            p[:, col] = binomial_p_half(only_i, only_i + only_j)
+        found += int((holm_rows(p)[:, 0] <= a.alpha).sum())
+        column = picks.sum(axis=1).astype(float)
+        row = picks.sum(axis=2).astype(float)
+        total = column.sum(axis=1)
+        denominator = k * total - (row ** 2).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            q = (k - 1) * (k * (column ** 2).sum(axis=1) - total ** 2) / denominator
+        omnibus += int((np.where(denominator > 0, stats.chi2.sf(q, k - 1), 1.0) <= a.alpha).sum())
+    return {"power": found / a.reps, "omnibus_power": omnibus / a.reps}
+
+
+def fisher_rejects(n: int, alpha: float) -> np.ndarray:
+    """(n+1, n+1) mask: Fisher's exact test (two-sided, as scipy's) rejects k1/n against k2/n.
+
+    For each total s = k1 + k2 the test is hypergeometric in k1; its p-value sums the
+    probabilities no larger than the observed one (scipy's relative tolerance 1e-7).
+    """
+    reject = np.zeros((n + 1, n + 1), dtype=bool)
+    k = np.arange(n + 1)
+    log_choose = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+    log_total = special.gammaln(2 * n + 1) - special.gammaln(np.arange(2 * n + 1) + 1) \
+        - special.gammaln(2 * n - np.arange(2 * n + 1) + 1)
+    for total in range(2 * n + 1):
+        k1 = np.arange(max(0, total - n), min(n, total) + 1)
+        pmf = np.exp(log_choose[k1] + log_choose[total - k1] - log_total[total])
+        order = np.sort(pmf)
+        cum = np.cumsum(order)
+        p = cum[np.searchsorted(order, pmf * (1 + 1e-7), side="right") - 1]
+        reject[k1, total - k1] = p <= alpha
+    return reject
+
+
+def power_sm(n: int, a: Assumptions) -> float:
+    """Exact power of Fisher's exact test between two SM runs of n turns each."""
+    r = a.rates()
+    k = np.arange(n + 1)
+    joint = np.outer(stats.binom.pmf(k, n, r["rate_a"]), stats.binom.pmf(k, n, r["rate_b"]))
+    return float(joint[fisher_rejects(n, a.alpha)].sum())
+
+
+def power_at(n: int, a: Assumptions) -> dict:
+    """Power of the design's test with n (effective, independent) turns."""
+    if n < 1:
+        return {"power": 0.0, "omnibus_power": None}
+    if a.design == "pm-soba":
+        return {"power": binomial_power.exact_power(n, 0.5 + a.delta, 0.5, a.alpha), "omnibus_power": None}
+    if a.design == "pm-sata":
+        return {"power": power_pm_sata(n, a), "omnibus_power": None}
+    if a.design == "sm":
+        return {"power": power_sm(n, a), "omnibus_power": None}
+    return {"mm-soba": simulate_mm_soba, "mm-sata": simulate_mm_sata}[a.design](n, a)
+
+
+def required_n(a: Assumptions) -> dict:
+    """Smallest n (effective turns; SM: per model) whose power reaches the target.
+
+    Exact designs: the smallest n from which power stays above the target (pm-soba, as
+    :func:`parlai_acute.stats.power.required_n_exact`) or the first n reaching it (pm-sata).
+    Simulated designs: bisection on n with the same seed at every n.
+    """
+    if a.design == "pm-soba":
+        res = binomial_power.required_n_exact(0.5 + a.delta, 0.5, a.alpha, a.power)
+        return {"n": res["n"], "n_first": res["n_first"], "power_at_n": res["power_at_n"], "omnibus_power": None}
+    low, high = 1, 16
+    while power_at(high, a)["power"] < a.power:
+        low, high = high, high * 2
+        if high > _N_MAX:
+            raise UserError(f"more than {_N_MAX} turns would be needed under these assumptions; give a larger --delta")
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power_at(mid, a)["power"] >= a.power:
+            high = mid
+        else:
+            low = mid
+    at = power_at(high, a)
+    return {"n": high, "n_first": None, "power_at_n": at["power"], "omnibus_power": at["omnibus_power"]}
+
+
+def detectable_delta(budget: int, a: Assumptions) -> float:
+    """Smallest delta the design detects with ``budget`` effective turns at the target power."""
+    if a.design == "pm-soba":
+        return binomial_power.detectable_delta_exact(budget, 0.5, a.alpha, a.power)
+
+    def gap(delta: float) -> float:
+        return power_at(budget, dataclasses.replace(a, delta=delta))["power"] - a.power
+
+    top = _largest_delta(a)
+    if gap(top) < 0:
+        raise UserError(f"{budget} turns cannot reach power {a.power} for any difference under these assumptions; "
+                        f"raise the budget")
+    return float(optimize.brentq(gap, 1e-4, top, xtol=1e-3)) if a.design in SIMULATED else \
+        float(optimize.brentq(gap, 1e-4, top, xtol=1e-5))
+
+
+def _largest_delta(a: Assumptions) -> float:
+    if a.design == "mm-soba":
+        return 2 / a.models * 0.999
+    if a.design == "pm-sata" and a.tie_win is not None:
+        return (1 - a.base_rate) * 0.999
+    return (1 - a.base_rate) * 0.999
+
+
+def plan(a: Assumptions, budget: int | None = None) -> dict:
+    """The answer with its assumptions: effective turns, with clustering, dialogues; or a budget's power."""
+    de = a.design_effect()
+    out = {"assumptions": dataclasses.asdict(a), "rates": a.rates(), "design_effect": de,
+           "per": "model" if a.design == "sm" else "design"}
+    if a.design == "pm-soba":
+        out["closed_form"] = {"rounded_z": z_closed_form(a.delta, a.alpha, a.power, rounded=True),
+                              "exact_z": z_closed_form(a.delta, a.alpha, a.power)}
+    if budget is None:
+        res = required_n(a)
+        clustered = math.ceil(res["n"] * de - 1e-9)
+        out.update(res, turns=clustered, dialogues=math.ceil(clustered / a.turns_per_dialogue))
+    else:
+        if budget < 1:
+            raise UserError("--budget must be a positive number of turns")
+        effective = int(budget / de)
+        out.update(budget=budget, effective_turns=effective, **power_at(effective, a),
+                   detectable_delta=detectable_delta(effective, a) if effective > 0 else None)
+    if a.design in SIMULATED:
+        p = out.get("power_at_n", out.get("power"))
+        out["monte_carlo_se"] = math.sqrt(p * (1 - p) / a.reps) if p is not None else None
+    return out

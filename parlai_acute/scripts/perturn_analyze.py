@@ -1,0 +1,106 @@
+"""``parlai-acute per-turn analyze``: per-turn choices -> win rates, tests, dialogue-level intervals.
+
+Reads a per-turn run from the Mephisto database (``--task-name``) or a turns file
+(``--turns``, .csv or .jsonl with the columns of parlai_acute/perturn/turns.py) and writes
+into ``--outdir``: turns.csv (kept), excluded.csv and exclusions.json (how many and why),
+flags.csv and workers.csv (quality flags, per-worker statistics), models.csv (pick rates
+with exact and cluster-bootstrap intervals), pairs.csv (tie-win / wins / tie-loss, exact
+binomial or McNemar and cluster-bootstrap tests, Holm), grid.csv (ACUTE-style win-rate grid),
+positions.csv (position bias), settings.csv / sensitivity.csv / consistency.csv (several
+settings side by side), results.json (everything, strict JSON) and run.json (configuration,
+seed, version).
+
+  parlai-acute per-turn analyze --turns turns.csv --outdir results
+  parlai-acute per-turn analyze --task-name my-per-turn-task --outdir results --exclude fast_decision
+"""
+from __future__ import annotations
+
+import argparse
+
+from parlai_acute.perturn.analysis import FLAG_RULES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--turns", metavar="FILE", help="read the turns table from a .csv or .jsonl file")
+    source.add_argument("--task-name", help="read every turn stored for this Mephisto per-turn task")
+    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
+                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
+    parser.add_argument("--outdir", required=True, help="directory for the tables and JSON results")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="cluster-bootstrap resamples (0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
+    parser.add_argument("--cluster", choices=["dialogue", "worker"], default="dialogue",
+                        help="unit the bootstrap resamples (worker: also allows for a worker's habits)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level for counts of differences")
+    parser.add_argument("--min-decision-seconds", type=float, default=2.0,
+                        help="flag decisions made faster than this")
+    parser.add_argument("--min-message-words", type=int, default=3, help="flag worker messages with fewer words")
+    parser.add_argument("--same-position-min-turns", type=int, default=10,
+                        help="flag a worker whose single picks were all at one position over at least this many turns")
+    parser.add_argument("--exclude", nargs="+", default=[], choices=list(FLAG_RULES), metavar="FLAG",
+                        help=f"exclude flagged turns (flags are always reported): {', '.join(FLAG_RULES)}")
+
+
+def load(args):
+    """The turns table and a description of where it came from."""
+    from parlai_acute.perturn.turns import read_turns, turns_table
+
+    if args.turns:
+        return read_turns(args.turns), str(args.turns)
+    from parlai_acute.acute.judgments import open_mephisto_db
+    from parlai_acute.errors import UserError
+
+    db = open_mephisto_db(args.mephisto_db)
+    try:
+        from parlai_acute.mephisto_tasks.per_turn.store import turns_for_task
+    except ModuleNotFoundError as exc:
+        raise UserError(f"this installation has no per-turn Mephisto task ({exc}); export the turns to a file "
+                        f"and pass --turns") from None
+    records = turns_for_task(db, args.task_name)
+    if not records:
+        raise UserError(f"Mephisto task {args.task_name!r} has no stored turns; check the task name and that "
+                        f"workers have judged turns")
+    return turns_table(records), f"Mephisto task {args.task_name}"
+
+
+def _pct(x) -> str:
+    return "  n/a" if x != x else f"{100 * x:5.1f}"
+
+
+def run(args) -> int:
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+
+    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
+                            cluster=args.cluster, min_decision_seconds=args.min_decision_seconds,
+                            min_message_words=args.min_message_words,
+                            same_position_min_turns=args.same_position_min_turns, exclude=list(args.exclude))
+    df, config.source = load(args)
+    result = analyze(df, config)
+    paths = write_outputs(result, args.outdir)
+    kept = int((result.turns["excluded_because"] == "").sum())
+    why = ", ".join(f"{r['reason']}: {r['turns']}" for r in result.exclusion_summary() if r["turns"])
+    flagged = ", ".join(f"{f['flag']}: {f['turns']}" for f in result.flag_summary() if f["turns"])
+    print(f"{kept} of {len(result.turns)} turns kept" + (f" (excluded: {why})" if why else "")
+          + (f"; flagged: {flagged}" if flagged else ""))
+    level = f"{100 * config.confidence:g}%"
+    boot = f"{config.cluster}-bootstrap {config.bootstrap}" if config.bootstrap else "no bootstrap"
+    for d in result.designs:
+        print(f"{d.label}: {sum(g.turns for g in d.groups)} turns, {sum(g.dialogues for g in d.groups)} dialogues")
+        for g in d.groups:
+            om = g.omnibus
+            test = (f" {om['test']} p={om['pvalue']:.3g}" if d.setting == "mm" and om["pvalue"] is not None
+                    and om["pvalue"] == om["pvalue"] else "")
+            print(f"  set {g.model_set}:{test}  (rate %, {level} exact | {boot})")
+            for m in g.models_table.itertuples(index=False):
+                print(f"    {m.model:<16} {_pct(m.rate)}  [{_pct(m.ci_low)}, {_pct(m.ci_high)}] | "
+                      f"[{_pct(m.boot_low)}, {_pct(m.boot_high)}]  ({m.picked}/{m.turns})")
+        for c in d.comparisons.itertuples(index=False):
+            ties = (f" tie-win {_pct(c.tie_win).strip()} tie-loss {_pct(c.tie_loss).strip()}"
+                    if d.setting == "pm" and d.protocol != "soba" else "")
+            print(f"  {c.model_b} - {c.model_a}: {100 * c.diff:+.1f} points{ties}  p={c.pvalue:.3g} "
+                  f"holm={c.p_holm:.3g}{c.mark}  bootstrap p={c.boot_pvalue:.3g} holm={c.boot_p_holm:.3g}")
+    if len(result.designs) > 1:
+        print("settings side by side: settings.csv, sensitivity.csv, consistency.csv")
+    print(f"results: {paths['results.json']}")
+    return 0

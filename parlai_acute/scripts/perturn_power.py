@@ -1,0 +1,91 @@
+"""``parlai-acute per-turn power``: turns a per-turn design needs to detect a win-rate difference, and back.
+
+Prints the answer with every assumption it rests on (parlai_acute/perturn/power.py says
+what each design assumes). PM-SOBA: the paper's closed form beside the exact binomial
+answer; PM-SATA and SM: exact power of the analysis' exact McNemar / Fisher test; MM:
+seeded simulation of the analysis' pairwise tests with Holm correction. ``--turns-per-dialogue``
+and ``--icc`` turn independent turns into clustered ones (design effect).
+
+  parlai-acute per-turn power --design pm-soba --delta 0.1
+  parlai-acute per-turn power --design mm-sata --models 4 --turns-per-dialogue 10 --icc 0.05
+  parlai-acute per-turn power --design sm --budget 300
+"""
+from __future__ import annotations
+
+import argparse
+
+from parlai_acute.perturn.power import DESIGNS, Assumptions
+
+DESCRIPTION = {
+    "pm-soba": "two models per turn, the worker selects the best; exact two-sided binomial test against 1/2",
+    "pm-sata": "two models per turn, the worker selects all good; exact McNemar test (exact power)",
+    "mm-soba": "k models per turn, select the best; binomial on turns where one of a pair was picked, Holm over pairs",
+    "mm-sata": "k models per turn, select all good; exact McNemar per pair, Holm over pairs",
+    "sm": "one model per turn, appropriate or not; Fisher's exact test between two models' runs (exact power)",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--design", required=True, choices=DESIGNS, help="setting and protocol")
+    parser.add_argument("--delta", type=float, default=0.1,
+                        help="smallest win-rate difference worth detecting (paper: 0.1; PM-SOBA: win rate 0.5 + delta)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level")
+    parser.add_argument("--power", type=float, default=0.8, help="target power")
+    parser.add_argument("--models", type=int, default=4, help="models per turn (multi-model designs)")
+    parser.add_argument("--base-rate", type=float, default=0.5,
+                        help="SATA/SM: pick (appropriateness) rate of the weaker model")
+    parser.add_argument("--tie-win", type=float, default=None,
+                        help="PM-SATA: share of turns where both are picked (default: picks independent)")
+    parser.add_argument("--correlation", type=float, default=0.0,
+                        help="MM-SATA: correlation of the picks of one turn (0: independent)")
+    parser.add_argument("--turns-per-dialogue", type=int, default=1, help="model turns per dialogue (clustering)")
+    parser.add_argument("--icc", type=float, default=0.0, help="intra-dialogue correlation of the outcome")
+    parser.add_argument("--reps", type=int, default=2000, help="simulations per n (MM designs)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulations")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="turns you can afford (SM: per model): print its power and smallest detectable delta")
+    parser.add_argument("--json", metavar="FILE", help="also write the answer, assumptions and version as JSON")
+
+
+def run(args) -> int:
+    import parlai_acute
+    from parlai_acute.files import write_json
+    from parlai_acute.perturn.analysis import jsonable
+    from parlai_acute.perturn.power import plan
+
+    a = Assumptions(design=args.design, delta=args.delta, alpha=args.alpha, power=args.power, models=args.models,
+                    base_rate=args.base_rate, tie_win=args.tie_win, correlation=args.correlation,
+                    turns_per_dialogue=args.turns_per_dialogue, icc=args.icc, reps=args.reps, seed=args.seed)
+    out = plan(a, args.budget)
+    per = " per model" if a.design == "sm" else ""
+    print(f"design {a.design}: {DESCRIPTION[a.design]}")
+    rates = ", ".join(f"{k}={v:.3g}" for k, v in out["rates"].items())
+    extra = f", models={a.models}" if a.design.startswith("mm") else ""
+    sim = f", simulated {a.reps} times per n, seed {a.seed}" if a.design.startswith("mm") else ""
+    print(f"assumptions: delta={a.delta:g}, alpha={a.alpha:g}, power={a.power:g}{extra}; {rates}{sim}")
+    if a.design == "pm-soba":
+        cf = out["closed_form"]
+        print(f"closed form (z_(1-alpha/2) + z_power)^2 / (2 delta)^2: rounded z 1.96 + 0.84 -> {cf['rounded_z']:.1f} turns "
+              f"(the paper's 196 for delta 0.1); unrounded z -> {cf['exact_z']:.2f}")
+    if args.budget is None:
+        if a.design == "pm-soba":
+            print(f"exact binomial test: {out['n']} turns (power stays >= {a.power:g} from there; first reached at "
+                  f"{out['n_first']}), power {out['power_at_n']:.3f}")
+        else:
+            omni = (f"; omnibus ({'chi-squared' if a.design == 'mm-soba' else 'Cochran Q'}) power there "
+                    f"{out['omnibus_power']:.3f}" if out.get("omnibus_power") is not None else "")
+            se = f" +- {out['monte_carlo_se']:.3f} (Monte Carlo)" if out.get("monte_carlo_se") else ""
+            print(f"needed: {out['n']} independent turns{per}, power {out['power_at_n']:.3f}{se}{omni}")
+        if a.turns_per_dialogue > 1 or a.icc > 0:
+            print(f"clustered: design effect 1 + ({a.turns_per_dialogue} - 1) x {a.icc:g} = {out['design_effect']:.3f} "
+                  f"-> {out['turns']} turns{per} = {out['dialogues']} dialogues of {a.turns_per_dialogue} turns")
+        else:
+            print("turns treated as independent; give --turns-per-dialogue and --icc for dialogues")
+    else:
+        print(f"budget {args.budget} turns{per} (effective {out['effective_turns']} after design effect "
+              f"{out['design_effect']:.3f}): power {out['power']:.3f} for delta {a.delta:g}; smallest delta detectable "
+              f"with power {a.power:g}: {out['detectable_delta']:.3f}")
+    if args.json:
+        write_json(args.json, jsonable({**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed}))
+        print(f"wrote {args.json}")
+    return 0
