@@ -25,6 +25,12 @@ COMMANDS: dict = {
         "power": ("parlai_acute.scripts.acute_power", "how many judgments are needed to detect a win-rate difference"),
         "fast": ("parlai_acute.scripts.acute_fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
     },
+    "judge": {
+        "_help": "models as judges: a language model answers a protocol, and its agreement with people",
+        "acute": ("parlai_acute.scripts.judge_acute", "a model judges the comparisons of an ACUTE-Eval pairings file"),
+        "per-turn": ("parlai_acute.scripts.judge_per_turn", "a model judges the turns of a per-turn evaluation (SOBA, SATA, SM)"),
+        "agreement": ("parlai_acute.scripts.judge_agreement", "agreement of judge and human judgments on the same items, with the human-human ceiling"),
+    },
 }
 
 
