@@ -53,3 +53,49 @@ def write_pairings(path, pairings) -> str:
         for p in pairings:
             fh.write(json.dumps(p) + "\n")
     return str(path)
+
+
+LINES = {  # model -> what its speaker says at each turn (longer = better for the scripted "longest" judge)
+    "chatty": ["I spent the weekend repairing an old bicycle I found at a flea market, it rides beautifully now.",
+               "The gears were rusted solid, so I soaked them in vinegar overnight and scrubbed them clean."],
+    "plain": ["I fixed a bike this weekend.", "The gears were rusty but fine now."],
+    "terse": ["ok", "fine"],
+}
+PARTNER = ["Hi! What did you do this weekend?", "Oh nice, was it hard?"]
+
+
+def dialogue(model: str, index: int) -> dict:
+    turns = []
+    for partner, mine in zip(PARTNER, LINES[model]):
+        turns += [{"id": "other_speaker", "text": partner}, {"id": model, "text": mine}]
+    return {"id": f"{model}:{index}", "speakers": ["other_speaker", model], "dialogue": turns, "context": []}
+
+
+def three_model_pairings(per_pair: int = 2) -> list:
+    """per_pair comparisons of each pair of the three models (chatty > plain > terse by length)."""
+    out = []
+    names = list(LINES)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            for k in range(per_pair):
+                da, db = dialogue(a, k), dialogue(b, k)
+                out.append({"is_onboarding": False, "speakers_to_eval": [a, b], "dialogue_ids": [da["id"], db["id"]],
+                            "dialogue_dicts": [da, db]})
+    return out
+
+
+def human_judgments(pairings: list, workers=("w1", "w2", "w3"), contrarian: str = "w3") -> list:
+    """Every worker judges every comparison; the better (longer) model wins, except that the
+    ``contrarian`` picks the worse one on the first comparison of each model pair."""
+    rank = {name: i for i, name in enumerate(LINES)}  # lower index = better
+    rows = []
+    for n, p in enumerate(pairings):
+        a, b = p["speakers_to_eval"]
+        better = a if rank[a] < rank[b] else b
+        for w in workers:
+            flip = w == contrarian and p["dialogue_ids"][0].endswith(":0")
+            winner = (b if better == a else a) if flip else better
+            rows.append({"worker": w, "model_left": a, "model_right": b, "dialogue_left": p["dialogue_ids"][0],
+                         "dialogue_right": p["dialogue_ids"][1], "winner": winner, "reason": "more to say",
+                         "question_key": "engaging", "is_onboarding": False, "timestamp": float(n)})
+    return rows
