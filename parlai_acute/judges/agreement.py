@@ -8,7 +8,8 @@ agreement of the systems' scores (ACUTE: each matchup's win rate; per-turn: each
 pick rate) and Kendall's tau of the system rankings.
 
 People's ACUTE judgments pass the analysis' own quality control first
-(:func:`parlai_acute.acute.analysis.apply_exclusions`, default settings); the judge's
+(:func:`parlai_acute.acute.analysis.apply_exclusions`: failed onboarding, gold pairs, no
+reasons, A/A pairs; no per-worker cap, which serves win rates, not agreement); the judge's
 onboarding rows are left out (its gold score is in its own summary).
 """
 from __future__ import annotations
@@ -66,7 +67,8 @@ def acute_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1
     from parlai_acute.stats.bradley_terry import bradley_terry
     from parlai_acute.stats.winrates import matchups
 
-    human_kept = apply_exclusions(human, AnalysisConfig(bootstrap=0, seed=seed))[0] if len(human) else human
+    no_cap = AnalysisConfig(bootstrap=0, seed=seed, max_per_worker=max(1, len(human)))
+    human_kept = apply_exclusions(human, no_cap)[0] if len(human) else human
     judge = judge[~judge["is_onboarding"].astype(bool)]
     if human_kept.empty or judge.empty:
         raise UserError("no ACUTE judgments to compare after quality control (human) / without gold pairs (judge); "
