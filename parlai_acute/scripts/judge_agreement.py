@@ -5,7 +5,8 @@ choices), writes into ``--outdir``: agreement.json (judge-vs-human and human-vs-
 percent agreement and Cohen's kappa with item-bootstrap intervals, on all items and on
 the items judged by two or more people; agreement of each matchup's win rate or each
 model's pick rate; Kendall's tau of the system rankings; configuration, seed, version)
-and scores.csv (per matchup or model, human and judge side by side).
+scores.csv (per matchup or model, human and judge side by side) and report.html (with the
+judge run's onboarding and configuration when its summary.json is beside ``--judge``).
 
 Examples::
 
@@ -15,6 +16,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
@@ -30,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples over items (default: 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default: 0.95)")
+    parser.add_argument("--judge-summary", default=None, metavar="FILE",
+                        help="the judge run's summary.json (default: the one beside --judge, if any): its onboarding, "
+                             "consistency and configuration go into the report")
 
 
 def _fmt(block: dict) -> str:
@@ -45,6 +50,7 @@ def run(args) -> int:
     from parlai_acute.errors import UserError
     from parlai_acute.files import atomic_write
     from parlai_acute.judges import agreement
+    from parlai_acute.judges.agreement_report import render
     from parlai_acute.judges.record import write_summary
 
     if args.bootstrap < 0:
@@ -68,6 +74,11 @@ def run(args) -> int:
     write_summary(outdir / "agreement.json", summary)
     with atomic_write(outdir / "scores.csv") as fh:
         result["matchups"].to_csv(fh, index=False)
+    summary_path = Path(args.judge_summary) if args.judge_summary else Path(args.judge).parent / "summary.json"
+    if args.judge_summary and not summary_path.is_file():
+        raise UserError(f"--judge-summary {summary_path} does not exist; pass the summary.json of the judge run")
+    judge_summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    paths = render(summary, result["matchups"], outdir, judge_summary)
     s = summary
     print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")
     print(f"  judge vs human: {_fmt(s['judge_vs_human'])}")
@@ -94,5 +105,5 @@ def run(args) -> int:
                   f"by the judge {100 * row.pick_rate_judge:.0f}% (n={row.n_judge})")
         r = s["ranking"]
         print(f"  ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
-    print(f"wrote {outdir / 'agreement.json'}")
+    print(f"wrote {outdir / 'agreement.json'}; report: {paths['report.html']}")
     return 0

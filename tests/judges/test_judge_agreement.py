@@ -49,6 +49,24 @@ def test_acute_agreement_end_to_end(tmp_path, capsys):
     assert "(ceiling)" in out
     scores = pd.read_csv(tmp_path / "a" / "scores.csv")
     assert set(scores["judge_winrate_b"]).issubset({0.0, 1.0})
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert "human vs human, items with 2+ people (ceiling)" in html and "FAILED onboarding" not in html
+    assert (tmp_path / "a" / "figures" / "kappa.svg").is_file()
+
+
+def test_report_flags_a_judge_that_failed_onboarding(tmp_path, capsys):
+    pairings = three_model_pairings()
+    human_path = tmp_path / "human.jsonl"
+    human_path.write_text("".join(json.dumps(r) + "\n" for r in human_judgments(pairings)))
+    path = write_pairings(tmp_path / "p.jsonl", pairings)
+    assert main(["judge", "acute", "--pairings", path, "--judge", f"{SCRIPTED} --script first", "--inconsistent", "tie",
+                 "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "j")]) == 0
+    assert main(["judge", "agreement", "--protocol", "acute", "--human", str(human_path), "--judge",
+                 str(tmp_path / "j" / "judgments.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "50"]) == 0
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert "This judge FAILED onboarding: 5/10 gold orders correct" in html
+    s = json.loads((tmp_path / "a" / "agreement.json").read_text())
+    assert s["judge_ties_left_out"] == 6 and s["judge_vs_human"]["pairs"] == 0
 
 
 def test_a_contrary_judge_has_negative_kappa():
