@@ -28,7 +28,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                             "assistant message, transformers)")
     group.add_argument("--orders", default="rotations", choices=order_mod.ORDER_MODES,
                        help="position swap: rotations (each option once in each position; pairs: both orders), "
-                            "all (every permutation), none (no swap; not recommended)")
+                            "all (every permutation), none (one random order per item, as people see; no swap, not recommended)")
     group.add_argument("--inconsistent", default="drop", choices=order_mod.RULES,
                        help="an item whose verdict changes with the order: drop it, or keep it as a tie "
                             "(where the table can hold one)")

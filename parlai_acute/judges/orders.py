@@ -17,6 +17,7 @@ orders) or ``all`` k! orders. Verdicts are mapped back from positions to options
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -25,21 +26,25 @@ RULES = ("drop", "tie")
 CONSISTENT, INCONSISTENT, MISSING = "consistent", "inconsistent", "missing"
 
 
-def orders(k: int, mode: str = "rotations", offset: int = 0) -> list:
+def orders(k: int, mode: str = "rotations", offset: int = 0, seed: int = 0) -> list:
     """The display orders of an item with ``k`` options: tuples giving the option shown at each position.
 
-    ``offset`` rotates which order comes first (spread by item, so that "the first order"
-    is not always the canonical one); ``none``: the canonical order only.
+    ``offset`` (the item's index) rotates which order comes first, so that "the first
+    order" is not always the canonical one; ``none``: one order, drawn at random per item
+    (seeded), as the human task randomises left and right -- no swap, so a position bias
+    goes undetected and adds noise.
     """
     if mode not in ORDER_MODES:
         raise ValueError(f"unknown order mode {mode!r}")
     base = tuple(range(k))
-    if k <= 1 or mode == "none":
+    if k <= 1:
         return [base]
     if mode == "all":
         found = list(itertools.permutations(base))
     else:
         found = [base[i:] + base[:i] for i in range(k)]
+    if mode == "none":
+        return [random.Random(f"{seed}:{offset}").choice(found)]
     start = offset % len(found)
     return found[start:] + found[:start]
 

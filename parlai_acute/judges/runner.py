@@ -117,7 +117,8 @@ class Runner:
             raise UserError("--answer-from logprobs reads one label; select-all-that-apply items need --answer-from text")
         work = []
         for index, item in enumerate(items):
-            for order in order_mod.orders(len(item.options), self.settings.order_mode, offset=index):
+            for order in order_mod.orders(len(item.options), self.settings.order_mode, offset=index,
+                                          seed=self.settings.seed):
                 work.append((item, Judged(order=tuple(order))))
         pending = list(work)
         attempts = 1 if self.settings.answer_from == "logprobs" else self.settings.retries + 1

@@ -57,6 +57,10 @@ def run(args) -> int:
         raise UserError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be between 0 and 1, got {args.confidence}")
+    judge_file = Path(args.judge)
+    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) < 2:
+        raise UserError(f"{judge_file} has no judge answers (every item inconsistent or missing?); see the summary.json "
+                        f"beside it, or judge again with --inconsistent tie")
     if args.protocol == "acute":
         from parlai_acute.acute.judgments import read_judgments
 

@@ -92,7 +92,8 @@ def test_perturn_agreement(tmp_path, capsys):
                  str(tmp_path / "j" / "turns.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "100"]) == 0
     out = capsys.readouterr().out
     s = json.loads((tmp_path / "a" / "agreement.json").read_text())
-    # without swapping, "always the first" agrees exactly where the good reply was shown first: 2 of 4 turns
+    # no swap, one seeded random order per turn: "always the first" agrees where the draw showed the good reply
+    # first (2 of the 4 turns with seed 0)
     assert s["judge_vs_human"]["percent_agreement"] == 0.5
     assert "not available (no item was judged by two or more people)" in out
     assert s["ranking"]["systems"] == 2

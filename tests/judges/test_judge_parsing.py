@@ -36,7 +36,10 @@ def test_orders_cover_every_position():
     assert orders(2) == [(0, 1), (1, 0)]
     rot = orders(3)
     assert len(rot) == 3 and all(sorted(o[p] for o in rot) == [0, 1, 2] for p in range(3))
-    assert len(orders(3, "all")) == 6 and orders(3, "none") == [(0, 1, 2)]
+    assert len(orders(3, "all")) == 6 and len(orders(3, "none")) == 1
+    firsts = {orders(2, "none", offset=i)[0] for i in range(20)}
+    assert firsts == {(0, 1), (1, 0)}  # one random order per item, both occur
+    assert orders(2, "none", offset=3, seed=1) == orders(2, "none", offset=3, seed=1)
     assert orders(2, offset=1) == [(1, 0), (0, 1)]
     assert orders(1) == [(0,)]
 
