@@ -14,6 +14,8 @@ onboarding rows are left out (its gold score is in its own summary).
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
@@ -47,10 +49,23 @@ def _proportion(k: int, n: int, confidence: float) -> tuple:
 # ----------------------------------------------------------------------------- ACUTE
 
 def acute_labels(df: pd.DataFrame) -> pd.DataFrame:
-    """(item, rater, label): item = pair of conversations under one question; label = the winning conversation."""
-    winning = np.where(df["winner_side"] == "left", df["dialogue_left"], df["dialogue_right"])
-    return pd.DataFrame({"item": (df["pair_id"] + "#" + df["question_key"]).to_numpy(),
-                         "rater": df["worker"].to_numpy(), "label": winning})
+    """(item, rater, label): item = pair of conversations under one question; label 0/1 = which of the
+    two conversations won.
+
+    The two conversations of an item have no names shared with other items, so which one
+    is "0" is arbitrary; a fixed rule (e.g. the sorted ids of
+    :func:`parlai_acute.stats.agreement.item_labels`) can line up with the better model and
+    skew the label margins, and kappa with them. Each item's orientation is therefore
+    flipped by a hash of its id: margins are balanced in expectation, and kappa's chance
+    agreement is that of a two-way choice (it then approaches Bennett's S = 2p - 1).
+    """
+    from parlai_acute.stats.agreement import item_labels
+
+    labels = item_labels(df)
+    items = (labels["pair_id"] + "#" + labels["question_key"]).to_numpy()
+    flip = np.array([hashlib.sha256(str(i).encode()).digest()[0] & 1 for i in items])
+    return pd.DataFrame({"item": items, "rater": df["worker"].to_numpy(),
+                         "label": labels["label"].to_numpy() ^ flip})
 
 
 def _judge_item_labels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
