@@ -118,6 +118,7 @@ def test_embedded_smollm2_text_answers_are_parsed_strictly_or_missing(tmp_path, 
     assert main(["judge", "acute", "--pairings", path, "--no-onboarding", "--retries", "1", "--concurrency", "2",
                  "--judge", "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 24",
                  "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "o")]) == 0
+    assert summary_of(tmp_path / "o")["costs"]["prompt_tokens"] > 200  # llama.cpp's usage, through batch_act
     (item,) = read_jsonl(tmp_path / "o" / "items.jsonl")
     for order in item["orders"]:
         texts = [a["text"] for a in order["attempts"]]
