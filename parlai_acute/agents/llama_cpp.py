@@ -169,6 +169,8 @@ def to_candidates(response: dict) -> list:
         candidates.append(decoding.Candidate(
             text=(choice["message"].get("content") or "").strip(), score=float(sum(t["logprob"] for t in tokens)),
             num_tokens=len(tokens), extra={"finish_reason": choice.get("finish_reason")}))
+    if candidates and isinstance(response.get("usage"), dict):  # token counts of the whole request, once
+        candidates[0].extra["usage"] = response["usage"]
     return candidates
 
 

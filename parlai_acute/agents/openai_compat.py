@@ -170,10 +170,14 @@ class ChatClient:
             if len(found) >= want:
                 break
             body = self.request_body(messages, config, want - len(found), decoding.sample_seed(config.seed, key, round_))
-            choices = self.post(body).get("choices") or []
+            response = self.post(body)
+            choices = response.get("choices") or []
             if not choices:
                 raise UserError(f"{self.url} returned no choices; check that it is a chat-completions endpoint")
-            found += [self._candidate(c, config) for c in choices]
+            batch = [self._candidate(c, config) for c in choices]
+            if isinstance(response.get("usage"), dict):  # token counts of the whole request, once
+                batch[0].extra["usage"] = response["usage"]
+            found += batch
         found = found[:want]
         if len(found) < config.n_candidates:  # greedy sample_rank: the N samples would all be the same
             found = found * config.n_candidates

@@ -31,6 +31,12 @@ COMMANDS: dict = {
         "analyze": ("parlai_acute.scripts.perturn_analyze", "pick rates, paired tests, dialogue-level bootstrap, flags, settings side by side"),
         "power": ("parlai_acute.scripts.perturn_power", "how many turns a per-turn design needs, and what a budget detects"),
     },
+    "judge": {
+        "_help": "models as judges: a language model answers a protocol, and its agreement with people",
+        "acute": ("parlai_acute.scripts.judge_acute", "a model judges the comparisons of an ACUTE-Eval pairings file"),
+        "per-turn": ("parlai_acute.scripts.judge_per_turn", "a model judges the turns of a per-turn evaluation (SOBA, SATA, SM)"),
+        "agreement": ("parlai_acute.scripts.judge_agreement", "agreement of judge and human judgments on the same items, with the human-human ceiling"),
+    },
 }
 
 

@@ -1,0 +1,125 @@
+"""ACUTE-Eval with a model in the annotator's seat.
+
+Items come from a pairings file (:mod:`parlai_acute.acute.pairings`): each line, under one
+question, is one item whose options are the two evaluated models. The judge sees both
+conversations as a worker does -- the evaluated speaker marked ``Speaker 1`` /
+``Speaker 2``, the other side ``Partner`` -- and answers which speaker and why.
+
+Answers become rows of the judgments table (:mod:`parlai_acute.acute.judgments`) with
+``worker`` = the judge's name, so ``parlai-acute acute analyze`` reads them unchanged:
+
+* ``judgments.csv``: one row per resolved item. A consistent item gives one judgment
+  (shown left/right as in its first order). An inconsistent item is left out (rule
+  ``drop``) or, with rule ``tie``, written as two judgments, one for each model -- the
+  only tie a judgments table can hold (it adds 2 to the matchup's n);
+* ``raw_judgments.csv``: every answered order as shown (for position bias, "as for people");
+* ``onboarding.csv``: the gold pairs, every order, with ``onboarding_correct``. The judge
+  passes onboarding only if every gold pair is answered correctly in every order, the
+  rule a worker meets with one order. They are kept out of ``judgments.csv`` so that a
+  failed judge is flagged in the report rather than silently excluded by the analysis.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional, Sequence
+
+from parlai_acute.acute.judgments import normalize_row, to_frame
+from parlai_acute.acute.pairings import OTHER_SPEAKER
+from parlai_acute.errors import UserError
+from parlai_acute.judges import orders as order_mod
+from parlai_acute.judges import templates
+from parlai_acute.judges.protocol import Item, Protocol
+from parlai_acute.mephisto_tasks.acute_eval.questions import resolve as resolve_question
+
+
+def dialogue_ids(pairing: dict, index: int) -> list:
+    ids = pairing.get("dialogue_ids")
+    if ids is None:  # gold pairs may come without ids (as the judgments reader names them)
+        ids = [f"onboarding-{index}-{i}" for i in (0, 1)]
+    return [str(d) for d in ids]
+
+
+class AcuteProtocol(Protocol):
+    name = "acute"
+
+    def __init__(self, question_key: str = "engaging", custom_question: Optional[str] = None,
+                 template_id: Optional[str] = None):
+        self.question_key, self.question = resolve_question(question_key, custom_question)
+        self.template = templates.get(template_id or f"acute_{self.question_key}")
+        if self.template.answer != "one" or "{conversation_1}" not in self.template.body:
+            raise UserError(f"template {self.template.id} is not an ACUTE-Eval template; use one named acute_*")
+
+    def items(self, pairings: Sequence[dict]) -> list:
+        out = []
+        for index, pairing in enumerate(pairings):
+            options = list(pairing["speakers_to_eval"])
+            gold = options.index(pairing["correct_answer"]) if pairing.get("is_onboarding") else None
+            ids = dialogue_ids(pairing, index)
+            key = f"acute:{self.question_key}:{pairing.get('pair_id') or '|'.join(sorted(ids))}"
+            out.append(Item(key=key, options=options, template=self.template, gold=gold,
+                            data={"pairing": pairing, "index": index, "dialogue_ids": ids}))
+        return out
+
+    def render(self, item: Item, order: Sequence[int]) -> str:
+        pairing = item.data["pairing"]
+        texts = []
+        for position, option in enumerate(order):
+            speaker = pairing["speakers_to_eval"][option]
+            lines = [f"{f'Speaker {position + 1}' if turn['id'] == speaker else 'Partner'}: {turn['text']}"
+                     for turn in pairing["dialogue_dicts"][option]["dialogue"]]
+            texts.append("\n".join(lines))
+        return item.template.render(conversation_1=texts[0], conversation_2=texts[1], question=self.question)
+
+    # ------------------------------------------------------------------ rows
+
+    def row(self, item: Item, order: Sequence[int], winner: int, reason: str, judge_name: str, run_id: str,
+            duration: float, correct=None) -> dict:
+        pairing, ids = item.data["pairing"], item.data["dialogue_ids"]
+        left, right = order[0], order[1]
+        raw = {"run_id": run_id, "worker": judge_name, "pair_id": pairing.get("pair_id", ""),
+               "model_left": item.options[left], "model_right": item.options[right],
+               "dialogue_left": ids[left], "dialogue_right": ids[right], "winner": item.options[winner],
+               "winner_side": "left" if winner == left else "right", "reason": reason,
+               "question": self.question, "question_key": self.question_key,
+               "is_onboarding": item.gold is not None, "onboarding_correct": correct,
+               "timestamp": time.time(), "duration": duration}
+        return normalize_row(raw, f"judge item {item.key}")
+
+    def tables(self, results, judge_name: str, run_id: str, rule: str) -> dict:
+        """``judgments`` (resolved), ``raw`` (every answered order), ``onboarding`` (gold, every order)."""
+        resolved, raw, onboarding = [], [], []
+        for r in results:
+            for j in r.judged:
+                if j.missing:
+                    continue
+                if r.item.gold is not None:
+                    onboarding.append(self.row(r.item, j.order, j.value, j.reason, judge_name, run_id, j.seconds,
+                                               correct=j.value == r.item.gold))
+                else:
+                    raw.append(self.row(r.item, j.order, j.value, j.reason, judge_name, run_id, j.seconds))
+            if r.item.gold is not None:
+                continue
+            seconds = sum(j.seconds for j in r.judged)
+            if r.resolution.status == order_mod.CONSISTENT:
+                first = r.judged[0]
+                resolved.append(self.row(r.item, first.order, r.resolution.value, first.reason, judge_name, run_id,
+                                         seconds))
+            elif r.resolution.status == order_mod.INCONSISTENT and rule == "tie":
+                for winner in sorted({j.value for j in r.judged}):
+                    shown = next(j for j in r.judged if j.value == winner)
+                    resolved.append(self.row(r.item, shown.order, winner, shown.reason, judge_name, run_id,
+                                             seconds / 2))
+        return {"judgments": to_frame(resolved), "raw": to_frame(raw), "onboarding": to_frame(onboarding)}
+
+
+def onboarding_score(results) -> dict:
+    """The judge's gold-pair record: orders right, items right in every order, pass/fail."""
+    gold = [r for r in results if r.item.gold is not None]
+    orders = [j for r in gold for j in r.judged]
+    right_orders = sum((not j.missing) and j.value == r.item.gold for r in gold for j in r.judged)
+    right_items = sum(r.resolution.status == order_mod.CONSISTENT and r.resolution.value == r.item.gold for r in gold)
+    return {"gold_items": len(gold), "items_correct_every_order": right_items, "orders": len(orders),
+            "orders_correct": right_orders, "orders_missing": sum(j.missing for j in orders),
+            "score": right_orders / len(orders) if orders else None,
+            "passed": bool(gold) and right_items == len(gold),
+            "rule": "pass = every gold pair chosen correctly in every order (a worker: in the one order shown)"}

@@ -1,0 +1,73 @@
+"""The HTML report of ``parlai-acute judge agreement``, built with the shared report layer."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from parlai_acute.report import Report, interval_plot
+
+
+def _block_rows(summary: dict) -> pd.DataFrame:
+    ceiling = summary["on_items_with_two_or_more_humans"]
+    rows = []
+    for label, block in (("judge vs human, all items", summary["judge_vs_human"]),
+                         ("judge vs human, items with 2+ people", ceiling["judge_vs_human"]),
+                         ("human vs human, items with 2+ people (ceiling)", ceiling["human_vs_human"])):
+        rows.append({"comparison": label, "items": block["items"], "pairs": block["pairs"],
+                     "percent_agreement": block["percent_agreement"], "percent_low": block["percent_ci"][0],
+                     "percent_high": block["percent_ci"][1], "kappa": block["kappa"],
+                     "kappa_low": block["kappa_ci"][0], "kappa_high": block["kappa_ci"][1]})
+    return pd.DataFrame(rows)
+
+
+def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summary: dict | None = None) -> dict:
+    """Write ``report.html`` (and its table/figure exports) into ``outdir``; returns the paths."""
+    judges = ", ".join(summary["judge"])
+    report = Report(f"Model judge vs people ({summary['protocol']})",
+                    intro=f"Judge: {judges}. People: {summary['human_workers']} workers. Agreement is measured on the "
+                          f"same items; the human-human agreement on those items is the ceiling to compare with.")
+    if judge_summary:
+        onboarding = judge_summary.get("onboarding")
+        if isinstance(onboarding, dict) and onboarding.get("gold_items") and not onboarding.get("passed"):
+            report.banner(f"This judge FAILED onboarding: {onboarding['orders_correct']}/{onboarding['orders']} gold "
+                          f"orders correct ({onboarding['items_correct_every_order']}/{onboarding['gold_items']} gold "
+                          f"pairs right in every order). Do not trust its judgments.")
+    blocks = _block_rows(summary)
+    section = report.section("Agreement on the same items")
+    interval = summary["judge_vs_human"]["interval"]
+    section.note(f"Percent agreement and Cohen's kappa over pairs of labels of one item; intervals: {interval}. "
+                 "Human-vs-human pairs count both orientations (kappa on them is Scott's pi).")
+    section.table(blocks, "agreement", caption="Agreement")
+    plotted = blocks[blocks["pairs"] > 0]
+    if len(plotted) and plotted["kappa"].notna().any():
+        section.figure(interval_plot(plotted.fillna({"kappa": float("nan")}), "comparison", "kappa", "kappa_low",
+                                     "kappa_high", "Cohen's kappa", interval, reference=0.0), "kappa")
+    systems = report.section("Systems")
+    if summary["protocol"] == "acute":
+        systems.note("Each matchup's win rate of model_b, by people and by the judge; intervals: exact "
+                     "Clopper-Pearson per win rate (one judge's judgments are not independent: read them as a screen).")
+        for q in summary["questions"]:
+            r = q["ranking"]
+            systems.text(f"Question {q['question_key']}: " + (r["error"] if "error" in r else
+                         f"Kendall's tau of the Bradley-Terry rankings {r['kendall_tau']:+.2f} over {r['systems']} systems"))
+        if len(scores):
+            long = pd.concat([
+                pd.DataFrame({"row": scores["question_key"] + " " + scores["model_b"] + " vs " + scores["model_a"] + " (" + who + ")",
+                              "rate": scores[f"{who}_winrate_b"], "low": scores[f"{who}_ci_low"],
+                              "high": scores[f"{who}_ci_high"]}) for who in ("human", "judge")]).sort_values("row", kind="stable")
+            systems.figure(interval_plot(long, "row", "rate", "low", "high", "win rate of model_b",
+                                         "95% Clopper-Pearson", reference=0.5), "winrates")
+    else:
+        r = summary["ranking"]
+        tau = r["kendall_tau"]
+        systems.text(f"Kendall's tau of the pick-rate rankings: {'undefined' if math.isnan(tau) else f'{tau:+.2f}'} "
+                     f"over {r['systems']} systems.")
+    systems.table(scores, "scores", caption="People and judge side by side")
+    if judge_summary:
+        report.configuration("Judge run", {k: judge_summary.get(k) for k in (
+            "judge", "judge_config", "templates", "settings", "seed", "items", "position_bias", "onboarding", "costs")})
+    report.configuration("Agreement", {k: summary.get(k) for k in ("human_file", "judge_file", "config", "seed",
+                                                                   "parlai_acute_version")})
+    return report.write(outdir)

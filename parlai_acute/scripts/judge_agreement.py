@@ -1,0 +1,113 @@
+"""``parlai-acute judge agreement``: how far a judge agrees with people on the same items, beside the human-human ceiling.
+
+Given people's table and the judge's table of one protocol (ACUTE judgments, or per-turn
+choices), writes into ``--outdir``: agreement.json (judge-vs-human and human-vs-human
+percent agreement and Cohen's kappa with item-bootstrap intervals, on all items and on
+the items judged by two or more people; agreement of each matchup's win rate or each
+model's pick rate; Kendall's tau of the system rankings; configuration, seed, version)
+scores.csv (per matchup or model, human and judge side by side) and report.html (with the
+judge run's onboarding and configuration when its summary.json is beside ``--judge``).
+
+Examples::
+
+    parlai-acute judge agreement --protocol acute --human judgments.csv --judge judge_out/judgments.csv --outdir agree
+    parlai-acute judge agreement --protocol per-turn --human turns.csv --judge judge_turns/turns.csv --outdir agree_turns
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from parlai_acute.scripts.main import describe_from_docstring
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe_from_docstring(parser, __doc__)
+    parser.add_argument("--protocol", required=True, choices=["acute", "per-turn"], help="the protocol of both tables")
+    parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
+    parser.add_argument("--judge", required=True, help="the judge's table (from `parlai-acute judge acute|per-turn`)")
+    parser.add_argument("--outdir", required=True, help="directory for agreement.json and scores.csv")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples over items (default: 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default: 0.95)")
+    parser.add_argument("--judge-summary", default=None, metavar="FILE",
+                        help="the judge run's summary.json (default: the one beside --judge, if any): its onboarding, "
+                             "consistency and configuration go into the report")
+
+
+def _fmt(block: dict) -> str:
+    if not block["pairs"]:
+        return "no items"
+    p, (pl, ph), k, (kl, kh) = block["percent_agreement"], block["percent_ci"], block["kappa"], block["kappa_ci"]
+    kappa = "kappa undefined" if math.isnan(k) else f"kappa {k:+.2f} [{kl:+.2f}, {kh:+.2f}]"
+    return f"{100 * p:.1f}% [{100 * pl:.1f}, {100 * ph:.1f}], {kappa} ({block['items']} items, {block['pairs']} pairs)"
+
+
+def run(args) -> int:
+    import parlai_acute
+    from parlai_acute.errors import UserError
+    from parlai_acute.files import atomic_write
+    from parlai_acute.judges import agreement
+    from parlai_acute.judges.agreement_report import render
+    from parlai_acute.judges.record import write_summary
+
+    if args.bootstrap < 0:
+        raise UserError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
+    if not 0 < args.confidence < 1:
+        raise UserError(f"--confidence must be between 0 and 1, got {args.confidence}")
+    judge_file = Path(args.judge)
+    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) < 2:
+        raise UserError(f"{judge_file} has no judge answers (every item inconsistent or missing?); see the summary.json "
+                        f"beside it, or judge again with --inconsistent tie")
+    if args.protocol == "acute":
+        from parlai_acute.acute.judgments import read_judgments
+
+        human, judge = read_judgments(args.human), read_judgments(args.judge)
+        result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
+    else:
+        from parlai_acute.judges.perturn import read_turns
+
+        human, judge = read_turns(args.human), read_turns(args.judge)
+        result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
+    summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge),
+               "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
+               "parlai_acute_version": parlai_acute.__version__}
+    outdir = Path(args.outdir)
+    write_summary(outdir / "agreement.json", summary)
+    with atomic_write(outdir / "scores.csv") as fh:
+        result["matchups"].to_csv(fh, index=False)
+    summary_path = Path(args.judge_summary) if args.judge_summary else Path(args.judge).parent / "summary.json"
+    if args.judge_summary and not summary_path.is_file():
+        raise UserError(f"--judge-summary {summary_path} does not exist; pass the summary.json of the judge run")
+    judge_summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    paths = render(summary, result["matchups"], outdir, judge_summary)
+    s = summary
+    print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")
+    print(f"  judge vs human: {_fmt(s['judge_vs_human'])}")
+    ceiling = s["on_items_with_two_or_more_humans"]
+    if ceiling["human_vs_human"]["pairs"]:
+        print(f"  on items judged by 2+ people: judge vs human {_fmt(ceiling['judge_vs_human'])}")
+        print(f"                                human vs human {_fmt(ceiling['human_vs_human'])}  (ceiling)")
+    else:
+        print("  human-human ceiling: not available (no item was judged by two or more people)")
+    table = result["matchups"]
+    if args.protocol == "acute":
+        for row in table.itertuples(index=False):
+            print(f"  {row.question_key} {row.model_b} vs {row.model_a}: people {100 * row.human_winrate_b:.0f}% "
+                  f"(n={row.human_n}), judge {100 * row.judge_winrate_b:.0f}% (n={row.judge_n})")
+        for q in s["questions"]:
+            r = q["ranking"]
+            if "error" in r:
+                print(f"  {q['question_key']} ranking: {r['error']}")
+            else:
+                print(f"  {q['question_key']} ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+    else:
+        for row in table.itertuples(index=False):
+            print(f"  {row.model}: picked by people {100 * row.pick_rate_human:.0f}% (n={row.n_human}), "
+                  f"by the judge {100 * row.pick_rate_judge:.0f}% (n={row.n_judge})")
+        r = s["ranking"]
+        print(f"  ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+    print(f"wrote {outdir / 'agreement.json'}; report: {paths['report.html']}")
+    return 0

@@ -1,0 +1,73 @@
+"""``parlai-acute judge per-turn``: a language model judges the turns of a per-turn evaluation (SOBA, SATA, SM).
+
+Reads a per-turn choices table (CSV/JSONL, the columns of parlai_acute.perturn.turns);
+each model turn is shown with the conversation so far (rebuilt from the earlier rows of
+the same dialogue) and its candidates in every rotation of their order; the judge picks
+the best (SOBA), all acceptable (SATA) or says whether the one reply is appropriate (SM).
+Writes into ``--outdir``: turns.csv (the judge's rows of the same table, ``worker`` = the
+judge), items.jsonl (exact prompts and raw answers) and summary.json (judge
+configuration, templates, seed, consistency, position bias, calls and tokens).
+
+Examples::
+
+    parlai-acute judge per-turn --turns turns.csv --outdir judge_turns
+    parlai-acute judge per-turn --turns turns.jsonl --answer-from logprobs --limit 20 --outdir judge_turns
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from parlai_acute.judges.options import add_judge_arguments, make_runner
+from parlai_acute.scripts.main import describe_from_docstring
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe_from_docstring(parser, __doc__)
+    parser.add_argument("--turns", required=True, help="per-turn choices table (.csv or .jsonl)")
+    parser.add_argument("--worker", default=None,
+                        help="judge the turns as seen by this worker (default: the first worker of each dialogue)")
+    add_judge_arguments(parser)
+
+
+def run(args) -> int:
+    from parlai_acute.errors import UserError
+    from parlai_acute.judges import record
+    from parlai_acute.judges.perturn import PerTurnProtocol, read_turns, write_turns
+
+    if args.inconsistent != "drop":
+        raise UserError("the per-turn table has no ties (SOBA needs exactly one pick); use --inconsistent drop")
+    protocol = PerTurnProtocol()
+    items = protocol.items(read_turns(args.turns), args.worker)[: args.limit]
+    if not items:
+        raise UserError(f"{args.turns} has no turns with a shown candidate to judge")
+    runner = make_runner(args)
+    results = runner.run(protocol, items)
+    run_id = "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
+    table = protocol.table(results, runner.judge.name, run_id)
+    outdir = Path(args.outdir)
+    write_turns(outdir / "turns.csv", table)
+    record.write_items(outdir / "items.jsonl", results, protocol)
+    counts = record.status_counts(results)
+    summary = {**record.provenance(runner, [i.template.id for i in items]), "protocol": "per-turn",
+               "turns_file": str(args.turns), "items": counts, "rows_written": len(table),
+               "position_bias": record.bias(results), "costs": record.costs(runner),
+               "onboarding": "none: the per-turn task has no gold items yet; score a judge on ACUTE gold pairs "
+                             "with `parlai-acute judge acute`"}
+    record.write_summary(outdir / "summary.json", summary)
+    print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
+          f"answers from {args.answer_from}, orders {args.orders})")
+    print(f"{counts['items']} turns: {counts['consistent']} consistent, {counts['inconsistent']} inconsistent "
+          f"({counts['inconsistent_following_position']} followed the position; dropped), {counts['missing']} missing "
+          f"({counts['orders_missing_unparseable']} unparseable and {counts['orders_missing_error']} failed orders)")
+    if counts["first_error"]:
+        print(f"  first error: {counts['first_error']}")
+    for b in summary["position_bias"]:
+        print(f"position bias ({b['positions']} candidates): first position chosen {b['picks'][0]}/{b['n']} "
+              f"({100 * b['first_rate']:.0f}%, expected {100 * b['expected_rate']:.0f}%, p={b['pvalue']:.3g})")
+    c = summary["costs"]
+    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
+          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(f"wrote {len(table)} rows to {outdir / 'turns.csv'}")
+    return 0

@@ -1,0 +1,61 @@
+"""A tiny ParlAI agent that answers judge prompts deterministically, for testing OUR handling
+(parsing, retries, position swap, tables), not model quality.
+
+``--script first``: always "Answer: 1"; ``garbage``: prose without the format;
+``longest``: an order-invariant judge that prefers the speaker/reply with more words.
+"""
+from __future__ import annotations
+
+import re
+
+from parlai.core.agents import Agent
+
+SCRIPTS = ("first", "garbage", "longest")
+
+
+def _words(lines) -> int:
+    return sum(len(line.split()) for line in lines)
+
+
+def longest_answer(prompt: str) -> str:
+    if "Conversation 1:" in prompt:  # ACUTE
+        one = prompt.split("Conversation 1:", 1)[1].split("Conversation 2:", 1)[0]
+        two = prompt.split("Conversation 2:", 1)[1].split("Question:", 1)[0]
+        a = _words(line for line in one.splitlines() if line.startswith("Speaker 1:"))
+        b = _words(line for line in two.splitlines() if line.startswith("Speaker 2:"))
+        return f"Answer: {1 if a >= b else 2}\nReason: that speaker says more, and more specifically"
+    candidates = re.findall(r"^(\d+)\. (.*)$", prompt, flags=re.MULTILINE)
+    if "yes or no" in prompt:
+        reply = prompt.split("next turn:\n", 1)[1].split("\n\n", 1)[0]
+        return f"Answer: {'yes' if len(reply.split()) > 3 else 'no'}\nReason: length"
+    if "separated by commas" in prompt:
+        good = [n for n, text in candidates if len(text.split()) > 3]
+        return f"Answer: {', '.join(good) or 'none'}\nReason: the longer ones say something"
+    best = max(candidates, key=lambda c: (len(c[1].split()), c[1]))[0]
+    return f"Answer: {best}\nReason: the most specific reply"
+
+
+class ScriptedJudgeAgent(Agent):
+    @classmethod
+    def add_cmdline_args(cls, parser, partial_opt=None):
+        parser.add_argument("--script", default="first", choices=list(SCRIPTS))
+        return parser
+
+    def __init__(self, opt, shared=None):
+        super().__init__(opt, shared)
+        self.id = "ScriptedJudge"
+        self.prompt = ""
+
+    def observe(self, observation):
+        self.prompt = observation.get("text", "")
+        return observation
+
+    def act(self):
+        script = self.opt.get("script", "first")
+        if script == "first":
+            text = "Answer: 1\nReason: the first one reads well"
+        elif script == "garbage":
+            text = "What a lovely pair of conversations! Both speakers are great."
+        else:
+            text = longest_answer(self.prompt)
+        return {"id": self.id, "text": text, "episode_done": False}
