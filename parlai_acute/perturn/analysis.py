@@ -60,6 +60,7 @@ class AnalysisConfig:
     confidence: float = 0.95
     alpha: float = 0.05
     cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
+    min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval or test is given
     min_decision_seconds: float = 2.0
     min_message_words: int = 3
     same_position_min_turns: int = 10
@@ -78,6 +79,8 @@ class AnalysisConfig:
         unknown = [name for name in self.exclude if name not in FLAG_RULES]
         if unknown:
             raise UserError(f"--exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}")
+        if self.min_clusters < 2:
+            raise UserError(f"--min-clusters must be at least 2, got {self.min_clusters}")
         if self.min_decision_seconds < 0 or self.min_message_words < 0 or self.same_position_min_turns < 1:
             raise UserError("--min-decision-seconds and --min-message-words must be >= 0 and "
                             "--same-position-min-turns >= 1")
@@ -194,9 +197,10 @@ def _model_table(models, picks, boot, config) -> pd.DataFrame:
         ci = paired.clopper_pearson(k, t, config.confidence)
         boot_var = float(np.nanvar(boot[:, j], ddof=1)) if boot is not None and len(boot) > 1 else float("nan")
         binom_var = rate * (1 - rate) / t if t else float("nan")
+        degenerate = boot is None or not high[j] > low[j]  # all resamples agree: no honest interval
         rows.append({"model": model, "turns": t, "picked": k, "rate": rate, "ci_low": ci[0], "ci_high": ci[1],
-                     "boot_low": float(low[j]) if boot is not None else float("nan"),
-                     "boot_high": float(high[j]) if boot is not None else float("nan"),
+                     "boot_low": float("nan") if degenerate else float(low[j]),
+                     "boot_high": float("nan") if degenerate else float(high[j]),
                      "design_effect": boot_var / binom_var if binom_var and binom_var > 0 else float("nan")})
     return pd.DataFrame(rows)
 
@@ -223,8 +227,9 @@ def _pairs(models, picks, boot, protocol, config) -> pd.DataFrame:
         if boot is not None:
             samples = boot[:, j] - boot[:, i]
             low, high = paired.percentile_interval(samples[:, None], config.confidence)
-            row.update(boot_low=float(low[0]), boot_high=float(high[0]),
-                       boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples[:, None])[0]))
+            if high[0] > low[0]:  # all resamples agree (separated data): neither interval nor test
+                row.update(boot_low=float(low[0]), boot_high=float(high[0]),
+                           boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples[:, None])[0]))
         rows.append(row)
     return pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c not in ("p_holm", "boot_p_holm", "mark")])
 
@@ -267,7 +272,8 @@ def analyze_group(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Gen
     models = model_set.split("|")
     picks, positions, clusters = choice_matrix(rows, models, config.cluster)
     boot = None
-    if config.bootstrap > 0 and len(picks):
+    # resampling one or a few dialogues says nothing about others: no interval rather than a false one
+    if config.bootstrap > 0 and len(picks) and int(clusters.max()) + 1 >= config.min_clusters:
         sums, counts = paired.cluster_sums(picks, clusters)
         boot = paired.cluster_bootstrap(sums, counts, config.bootstrap, rng)
     pairs = _pairs(models, picks, boot, protocol, config)

@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
     parser.add_argument("--cluster", choices=["dialogue", "worker"], default="dialogue",
                         help="unit the bootstrap resamples (worker: also allows for a worker's habits)")
+    parser.add_argument("--min-clusters", type=int, default=5,
+                        help="fewer dialogues (or workers) than this in a model set: no bootstrap interval or test")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level for counts of differences")
     parser.add_argument("--min-decision-seconds", type=float, default=2.0,
@@ -71,7 +73,7 @@ def _pct(x) -> str:
 def run(args) -> int:
     from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
 
-    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
+    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, min_clusters=args.min_clusters, confidence=args.confidence, alpha=args.alpha,
                             cluster=args.cluster, min_decision_seconds=args.min_decision_seconds,
                             min_message_words=args.min_message_words,
                             same_position_min_turns=args.same_position_min_turns, exclude=list(args.exclude))
@@ -93,13 +95,17 @@ def run(args) -> int:
                     and om["pvalue"] == om["pvalue"] else "")
             print(f"  set {g.model_set}:{test}  (rate %, {level} exact | {boot})")
             for m in g.models_table.itertuples(index=False):
+                interval = (f"[{_pct(m.boot_low)}, {_pct(m.boot_high)}]" if m.boot_low == m.boot_low
+                            else f"n/a ({g.dialogues} dialogue(s); needs {config.min_clusters} and some variation)"
+                            if config.bootstrap else "")
                 print(f"    {m.model:<16} {_pct(m.rate)}  [{_pct(m.ci_low)}, {_pct(m.ci_high)}] | "
-                      f"[{_pct(m.boot_low)}, {_pct(m.boot_high)}]  ({m.picked}/{m.turns})")
+                      f"{interval}  ({m.picked}/{m.turns})")
         for c in d.comparisons.itertuples(index=False):
             ties = (f" tie-win {_pct(c.tie_win).strip()} tie-loss {_pct(c.tie_loss).strip()}"
                     if d.setting == "pm" and d.protocol != "soba" else "")
             print(f"  {c.model_b} - {c.model_a}: {100 * c.diff:+.1f} points{ties}  p={c.pvalue:.3g} "
-                  f"holm={c.p_holm:.3g}{c.mark}  bootstrap p={c.boot_pvalue:.3g} holm={c.boot_p_holm:.3g}")
+                  f"holm={c.p_holm:.3g}{c.mark}" + (f"  bootstrap p={c.boot_pvalue:.3g} holm={c.boot_p_holm:.3g}"
+                                                    if c.boot_pvalue == c.boot_pvalue else "  bootstrap: n/a"))
     if len(result.designs) > 1:
         print("settings side by side: settings.csv, sensitivity.csv, consistency.csv")
     print(f"results: {paths['results.json']}")

@@ -1,5 +1,6 @@
 """The per-turn analysis on hand-built tables, each statistic checked against scipy/statsmodels
 called directly; exclusions and flags; outputs and the `parlai-acute per-turn analyze` command."""
+import dataclasses
 import json
 
 import numpy as np
@@ -37,8 +38,11 @@ def test_pm_sata_table2_columns_and_mcnemar():
     models = design.groups[0].models_table.set_index("model")
     ci = stats.binomtest(8, 11).proportion_ci(0.95, method="exact")
     assert (models.loc["A", "ci_low"], models.loc["A", "ci_high"]) == pytest.approx((ci.low, ci.high))
-    # two dialogues only: the dialogue bootstrap can give nothing but a handful of values
-    assert models.loc["A", "boot_low"] <= 8 / 11 <= models.loc["A", "boot_high"]
+    # two dialogues only: resampling them says nothing about other dialogues, so no bootstrap interval
+    assert np.isnan(models.loc["A", "boot_low"]) and np.isnan(pair.boot_pvalue)
+    few = analyze(turns_table(pm_sata_rows()), dataclasses.replace(CFG, min_clusters=2))
+    boot = few.designs[0].groups[0].models_table.set_index("model")
+    assert boot.loc["A", "boot_low"] <= 8 / 11 <= boot.loc["A", "boot_high"]
 
 
 def test_pm_soba_binomial_and_holm_across_pairs():
