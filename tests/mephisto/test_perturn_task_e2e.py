@@ -7,12 +7,15 @@ scripted worker saw and clicked.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from perturn_helpers import GENERIC, GREEDY, SAMPLED, SHORT, WRONG, careful, stored, write
 
 from parlai_acute.logs import read_log
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+from parlai_acute.perturn.turns import turns_table
 from parlai_acute.worlds.per_turn import history_digest
 
 
@@ -63,6 +66,12 @@ def test_pm_soba_every_click_is_stored_names_never_shown_onboarding_blocks(tmp_p
         assert {r["fallback"] for r in turn_rows} == {"picked"}
         assert turn_rows[0]["worker_message"] == made["message"]
     assert {r["dialogue_status"] for r in rows} == {"complete"}
+    # the analysis reproduces exactly the choices made
+    result = analyze(turns_table(records), AnalysisConfig(bootstrap=0))
+    table = result.designs[0].groups[0].models_table.set_index("model")
+    clicked = Counter(r["model"] for r in rows if r["picked"])
+    assert {m: int(table.loc[m, "picked"]) for m in table.index} == {m: clicked.get(m, 0) for m in table.index}
+    assert int(table["turns"].iloc[0]) == 2
     # the server, not the page, holds which model wrote what: no model name ever reached the page
     assert pages and not any("smol_greedy" in p or "generic_bot" in p for p in pages)
     # SmolLM2 conditioned on the real conversation at every turn
@@ -136,3 +145,31 @@ def test_sm_appropriate_or_not_and_the_reply_continues_either_way(tmp_path, laun
     assert sorted(r["model"] for r in records) == ["generic_bot", "generic_bot", "smol_greedy", "smol_greedy"]
     assert [r["picked"] for r in sorted(records, key=lambda r: (r["model"], r["turn"]))] == [True, False, True, False]
     assert all(r["continued"] and r["position"] == 0 and r["setting"] == "sm" for r in records)
+
+
+def test_a_a_run_the_same_model_twice_shows_no_difference(tmp_path, launch_per_turn):
+    """Two names for one SmolLM2 configuration, workers choosing a position at random (seeded)."""
+    import random
+
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    same = f"{SAMPLED.split('=', 1)[1]}"
+    task = launch_per_turn("--model", f"twin_a={same}", "--model", f"twin_b={same}", "mephisto.blueprint.min_turns=4",
+                           "mephisto.blueprint.max_turns=4", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=3")
+    task.wait_ready()
+    rng = random.Random(7)
+
+    def coin(view):
+        return Choice(picked=[rng.randrange(len(view["candidates"]))])
+
+    runs = [pw.run_sync(lambda w=w: pw.run_protocol_worker(task.url, f"aa{w}", f"aa{w}", write, coin, turns=4))
+            for w in range(3)]
+    assert [r.status for r in runs] == ["complete"] * 3
+    assert task.wait_exit(timeout=120) == 0
+    _, _, records = stored(task.data_dir)
+    result = analyze(turns_table(records), AnalysisConfig(bootstrap=200))
+    [pair] = result.designs[0].comparisons.itertuples(index=False)
+    assert pair.turns == 12 and pair.pvalue > 0.05 and pair.mark == ""
+    # three dialogues are too few to resample (a 3-cluster bootstrap is anti-conservative): none given
+    assert pair.boot_pvalue != pair.boot_pvalue
