@@ -28,6 +28,7 @@ COMMANDS: dict = {
     "per-turn": {
         "_help": "per-turn interactive evaluation: people chat with live models and judge every turn's replies",
         "launch": ("parlai_acute.scripts.perturn_launch", "serve the per-turn Mephisto task with live models (PM, MM, SM; SOBA, SATA)"),
+        "demo": ("parlai_acute.scripts.perturn_demo", "a short multi-model SATA-User per-turn evaluation on the embedded model"),
         "analyze": ("parlai_acute.scripts.perturn_analyze", "pick rates, paired tests, dialogue-level bootstrap, flags, settings side by side"),
         "power": ("parlai_acute.scripts.perturn_power", "how many turns a per-turn design needs, and what a budget detects"),
     },
