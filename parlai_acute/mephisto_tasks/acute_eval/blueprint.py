@@ -24,6 +24,9 @@ from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
+DEFAULT_ONBOARDING_FAILED = (
+    "That answer did not match the check comparison, which has a clear answer, so this task has ended "
+    "for you and you cannot take more comparisons in it. Thank you for your time.")
 FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
@@ -56,6 +59,9 @@ class AcuteEvalBlueprintArgs(BlueprintArgs):
                 "with block_qualification and their judgments are excluded from analysis."})
     block_qualification: str = field(default="parlai_acute_eval_block", metadata={
         "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
+    onboarding_failed_message: str = field(default=DEFAULT_ONBOARDING_FAILED, metadata={
+        "help": "What the page tells a worker whose onboarding (gold) answer was wrong, instead of the "
+                "usual thank-you: the unit ends there and they cannot take more units of this task."})
     seed: int = field(default=0, metadata={
         "help": "Seed for the order of pairs and the left/right sides (which are recorded per comparison)."})
     task_title: str = field(default="Compare two conversations", metadata={
