@@ -25,8 +25,8 @@ from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
 DEFAULT_ONBOARDING_FAILED = (
-    "That answer did not match the check comparison, which has a clear answer, so this task has ended "
-    "for you and you cannot take more comparisons in it. Thank you for your time.")
+    "You did not pass the check comparison (it has one clear answer, and yours was the other one), so "
+    "this task has ended for you and you cannot take more comparisons in it. Thank you for your time.")
 FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 

@@ -102,7 +102,7 @@
     if (submitted) return;
     submitted = true;
     var blocked = !!(view && view.blocked);
-    if (blocked) document.body.setAttribute("data-blocked", "true");
+    if (blocked) { document.body.setAttribute("data-blocked", "true"); $("progress").textContent = "Ended"; }
     setStatus("Saving…");
     post("/submit_task", { USED_AGENT_ID: agentId, final_data: { judgments: view ? view.done : 0 },
                            client_timestamp: now() })
