@@ -18,7 +18,7 @@ from parlai_acute.errors import UserError
 
 MODELS = {
     "smollm2_sample_rank": "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --inference sample_rank "
-                           "--num-samples 8 --temperature 0.88 --topp 1 --max-new-tokens 40",
+                           "--num-samples 8 --temperature 0.88 --topp 1",
     "generic_bot": "-m parlai_acute.agents.generic_bot:GenericBotAgent",
 }
 
