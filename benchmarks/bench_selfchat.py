@@ -6,14 +6,13 @@
 * ``selfchat_batching``: our gain from ``--batchsize 8`` over 1 beside the raw engine's gain
   from 8 concurrent sequences over 1 (the batch-8 run's requests, replayed in groups of 8
   concurrently and then one at a time).
-* ``selfchat_peak_rss_mb``: peak RSS of a default ``parlai self_chat`` subprocess.
+* ``selfchat_peak_rss_mb``: peak RSS of a default ``parlai self_chat`` subprocess, that process alone.
 
 Settings are those of ``parlai-acute self-chat``'s defaults except fewer/shorter turns.
 """
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -78,20 +77,32 @@ def _raw(server, groups, concurrent: bool):
     return sum(r["usage"]["completion_tokens"] for r in responses), (took, cpu)
 
 
+def child_peak_rss_mb(cmd: list[str]) -> float:
+    """Peak RSS of the process ``cmd`` alone, from ``wait4`` on its pid.
+
+    Not ``RUSAGE_CHILDREN``: that is the largest of *all* children this process ever waited
+    for, so under ``make bench`` it reported another benchmark's bigger child.
+    """
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return usage.ru_maxrss / 1024  # KiB on Linux
+
+
 def _peak_rss_mb(tmp) -> float:
     parlai = os.path.join(os.path.dirname(sys.executable), "parlai")
-    cmd = [parlai, "self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2", "--selfchat-max-turns", "3",
-           "--outfile", os.path.join(tmp, "rss.jsonl"), "--datapath", os.path.join(tmp, "data"),
-           "--display-examples", "false"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+    return child_peak_rss_mb([parlai, "self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2",
+                              "--selfchat-max-turns", "3", "--outfile", os.path.join(tmp, "rss.jsonl"),
+                              "--datapath", os.path.join(tmp, "data"), "--display-examples", "false"])
 
 
 def run():
     import parlai_acute  # noqa: F401
 
     with tempfile.TemporaryDirectory() as tmp:
-        rss = _peak_rss_mb(tmp)  # first: RUSAGE_CHILDREN holds the largest child so far
+        rss = _peak_rss_mb(tmp)
         yield {"name": "selfchat_peak_rss_mb", "value": round(rss, 1), "unit": "MB", "target": RSS_TARGET_MB,
                "ratio": round(rss / RSS_TARGET_MB, 2), "command": "parlai self_chat -m " + AGENT + " -t " + TASK}
 
