@@ -280,14 +280,24 @@ def ran_out_of_budget(cand: Candidate, config: DecodingConfig) -> bool:
     return cand.num_tokens >= config.max_new_tokens
 
 
-def trim_truncated(candidates: list, config: DecodingConfig) -> list:
-    """Cut the unfinished trailing sentence of every candidate the token budget stopped; in place."""
+def _repeats(text: str, history: Sequence[str], config: DecodingConfig) -> bool:
+    overlap, n = repetition_overlap(text, history)
+    return n >= config.repetition_min_words and overlap >= config.repetition_threshold
+
+
+def trim_truncated(candidates: list, config: DecodingConfig, history: Sequence[str] = ()) -> list:
+    """Cut the unfinished trailing sentence of every candidate the token budget stopped; in place.
+
+    Not when the cut would turn a new reply into a repeat of an earlier turn (a model often
+    starts by restating itself): then the unfinished sentence is the new part and stays.
+    """
     for cand in candidates:
         if cand.trimmed or not ran_out_of_budget(cand, config):
             continue
         cand.truncated = True
         trimmed = trim_unfinished(cand.text)
-        if trimmed != cand.text:
+        if trimmed != cand.text and not (history and _repeats(trimmed, history, config)
+                                         and not _repeats(cand.text, history, config)):
             cand.extra["untrimmed"] = cand.text
             cand.text, cand.trimmed = trimmed, True
     return candidates
@@ -304,7 +314,7 @@ def choose(candidates: list, history: Sequence[str], config: DecodingConfig) -> 
     """
     if not candidates:
         raise ValueError("choose() needs at least one candidate")
-    trim_truncated(candidates, config)
+    trim_truncated(candidates, config, history)
     for cand in candidates:
         cand.filtered, cand.reason = False, ""
     if config.repetition_filter and history:

@@ -183,3 +183,13 @@ def test_only_candidates_stopped_by_the_budget_are_trimmed():
     assert (ended.text, ended.truncated, ended.trimmed) == ("Nice. And what", False, False)
     assert (by_reason.text, by_reason.trimmed) == ("Sure.", True)
     assert choice.chosen is cut
+
+
+def test_no_trim_that_would_turn_a_reply_into_a_repeat():
+    from parlai_acute.agents.decoding import Candidate, DecodingConfig, choose
+
+    config = DecodingConfig(inference="greedy", max_new_tokens=8)
+    history = ["A great start to a tale.", "Tell me more."]
+    cand = Candidate("A great start to a tale. The life of a vampire is", num_tokens=8)
+    choose([cand], history, config)
+    assert cand.truncated and not cand.trimmed and cand.text.endswith("vampire is")
