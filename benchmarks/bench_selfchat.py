@@ -77,25 +77,39 @@ def _raw(server, groups, concurrent: bool):
     return sum(r["usage"]["completion_tokens"] for r in responses), (took, cpu)
 
 
-def child_peak_rss_mb(cmd: list[str]) -> float:
-    """Peak RSS of the process ``cmd`` alone, from ``wait4`` on its pid.
+# Runs ``python -m MODULE ARGS`` in this child and writes its own VmHWM (KiB) to a file at exit.
+_RUN_AND_REPORT = """
+import runpy, sys
+report, module = sys.argv[1], sys.argv[2]
+sys.argv = [module] + sys.argv[3:]
+try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+finally:
+    with open("/proc/self/status") as fh:
+        hwm = next(line for line in fh if line.startswith("VmHWM:")).split()[1]
+    with open(report, "w") as fh:
+        fh.write(hwm)
+"""
 
-    Not ``RUSAGE_CHILDREN``: that is the largest of *all* children this process ever waited
-    for, so under ``make bench`` it reported another benchmark's bigger child.
+
+def child_peak_rss_mb(module: str, args: list[str], tmp: str) -> float:
+    """Peak RSS of ``python -m module args`` alone, as that process reports it (``VmHWM``).
+
+    Neither ``RUSAGE_CHILDREN`` (the largest of *all* children this process ever waited for:
+    under ``make bench`` another benchmark's bigger child) nor ``wait4``'s ``ru_maxrss`` of
+    the pid (Linux carries the parent's size over from before ``exec`` into it).
     """
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, cmd)
-    return usage.ru_maxrss / 1024  # KiB on Linux
+    report = os.path.join(tmp, f"vmhwm-{os.getpid()}-{time.monotonic_ns()}")
+    subprocess.run([sys.executable, "-c", _RUN_AND_REPORT, report, module, *args], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(report, encoding="ascii") as fh:
+        return int(fh.read()) / 1024
 
 
 def _peak_rss_mb(tmp) -> float:
-    parlai = os.path.join(os.path.dirname(sys.executable), "parlai")
-    return child_peak_rss_mb([parlai, "self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2",
-                              "--selfchat-max-turns", "3", "--outfile", os.path.join(tmp, "rss.jsonl"),
-                              "--datapath", os.path.join(tmp, "data"), "--display-examples", "false"])
+    return child_peak_rss_mb("parlai", ["self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2",
+                                        "--selfchat-max-turns", "3", "--outfile", os.path.join(tmp, "rss.jsonl"),
+                                        "--datapath", os.path.join(tmp, "data"), "--display-examples", "false"], tmp)
 
 
 def run():
