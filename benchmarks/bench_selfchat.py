@@ -6,14 +6,13 @@
 * ``selfchat_batching``: our gain from ``--batchsize 8`` over 1 beside the raw engine's gain
   from 8 concurrent sequences over 1 (the batch-8 run's requests, replayed in groups of 8
   concurrently and then one at a time).
-* ``selfchat_peak_rss_mb``: peak RSS of a default ``parlai self_chat`` subprocess.
+* ``selfchat_peak_rss_mb``: peak RSS of a default ``parlai self_chat`` subprocess, that process alone.
 
 Settings are those of ``parlai-acute self-chat``'s defaults except fewer/shorter turns.
 """
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -78,20 +77,46 @@ def _raw(server, groups, concurrent: bool):
     return sum(r["usage"]["completion_tokens"] for r in responses), (took, cpu)
 
 
+# Runs ``python -m MODULE ARGS`` in this child and writes its own VmHWM (KiB) to a file at exit.
+_RUN_AND_REPORT = """
+import runpy, sys
+report, module = sys.argv[1], sys.argv[2]
+sys.argv = [module] + sys.argv[3:]
+try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+finally:
+    with open("/proc/self/status") as fh:
+        hwm = next(line for line in fh if line.startswith("VmHWM:")).split()[1]
+    with open(report, "w") as fh:
+        fh.write(hwm)
+"""
+
+
+def child_peak_rss_mb(module: str, args: list[str], tmp: str) -> float:
+    """Peak RSS of ``python -m module args`` alone, as that process reports it (``VmHWM``).
+
+    Neither ``RUSAGE_CHILDREN`` (the largest of *all* children this process ever waited for:
+    under ``make bench`` another benchmark's bigger child) nor ``wait4``'s ``ru_maxrss`` of
+    the pid (Linux carries the parent's size over from before ``exec`` into it).
+    """
+    report = os.path.join(tmp, f"vmhwm-{os.getpid()}-{time.monotonic_ns()}")
+    subprocess.run([sys.executable, "-c", _RUN_AND_REPORT, report, module, *args], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(report, encoding="ascii") as fh:
+        return int(fh.read()) / 1024
+
+
 def _peak_rss_mb(tmp) -> float:
-    parlai = os.path.join(os.path.dirname(sys.executable), "parlai")
-    cmd = [parlai, "self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2", "--selfchat-max-turns", "3",
-           "--outfile", os.path.join(tmp, "rss.jsonl"), "--datapath", os.path.join(tmp, "data"),
-           "--display-examples", "false"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+    return child_peak_rss_mb("parlai", ["self_chat", "-m", AGENT, "-t", TASK, "--num-self-chats", "2",
+                                        "--selfchat-max-turns", "3", "--outfile", os.path.join(tmp, "rss.jsonl"),
+                                        "--datapath", os.path.join(tmp, "data"), "--display-examples", "false"], tmp)
 
 
 def run():
     import parlai_acute  # noqa: F401
 
     with tempfile.TemporaryDirectory() as tmp:
-        rss = _peak_rss_mb(tmp)  # first: RUSAGE_CHILDREN holds the largest child so far
+        rss = _peak_rss_mb(tmp)
         yield {"name": "selfchat_peak_rss_mb", "value": round(rss, 1), "unit": "MB", "target": RSS_TARGET_MB,
                "ratio": round(rss / RSS_TARGET_MB, 2), "command": "parlai self_chat -m " + AGENT + " -t " + TASK}
 

@@ -48,3 +48,18 @@ def test_unknown_command_is_rejected(capsys):
         main(["no-such-command"])
     assert exit_info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_closed_pipe_is_a_quiet_exit_not_a_traceback():
+    """`parlai-acute ... | head`: the reader closes the pipe before we write; no traceback."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `head` that has already exited: every write gets EPIPE
+    try:
+        result = subprocess.run([sys.executable, "-m", "parlai_acute.scripts.main", "acute", "power", "--delta", "0.1"],
+                                stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""
+    assert result.returncode == 1  # as Python itself exits on EPIPE

@@ -62,6 +62,40 @@ class FastConfig:
         return self.workdir / "results"
 
 
+def _local_architect(cfg: FastConfig) -> bool:
+    """True unless a Hydra override picks another architect (Heroku for MTurk, ...)."""
+    chosen = [o.split("=", 1)[1] for o in cfg.overrides if o.startswith("mephisto/architect=")]
+    return not chosen or chosen[-1] == "local"
+
+
+def check_config(cfg: FastConfig) -> None:
+    """Every argument and the port, before any slow work (self-chats take minutes)."""
+    from parlai_acute.mephisto_tasks.setup import check_port_free
+
+    if len(cfg.models) + len(cfg.logs) < 2:
+        raise UserError("ACUTE-Eval needs at least two models; give two or more --model NAME=MODEL or --log NAME=PATH")
+    if overlap := set(cfg.models) & set(cfg.logs):
+        raise UserError(f"model name {sorted(overlap)[0]!r} is given both as --model and --log; use one")
+    for flag, value in (("--num-self-chats", cfg.num_self_chats), ("--max-turns", cfg.max_turns),
+                        ("--comparisons-per-pair", cfg.comparisons_per_pair), ("--batchsize", cfg.batchsize)):
+        if value < 1:
+            raise UserError(f"{flag} must be at least 1, got {value}")
+    if cfg.max_per_worker is not None and cfg.max_per_worker < 1:
+        raise UserError(f"--max-per-worker must be at least 1, got {cfg.max_per_worker}")
+    if cfg.simulated_workers < 0:
+        raise UserError(f"the number of simulated workers must be 0 or more, got {cfg.simulated_workers}")
+    if cfg.bootstrap < 0:
+        raise UserError(f"--bootstrap must be 0 or more, got {cfg.bootstrap}")
+    if not _local_architect(cfg):
+        return
+    if not 1 <= cfg.port <= 65535:
+        raise UserError(f"--port {cfg.port} is not a TCP port; give a number from 1 to 65535 (e.g. --port 3000)")
+    try:
+        check_port_free("localhost", cfg.port)
+    except UserError as exc:
+        raise UserError(f"{str(exc).split(';')[0]}; choose another with --port (or stop what is using it)") from None
+
+
 def _cli(argv: list[str]) -> None:
     """Run one ``parlai-acute`` subcommand in-process; a failure stops the pipeline."""
     from parlai_acute.scripts.main import main
@@ -178,7 +212,7 @@ def run_simulated_workers(launcher: Launcher, url: str, n: int, timeout: float =
     """Round-robin units among ``n`` scripted workers until the run ends or none can take more."""
     from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
 
-    made, deadline = 0, time.monotonic() + timeout
+    made, deadline, judged_by = 0, time.monotonic() + timeout, set()
     with sw.browser() as chromium:
         idle = 0
         for unit in itertools.count(1):
@@ -192,19 +226,18 @@ def run_simulated_workers(launcher: Launcher, url: str, n: int, timeout: float =
                     break
                 raise UserError(f"simulated worker {worker} failed: {' '.join(str(exc).split())[:200]}") from None
             made += len(run.made)
+            if run.made:
+                judged_by.add(worker)
             idle = 0 if run.made else idle + 1
             if idle >= n:  # every worker was turned away: nothing left they may do
                 break
-    print(f"[fast] simulated workers made {made} judgments", flush=True)
+    print(f"[fast] {len(judged_by)} of {n} simulated workers made {made} judgments", flush=True)
     return made
 
 
 def run_fast(cfg: FastConfig, logs: dict[str, str] | None = None) -> Path:
     """The whole loop (``logs``: already made by :func:`self_chat_logs`); returns the results directory."""
-    if len(cfg.models) + len(cfg.logs) < 2:
-        raise UserError("ACUTE-Eval needs at least two models; give two or more --model NAME=MODEL or --log NAME=PATH")
-    if overlap := set(cfg.models) & set(cfg.logs):
-        raise UserError(f"model name {sorted(overlap)[0]!r} is given both as --model and --log; use one")
+    check_config(cfg)
     cfg.workdir.mkdir(parents=True, exist_ok=True)
     logs = logs if logs is not None else self_chat_logs(cfg)
     make_pairings(cfg, logs)

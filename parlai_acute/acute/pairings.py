@@ -181,6 +181,10 @@ def plan_pair(n_a: int, n_b: int, comparisons: int, rng: random.Random,
 SIDES = ("first", "second")
 #: --self-chat-side: random per conversation, a fixed side, or the side that did not speak a seeded opening.
 SELF_CHAT_SIDES = ("random", "first", "second", "unseeded")
+#: The default: never credit a model with a dataset's human-written opening (random when a log has none).
+DEFAULT_SELF_CHAT_SIDE = "unseeded"
+#: Who talked to whom in a conversation (see :func:`mixed_settings_warning`).
+SELF_CHAT, HUMAN_MODEL, HUMAN_HUMAN, MODEL_MODEL = "self-chat", "human-model", "human-human", "model-model"
 _HUMAN_ID = re.compile(r"human|worker|turker|user|person|crowd", re.IGNORECASE)
 
 
@@ -222,6 +226,7 @@ class Dialogue:
     source: str
     turns: list[dict]
     context: list = field(default_factory=list)
+    setting: str = SELF_CHAT  # who talked: SELF_CHAT, HUMAN_MODEL, HUMAN_HUMAN or MODEL_MODEL
 
     def as_dict(self) -> dict:
         speakers: list[str] = []
@@ -253,6 +258,30 @@ def _is_plain_self_chat(meta: dict) -> bool:
     return meta.get("self_chat") is True and not meta.get("partner_model_spec")
 
 
+def _setting(turns: list[dict], self_chat: bool) -> str:
+    """Who talked to whom, from the log's metadata and the speaker ids."""
+    first, second = turns[0]["id"], turns[1]["id"]
+    if self_chat or first == second:
+        return SELF_CHAT
+    humans = bool(_HUMAN_ID.search(first)) + bool(_HUMAN_ID.search(second))
+    return (MODEL_MODEL, HUMAN_MODEL, HUMAN_HUMAN)[humans]
+
+
+def _unseeded_side(turns: list[dict]) -> str:
+    """The side that spoke fewer dataset-written turns (a ``seed`` field); random on a tie or none.
+
+    Our chitchat self-chats open with 1-3 real turns of a human conversation said on the
+    agents' behalf: evaluating the side that spoke them would credit a model with a person's words.
+    """
+    seeded = [0, 0]
+    for i, turn in enumerate(turns):
+        if "seed" in turn:
+            seeded[i % 2] += 1
+    if seeded[0] == seeded[1]:
+        return "random"
+    return SIDES[0] if seeded[0] < seeded[1] else SIDES[1]
+
+
 def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: str, rng: random.Random,
                 self_chat: bool = False) -> int:
     where = f"{ep.source}:{ep.line}"
@@ -270,10 +299,7 @@ def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: st
         else:
             spec = self_chat_side  # a human-human log: either human stands for "human"
     if spec == "unseeded":
-        # our self-chats open with a human-written line from a dataset (a turn with "seed");
-        # evaluate the side that did not speak it
-        seeded = {i % 2 for i, turn in enumerate(turns) if "seed" in turn}
-        spec = SIDES[1 - seeded.pop()] if len(seeded) == 1 else "random"
+        spec = _unseeded_side(turns)
     if spec == "random":
         return rng.randrange(2)
     if spec in SIDES:
@@ -286,7 +312,7 @@ def _model_side(ml: ModelLog, ep: Episode, turns: list[dict], self_chat_side: st
                     f"{first!r}, {second!r}; fix the :SPEAKER suffix or use :first/:second/:random")
 
 
-def load_dialogues(ml: ModelLog, self_chat_side: str = "random", seed: int = 0,
+def load_dialogues(ml: ModelLog, self_chat_side: str = DEFAULT_SELF_CHAT_SIDE, seed: int = 0,
                    normalize: bool = False) -> list[Dialogue]:
     """Read one model's log and turn every conversation into a :class:`Dialogue`."""
     from parlai_acute.logs import read_log
@@ -326,8 +352,26 @@ def load_dialogues(ml: ModelLog, self_chat_side: str = "random", seed: int = 0,
             if "image_src" in turn:
                 row["image_src"] = turn["image_src"]
             out.append(row)
-        dialogues.append(Dialogue(f"{ml.name}:{ep.line}", ml.name, where, out, context))
+        dialogues.append(Dialogue(f"{ml.name}:{ep.line}", ml.name, where, out, context,
+                                  _setting(turns, self_chat)))
     return dialogues
+
+
+def mixed_settings_warning(dialogues: dict[str, list[Dialogue]]) -> str | None:
+    """One line when models from human-model chats are compared with models from self-chats.
+
+    In a human-model log the model talked to a person; in a self-chat to a model. ACUTE-Eval
+    (Li et al. 2019) compares like with like: a difference between the two settings mixes
+    the models with who they talked to.
+    """
+    settings = {name: {d.setting for d in ds} for name, ds in dialogues.items()}
+    with_people = [name for name, s in settings.items() if HUMAN_MODEL in s]
+    with_models = [name for name, s in settings.items() if s & {SELF_CHAT, MODEL_MODEL}]
+    if not with_people or not with_models:
+        return None
+    return (f"{', '.join(with_people)} talked to people (human-model log) but {', '.join(with_models)} "
+            "talked to models (self-chat): differences mix the models with their partners; compare "
+            "human-model logs with human-model logs and self-chats with self-chats")
 
 
 def _normalizer():

@@ -19,12 +19,19 @@ candidate's words AND is at least ``--repetition-min-words`` words long. Short r
 If every candidate is filtered we still must answer: the fallback keeps the non-empty
 candidate with the smallest overlap (ties: best rank score) and records ``fallback=True``.
 
+Unfinished sentences: a candidate cut off by ``--max-new-tokens`` (finish reason "length",
+or as many tokens as the budget) loses its unfinished trailing sentence ("What kind of art
+are you interested"), so a reply never ends mid-sentence when a sentence end came before;
+the candidate records ``truncated``, ``trimmed`` and its ``untrimmed`` text. Its score stays
+that of everything the model generated.
+
 Every reply act carries all candidates for later analysis::
 
     act['candidates'] = [{'text', 'score', 'num_tokens', 'mean_logprob', 'filtered',
-                          'overlap', 'reason', 'chosen'}, ...]
+                          'overlap', 'reason', 'truncated', 'trimmed', 'chosen'}, ...]
     act['decoding'] = {'inference', 'temperature', 'topp', 'topk', 'num_samples',
-                       'rank_by', 'repetition_filter', ..., 'chosen', 'fallback', 'num_filtered'}
+                       'rank_by', 'repetition_filter', ..., 'chosen', 'fallback', 'num_filtered',
+                       'trimmed'}
 """
 from __future__ import annotations
 
@@ -39,6 +46,9 @@ from parlai_acute.errors import UserError
 
 INFERENCE_CHOICES = ("greedy", "sample", "sample_rank")
 RANK_BY_CHOICES = ("logprob", "mean_logprob")
+#: Enough for most chit-chat replies of a small instruct model to end by themselves (40 cut
+#: about a third of SmolLM2's replies mid-sentence); the rest are trimmed to a sentence end.
+DEFAULT_MAX_NEW_TOKENS = 64
 
 
 def add_decoding_args(parser):
@@ -56,7 +66,9 @@ def add_decoding_args(parser):
     add("--topp", type=float, default=0.9, help="nucleus sampling mass, 1 disables it (Meena: 1)")
     add("--topk", type=int, default=0, help="top-k sampling, 0 disables it (Meena: 0)")
     add("--num-samples", type=int, default=20, help="N candidates for sample_rank (Meena: 20)")
-    add("--max-new-tokens", type=int, default=40, help="maximum tokens generated per reply")
+    add("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS,
+        help=f"maximum tokens generated per reply (default {DEFAULT_MAX_NEW_TOKENS}); a reply cut off by it loses "
+             "its unfinished last sentence")
     add("--seed", type=int, default=0,
         help="random seed; each sample's seed is derived from it, the conversation and the sample index")
     add("--repetition-filter", type=str, default="on", choices=["on", "off"],
@@ -79,7 +91,7 @@ class DecodingConfig:
     topp: float = 0.9
     topk: int = 0
     num_samples: int = 20
-    max_new_tokens: int = 40
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     seed: int = 0
     repetition_filter: bool = True
     repetition_threshold: float = 0.8
@@ -150,6 +162,8 @@ class Candidate:
     overlap: float = 0.0
     reason: str = ""
     extra: dict = field(default_factory=dict)
+    truncated: bool = False  # generation stopped at --max-new-tokens
+    trimmed: bool = False  # an unfinished trailing sentence was cut off (see trim_unfinished)
 
     @property
     def mean_logprob(self) -> float:
@@ -161,7 +175,8 @@ class Candidate:
     def to_dict(self) -> dict:
         row = {"text": self.text, "score": self.score, "num_tokens": self.num_tokens,
                "mean_logprob": self.mean_logprob, "filtered": self.filtered,
-               "overlap": self.overlap, "reason": self.reason}
+               "overlap": self.overlap, "reason": self.reason, "truncated": self.truncated,
+               "trimmed": self.trimmed}
         row.update(self.extra)
         return row
 
@@ -240,6 +255,54 @@ def mark_repetitions(candidates: list, history: Sequence[str], threshold: float 
     return candidates
 
 
+# --------------------------------------------------------------------------- unfinished replies
+
+# A sentence end: . ! ? or an ellipsis, possibly followed by closing quotes or brackets, then
+# whitespace or the end of the text; not the period of a common abbreviation ("Dr. Smith").
+_SENTENCE_END = re.compile(r"""[.!?\u2026]+["'\u2019\u201d)\]]*(?=\s|$)""")
+_ABBREVIATION = re.compile(r"(?:^|\W)(?:mr|mrs|ms|dr|st|prof|vs|etc|e\.g|i\.e)\.$", re.IGNORECASE)
+
+
+def trim_unfinished(text: str) -> str:
+    """``text`` up to its last sentence end; unchanged if it already ends one or has none."""
+    stripped = text.rstrip()
+    ends = [m for m in _SENTENCE_END.finditer(stripped) if not _ABBREVIATION.search(stripped[:m.end()])]
+    if not ends or ends[-1].end() == len(stripped):
+        return text
+    return stripped[:ends[-1].end()]
+
+
+def ran_out_of_budget(cand: Candidate, config: DecodingConfig) -> bool:
+    """Did generation stop at --max-new-tokens (not at an end-of-turn)?"""
+    reason = cand.extra.get("finish_reason")
+    if reason is not None:
+        return reason == "length"
+    return cand.num_tokens >= config.max_new_tokens
+
+
+def _repeats(text: str, history: Sequence[str], config: DecodingConfig) -> bool:
+    overlap, n = repetition_overlap(text, history)
+    return n >= config.repetition_min_words and overlap >= config.repetition_threshold
+
+
+def trim_truncated(candidates: list, config: DecodingConfig, history: Sequence[str] = ()) -> list:
+    """Cut the unfinished trailing sentence of every candidate the token budget stopped; in place.
+
+    Not when the cut would turn a new reply into a repeat of an earlier turn (a model often
+    starts by restating itself): then the unfinished sentence is the new part and stays.
+    """
+    for cand in candidates:
+        if cand.trimmed or not ran_out_of_budget(cand, config):
+            continue
+        cand.truncated = True
+        trimmed = trim_unfinished(cand.text)
+        if trimmed != cand.text and not (history and _repeats(trimmed, history, config)
+                                         and not _repeats(cand.text, history, config)):
+            cand.extra["untrimmed"] = cand.text
+            cand.text, cand.trimmed = trimmed, True
+    return candidates
+
+
 # --------------------------------------------------------------------------- selection
 
 def choose(candidates: list, history: Sequence[str], config: DecodingConfig) -> Choice:
@@ -251,6 +314,7 @@ def choose(candidates: list, history: Sequence[str], config: DecodingConfig) -> 
     """
     if not candidates:
         raise ValueError("choose() needs at least one candidate")
+    trim_truncated(candidates, config, history)
     for cand in candidates:
         cand.filtered, cand.reason = False, ""
     if config.repetition_filter and history:
@@ -286,7 +350,7 @@ def package(act, choice: Choice, config: DecodingConfig, extra: Optional[dict] =
     record = config.as_dict()
     record["repetition_filter"] = "on" if config.repetition_filter else "off"
     record.update(chosen=choice.index, fallback=choice.fallback,
-                  num_filtered=sum(c.filtered for c in choice.candidates))
+                  num_filtered=sum(c.filtered for c in choice.candidates), trimmed=choice.chosen.trimmed)
     if extra:
         record.update(extra)
     _set(act, "text", choice.chosen.text)

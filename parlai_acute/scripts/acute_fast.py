@@ -66,14 +66,6 @@ def _unique(pairs: list[tuple[str, str]], flag: str) -> dict[str, str]:
 def run(args) -> int:
     from parlai_acute.acute.fast import FastConfig, run_fast
 
-    for flag, value in (("--num-self-chats", args.num_self_chats), ("--max-turns", args.max_turns),
-                        ("--comparisons-per-pair", args.comparisons_per_pair), ("--batchsize", args.batchsize)):
-        if value < 1:
-            raise UserError(f"{flag} must be at least 1, got {value}")
-    if args.max_per_worker is not None and args.max_per_worker < 1:
-        raise UserError(f"--max-per-worker must be at least 1, got {args.max_per_worker}")
-    if args.simulated_workers < 0:
-        raise UserError(f"--simulated-workers must be 0 or more, got {args.simulated_workers}")
     cfg = FastConfig(workdir=Path(args.workdir), models=_unique(args.model, "--model"),
                      logs=_unique(args.log, "--log"), num_self_chats=args.num_self_chats,
                      max_turns=args.max_turns, task=args.task, batchsize=args.batchsize, seed=args.seed,

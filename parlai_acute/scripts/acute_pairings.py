@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,10 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--comparisons-per-pair", type=int, default=20,
                         help="comparisons for every unordered model pair (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--self-chat-side", choices=P.SELF_CHAT_SIDES, default="random",
-                        help="which side of a self-chat (or human-human) conversation is evaluated: random per "
-                             "conversation (default), first, second, or unseeded (the side that did not speak the "
-                             "human-written opening our self-chats start with; random if there is none)")
+    parser.add_argument("--self-chat-side", choices=P.SELF_CHAT_SIDES, default=P.DEFAULT_SELF_CHAT_SIDE,
+                        help="which side of a self-chat (or human-human) conversation is evaluated: unseeded "
+                             "(default: the side that did not speak the dataset's human-written opening our "
+                             "self-chats start with; random per conversation if there is none), random, first "
+                             "or second")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--onboarding", metavar="FILE", default=None,
                        help="gold pairs (JSONL, or ParlAI's onboarding.json); default: the set shipped with parlai_acute")
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if dup := [name for name, c in counts.items() if c > 1]:
         raise UserError(f"model name {dup[0]!r} is given twice; give each NAME=PATH a different name")
     dialogues = {ml.name: P.load_dialogues(ml, args.self_chat_side, args.seed, args.normalize) for ml in specs}
+    if warning := P.mixed_settings_warning(dialogues):
+        print(f"parlai-acute: warning: {warning}", file=sys.stderr)
     onboarding = [] if args.no_onboarding else P.read_onboarding(args.onboarding or P.DEFAULT_ONBOARDING)
     lines = P.build_pairings(dialogues, args.comparisons_per_pair, args.seed, onboarding)
     for number, line in enumerate(lines, start=1):  # never write what our own reader would reject

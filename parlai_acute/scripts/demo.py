@@ -18,7 +18,7 @@ from parlai_acute.errors import UserError
 
 MODELS = {
     "smollm2_sample_rank": "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --inference sample_rank "
-                           "--num-samples 8 --temperature 0.88 --topp 1 --max-new-tokens 40",
+                           "--num-samples 8 --temperature 0.88 --topp 1",
     "generic_bot": "-m parlai_acute.agents.generic_bot:GenericBotAgent",
 }
 
@@ -46,8 +46,9 @@ def summarize_log(name: str, path: Path) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    from parlai_acute.acute.fast import FastConfig, run_fast, self_chat_logs
+def demo_config(args) -> "FastConfig":
+    """The demo's run, checked (arguments, port) before any slow work."""
+    from parlai_acute.acute.fast import FastConfig, check_config
 
     workers = args.workers
     if workers is None:
@@ -56,12 +57,25 @@ def run(args) -> int:
             raise UserError(f"DEMO_WORKERS={raw!r} is not a number; set DEMO_WORKERS=3 (or unset it to judge yourself)")
         workers = int(raw)
     comparisons = args.num_self_chats
+    if workers > comparisons > 0:
+        raise UserError(f"--workers {workers} is more than the {comparisons} comparisons of the demo, so some "
+                        f"workers would judge nothing; use at most {comparisons} workers or more --num-self-chats")
+    # One person may judge every comparison of the demo. Scripted workers split them evenly, so that
+    # every announced worker judges (a real run keeps the paper's cap: one judgment per model pair).
+    share = -(-comparisons // workers) if workers else comparisons
     cfg = FastConfig(workdir=Path(args.workdir), models=dict(MODELS), num_self_chats=args.num_self_chats,
                      max_turns=args.max_turns, comparisons_per_pair=comparisons, run_name="demo",
-                     port=args.port, simulated_workers=workers, seed=0,
-                     # one person (or a few scripted workers) may judge every comparison of the demo;
-                     # a real run keeps the paper's cap (one judgment per model pair and worker)
-                     max_per_worker=comparisons, overrides=["mephisto.blueprint.comparisons_per_unit=3"])
+                     port=args.port, simulated_workers=workers, seed=0, max_per_worker=max(1, share),
+                     overrides=[f"mephisto.blueprint.comparisons_per_unit={max(1, min(3, share))}"])
+    check_config(cfg)
+    return cfg
+
+
+def run(args) -> int:
+    from parlai_acute.acute.fast import run_fast, self_chat_logs
+
+    cfg = demo_config(args)
+    workers = cfg.simulated_workers
     print("== 1. self-chats (SmolLM2-135M sample-and-rank vs GenericBot)", flush=True)
     logs = self_chat_logs(cfg)
     for name, path in logs.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from parlai_acute.errors import UserError
@@ -87,17 +88,36 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     return parser
 
 
+def _output_closed() -> int:
+    """The reader of our stdout went away (``parlai-acute ... | head``): stop quietly.
+
+    As Python's documentation on SIGPIPE advises: point stdout at devnull so the flush at
+    interpreter exit cannot raise again, and exit 1 as Python does on EPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser(argv).parse_args(argv)
-        return int(importlib.import_module(args._module).run(args) or 0)
+        try:
+            args = build_parser(argv).parse_args(argv)
+            code = int(importlib.import_module(args._module).run(args) or 0)
+        except SystemExit:  # --help and usage errors: their text is still in the buffer
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
     except UserError as exc:
         print(f"parlai-acute: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("parlai-acute: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _output_closed()
 
 
 if __name__ == "__main__":

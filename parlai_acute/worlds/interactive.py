@@ -39,13 +39,15 @@ class SeededInteractiveWorld(InteractiveWorld):
         if self.turn_cnt == 0:
             contexts = self.get_contexts()
             if any(contexts):
-                # only non-empty contexts are observed and logged (the logger needs no None acts)
+                # only non-empty contexts are observed and logged (the logger needs no None acts);
+                # a context both sides get (a shared topic) is logged once, different ones (personas) each
                 self.acts = []
                 for agent, text in zip(self.agents, contexts):
                     if text:
                         act = Message({"id": "context", "text": text, "episode_done": False, "seed": self.seed.info})
                         agent.observe(validate(act))
-                        self.acts.append(act)
+                        if all(logged["text"] != text for logged in self.acts):
+                            self.acts.append(act)
                 self.update_counters()
                 self.turn_cnt += 1
                 return

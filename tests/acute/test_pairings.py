@@ -365,7 +365,8 @@ def test_real_self_chat_logs(real_self_chats, tmp_path):
     generic, mixed = real_self_chats / "generic.jsonl", real_self_chats / "mixed.jsonl"
     assert P.log_metadata(generic)["self_chat"] is True
     # distinct ids (GenericBot_1/_2) but one model: the metadata makes it a self-chat
-    sides = {d.turns[0]["id"] for seed in range(6) for d in P.load_dialogues(P.ModelLog("g", str(generic)), seed=seed)}
+    sides = {d.turns[0]["id"] for seed in range(6)
+             for d in P.load_dialogues(P.ModelLog("g", str(generic)), self_chat_side="random", seed=seed)}
     assert sides == {"g", P.OTHER_SPEAKER}
     # two different models in one self-chat: the user must say which side
     with pytest.raises(UserError, match="self-chat of two different models.*:first or :second"):
@@ -406,3 +407,49 @@ def test_normalize_cleans_tokenised_text_like_fast_eval(tmp_path):
     (clean,) = P.load_dialogues(P.ModelLog("m", str(tmp_path / "tok.jsonl")), normalize=True)
     assert raw.turns[1]["text"] == "i am fine , thanks ."
     assert clean.turns[1]["text"] == "I am fine, thanks."
+
+
+def test_default_side_never_credits_a_model_with_the_seeded_opening(real_self_chats, tmp_path, capsys):
+    """`acute pairings` with no --self-chat-side: the judged speaker is the one who did not speak the seed."""
+    generic = real_self_chats / "generic.jsonl"
+    raw = [json.loads(line) for line in open(generic, encoding="utf-8")]
+    seed_texts = {turn["text"] for row in raw for pair in row["dialog"] for turn in pair if "seed" in turn}
+    assert seed_texts
+    out = tmp_path / "p.jsonl"
+    assert main(["acute", "pairings", f"g={generic}", f"h={generic}", "-o", str(out), "-n", "4", "--no-onboarding"]) == 0
+    assert capsys.readouterr().err == ""  # two self-chats: nothing to warn about
+    for line in P.read_pairings(out):
+        for name, dd in zip(line["speakers_to_eval"], line["dialogue_dicts"]):
+            judged = [t["text"] for t in dd["dialogue"] if t["id"] == name]
+            assert judged and not seed_texts & set(judged)
+    assert json.loads((tmp_path / "p.metadata.json").read_text())["self_chat_side"] == "unseeded"
+
+
+def test_unseeded_side_is_the_one_with_fewer_seed_turns(tmp_path):
+    """Openings of 1-3 dataset turns: with 3, side one spoke two of them, so side two is judged."""
+    rows = []
+    for k in range(20):
+        row = conversation(["bot", "bot"], tag=f"s{k}")
+        for i in range(3):
+            row["dialog"][i // 2][i % 2]["seed"] = True
+        rows.append(row)
+    write_jsonl(tmp_path / "three_seeds.jsonl", rows)
+    for d in P.load_dialogues(P.ModelLog("b", str(tmp_path / "three_seeds.jsonl"))):
+        assert [t["id"] for t in d.turns[:2]] == [P.OTHER_SPEAKER, "b"]
+
+
+def test_warns_once_when_a_human_model_log_meets_self_chats(tmp_path, capsys):
+    selfchat = write_log(tmp_path / "self.jsonl", 4, ["GenericBot", "GenericBot"], "a")
+    human_model = write_log(tmp_path / "hm.jsonl", 4, ["safeLocalHuman", "smol"], "b")
+    human_human = write_log(tmp_path / "hh.jsonl", 4, ["human_1", "human_2"], "h")
+    out = tmp_path / "p.jsonl"
+    assert main(["acute", "pairings", f"generic={selfchat}", f"smol={human_model}", f"human={human_human}",
+                 "-o", str(out), "-n", "3"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("parlai-acute: warning: smol talked to people") and "generic" in err
+    assert "human," not in err and "human " not in err.split("but")[1]  # human-human logs are not self-chats
+    # like with like: no warning
+    assert main(["acute", "pairings", f"generic={selfchat}", f"human={human_human}", "-o", str(out), "-n", "3",
+                 "--force"]) == 0
+    assert capsys.readouterr().err == ""

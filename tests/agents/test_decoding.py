@@ -155,3 +155,41 @@ def test_sample_seeds_are_reproducible_and_distinct():
     assert len(set(a)) == 20 and all(0 <= s < 2 ** 31 for s in a)
     assert decoding.sample_seed(1, "conversation", 0) != a[0]
     assert decoding.sample_seed(0, "other", 0) != a[0]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I love painting. What kind of art are you interested", "I love painting."),
+    ("Really? Tell me", "Really?"),
+    ('He said "hi." And then', 'He said "hi."'),
+    ("Hello there!", "Hello there!"),  # finished: unchanged
+    ("no sentence end at all", "no sentence end at all"),  # nothing better to keep
+    ("I met Dr. Smith yesterday and", "I met Dr. Smith yesterday and"),  # an abbreviation is no sentence end
+])
+def test_trim_unfinished(text, expected):
+    from parlai_acute.agents.decoding import trim_unfinished
+
+    assert trim_unfinished(text) == expected
+
+
+def test_only_candidates_stopped_by_the_budget_are_trimmed():
+    from parlai_acute.agents.decoding import Candidate, DecodingConfig, choose
+
+    config = DecodingConfig(inference="sample_rank", num_samples=3, max_new_tokens=10)
+    cut = Candidate("Nice. And what", score=-1.0, num_tokens=10)
+    ended = Candidate("Nice. And what", score=-2.0, num_tokens=6)  # stopped by itself: left alone
+    by_reason = Candidate("Sure. I", score=-3.0, num_tokens=3, extra={"finish_reason": "length"})
+    choice = choose([cut, ended, by_reason], [], config)
+    assert (cut.text, cut.truncated, cut.trimmed, cut.extra["untrimmed"]) == ("Nice.", True, True, "Nice. And what")
+    assert (ended.text, ended.truncated, ended.trimmed) == ("Nice. And what", False, False)
+    assert (by_reason.text, by_reason.trimmed) == ("Sure.", True)
+    assert choice.chosen is cut
+
+
+def test_no_trim_that_would_turn_a_reply_into_a_repeat():
+    from parlai_acute.agents.decoding import Candidate, DecodingConfig, choose
+
+    config = DecodingConfig(inference="greedy", max_new_tokens=8)
+    history = ["A great start to a tale.", "Tell me more."]
+    cand = Candidate("A great start to a tale. The life of a vampire is", num_tokens=8)
+    choose([cand], history, config)
+    assert cand.truncated and not cand.trimmed and cand.text.endswith("vampire is")

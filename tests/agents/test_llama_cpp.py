@@ -267,3 +267,31 @@ def test_a_directory_or_a_non_gguf_file_is_refused(make, tmp_path):
 def test_model_file_flag_names_the_gguf(make, gguf_path):
     agent = make("-mf", gguf_path)
     assert agent.engine.model_path == gguf_path
+
+
+def test_a_reply_cut_by_the_token_budget_ends_at_a_sentence_end(make):
+    """SmolLM2 stopped by --max-new-tokens: the unfinished last sentence goes, and the act says so."""
+    agent = make("--inference", "sample_rank", "--num-samples", "6", "--max-new-tokens", "20",
+                 "--temperature", "0.9", "--topp", "1", "--seed", "3")
+    reply = say(agent, "Hi! I paint a lot. Tell me about yourself and ask me something.")
+    cut = [c for c in reply["candidates"] if c["finish_reason"] == "length"]
+    assert cut and all(c["truncated"] for c in cut)
+    trimmed = [c for c in cut if c["trimmed"]]
+    assert trimmed, [c["text"] for c in cut]
+    for cand in trimmed:
+        assert cand["untrimmed"].startswith(cand["text"]) and len(cand["text"]) < len(cand["untrimmed"])
+        assert cand["text"].rstrip("\"')]\u2019\u201d")[-1] in ".!?\u2026"
+    for cand in reply["candidates"]:
+        if cand["finish_reason"] != "length":
+            assert not cand["truncated"] and not cand["trimmed"] and "untrimmed" not in cand
+    chosen = next(c for c in reply["candidates"] if c["chosen"])
+    assert reply["text"] == chosen["text"] and reply["decoding"]["trimmed"] == chosen["trimmed"]
+    assert reply["decoding"]["max_new_tokens"] == 20
+
+
+def test_default_budget_is_large_enough_for_whole_replies(make):
+    from parlai_acute.agents.decoding import DEFAULT_MAX_NEW_TOKENS
+
+    parser = ParlaiParser(True, True)
+    LlamaCppAgent.add_cmdline_args(parser)
+    assert parser.parse_args([])["max_new_tokens"] == DEFAULT_MAX_NEW_TOKENS == 64

@@ -48,7 +48,8 @@ def test_chat_in_a_terminal_writes_a_conversations_log(tmp_path, datapath):
     assert [(t["id"], t["text"]) for t in episode.turns] == [
         ("localHuman", "Do you like music?"), ("GenericBot", "I don't know"),
         ("localHuman", "I play the piano."), ("GenericBot", "ok")]
-    assert [c["text"] for c in episode.context] == [f"Let's talk about {topic}."] * 2
+    # the topic both sides get is stored once
+    assert [c["text"] for c in episode.context] == [f"Let's talk about {topic}."]
     meta = Conversations(str(out)).metadata
     assert meta.self_chat is False and meta.speakers == ["localHuman", "GenericBot"]
 

@@ -21,7 +21,7 @@ def test_parlai_self_chat_script_with_smollm2(tmp_path, datapath, quiet):
     out = tmp_path / "smollm2.jsonl"
     with quiet():
         SelfChat.main(model=LLAMA, task="parlai_acute.tasks.chitchat", num_self_chats=1, selfchat_max_turns=2,
-                      outfile=str(out), datapath=datapath, max_new_tokens=16)
+                      outfile=str(out), datapath=datapath)  # the default budget
     (episode,) = read_log(out)
     assert episode.speakers == ["LlamaCpp_1", "LlamaCpp_2"] and len(episode.turns) == 4
     seed = episode.turns[0]

@@ -5,12 +5,15 @@ Protocol with the page (Mephisto live updates over the router's websocket):
 * initial task data (``get_init_data_for_agent``) and every reply are a *view*::
 
       {"type": "state", "question": ..., "min_reason_length": 10, "n": 6, "done": 2,
-       "finished": false, "comparison": {"position": 3, "n": 6,
+       "minutes": 9, "finished": false, "blocked": false, "blocked_message": null,
+       "comparison": {"position": 3, "n": 6,
           "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
                     {"label": "Speaker 2", "turns": [...]}]},
        "ack": 2, "error": null}
 
   Model names never reach the page; ``evaluated`` marks the turns of the speaker to judge.
+  ``minutes`` is the unit's estimated duration (for the introduction); ``blocked`` with
+  ``blocked_message`` tells a worker who failed onboarding why the unit ended.
 * the page sends ``{"type": "judgment", "position": k, "choice": "left"|"right", "reason": "..."}``.
   The judgment is written to the agent state file before the reply is sent; a resent
   judgment (same position) is acknowledged without being stored twice.
@@ -28,6 +31,15 @@ from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 
 logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a judgment wakes it at once)
+READING_WORDS_PER_MINUTE = 200  # a typical silent reading speed for conversational English
+MINUTES_PER_REASON = 0.5  # choosing and writing a one-sentence justification
+
+
+def estimated_minutes(pairings: list[dict], slots: list[Slot]) -> int:
+    """About how long a unit takes: reading both conversations of each comparison, plus a reason."""
+    words = sum(len(turn["text"].split()) for slot in slots
+                for dd in pairings[slot.index]["dialogue_dicts"] for turn in dd["dialogue"])
+    return max(1, round(words / READING_WORDS_PER_MINUTE + MINUTES_PER_REASON * len(slots)))
 
 
 def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
@@ -52,6 +64,7 @@ class AcuteEvalRunner(TaskRunner):
         self.question_key, self.question = resolve(b.question, b.get("custom_question"), b.custom_question_key)
         self.min_reason = int(b.min_reason_length)
         self.block_qualification = b.block_qualification
+        self.blocked_message = b.onboarding_failed_message
         self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._released: set[str] = set()
 
@@ -64,8 +77,11 @@ class AcuteEvalRunner(TaskRunner):
         if not finished:
             comparison = comparison_view(self.pairings[plan[done]["index"]], Slot(**plan[done]), done + 1, len(plan))
         view = {"type": "state", "question": self.question, "min_reason_length": self.min_reason,
-                "n": len(plan), "done": done, "finished": finished, "comparison": comparison,
-                "ack": None, "error": None}
+                "n": len(plan), "done": done,
+                "minutes": estimated_minutes(self.pairings, [Slot(**s) for s in plan]),
+                "finished": finished, "blocked": bool(data["blocked"]),
+                "blocked_message": self.blocked_message if data["blocked"] else None,
+                "comparison": comparison, "ack": None, "error": None}
         view.update(extra)
         return view
 

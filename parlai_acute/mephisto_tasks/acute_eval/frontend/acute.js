@@ -44,6 +44,11 @@
     if (v.finished) { finish(); return; }
     var c = v.comparison;
     $("progress").textContent = "Comparison " + c.position + " of " + c.n;
+    // The introduction (what to do, about how long it takes) comes before the first comparison only.
+    $("intro").hidden = c.position !== 1;
+    $("intro-text").textContent = "You will compare " + c.n + (c.n === 1 ? " pair" : " pairs") +
+      " of conversations, one pair at a time. It takes about " + v.minutes +
+      (v.minutes === 1 ? " minute" : " minutes") + " in all.";
     $("question").textContent = v.question;
     var box = $("conversations");
     box.textContent = "";
@@ -70,12 +75,25 @@
       choices.appendChild(label);
     });
     if (v.ack !== null || !$("reason").value) $("reason").value = "";
-    $("reason-help").textContent = "At least " + v.min_reason_length + " characters.";
     $("reason").setAttribute("minlength", v.min_reason_length);
+    onReasonInput();
     $("task").hidden = false;
     setStatus("");
     sending = false;
     $("submit").disabled = false;
+  }
+
+  function reasonMessage() { return "Please give a reason of at least " + view.min_reason_length + " characters."; }
+
+  // Live, as the worker types: the length hint counts down and goes away, and so does the
+  // "reason too short" error, once the reason is long enough.
+  function onReasonInput() {
+    if (!view || view.finished) return;
+    var missing = view.min_reason_length - $("reason").value.trim().length;
+    $("reason-help").textContent = missing > 0 ? "At least " + view.min_reason_length + " characters (" +
+      missing + " more)." : "";
+    $("reason-help").hidden = missing <= 0;
+    if (missing <= 0 && $("error").textContent === reasonMessage()) $("error").textContent = "";
   }
 
   function finish() {
@@ -83,11 +101,14 @@
     $("progress").textContent = view && view.n ? "Done" : "";
     if (submitted) return;
     submitted = true;
+    var blocked = !!(view && view.blocked);
+    if (blocked) { document.body.setAttribute("data-blocked", "true"); $("progress").textContent = "Ended"; }
     setStatus("Saving…");
     post("/submit_task", { USED_AGENT_ID: agentId, final_data: { judgments: view ? view.done : 0 },
                            client_timestamp: now() })
       .then(function () {
-        setStatus("Thank you! Your answers are saved. You can close this page.");
+        // A worker who failed the check comparison is told so, not thanked as if the work were done.
+        setStatus(blocked ? view.blocked_message : "Thank you! Your answers are saved. You can close this page.");
         document.body.setAttribute("data-finished", "true");
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       })
@@ -101,7 +122,7 @@
     var reason = $("reason").value.trim();
     if (!picked) { $("error").textContent = "Please choose one of the two speakers."; return; }
     if (reason.length < view.min_reason_length) {
-      $("error").textContent = "Please give a reason of at least " + view.min_reason_length + " characters.";
+      $("error").textContent = reasonMessage();
       return;
     }
     sending = true;
@@ -146,6 +167,7 @@
 
   function start() {
     $("judgment").addEventListener("submit", onSubmit);
+    $("reason").addEventListener("input", onReasonInput);
     fetch("/task_config.json?mephisto_task_version=" + ROUTER_PROTOCOL).then(function (r) { return r.json(); }).then(function (cfg) {
       if (cfg.task_title) { $("title").textContent = cfg.task_title; document.title = cfg.task_title; }
     }).catch(function () {});

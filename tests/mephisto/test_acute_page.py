@@ -1,0 +1,78 @@
+"""What a worker sees, in headless Debian chromium against the real task (local architect, Node router):
+question before the conversations, an introduction before the first comparison, a live reason
+hint, stacked conversations on a narrow screen, and a clear message after a failed onboarding."""
+from __future__ import annotations
+
+from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+from acute_task_helpers import make_pairings, write_pairings
+
+FAILED = "Wrong answer on the check comparison so this task is over for you"
+
+
+def box(page, selector: str) -> dict:
+    return page.locator(selector).bounding_box()
+
+
+def open_unit(chromium, url: str, worker: str, width: int):
+    page = chromium.new_page(viewport={"width": width, "height": 800})
+    page.goto(sw.worker_url(url, worker, f"{worker}-1"))
+    page.wait_for_selector("#task:not([hidden])")
+    return page
+
+
+def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_path, launch, chromium):
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6, xss_in=None))
+    task = launch(pairings, "mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=2",
+                  f"mephisto.blueprint.onboarding_failed_message={FAILED}")
+    task.wait_ready()
+
+    # 1. a desktop page: the question and instructions come before the conversations; the introduction
+    #    (how many comparisons, about how long) before the first comparison
+    wide = open_unit(chromium, task.url, "wide", 1200)
+    question, conversations = box(wide, "#question"), box(wide, "#conversations")
+    assert box(wide, "#intro")["y"] < question["y"] < box(wide, ".instructions")["y"] < conversations["y"]
+    intro = wide.inner_text("#intro")
+    assert "compare 3 pairs of conversations" in intro  # onboarding + 2
+    minutes = wide.evaluate("window.__acuteView.minutes")
+    assert minutes >= 1 and f"about {minutes} minute" in intro
+    columns = [box(wide, f".conversation.side-{k}") for k in (1, 2)]
+    assert columns[0]["x"] < columns[1]["x"] and abs(columns[0]["y"] - columns[1]["y"]) < 1  # side by side
+
+    # 2. a wrong onboarding answer: the worker is told so (the configured wording), not thanked
+    wide.check(f"#choice-{sw.side_with_text(wide.evaluate('window.__acuteView'), 'i i i')}")
+    wide.fill("#reason", "I liked this one better")
+    wide.click("#submit")
+    wide.wait_for_function("document.body.dataset.finished === 'true'")
+    status = wide.inner_text("#status")
+    assert status == FAILED and "Thank you! Your answers are saved" not in status
+    assert wide.evaluate("document.body.dataset.blocked") == "true" and wide.locator("#task").is_hidden()
+    wide.close()
+
+    # 3. a phone-sized page (400 px): the conversations stack, each nearly the full width
+    narrow = open_unit(chromium, task.url, "narrow", 400)
+    left, right = box(narrow, ".conversation.side-1"), box(narrow, ".conversation.side-2")
+    assert left["x"] == right["x"] and left["width"] > 300 and right["width"] > 300
+    assert right["y"] >= left["y"] + left["height"]
+    assert box(narrow, "#question")["y"] < left["y"]
+
+    # 4. the reason hint and the "too short" error go away as soon as the reason is long enough
+    narrow.check(f"#choice-{sw.side_with_text(narrow.evaluate('window.__acuteView'), 'hike')}")
+    assert "10 more" in narrow.inner_text("#reason-help")
+    narrow.type("#reason", "short")
+    narrow.click("#submit")
+    assert narrow.inner_text("#error") == "Please give a reason of at least 10 characters."
+    assert "5 more" in narrow.inner_text("#reason-help")
+    narrow.type("#reason", " tex")  # 9 characters: still too short
+    assert narrow.inner_text("#error") != "" and narrow.locator("#reason-help").is_visible()
+    narrow.type("#reason", "t")  # 10
+    assert narrow.inner_text("#error") == ""
+    assert narrow.locator("#reason-help").is_hidden()
+
+    # 5. after the first comparison the introduction is gone; the question still leads
+    narrow.click("#submit")
+    narrow.wait_for_function("window.__acuteView.done === 1 && !document.getElementById('submit').disabled")
+    assert narrow.locator("#intro").is_hidden()
+    assert narrow.inner_text("#progress") == "Comparison 2 of 3"
+    assert narrow.locator("#reason-help").is_visible() and narrow.inner_text("#error") == ""
+    assert box(narrow, "#question")["y"] < box(narrow, "#conversations")["y"]
+    narrow.close()
