@@ -97,35 +97,42 @@ def test_mm_sata_user_a_written_reply_continues_for_every_model(tmp_path, launch
                            "mephisto.blueprint.target=1", "mephisto.blueprint.justification=optional")
     task.wait_ready()
     mine = "I would rather talk about my trip to Lisbon last spring."
+    ticked_on_arrival = []
 
     def choose(view):
         if view["status"] == "onboarding":
             return careful(view)
         if view["turn"] == 0:
+            return Choice(picked=[0, 2])
+        if view["turn"] == 1:
             return Choice(none=True, user_reply=mine, justification="none of them answered me")
-        return Choice(picked=[0, 2])
+        return Choice(picked=[1])
 
-    run = sw.run_worker(chromium, task.url, "mia", "m1", write, choose, turns=2)
-    assert run.finished and run.status == "complete"
+    def hook(page, view):  # a new turn's replies arrive with nothing ticked
+        if view["status"] == "chatting" and view["candidates"]:
+            ticked_on_arrival.append(page.evaluate("document.querySelectorAll('#candidates input:checked').length"))
+
+    run = sw.run_worker(chromium, task.url, "mia", "m1", write, choose, turns=3, page_hook=hook)
+    assert run.finished and run.status == "complete" and len(run.made) == 3
+    assert ticked_on_arrival == [0, 0, 0]
     assert task.terminate() == 0
     _, units, records = stored(task.data_dir)
-    first = [r for r in records if r["turn"] == 0]
-    second = [r for r in records if r["turn"] == 1]
-    assert len(first) == len(second) == 3 and {r["model_set"] for r in records} == {
+    turn = {k: [r for r in records if r["turn"] == k] for k in range(3)}
+    assert [len(turn[k]) for k in range(3)] == [3, 3, 3] and {r["model_set"] for r in records} == {
         "generic_bot|smol_greedy|smol_sampled"}
-    assert not any(r["picked"] or r["continued"] for r in first)
-    assert {r["fallback"] for r in first} == {"user"} and {r["user_reply"] for r in first} == {mine}
-    assert {r["justification"] for r in first} == {"none of them answered me"}
-    assert sorted(r["position"] for r in second if r["picked"]) == [0, 2]
-    assert sum(r["continued"] for r in second) == 1
-    [continued] = [r for r in second if r["continued"]]
+    assert sorted(r["position"] for r in turn[0] if r["picked"]) == [0, 2]
+    [continued] = [r for r in turn[0] if r["continued"]]
     assert continued["picked"] and continued["fallback"] == "random_picked"
-    # at turn 1 both SmolLM2 configurations conditioned on the worker's own reply
+    assert not any(r["picked"] or r["continued"] for r in turn[1])
+    assert {r["fallback"] for r in turn[1]} == {"user"} and {r["user_reply"] for r in turn[1]} == {mine}
+    assert {r["justification"] for r in turn[1]} == {"none of them answered me"}
+    assert [r["position"] for r in turn[2] if r["picked"]] == [1]
+    # at turn 2 both SmolLM2 configurations conditioned on the worker's own reply
     dialogue = units[0]["data"]["dialogue_id"]
-    expected = conversation_before(units, dialogue, 1)
+    expected = conversation_before(units, dialogue, 2)
     assert mine in expected
-    turn1 = units[0]["data"]["turns"][1]["candidates"]
-    assert {c["context_digest"] for c in turn1 if c["model"] != "generic_bot"} == {history_digest(expected)}
+    turn2 = units[0]["data"]["turns"][2]["candidates"]
+    assert {c["context_digest"] for c in turn2 if c["model"] != "generic_bot"} == {history_digest(expected)}
 
 
 def test_sm_appropriate_or_not_and_the_reply_continues_either_way(tmp_path, launch_per_turn, chromium):

@@ -73,8 +73,12 @@
 
   function renderCards(items, v) {
     var box = $("candidates");
-    var checked = {};
-    Array.prototype.forEach.call(box.querySelectorAll("input[name=pick]"), function (i) { checked[i.value] = i.checked; });
+    var checked = {};  // a re-render of the same turn keeps what the worker ticked; a new turn starts empty
+    var key = v.status + ":" + v.turn;
+    if (box.getAttribute("data-turn") === key) {
+      Array.prototype.forEach.call(box.querySelectorAll("input"), function (i) { checked[i.id] = i.checked; });
+    }
+    box.setAttribute("data-turn", key);
     box.textContent = "";
     if (v.protocol === "sm") {
       var c = items[0];
@@ -86,6 +90,7 @@
         var label = el("label", "card");
         var input = el("input");
         input.type = "radio"; input.name = "appropriate"; input.value = opt[0]; input.id = "appropriate-" + opt[0];
+        input.checked = !!checked[input.id];
         label.appendChild(input);
         label.appendChild(document.createTextNode(opt[1]));
         box.appendChild(label);
@@ -98,7 +103,7 @@
       var input = el("input");
       input.type = v.protocol === "soba" ? "radio" : "checkbox";
       input.name = "pick"; input.value = String(c.position); input.id = "pick-" + c.position;
-      input.checked = !!checked[input.value];
+      input.checked = !!checked[input.id];
       input.addEventListener("change", function () { if (input.checked) $("none").checked = false; update(); });
       label.appendChild(input);
       label.appendChild(el("span", "label", "Reply " + (c.position + 1)));
