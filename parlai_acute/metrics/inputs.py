@@ -147,8 +147,10 @@ def read_teacher(task: str, datatype: str = "valid", datapath: str | None = None
     parser = ParlaiParser(True, False)
     if task == "static_contexts":
         task = "parlai_acute.tasks.static_contexts"
-    argv = ["-t", task_path(task), "-dt", f"{datatype}:ordered", "--datapath", datapath or default_datapath(),
-            "-m", "repeat_label"] + list(extra_args or [])
+    if datatype == "train":
+        datatype = "train:evalmode:ordered"  # valid and test are read in order already
+    argv = ["-t", task_path(task), "-dt", datatype, "--datapath", datapath or default_datapath(),
+            ] + list(extra_args or [])
     opt = parse_parlai(parser, argv, task, "--task")
     from parlai.agents.repeat_label.repeat_label import RepeatLabelAgent
 

@@ -94,20 +94,27 @@ def pair_table(items: list[Item], replies: dict[str, list[str]], metrics) -> pd.
     return table
 
 
-def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig | None = None) -> ScoreResult:
-    config = config or ScoreConfig()
-    pair_metrics, corpus_metrics = build_metrics(config)
-    first = [replies[item.id][0] for item in items]
-    nrefs = [len(item.references) for item in items]
+def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics) -> pd.DataFrame:
+    """Per item: ``<column>_single`` (first reference) and ``<column>_multi`` (best reference)."""
     pairs = pair_table(items, replies, pair_metrics)
     columns = [c for m in pair_metrics for c in m.columns]
     single = pairs[pairs["ref"] == 0].set_index("item")[columns].sort_index()
     multi = pairs.groupby("item")[columns].max().sort_index()
     per_item = pd.DataFrame({"id": [it.id for it in items], "context": [" \n ".join(it.context) for it in items],
-                             "reply": first, "n_references": nrefs})
+                             "reply": [replies[it.id][0] for it in items],
+                             "n_references": [len(it.references) for it in items]})
     for column in columns:
         per_item[f"{column}_single"] = single[column].to_numpy()
         per_item[f"{column}_multi"] = multi[column].to_numpy()
+    return per_item
+
+
+def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig | None = None) -> ScoreResult:
+    config = config or ScoreConfig()
+    pair_metrics, corpus_metrics = build_metrics(config)
+    first = [replies[item.id][0] for item in items]
+    nrefs = [len(item.references) for item in items]
+    per_item = item_scores(items, replies, pair_metrics)
 
     signatures, rows = {}, []
     for metric in pair_metrics:
