@@ -19,6 +19,7 @@ and an id that replies are matched by. Sources:
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +114,7 @@ def read_csv_rows(path: str | Path, needed: list[str]) -> list[dict]:
     """Rows of a CSV as dicts, with a one-line error for each missing needed column."""
     path = Path(path)
     text = _open_text(path, "CSV file")
-    reader = csv.DictReader(text.splitlines())
+    reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted cells may hold newlines
     header = reader.fieldnames or []
     for column in needed:
         if column not in header:

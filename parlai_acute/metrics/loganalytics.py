@@ -71,8 +71,7 @@ def analyse_episodes(logs: dict[str, list[Episode]], config: LogsConfig | None =
     speakers: dict[tuple, _Speaker] = {}
     for log, episodes in logs.items():
         for e_index, episode in enumerate(episodes):
-            personas = {speaker_name(k): [normalise.parlai_tokens(line) for line in v]
-                        for k, v in episode.personas().items()}
+            personas = {k: [normalise.parlai_tokens(line) for line in v] for k, v in episode.personas().items()}
             earlier: dict[str, list[set]] = {}
             for turn in episode.turns:
                 role = turn_role(turn, config.human_ids)
@@ -101,9 +100,10 @@ def analyse_episodes(logs: dict[str, list[Episode]], config: LogsConfig | None =
                 stats.normalised.add(normalise.parlai_normalise(text))
                 stats.question_word += bool(tokens) and tokens[0] in QUESTION_WORDS
                 stats.question_mark += "?" in text
-                if personas.get(name):
+                own = personas.get(str(turn["id"]))  # a speaker's own persona, by its full id
+                if own:
                     stats.persona_turns += 1
-                    stats.persona_copies += _persona_copied(set(normalise.parlai_tokens(text)), personas[name],
+                    stats.persona_copies += _persona_copied(set(normalise.parlai_tokens(text)), own,
                                                             config.persona_threshold)
     rows = []
     for (log, name, role), s in speakers.items():
