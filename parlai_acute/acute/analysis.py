@@ -207,14 +207,15 @@ def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
 
 
 def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]:
-    """Write tables (CSV), results (JSON, with provenance) and the HTML report into ``outdir``."""
-    from parlai_acute.acute.report import render_report
+    """Write tables (CSV), results (JSON, with provenance) and the report (HTML, with its
+    figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``."""
+    from parlai_acute.acute.report import build_report
 
     outdir = Path(outdir)
     meta = result.meta()
     paths = {name: outdir / name for name in (
         "judgments.csv", "excluded.csv", "exclusions.json", "matchups.csv", "winrate_grid.csv", "winrates.json",
-        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "report.html", "run.json")}
+        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "run.json")}
     _csv(paths["judgments.csv"], result.kept)
     _csv(paths["excluded.csv"], result.excluded)
     write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
@@ -238,7 +239,6 @@ def write_outputs(result: AnalysisResult, outdir: str | Path) -> dict[str, Path]
         {"question_key": r.question_key, **r.agreement} for r in q]})
     _csv(paths["workers.csv"], result.workers())
     _csv(paths["reasons.csv"], result.reasons())
-    with atomic_write(paths["report.html"]) as fh:
-        fh.write(render_report(result))
+    paths.update({name: path for name, path in build_report(result).write(outdir).items()})
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
     return paths

@@ -1,4 +1,5 @@
-"""The HTML report: self-contained, escaped, with the grid and the ranking drawn as SVG."""
+"""The ACUTE-Eval report: self-contained, escaped, the grid and the ranking drawn as inline SVG
+and exported (SVG/PDF figures, LaTeX/Markdown tables) beside the page."""
 from html.parser import HTMLParser
 
 import pytest
@@ -29,11 +30,11 @@ def report(tmp_path_factory):
     df.loc[df.index[::10], "reason"] = EVIL_REASON
     result = analyze(df, AnalysisConfig(bootstrap=100, seed=1))
     paths = write_outputs(result, tmp_path_factory.mktemp("out"))
-    return paths["report.html"].read_text(encoding="utf-8"), result
+    return paths["report.html"].read_text(encoding="utf-8"), result, paths
 
 
 def test_worker_text_and_model_names_are_text_not_markup(report):
-    html, _ = report
+    html, *_ = report
     parser = Collect()
     parser.feed(html)
     assert "script" not in parser.tags and "img" not in parser.tags and "b" not in parser.tags
@@ -45,7 +46,7 @@ def test_worker_text_and_model_names_are_text_not_markup(report):
 
 
 def test_self_contained(report):
-    html, _ = report
+    html, *_ = report
     parser = Collect()
     parser.feed(html)
     for name, value in parser.attrs:
@@ -55,15 +56,18 @@ def test_self_contained(report):
 
 
 def test_heatmap_and_ranking_plots(report):
-    html, result = report
+    html, result, _ = report
     parser = Collect()
     parser.feed(html)
     assert parser.tags.count("svg") == 2  # one question: heatmap + ranking
-    assert parser.tags.count("circle") == 3  # one point per model
     q = result.questions[0]
+    text = "".join(parser.text)
+    for model in q.ranking.itertuples():  # one hover text per model on the ranking plot
+        assert f"{model.model}: {model.strength:.3f} [{model.ci_low:.3f}, {model.ci_high:.3f}]" in text
     cell = q.grid.iloc[0]
-    assert f"{cell.wins}/{cell.n}" in "".join(parser.text)
-    assert f"{cell.winrate:.0f}%{cell.mark}" in "".join(parser.text)
+    assert f"{cell.wins}/{cell.n}" in text
+    assert f"{cell.winrate:.0f}%{cell.mark}" in text
+    assert "winner (column)" in text and "loser (row)" in text
     assert "Judgments per worker" in html and "Reasons by matchup" in html
     assert q.ranking.iloc[0]["model"] == EVIL_MODEL  # strongest model listed first
 
@@ -71,8 +75,17 @@ def test_heatmap_and_ranking_plots(report):
 def test_reasons_per_matchup_are_capped_in_the_page(report):
     from parlai_acute.acute.report import MAX_REASONS_SHOWN
 
-    html, result = report
+    html, result, _ = report
     reasons = result.reasons()
     biggest = reasons.groupby("matchup").size().max()
     assert biggest > MAX_REASONS_SHOWN
     assert f"{biggest - MAX_REASONS_SHOWN} more in reasons.csv" in html
+
+
+def test_figures_and_tables_are_exported_beside_the_page(report):
+    _, result, paths = report
+    key = result.questions[0].question_key
+    for name in (f"figures/winrate_grid_{key}.svg", f"figures/winrate_grid_{key}.pdf", f"figures/ranking_{key}.svg",
+                 f"figures/ranking_{key}.pdf", f"tables/matchups_{key}.tex", f"tables/matchups_{key}.md",
+                 f"tables/ranking_{key}.tex", f"tables/ranking_{key}.md"):
+        assert paths[name].is_file() and paths[name].stat().st_size > 0, name
