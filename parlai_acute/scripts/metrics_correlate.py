@@ -5,7 +5,8 @@ computed single- and multi-reference and correlated with the ratings (Pearson an
 Spearman, seeded bootstrap intervals), per response and per system (model means), in a
 table shaped like Gupta et al. (2019) Table 4. With --system-scores (one row per model:
 perplexity and human scores such as SSA or win rate), the linear fit of each human score
-on perplexity and its R^2 (Meena). Writes correlations_*.csv/.md/.tex and run.json.
+on perplexity and its R^2 (Meena). Writes report.html
+(tables as LaTeX/Markdown in tables/), correlations_*.csv and run.json.
 
 Examples:
   parlai-acute metrics correlate --ratings ratings.csv -o corr/
@@ -71,13 +72,15 @@ def run(args) -> int:
 
     from parlai_acute.metrics import correlation
     from parlai_acute.metrics.score import build_metrics, item_scores
-    from parlai_acute.metrics.tables import write_run, write_table
+    from parlai_acute.metrics.reports import correlation_report
+    from parlai_acute.metrics.tables import write_csv, write_run
 
     if not args.ratings and not args.system_scores:
         raise UserError("give --ratings CSV (metric correlations) and/or --system-scores CSV (perplexity vs people)")
     outdir = Path(args.outdir)
     config = score_config(args)
     out: dict = {}
+    fits = None
     signatures: dict = {}
     if args.ratings:
         items, replies, ratings = rated_items(args)
@@ -94,12 +97,9 @@ def run(args) -> int:
                              ("system", correlation.system_level(table, columns, "rating", "model", config.bootstrap,
                                                                  config.seed, config.level))):
             shaped = correlation.gupta_table(frame, base)
-            stats = [c for c in shaped.columns if c != "metric" and not c.endswith(("_low", "_high"))]
             n = int(frame["n"].iloc[0]) if len(frame) else 0
             unit = "responses" if level == "response" else "systems"
-            write_table(shaped, outdir, f"correlations_{level}", stats,
-                        caption=f"Correlation with human ratings per {level} ({n} {unit}); "
-                                f"[{config.level:.0%} bootstrap interval]")
+            write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
             print(f"per {level} ({n} {unit}): Spearman / Pearson, single-ref | multi-ref")
             for row in shaped.itertuples(index=False):
@@ -118,12 +118,12 @@ def run(args) -> int:
         except (ValueError, KeyError) as exc:
             raise UserError(f"{args.system_scores}: a score column is missing or not numeric ({exc}); check the columns") from None
         fits = correlation.perplexity_vs_human(frame, args.perplexity_column, score_columns, args.model_column)
-        write_table(fits, outdir, "perplexity_vs_human", ["r"],
-                    caption="Human scores against perplexity across models (linear fit; r with Fisher-z interval)")
+        write_csv(fits, outdir / "perplexity_vs_human.csv")
         for row in fits.itertuples(index=False):
             print(f"perplexity vs {row.score}: R^2 {row.r_squared:.3f}, r {row.r:+.3f}, slope {row.slope:+.4f}, "
                   f"p {row.p_value:.3g} ({row.models} models)")
     write_run(outdir, "metrics correlate", {**vars(config), "metrics": list(config.metrics)}, signatures,
               ratings=args.ratings, system_scores=args.system_scores)
-    print(f"results: {outdir}")
+    correlation_report(out, config, fits).write(outdir)
+    print(f"report: {outdir}/report.html (tables/*.tex|md, *.csv, run.json)")
     return 0

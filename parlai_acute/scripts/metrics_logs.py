@@ -4,7 +4,8 @@ For each log and speaker (models; people in human-model logs; seed turns belong 
 one): words and characters per utterance, rare words (Freq1h / Freq1k against a reference
 corpus, default: the chitchat corpus), unigram/bigram/trigram repeats within an
 utterance and against the speaker's earlier turns, unique responses, questions (question
-word first, question mark) and persona copying. Writes logs_table.csv/.md/.tex and run.json.
+word first, question mark) and persona copying. Writes report.html (with
+plots; the table as LaTeX/Markdown in tables/), logs_table.csv and run.json.
 
 Examples:
   parlai-acute metrics logs smol=logs/smollm2.jsonl generic=logs/generic.jsonl -o logs_out/
@@ -55,7 +56,8 @@ def named_logs(specs: list[str]) -> dict[str, str]:
 def run(args) -> int:
     from parlai_acute.logs import read_log
     from parlai_acute.metrics.loganalytics import LogsConfig, analyse_episodes
-    from parlai_acute.metrics.tables import write_run, write_table
+    from parlai_acute.metrics.reports import logs_report
+    from parlai_acute.metrics.tables import write_csv, write_run
     from parlai_acute.metrics.wordcounts import corpus_name, default_counts, read_counts
 
     if not 0 < args.persona_threshold <= 1:
@@ -67,13 +69,13 @@ def run(args) -> int:
                         persona_threshold=args.persona_threshold)
     table = analyse_episodes(logs, config, counts)
     outdir = Path(args.outdir)
-    write_table(table, outdir, "logs_table", caption="Per-speaker statistics of the logs (descriptive, no interval)")
-    write_run(outdir, "metrics logs", {"human_ids": list(config.human_ids), "persona_threshold": config.persona_threshold,
-                                       "rare_thresholds": list(config.rare_thresholds),
-                                       "reference_corpus": corpus_name(args.reference_corpus),
-                                       "reference_words": int(sum(counts.values())), "seed": None,
-                                       "tokenisation": "words (lowercase Unicode words)"},
-              logs={k: str(v) for k, v in paths.items()})
+    write_csv(table, outdir / "logs_table.csv")
+    run_config = {"human_ids": list(config.human_ids), "persona_threshold": config.persona_threshold,
+                  "rare_thresholds": list(config.rare_thresholds), "reference_corpus": corpus_name(args.reference_corpus),
+                  "reference_words": int(sum(counts.values())), "seed": None,
+                  "tokenisation": "words (lowercase Unicode words)"}
+    write_run(outdir, "metrics logs", run_config, logs={k: str(v) for k, v in paths.items()})
+    logs_report(table, run_config).write(outdir)
     print(table[SHOWN].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"results: {outdir}/logs_table.md, logs_table.csv, logs_table.tex, run.json")
+    print(f"report: {outdir}/report.html (tables/logs_table.tex|md, logs_table.csv, run.json)")
     return 0

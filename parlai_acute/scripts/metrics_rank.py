@@ -4,7 +4,7 @@ The model scores every candidate reply with its token log-probabilities: the gol
 (first reference), N-1 gold replies of other contexts drawn at random (seeded), and the
 parrot, the partner's last message (ConvAI2 report). The default model is the embedded
 SmolLM2-135M GGUF read by the Hugging Face wrapper (llama.cpp gives log-probabilities
-only of the tokens it samples). Writes per_item.csv, summary.csv/.md/.tex and run.json.
+only of the tokens it samples). Writes report.html, per_item.csv and run.json.
 
 Examples:
   parlai-acute metrics rank -t static_contexts --limit 100 -o rank_out/
@@ -48,12 +48,10 @@ def default_model() -> str:
 
 
 def run(args) -> int:
-    from parlai_acute.files import atomic_write
     from parlai_acute.metrics.ranking import RankConfig, rank, scorer_of
     from parlai_acute.metrics.replies import build_agent
-    from parlai_acute.metrics.tables import write_run, write_table
-
-    import pandas as pd
+    from parlai_acute.metrics.reports import rank_report
+    from parlai_acute.metrics.tables import write_csv, write_run
 
     config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
                         rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.level)
@@ -63,21 +61,16 @@ def run(args) -> int:
     score_fn, tokenisation = scorer_of(agent, config.with_end)
     table, summary = rank(items, score_fn, config)
     outdir = Path(args.outdir)
-    with atomic_write(outdir / "per_item.csv") as fh:
-        table.to_csv(fh, index=False)
-    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
-    shown = pd.DataFrame([{"measure": k, "value": summary[k], "value_low": summary.get(f"{k}_low", math.nan),
-                           "value_high": summary.get(f"{k}_high", math.nan)} for k in names])
-    write_table(shown, outdir, "summary", ["value"],
-                caption=f"{summary['contexts']} contexts, {summary['gold_tokens']} gold tokens; "
-                        f"[{config.level:.0%} bootstrap interval over contexts]")
+    write_csv(table, outdir / "per_item.csv")
     write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},
               test_set=test_set_description(args), summary=summary)
+    rank_report(summary, table, config, tokenisation).write(outdir)
+    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
     print(f"{summary['contexts']} contexts, {summary['gold_tokens']} gold tokens ({tokenisation['model']}, "
           f"{tokenisation['tokenizer']}, end token {'scored' if config.with_end else 'not scored'})")
     for k in names:
         low, high = summary.get(f"{k}_low", math.nan), summary.get(f"{k}_high", math.nan)
         interval = "" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]"
         print(f"  {k:<22} {summary[k]:.3f}{interval}")
-    print(f"results: {outdir}/summary.md, per_item.csv, run.json")
+    print(f"report: {outdir}/report.html (per_item.csv, run.json)")
     return 0

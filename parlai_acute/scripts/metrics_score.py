@@ -4,8 +4,9 @@ F1 (ParlAI's), BLEU-1..4 (sentence: best over references; corpus: all references
 sacrebleu), ROUGE-L (rouge-score), METEOR (nltk, Debian's WordNet), chrF, and embedding
 average / extrema / greedy matching (all-MiniLM-L6-v2 token vectors), each against the
 first reference and against all; distinct-1/2 and Self-BLEU of the replies. Replies come
-from a file (--replies) or from any ParlAI agent (--model). Writes per_item.csv,
-summary.csv/.md/.tex, diversity.json and run.json (configuration, seed, signatures).
+from a file (--replies) or from any ParlAI agent (--model). Writes report.html
+(tables as LaTeX/Markdown in tables/, figures in figures/), per_item.csv, summary.csv,
+diversity.json and run.json (configuration, seed, signatures).
 
 Examples:
   parlai-acute metrics score --data test.jsonl --replies replies.jsonl -o out/
@@ -72,9 +73,10 @@ def get_replies(args, items) -> tuple[dict, str]:
 
 
 def run(args) -> int:
-    from parlai_acute.metrics.score import score
-    from parlai_acute.metrics.tables import write_run, write_table
     from parlai_acute.files import write_json
+    from parlai_acute.metrics.reports import score_report
+    from parlai_acute.metrics.score import score
+    from parlai_acute.metrics.tables import write_csv, write_run
 
     if args.batchsize < 1:
         raise UserError(f"--batchsize must be at least 1, got {args.batchsize}")
@@ -83,16 +85,12 @@ def run(args) -> int:
     replies, source = get_replies(args, items)
     result = score(items, replies, config)
     outdir = Path(args.outdir)
-    from parlai_acute.files import atomic_write
-
-    with atomic_write(outdir / "per_item.csv") as fh:
-        result.per_item.to_csv(fh, index=False)
-    write_table(result.summary, outdir, "summary", ["single", "multi"], hide=["signature"],
-                caption=f"{len(items)} contexts, {result.config['references']} references; mean "
-                        f"[{config.level:.0%} bootstrap interval over contexts]")
+    write_csv(result.per_item, outdir / "per_item.csv")
+    write_csv(result.summary, outdir / "summary.csv")
     write_json(outdir / "diversity.json", result.diversity)
     write_run(outdir, "metrics score", result.config, result.signatures, test_set=test_set_description(args),
               replies=source)
+    score_report(result, config, source).write(outdir)
     print(f"{len(items)} contexts, {result.config['references']} references, {result.config['empty_replies']} "
           f"empty replies ({source})")
     print(f"{'metric':<14} {'level':<9} {'single-ref':>24} {'multi-ref':>24}")
@@ -103,7 +101,7 @@ def run(args) -> int:
     print("diversity: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in div.items()))
     for signature in result.signatures.values():
         print(f"  {signature['signature']}")
-    print(f"results: {outdir}/summary.md, per_item.csv, run.json")
+    print(f"report: {outdir}/report.html (tables/summary.tex|md, per_item.csv, run.json)")
     return 0
 
 

@@ -37,7 +37,10 @@ def test_score_writes_tables_and_signatures(capsys, dailydialog_file, replies_fi
     assert run["version"] == parlai_acute.__version__ and run["seed"] == 0
     assert run["signatures"]["bleu"]["smooth"] == "floor" and run["signatures"]["bleu"]["sacrebleu"]
     assert "wordnet" in run["signatures"]["meteor"] and run["signatures"]["embedding"]["dim"] == 384
-    assert (out / "summary.md").read_text().count("\n|") >= 16 and "\\begin{tabular}" in (out / "summary.tex").read_text()
+    assert (out / "tables" / "summary.md").read_text().count("\n|") >= 16
+    assert "\\begin{tabular}" in (out / "tables" / "summary.tex").read_text()
+    page = (out / "report.html").read_text()
+    assert "bootstrap interval over contexts" in page and "<svg" in page and (out / "figures" / "scores.pdf").exists()
     per_item = pd.read_csv(out / "per_item.csv")
     assert list(per_item["id"]) == ["1:0", "1:1", "2:0"] and "emb_greedy_multi" in per_item
     assert json.loads((out / "diversity.json").read_text())["distinct1_across"] > 0
@@ -77,6 +80,7 @@ def test_rank_with_a_local_transformers_model(capsys, dailydialog_file, tiny_gpt
     assert code == 0 and "perplexity" in stdout and "hits@1/3+parrot" in stdout
     run = json.loads((tmp_path / "rank" / "run.json").read_text())
     assert run["summary"]["contexts"] == 3 and run["signatures"]["tokenisation"]["model"] == tiny_gpt2
+    assert "chance" in (tmp_path / "rank" / "report.html").read_text()
     code, _, err = run_cli(capsys, "metrics", "rank", "--data", str(dailydialog_file), "--model",
                            "parlai_acute.agents.constant_reply:ConstantReplyAgent", "-o", str(tmp_path / "r2"))
     assert code == 2 and "cannot score a given reply" in err
@@ -85,7 +89,8 @@ def test_rank_with_a_local_transformers_model(capsys, dailydialog_file, tiny_gpt
 def test_logs_table(capsys, tmp_path):
     log = tmp_path / "chat.jsonl"
     log.write_text(json.dumps({"dialog": [[{"id": "localHuman", "text": "hi! how are you?"},
-                                           {"id": "Bot", "text": "Fine. What about you?"}]]}) + "\n", encoding="utf-8")
+                                           {"id": "<b>Bot</b>", "text": "Fine. What about you?"}]]}) + "\n",
+                   encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("hi how are you\nfine thanks\n", encoding="utf-8")
     code, stdout, _ = run_cli(capsys, "metrics", "logs", f"me={log}", "--reference-corpus", str(corpus),
@@ -95,6 +100,9 @@ def test_logs_table(capsys, tmp_path):
     assert table.loc["model", "question_word"] == 0 and table.loc["model", "question_mark"] == 1
     assert table.loc["human", "freq1h"] == 1.0  # every word is rare in a two-line corpus
     assert json.loads((tmp_path / "logs" / "run.json").read_text())["config"]["reference_corpus"] == str(corpus)
+    page = (tmp_path / "logs" / "report.html").read_text()
+    assert "&lt;b&gt;Bot&lt;/b&gt;" in page and "<b>Bot</b>" not in page  # names are text, never markup
+    assert "descriptive, no interval" in page and (tmp_path / "logs" / "tables" / "logs_table.tex").exists()
     code, _, err = run_cli(capsys, "metrics", "logs", str(tmp_path / "none.jsonl"), "-o", str(tmp_path / "x"))
     assert code == 2 and "does not exist" in err
 
@@ -118,6 +126,7 @@ def test_correlate_ratings_and_perplexity(capsys, tmp_path):
     assert "per response (6 responses)" in stdout and "R^2" in stdout
     table = pd.read_csv(tmp_path / "corr" / "correlations_response.csv").set_index("metric")
     assert table.loc["f1", "pearson_multi"] > 0
-    assert (tmp_path / "corr" / "perplexity_vs_human.tex").exists()
+    assert (tmp_path / "corr" / "tables" / "perplexity_vs_human.tex").exists()
+    assert "Spearman correlation" in (tmp_path / "corr" / "report.html").read_text()
     code, _, err = run_cli(capsys, "metrics", "correlate", "--ratings", str(ratings), "-o", str(tmp_path / "c2"))
     assert code == 2 and "missing column 'rating'" in err
