@@ -2,7 +2,7 @@
 
 Items (contexts) are resampled with replacement; an interval is the ``(1-level)/2`` and
 ``(1+level)/2`` percentiles of the resampled statistic. One item alone gives no interval
-(NaN), never a zero-width one.
+(NaN), never a zero-width one; nor do items that all score the same.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def resample_weights(n: int, resamples: int, seed: int, chunk: int = 200):
 def mean_interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     n = len(values)
-    if n < 2 or resamples < 1:
+    if n < 2 or resamples < 1 or np.ptp(values) == 0:  # every context alike: no interval, not a zero-width one
         return float("nan"), float("nan")
     means = np.concatenate([w @ values / n for w in resample_weights(n, resamples, seed)])
     return _percentiles(means, level)
@@ -41,7 +41,7 @@ def pooled_interval(stats: np.ndarray, score: Callable[[np.ndarray], dict], resa
         for summed in weights @ stats:
             for column, value in score(summed).items():
                 draws.setdefault(column, []).append(value)
-    return {column: _percentiles(np.array(v), level) for column, v in draws.items()}
+    return {column: _percentiles(np.array(v), level) for column, v in draws.items() if np.ptp(v) > 0}
 
 
 def _percentiles(draws: np.ndarray, level: float) -> tuple[float, float]:

@@ -6,7 +6,8 @@
 * hits@1/N: the gold reply among N-1 distractors, the gold replies of other contexts of
   the same test set drawn at random (seeded per context; ConvAI2 used N = 20), ranked by
   the model's log-likelihood (``sum``, or ``mean`` per token). A tie counts against the
-  gold reply;
+  gold reply. Contexts are independent draws, so shares get exact (Clopper-Pearson)
+  intervals; perplexity a bootstrap interval over contexts;
 * the parrot (ConvAI2 report): the partner's last message as one more candidate; hits@1
   is reported with and without it, with the share of contexts where the parrot beats gold.
 
@@ -118,6 +119,16 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         columns += [("hit_with_parrot", f"hits@1/{n}+parrot"), ("parrot_beats_gold", "parrot_beats_gold")]
     for column, name in columns:
         values = table[column].to_numpy(dtype=float)
-        low, high = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.level)
+        low, high = exact_interval(int(values.sum()), len(values), config.level)
         out.update({name: float(np.mean(values)), f"{name}_low": low, f"{name}_high": high})
     return out
+
+
+def exact_interval(hits: int, n: int, level: float) -> tuple[float, float]:
+    """Clopper-Pearson interval of a share of independent contexts (never zero-width, even at 0/n)."""
+    from scipy.stats import binomtest
+
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = binomtest(hits, n).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)

@@ -50,11 +50,12 @@ def rank_report(summary: dict, table: pd.DataFrame, config, tokenisation: dict) 
                            "value_high": summary.get(f"{k}_high", float("nan"))} for k in names])
     section = report.section("Perplexity and hits@1")
     section.table(with_intervals(shown, ["value"]), "summary",
-                  caption=f"[{_interval_label(config.level, 'contexts')}]")
+                  caption=f"perplexity: [{_interval_label(config.level, 'contexts')}]; shares: "
+                          f"[{config.level:.0%} Clopper-Pearson interval]")
     hits = shown[shown["measure"] != "perplexity"]
     if len(hits):
         section.figure(interval_plot(hits, "measure", "value", "value_low", "value_high", "share of contexts",
-                                     _interval_label(config.level, "contexts"), reference=1 / config.candidates),
+                                     f"{config.level:.0%} Clopper-Pearson interval", reference=1 / config.candidates),
                        "hits")
         section.note(f"dashed line: chance ({1 / config.candidates:.3f}) for {config.candidates} candidates")
     report.configuration("Run", {**vars(config), "tokenisation": tokenisation})

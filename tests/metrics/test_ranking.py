@@ -81,3 +81,15 @@ def test_an_agent_without_log_probabilities_is_a_one_line_error():
     ConstantReplyAgent.add_cmdline_args(parser)
     with pytest.raises(UserError, match="cannot score a given reply"):
         scorer_of(ConstantReplyAgent(parser.parse_args([])))
+
+
+def test_shares_get_exact_intervals_even_at_zero():
+    import pandas as pd
+
+    from parlai_acute.metrics.ranking import summarise
+
+    table = pd.DataFrame({"gold_logprob": [-10.0, -12.0, -9.0], "gold_tokens": [5, 6, 4], "hit": [0.0, 0.0, 0.0],
+                          "gold_rank": [3, 2, 4]})
+    summary = summarise(table, RankConfig(candidates=5, bootstrap=200))
+    assert summary["hits@1/5"] == 0 and summary["hits@1/5_low"] == 0
+    assert summary["hits@1/5_high"] == pytest.approx(1 - 0.025 ** (1 / 3))  # Clopper-Pearson upper bound at 0/3

@@ -178,3 +178,10 @@ def test_one_context_has_no_interval_rather_than_a_zero_width_one():
     result = score([Item("x", ["c"], ["hello there"])], {"x": ["hello"]}, ScoreConfig(metrics=("f1",), bootstrap=100))
     row = result.summary.iloc[0]
     assert math.isnan(row["single_low"]) and math.isnan(row["single_high"])
+
+
+def test_contexts_that_all_score_the_same_have_no_interval():
+    items = [Item(str(k), ["c"], ["hello there"]) for k in range(5)]
+    result = score(items, {str(k): ["goodbye"] for k in range(5)}, ScoreConfig(metrics=("f1",), bootstrap=100))
+    row = result.summary.iloc[0]
+    assert row["single"] == 0 and math.isnan(row["single_low"]) and math.isnan(row["single_high"])
