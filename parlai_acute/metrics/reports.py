@@ -28,8 +28,8 @@ def score_report(result, config, source: str) -> Report:
     section.table(with_intervals(summary.drop(columns=["signature"]), ["single", "multi"]), "summary",
                   caption=f"Mean [{_interval_label(config.level, 'contexts')}]")
     long = pd.concat([summary.assign(label=summary["metric"] + " (" + kind + ")", estimate=summary[kind],
-                                     low=summary[f"{kind}_low"], high=summary[f"{kind}_high"])
-                      for kind in ("single", "multi")]).sort_values("metric", kind="stable")
+                                     low=summary[f"{kind}_low"], high=summary[f"{kind}_high"], order=range(len(summary)))
+                      for kind in ("single", "multi")]).sort_values("order", kind="stable")
     section.figure(interval_plot(long, "label", "estimate", "low", "high", "score",
                                  _interval_label(config.level, "contexts")), "scores")
     div = report.section("Diversity of the replies")
@@ -89,8 +89,9 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
         section.table(with_intervals(shaped, stats), f"correlations_{level}",
                       caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.level, what)}]")
         long = pd.concat([shaped.assign(label=shaped["metric"] + f" ({kind})", estimate=shaped[f"spearman_{kind}"],
-                                        low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"])
-                          for kind in ("single", "multi")]).sort_values("metric", kind="stable")
+                                        low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"],
+                                        order=range(len(shaped)))
+                          for kind in ("single", "multi")]).sort_values("order", kind="stable")
         section.figure(interval_plot(long, "label", "estimate", "low", "high", "Spearman correlation",
                                      _interval_label(config.level, what), reference=0.0), f"spearman_{level}")
     if fits is not None:
