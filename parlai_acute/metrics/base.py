@@ -42,5 +42,10 @@ class CorpusMetric:
     def stats(self, replies: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
         raise NotImplementedError
 
+    def item_stats(self, replies, references, pair_rows=None) -> np.ndarray:
+        """:meth:`stats`, or the same taken from pair statistics already computed (``pair_rows``:
+        each item's first pair row and number of pairs) when a subclass can."""
+        return self.stats(replies, references)
+
     def from_stats(self, summed: np.ndarray) -> dict[str, float]:
         raise NotImplementedError

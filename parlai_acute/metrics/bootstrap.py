@@ -6,19 +6,26 @@ Items (contexts) are resampled with replacement; an interval is the ``(1-level)/
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
 
 
-def resample_weights(n: int, resamples: int, seed: int, chunk: int = 200):
-    """Yield (chunk, n) matrices of bootstrap counts (each row sums to n)."""
+def resample_weights(n: int, resamples: int, seed: int, chunk: int = 250):
+    """Yield (chunk, n) matrices of bootstrap counts (each row sums to n); the same
+    resamples for the same (n, resamples, seed), so every metric of a run uses them."""
+    for start in range(0, resamples, chunk):
+        yield _weights(n, resamples, seed)[start:start + chunk]
+
+
+@functools.lru_cache(maxsize=1)
+def _weights(n: int, resamples: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    done = 0
-    while done < resamples:
-        size = min(chunk, resamples - done)
-        yield rng.multinomial(n, np.full(n, 1.0 / n), size=size).astype(np.float64)
-        done += size
+    counts = np.zeros((resamples, n), dtype=np.float32)
+    for row in range(resamples):
+        counts[row] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+    return counts
 
 
 def mean_interval(values: np.ndarray, resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:

@@ -95,19 +95,34 @@ class SentenceBleu(_BleuSettings, PairMetric):
 
     def pair_scores(self, replies, references):
         if not len(replies):
+            self.pair_stats = np.zeros((0, 10))
             return {c: np.zeros(0) for c in self.columns}
         stats = self.bleu._extract_corpus_statistics(list(replies), [list(references)])
+        self.pair_stats = np.array(stats, dtype=float)  # kept for the corpus BLEU of first references
         rows = [self._scores(s) for s in stats]
         return {c: np.array([r[c] for r in rows]) for c in self.columns}
 
 
 class CorpusBleu(_BleuSettings, CorpusMetric):
     """Corpus BLEU-1..4 (sacrebleu ``corpus_score``): n-gram counts pooled over all items,
-    each item against all its references together."""
+    each item against all its references together.
+
+    Against first references only, an item's statistics are those of its first pair, so
+    they are taken from the sentence BLEU of the same settings (``pairs``) when given.
+    """
 
     columns = tuple(f"corpus_bleu{n}" for n in BLEU_ORDERS)
     prefix = "corpus_"
     effective = False
+
+    def __init__(self, *args, pairs: "SentenceBleu | None" = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pairs = pairs
+
+    def item_stats(self, replies, references, pair_rows=None):
+        if pair_rows is not None and self.pairs is not None and all(len(r) == 1 for r in references):
+            return self.pairs.pair_stats[pair_rows["first"]]
+        return self.stats(replies, references)
 
     def signature(self) -> Signature:
         return self._signature("corpus_bleu")
@@ -145,15 +160,37 @@ class SentenceChrf(_ChrfSettings, PairMetric):
 
     def pair_scores(self, replies, references):
         if not len(replies):
+            self.pair_stats, self.pair_f = np.zeros((0, 18)), np.zeros(0)
             return {"chrf": np.zeros(0)}
         stats = self.chrf._extract_corpus_statistics(list(replies), [list(references)])
-        return {"chrf": np.array([self.chrf._compute_f_score(s) / 100.0 for s in stats])}
+        self.pair_stats = np.array(stats, dtype=float)  # kept for corpus chrF
+        self.pair_f = np.array([self.chrf._compute_f_score(s) for s in stats])
+        return {"chrf": self.pair_f / 100.0}
 
 
 class CorpusChrf(_ChrfSettings, CorpusMetric):
-    """Corpus chrF (sacrebleu): per item the best reference's statistics, pooled."""
+    """Corpus chrF (sacrebleu): per item the best reference's statistics, pooled.
+
+    sacrebleu keeps, per item, the statistics of the reference with the highest chrF (the
+    first on ties); those are pair statistics, so they are taken from the sentence chrF of
+    the same settings (``pairs``) when given.
+    """
 
     columns = ("corpus_chrf",)
+
+    def __init__(self, *args, pairs: "SentenceChrf | None" = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pairs = pairs
+
+    def item_stats(self, replies, references, pair_rows=None):
+        if pair_rows is None or self.pairs is None:
+            return self.stats(replies, references)
+        single = all(len(r) == 1 for r in references)
+        rows = []
+        for first, count in zip(pair_rows["first"], pair_rows["count"]):
+            f = self.pairs.pair_f[first:first + (1 if single else count)]
+            rows.append(first + int(np.argmax(f)))  # argmax: the first of equal scores, as sacrebleu
+        return self.pairs.pair_stats[rows]
 
     def signature(self):
         return self._signature("corpus_chrf")
@@ -204,6 +241,46 @@ class _CachedPorterStemmer:
         return self._stem(word)
 
 
+class _Lemma:
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
+
+
+class _Synonyms:
+    __slots__ = ("_lemmas",)
+
+    def __init__(self, names):
+        self._lemmas = tuple(_Lemma(n) for n in names)
+
+    def lemmas(self):
+        return self._lemmas
+
+
+class _SynonymWordNet:
+    """What nltk's METEOR asks of WordNet, answered once per word.
+
+    METEOR only collects, for a hypothesis word, the lemma names of all its synsets; this
+    gives it one pseudo-synset holding exactly those names (computed from the real reader
+    once per word), so the synonym sets, and the scores, are nltk's own. The tests compare
+    with nltk given the plain reader."""
+
+    def __init__(self, wordnet):
+        self.wordnet = wordnet
+        self._cache: dict = {}
+
+    def synsets(self, word):
+        found = self._cache.get(word)
+        if found is None:
+            names = dict.fromkeys(lemma.name() for synset in self.wordnet.synsets(word) for lemma in synset.lemmas())
+            found = self._cache[word] = (_Synonyms(names),) if names else ()
+        return found
+
+
 class Meteor(PairMetric):
     """METEOR (nltk ``meteor_score``: exact, Porter-stem and WordNet-synonym matches)."""
 
@@ -214,6 +291,7 @@ class Meteor(PairMetric):
 
         self.wordnet = load_wordnet()
         self.stemmer = _CachedPorterStemmer()
+        self.synonyms = _SynonymWordNet(self.wordnet)
 
     def signature(self):
         from parlai_acute.metrics.wordnet import wordnet_dir, wordnet_version
@@ -236,5 +314,5 @@ class Meteor(PairMetric):
         for i, (h, r) in enumerate(zip(replies, references)):
             hyp, ref = tokens(h), tokens(r)
             if hyp and ref:
-                out[i] = single_meteor_score(ref, hyp, wordnet=self.wordnet, stemmer=self.stemmer)
+                out[i] = single_meteor_score(ref, hyp, wordnet=self.synonyms, stemmer=self.stemmer)
         return {"meteor": out}

@@ -69,12 +69,13 @@ def logs_report(table: pd.DataFrame, config: dict) -> Report:
     section.table(table, "logs_table")
     labels = (table["log"] + " / " + table["speaker"] + " (" + table["role"] + ")").tolist()
     for column, title in LOG_PLOTS:
-        fig = new_figure(width=6.5, height=1.0 + 0.4 * len(table))
+        fig = new_figure(width=7.5, height=1.3 + 0.4 * len(table))
         ax = fig.add_subplot()
         ax.barh(range(len(table)), table[column].fillna(0).to_numpy(), color="#336699")
         ax.set_yticks(range(len(table)), labels)
         ax.invert_yaxis()
-        ax.set_xlabel(f"{title}; descriptive, no interval")
+        ax.set_xlabel(title)
+        ax.set_title("descriptive, no interval", fontsize=9)
         section.figure(fig, f"logs_{column}")
     report.configuration("Run", config)
     return report

@@ -63,14 +63,14 @@ def build_metrics(config: ScoreConfig):
         pair.append(F1())
     if "bleu" in config.metrics:
         pair.append(SentenceBleu(**bleu_kw))
-        corpus.append(CorpusBleu(**bleu_kw))
+        corpus.append(CorpusBleu(**bleu_kw, pairs=pair[-1]))
     if "rouge" in config.metrics:
         pair.append(RougeL())
     if "meteor" in config.metrics:
         pair.append(Meteor())
     if "chrf" in config.metrics:
         pair.append(SentenceChrf(lowercase=config.lowercase))
-        corpus.append(CorpusChrf(lowercase=config.lowercase))
+        corpus.append(CorpusChrf(lowercase=config.lowercase, pairs=pair[-1]))
     if "embedding" in config.metrics:
         from parlai_acute.metrics.embeddings import EmbeddingMetrics
 
@@ -116,6 +116,8 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
     nrefs = [len(item.references) for item in items]
     per_item = item_scores(items, replies, pair_metrics)
 
+    counts = np.array(nrefs)
+    pair_rows = {"first": np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int), "count": counts}
     signatures, rows = {}, []
     for metric in pair_metrics:
         sig = metric.signature().with_refs(nrefs)
@@ -132,7 +134,7 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
         signatures[sig.metric] = sig.as_dict()
         results = {}
         for kind, refs in (("single", [it.references[:1] for it in items]), ("multi", [it.references for it in items])):
-            stats = metric.stats(first, refs)
+            stats = metric.item_stats(first, refs, pair_rows)
             point = metric.from_stats(stats.sum(axis=0))
             intervals = bootstrap.pooled_interval(stats, metric.from_stats, config.bootstrap, config.seed, config.level)
             results[kind] = (point, intervals)

@@ -185,3 +185,22 @@ def test_contexts_that_all_score_the_same_have_no_interval():
     result = score(items, {str(k): ["goodbye"] for k in range(5)}, ScoreConfig(metrics=("f1",), bootstrap=100))
     row = result.summary.iloc[0]
     assert row["single"] == 0 and math.isnan(row["single_low"]) and math.isnan(row["single_high"])
+
+
+def test_corpus_scores_of_a_run_equal_sacrebleu_single_and_multi():
+    """score() takes corpus statistics from the pair statistics where it can; the numbers stay sacrebleu's."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    items = [Item(str(k), ["c"], refs) for k, (_, refs) in enumerate(PAIRS)]
+    hyps = [h for h, _ in PAIRS]
+    result = score(items, {str(k): [h] for k, h in enumerate(hyps)}, ScoreConfig(metrics=("bleu", "chrf"), bootstrap=0))
+    summary = result.summary.set_index("metric")
+    width = max(len(r) for _, r in PAIRS)
+    streams = {"single": [[r[0] for _, r in PAIRS]],
+               "multi": [[r[k] if k < len(r) else None for _, r in PAIRS] for k in range(width)]}
+    for kind, refs in streams.items():
+        for n in (1, 2, 3, 4):
+            expected = BLEU(max_ngram_order=n, lowercase=True).corpus_score(hyps, refs).score / 100
+            assert summary.loc[f"corpus_bleu{n}", kind] == pytest.approx(expected, abs=1e-9)
+        expected = CHRF(lowercase=True).corpus_score(hyps, refs).score / 100
+        assert summary.loc["corpus_chrf", kind] == pytest.approx(expected, abs=1e-9)
