@@ -4,7 +4,9 @@ and of per-model perplexity with per-model human scores (Meena's R^2).
 Per response: Pearson and Spearman (scipy) between each metric, single- and
 multi-reference, and the rating of each response. Per system: the same between models'
 mean metric and mean rating. Intervals: seeded percentile bootstrap, resampling
-responses (per system: within each model, so every model stays in). With fewer than 3
+responses (per system: within each model, so every model stays in; such an interval says
+how sure the ranking of *these* systems is, not how another choice of systems would
+correlate, and with few systems that second uncertainty dominates). With fewer than 3
 systems a system-level correlation is not computed (NaN).
 """
 from __future__ import annotations

@@ -138,7 +138,6 @@ def read_csv(path: str | Path, context: str = "context", response: str = "respon
 def read_teacher(task: str, datatype: str = "valid", datapath: str | None = None, limit: int = 0,
                  extra_args: list[str] | None = None) -> list[Item]:
     """Examples of a ParlAI teacher, in order, with their episode's earlier turns as context."""
-    from parlai.core.agents import create_agent_from_shared  # noqa: F401  (ParlAI import order)
     from parlai.core.params import ParlaiParser
     from parlai.core.worlds import create_task
 

@@ -95,6 +95,9 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
                           for kind in ("single", "multi")]).sort_values("order", kind="stable")
         section.figure(interval_plot(long, "label", "estimate", "low", "high", "Spearman correlation",
                                      _interval_label(config.level, what), reference=0.0), f"spearman_{level}")
+        if level == "system":
+            section.note("Responses are resampled within each system: the interval is for these systems; a different "
+                         "choice of systems adds uncertainty it does not show, large when there are few systems.")
     if fits is not None:
         section = report.section("Perplexity against human scores across models")
         section.table(with_intervals(fits, ["r"]), "perplexity_vs_human",

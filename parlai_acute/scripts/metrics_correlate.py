@@ -101,10 +101,11 @@ def run(args) -> int:
             unit = "responses" if level == "response" else "systems"
             write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
-            print(f"per {level} ({n} {unit}): Spearman / Pearson, single-ref | multi-ref")
-            for row in shaped.itertuples(index=False):
-                print(f"  {row.metric:<12} {row.spearman_single:+.3f} / {row.pearson_single:+.3f} | "
-                      f"{row.spearman_multi:+.3f} / {row.pearson_multi:+.3f}")
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} bootstrap intervals]")
+            print(f"  {'metric':<12} {'single-ref':^44} {'multi-ref':^44}")
+            for row in shaped.to_dict("records"):
+                cells = [_stat(row, f"{stat}_{kind}") for kind in ("single", "multi") for stat in ("spearman", "pearson")]
+                print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}")
     if args.system_scores:
         from parlai_acute.metrics.inputs import read_csv_rows
 
@@ -120,10 +121,21 @@ def run(args) -> int:
         fits = correlation.perplexity_vs_human(frame, args.perplexity_column, score_columns, args.model_column)
         write_csv(fits, outdir / "perplexity_vs_human.csv")
         for row in fits.itertuples(index=False):
-            print(f"perplexity vs {row.score}: R^2 {row.r_squared:.3f}, r {row.r:+.3f}, slope {row.slope:+.4f}, "
+            interval = "" if row.r_low != row.r_low else f" [{row.r_low:+.3f}, {row.r_high:+.3f}] (95% Fisher z)"
+            print(f"perplexity vs {row.score}: R^2 {row.r_squared:.3f}, r {row.r:+.3f}{interval}, slope {row.slope:+.4f}, "
                   f"p {row.p_value:.3g} ({row.models} models)")
     write_run(outdir, "metrics correlate", {**vars(config), "metrics": list(config.metrics)}, signatures,
               ratings=args.ratings, system_scores=args.system_scores)
     correlation_report(out, config, fits).write(outdir)
     print(f"report: {outdir}/report.html (tables/*.tex|md, *.csv, run.json)")
     return 0
+
+
+def _stat(row: dict, key: str) -> str:
+    import math
+
+    value, low, high = row[key], row.get(f"{key}_low", math.nan), row.get(f"{key}_high", math.nan)
+    if math.isnan(value):
+        return f"{'n/a':<21}"
+    interval = "" if math.isnan(low) else f" [{low:+.2f},{high:+.2f}]"
+    return f"{value:+.2f}{interval:<16}"

@@ -101,8 +101,19 @@ def test_smollm2_generates_replies_to_contexts(dailydialog_file, datapath):
     from parlai_acute.metrics.replies import build_agent
 
     items = read_dailydialog(dailydialog_file)
-    agent = build_agent("--model-file x -m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 16"
-                        .replace("--model-file x ", ""), datapath)
+    agent = build_agent("parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 16", datapath)
     replies = generate_replies(agent, items, batchsize=3)
     assert set(replies) == {it.id for it in items}
     assert all(len(r) == 1 and r[0].strip() for r in replies.values())
+
+
+def test_any_parlai_teacher_with_episode_history(datapath):
+    """ParlAI's own integration-test teacher (built in code, nothing downloaded): each
+    example's context is its episode's earlier texts and labels, then its own text."""
+    items = read_teacher("integration_tests:multiturn", "valid", datapath, limit=5)
+    assert [it.id for it in items] == ["0:0", "0:1", "0:2", "0:3", "1:0"]
+    first, second = items[0], items[1]
+    assert second.context[:2] == [first.context[-1], first.references[0]]
+    assert len(second.context) == 3 and items[4].context == [items[4].references[0]]
+    with pytest.raises(UserError, match="cannot load the task"):
+        read_teacher("no_such_task_anywhere", "valid", datapath)
