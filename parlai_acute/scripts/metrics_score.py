@@ -50,7 +50,7 @@ def get_replies(args, items) -> tuple[dict, str]:
     if args.replies:
         return read_replies(args.replies, items), f"file {args.replies}"
     if args.model:
-        agent = build_agent(args.model, args.datapath)
+        agent = build_agent(args.model, args.datapath, ["--batchsize", str(args.batchsize)])  # llama.cpp sizes its slots by it
         done = [0]
 
         def progress(k):
