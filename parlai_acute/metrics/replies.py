@@ -48,7 +48,7 @@ def read_replies(path: str | Path, items: list[Item]) -> dict[str, list[str]]:
 
 def match_replies(replies: dict[str, list[str]], items: list[Item], where: str) -> dict[str, list[str]]:
     known = {item.id for item in items}
-    missing = [item.id for item in items if item.id not in replies]
+    missing = [item.id for item in items if not replies.get(item.id)]
     if missing:
         raise UserError(f"{where} has no reply for {len(missing)} of {len(items)} contexts (first: {missing[0]!r}); "
                         "reply to every context of the test set")

@@ -67,6 +67,12 @@ def test_replies_files(dailydialog_file, tmp_path):
     path.write_text(json.dumps({"id": "1:0", "reply": "x"}) + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"no reply for 2 of 3 contexts \(first: '1:1'\)"):
         read_replies(path, items)
+    path.write_text("".join(json.dumps({"id": it.id, "replies": []}) + "\n" for it in items), encoding="utf-8")
+    with pytest.raises(UserError, match=r"no reply for 3 of 3 contexts"):
+        read_replies(path, items)
+    path.write_text(json.dumps({"id": "1:0", "reply": None}) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"r.jsonl:1: needs an 'id' and a 'reply' string"):
+        read_replies(path, items)
     path.write_text("".join(json.dumps({"id": it.id, "reply": "x"}) + "\n" for it in items)
                     + json.dumps({"id": "9:9", "reply": "x"}) + "\n", encoding="utf-8")
     with pytest.raises(UserError, match="'9:9', which is not a context"):
