@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -85,3 +86,15 @@ def test_reference_counts_from_text_or_count_file(tmp_path):
 
     with pytest.raises(UserError, match=r"counts.tsv:2: expected word<TAB>count"):
         read_counts(counts)
+
+
+def test_empty_punctuation_and_non_ascii_turns(tmp_path):
+    log = write_log(tmp_path / "odd.jsonl", [{"dialog": [[{"id": "a", "text": ""}, {"id": "b", "text": "?!"}],
+                                                         [{"id": "a", "text": "Café crème, 你好 ¿qué tal?"},
+                                                          {"id": "b", "text": "?!"}]]}])
+    table = analyse_episodes({"odd": read_log(log)}, counts={"café": 500}).set_index("speaker")
+    assert table.loc["a", "utterances"] == 2 and table.loc["a", "words_per_utt"] == pytest.approx(5 / 2)
+    assert table.loc["a", "freq1h"] == pytest.approx(4 / 5)  # café is the one word seen 100 times or more
+    assert table.loc["b", "words_per_utt"] == 0 and table.loc["b", "question_mark"] == 1
+    assert table.loc["b", "unique_share"] == pytest.approx(1 / 2)
+    assert math.isnan(table.loc["b", "freq1h"])  # no words at all: undefined, not 0
