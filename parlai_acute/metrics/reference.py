@@ -120,7 +120,7 @@ class CorpusBleu(_BleuSettings, CorpusMetric):
         self.pairs = pairs
 
     def item_stats(self, replies, references, pair_rows=None):
-        if pair_rows is not None and self.pairs is not None and all(len(r) == 1 for r in references):
+        if _pairs_match(self.pairs, pair_rows) and all(len(r) == 1 for r in references):
             return self.pairs.pair_stats[pair_rows["first"]]
         return self.stats(replies, references)
 
@@ -132,6 +132,12 @@ class CorpusBleu(_BleuSettings, CorpusMetric):
 
     def from_stats(self, summed):
         return self._scores(summed)
+
+
+def _pairs_match(pairs, pair_rows) -> bool:
+    """The sentence metric last scored exactly the pairs of these items (see score.pair_table)."""
+    return (pairs is not None and pair_rows is not None and getattr(pairs, "pair_stats", None) is not None
+            and len(pairs.pair_stats) == int(sum(pair_rows["count"])))
 
 
 def _streams(references: Sequence[Sequence[str]]) -> list[list]:
@@ -183,7 +189,7 @@ class CorpusChrf(_ChrfSettings, CorpusMetric):
         self.pairs = pairs
 
     def item_stats(self, replies, references, pair_rows=None):
-        if pair_rows is None or self.pairs is None:
+        if not _pairs_match(self.pairs, pair_rows):
             return self.stats(replies, references)
         single = all(len(r) == 1 for r in references)
         rows = []
