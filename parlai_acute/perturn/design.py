@@ -20,6 +20,8 @@ from parlai_acute.perturn.turns import PROTOCOLS, SETTINGS
 
 OPENINGS = ("worker", "hi", "chitchat", "persona", "topic")
 JUSTIFICATION = ("off", "optional", "required")
+LABEL_MODES = ("appropriate", "ssa")
+SURVEYS = ("none", "convai2")
 
 
 def parse_model_sets(text: str) -> list[tuple[str, ...]]:
@@ -43,6 +45,8 @@ class Design:
     max_turns: int = 15
     opening: str = "worker"
     justification: str = "off"
+    label_mode: str = "appropriate"  # sm only: one question, or Meena's sensible-then-specific pair
+    survey: str = "none"  # end-of-chat questions: none, or ConvAI2's ratings and persona detection
 
     def __post_init__(self):
         self.validate()
@@ -58,6 +62,15 @@ class Design:
                             "uses protocol sm, the others soba, sata_random or sata_user")
         if self.opening not in OPENINGS:
             raise UserError(f"opening {self.opening!r} is not one of {', '.join(OPENINGS)}")
+        if self.label_mode not in LABEL_MODES:
+            raise UserError(f"label_mode {self.label_mode!r} is not one of {', '.join(LABEL_MODES)}")
+        if self.label_mode == "ssa" and self.setting != "sm":
+            raise UserError("label_mode ssa (sensibleness and specificity) labels one reply per turn: use it with "
+                            "setting sm and protocol sm")
+        if self.survey not in SURVEYS:
+            raise UserError(f"survey {self.survey!r} is not one of {', '.join(SURVEYS)}")
+        if self.survey == "convai2" and self.opening != "persona":
+            raise UserError("survey convai2 asks the worker to detect the model's persona: use it with opening persona")
         if self.justification not in JUSTIFICATION:
             raise UserError(f"justification {self.justification!r} is not one of {', '.join(JUSTIFICATION)}")
         if self.min_turns < 1 or self.max_turns < self.min_turns:

@@ -180,3 +180,50 @@ def test_a_a_run_the_same_model_twice_shows_no_difference(tmp_path, launch_per_t
     assert pair.turns == 12 and pair.pvalue > 0.05 and pair.mark == ""
     # three dialogues are too few to resample (a 3-cluster bootstrap is anti-conservative): none given
     assert pair.boot_pvalue != pair.boot_pvalue
+
+
+def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, launch_per_turn, chromium):
+    """Meena's interactive SSA (starting with "Hi!") and ConvAI2's end-of-chat ratings, as options of the
+    same chat task: one dialogue with a persona, every reply labelled, then the survey."""
+    from perturn_helpers import stored as read_back
+
+    from parlai_acute.mephisto_tasks.per_turn import store
+
+    task = launch_per_turn("--model", GENERIC, *SHORT, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
+                           "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.opening=persona",
+                           "mephisto.blueprint.survey=convai2", "mephisto.blueprint.survey_questions=fluency",
+                           "mephisto.blueprint.target=1", "mephisto.blueprint.onboarding=false")
+    task.wait_ready()
+    seen = []
+
+    def label(view):
+        seen.append(view)
+        if view["turn"] == 0:
+            return Choice(sensible=True, specific=False)  # "I don't know" / "ok": sensible, not specific
+        return Choice(sensible=False, specific=True)  # the page never asks; the server stores "not specific"
+
+    def answer(view):
+        seen.append(view)
+        return {"scores": {"engagingness": 2, "fluency": 4}, "reasons": {"engagingness": "short answers"},
+                "persona": 1}
+
+    run = sw.run_worker(chromium, task.url, "meg", "m1", write, label, turns=2, answer_survey=answer)
+    assert run.status == "complete" and len(run.made) == 2
+    assert seen[0]["worker_context"].startswith("your persona:")  # the worker was given a persona of their own
+    assert task.wait_exit(timeout=120) == 0
+    _, units, records = read_back(task.data_dir)
+    labels = store.ssa_label_records(units)
+    assert [(x["sensible"], x["specific"]) for x in labels] == [(True, False), (False, False)]
+    assert {x["reply"] for x in labels} <= {"I don't know", "ok"} and labels[0]["context"] == [
+        records[0]["worker_message"]]
+    assert [r["picked"] for r in sorted(records, key=lambda r: r["turn"])] == [True, False]  # picked = makes sense
+    ratings = {r["question"]: r for r in store.ratings_records(units)}
+    assert ratings["engagingness"]["score"] == 2 and ratings["engagingness"]["reason"] == "short answers"
+    assert ratings["fluency"]["score"] == 4
+    data = units[0]["data"]
+    options = data["survey"]["persona_options"]
+    model_persona = " ".join(data["seed"]["personas"][1])
+    worker_persona = " ".join(data["seed"]["personas"][0])
+    assert model_persona in options and worker_persona not in options  # the decoy is never the worker's own
+    assert ratings["persona_detection"]["score"] == int(options[1] == model_persona)
+    assert seen[-1]["survey"]["personas"] == options  # what the page showed is what was stored

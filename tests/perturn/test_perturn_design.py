@@ -78,3 +78,12 @@ def test_sm_continues_either_way():
 def test_no_candidate_at_all():
     d = decide("soba", 0, [], "", random.Random(0))
     assert (d.continued, d.fallback) == (None, "none")
+
+
+def test_label_mode_and_survey_need_their_settings():
+    assert Design(["a"], setting="sm", protocol="sm", label_mode="ssa").label_mode == "ssa"
+    with pytest.raises(UserError, match="label_mode ssa"):
+        Design(["a", "b"], setting="pm", label_mode="ssa")
+    with pytest.raises(UserError, match="opening persona"):
+        Design(["a", "b"], survey="convai2")
+    assert Design(["a", "b"], survey="convai2", opening="persona").survey == "convai2"

@@ -62,6 +62,15 @@ class PerTurnBlueprintArgs(TaskArgs):
                 "persona (the worker and the models each get a persona), topic (a shared topic)."})
     justification: str = field(default="off", metadata={
         "help": "Per-turn reason for the choice: off, optional or required."})
+    label_mode: str = field(default="appropriate", metadata={
+        "help": "Setting sm: appropriate (one question per reply) or ssa (Meena: 'Does the response make sense?' "
+                "then, only if so, 'Is the response specific?'; interactive SSA, stored at once as SSA labels)."})
+    survey: str = field(default="none", metadata={
+        "help": "End-of-chat questions: none, or convai2 (1-4 ratings with optional reasons, then persona "
+                "detection: needs opening=persona)."})
+    survey_questions: str = field(default="", metadata={
+        "help": "convai2 survey: Likert questions besides engagingness, comma-separated from fluency, "
+                "consistency, humanness."})
     custom_question: Optional[str] = field(default=None, metadata={
         "help": "Your own question text (default: the protocol's wording)."})
     max_dialogues_per_worker: Optional[int] = field(default=None, metadata={
@@ -108,7 +117,8 @@ def design_from_args(b) -> Design:
     return Design(models=list(models), setting=str(b.setting), protocol=str(b.protocol),
                   model_sets=parse_model_sets(b.get("model_sets") or ""), baseline=str(b.get("baseline") or ""),
                   min_turns=int(b.min_turns), max_turns=int(b.max_turns), opening=str(b.opening),
-                  justification=str(b.justification))
+                  justification=str(b.justification), label_mode=str(b.get("label_mode") or "appropriate"),
+                  survey=str(b.get("survey") or "none"))
 
 
 class LiveSetup:
@@ -126,6 +136,9 @@ class LiveSetup:
         if int(b.target) < 1:
             raise UserError(f"mephisto.blueprint.target must be at least 1, got {b.target}")
         self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None)
+        from parlai_acute.mephisto_tasks.per_turn import survey
+
+        self.survey_questions = survey.questions(b.get("survey_questions") or "") if self.design.survey != "none" else []
         self.seed = int(b.seed)
         self.scheduler = Scheduler(self.design.model_sets, target=int(b.target), unit=str(b.target_unit),
                                    turns_per_dialogue=self.design.min_turns,
@@ -141,7 +154,9 @@ class LiveSetup:
                        "setting": self.design.setting, "protocol": self.design.protocol,
                        "model_sets": ["+".join(s) for s in self.design.model_sets], "min_turns": self.design.min_turns,
                        "max_turns": self.design.max_turns, "opening": self.design.opening,
-                       "justification": self.design.justification, "seed": self.seed}
+                       "justification": self.design.justification, "label_mode": self.design.label_mode,
+                       "survey": self.design.survey, "survey_questions": [q["key"] for q in self.survey_questions],
+                       "seed": self.seed}
 
     def opening(self, dialogue_id: str) -> Opening:
         """The dialogue's start, a pure function of (seed, dialogue id)."""

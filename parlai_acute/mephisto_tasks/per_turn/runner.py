@@ -21,7 +21,7 @@ import time
 
 from mephisto.abstractions.blueprint import TaskRunner
 
-from parlai_acute.mephisto_tasks.per_turn import onboarding
+from parlai_acute.mephisto_tasks.per_turn import onboarding, survey
 from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
@@ -75,7 +75,11 @@ class PerTurnRunner(TaskRunner):
              "can_finish": d["status"] == "chatting" and pending is None and turns >= self.design.min_turns,
              "can_send": d["status"] == "chatting" and pending is None and turns < self.design.max_turns,
              "onboarding": None, "message": d.get("message", ""), "ack": None, "error": None,
-             "first_message": HI if self.design.opening == "hi" and not d["turns"] else ""}
+             "first_message": HI if self.design.opening == "hi" and not d["turns"] else "",
+             "label_mode": self.design.label_mode, "survey": None}
+        if d["status"] == "survey":
+            v["survey"] = {"questions": self.live.survey_questions,
+                           "personas": d["survey_personas"]["options"] if d.get("survey_personas") else None}
         if pending is not None:
             shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
             v.update(candidates=[{"position": c["position"], "text": c["text"]} for c in shown],
@@ -161,6 +165,8 @@ class PerTurnRunner(TaskRunner):
                 error = self._onboarding(agent, update, seq)
             elif kind == "finish":
                 error = self._finish(agent, seq)
+            elif kind == "survey":
+                error = self._survey(agent, update, seq)
             else:
                 error = "Unknown action; please reload the page."
         except Exception:  # never leave the page waiting: log, and say so
@@ -213,6 +219,13 @@ class PerTurnRunner(TaskRunner):
             return "That turn is over; please continue with the current one."
         shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{pending['turn']}:continue")
+        ssa = None
+        if self.design.label_mode == "ssa" and shown:
+            sensible, specific = update.get("sensible"), update.get("specific")
+            if not isinstance(sensible, bool) or (sensible and not isinstance(specific, bool)):
+                return "Please answer whether the response makes sense and, if it does, whether it is specific."
+            ssa = {"sensible": sensible, "specific": bool(sensible and specific)}  # nonsense is never specific
+            update = dict(update, picked=[0] if sensible else [], none=not sensible)
         try:
             decision = decide(self.design.protocol, len(shown), update.get("picked"), str(update.get("user_reply") or ""),
                               rng, none=bool(update.get("none")))
@@ -232,6 +245,8 @@ class PerTurnRunner(TaskRunner):
         turn = {"turn": pending["turn"], "worker_message": pending["worker_message"], "candidates": candidates,
                 "fallback": decision.fallback, "user_reply": decision.user_reply, "justification": justification,
                 "shown_at": pending["shown_at"], "decided_at": time.time()}
+        if ssa is not None:
+            turn["ssa"] = ssa
         d["turns"].append(turn)
         d["pending"] = None
         text, source = _continuation(turn), _source(turn)
@@ -281,6 +296,29 @@ class PerTurnRunner(TaskRunner):
             return (f"Please chat for at least {self.design.min_turns} turns "
                     f"({len(d['turns'])} so far).")
         self._accept(state, seq)
+        if self.design.survey != "none":
+            personas = (d.get("seed") or {}).get("personas")
+            if personas and len(personas) == 2:
+                d["survey_personas"] = survey.persona_choice(personas[1], personas[0], self.seed, d["dialogue_id"])
+            d["status"] = "survey"
+            state.save_data()
+            return None
+        d["status"] = "complete"
+        state.save_data()
+        self._end(agent)
+        return None
+
+    def _survey(self, agent, update: dict, seq: int) -> str | None:
+        state = agent.state
+        d = state.data
+        if d["status"] != "survey":
+            return None
+        try:
+            answers = survey.validate(update, self.live.survey_questions, d.get("survey_personas"))
+        except ValueError as exc:
+            return str(exc)
+        self._accept(state, seq)
+        d["survey"] = dict(answers, answered_at=time.time())
         d["status"] = "complete"
         state.save_data()
         self._end(agent)
@@ -296,7 +334,7 @@ class PerTurnRunner(TaskRunner):
         self._dialogues.pop(agent.get_agent_id(), None)
         if not d.get("model_set"):
             return
-        complete = d["status"] == "complete"
+        complete = d["status"] in ("complete", "survey")  # the chat reached its minimum; the survey is extra
         if d["status"] == "chatting":
             d["status"] = "partial"
             agent.state.save_data()

@@ -21,10 +21,14 @@ class Choice:
     none: bool = False  # "none of these" / "not appropriate"
     user_reply: str = ""
     justification: str = ""
+    sensible: bool | None = None  # label_mode ssa: "does it make sense?"
+    specific: bool | None = None  # label_mode ssa: asked only when sensible
 
 
 Write = Callable[[dict], str]
 Choose = Callable[[dict], Choice]
+# view -> {"scores": {question key: 1..4}, "reasons": {key: text}, "persona": 0 | 1}
+Survey = Callable[[dict], dict]
 
 
 @dataclass
@@ -33,6 +37,7 @@ class PerTurnRun:
     url: str
     made: list[dict] = field(default_factory=list)  # {"turn", "message", "candidates": {position: text}, "choice"}
     onboarding: Choice | None = None
+    survey: dict | None = None  # what the worker answered at the end
     status: str = ""  # the page's last status: complete, blocked, unavailable, chatting (left early)
     finished: bool = False
     message: str = ""
@@ -45,7 +50,11 @@ def _wait_view(page, condition: str, ms: int):
 
 
 def _click_choice(page, view: dict, choice: Choice) -> None:
-    if view["protocol"] == "sm":
+    if view.get("label_mode") == "ssa" and view["status"] == "chatting":
+        page.check("#sensible-yes" if choice.sensible else "#sensible-no")
+        if choice.sensible:
+            page.check("#specific-yes" if choice.specific else "#specific-no")
+    elif view["protocol"] == "sm":
         page.check("#appropriate-yes" if choice.picked else "#appropriate-no")
     else:
         for p in choice.picked:
@@ -61,7 +70,8 @@ def _click_choice(page, view: dict, choice: Choice) -> None:
 
 def run_worker(chromium, base_url: str, worker: str, assignment: str, write: Write, choose: Choose, *,
                turns: int, timeout: float = 120.0, leave_after: int | None = None,
-               viewport: dict | None = None, page_hook: Callable | None = None) -> PerTurnRun:
+               viewport: dict | None = None, page_hook: Callable | None = None,
+               answer_survey: Survey | None = None) -> PerTurnRun:
     """Do one dialogue as ``worker``: ``turns`` judged turns then finish (or leave after ``leave_after``)."""
     url = worker_url(base_url, worker, assignment)
     run = PerTurnRun(worker=url.split("worker_id=")[1].split("&")[0], url=url)
@@ -86,6 +96,17 @@ def run_worker(chromium, base_url: str, worker: str, assignment: str, write: Wri
             if view["status"] == "onboarding":
                 run.onboarding = choose(view)
                 _click_choice(page, view, run.onboarding)
+            elif view["status"] == "survey":
+                if answer_survey is None:
+                    raise AssertionError(f"{run.worker}: the task asks a survey but no answer_survey was given")
+                run.survey = answer_survey(view)
+                for key, score in run.survey["scores"].items():
+                    page.check(f"#q-{key}-{score}")
+                    if run.survey.get("reasons", {}).get(key):
+                        page.fill(f"#reason-{key}", run.survey["reasons"][key])
+                if view["survey"]["personas"]:
+                    page.check(f"#persona-{run.survey['persona']}")
+                page.click("#submit-survey")
             elif view["candidates"]:
                 if leave_after is not None and len(run.made) >= leave_after:
                     run.status = "chatting"

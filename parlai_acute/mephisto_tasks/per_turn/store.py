@@ -22,7 +22,8 @@ def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
 
 
 def dialogue_status(data: dict) -> str:
-    return "complete" if data.get("status") == "complete" else "partial"
+    """complete: the worker finished the chat (a survey left unanswered does not undo that)."""
+    return "complete" if data.get("status") in ("complete", "survey") else "partial"
 
 
 def history(units: list[dict]) -> list[dict]:
@@ -72,6 +73,51 @@ def turns_records(units: list[dict]) -> list[dict]:
 def turns_for_task(db, task_name: str) -> list[dict]:
     """The turns records of everything stored for ``task_name`` (for ``per-turn analyze``)."""
     return turns_records(unit_data_for_task(db, task_name))
+
+
+def ssa_label_records(units: list[dict]) -> list[dict]:
+    """Interactive SSA (label_mode ssa): one label per model reply, as the SSA labels table has them.
+
+    The item is the reply in its conversation (``dialogue:turn``); its context is the
+    conversation before it, worker turns and continuing replies alternating.
+    """
+    records = []
+    for unit in units:
+        data = unit["data"]
+        said = [m["text"] for m in data.get("messages") or [] if m.get("seed")]
+        for turn in data.get("turns") or []:
+            said.append(turn["worker_message"])
+            shown = next((c for c in turn["candidates"] if c["position"] is not None), None)
+            if "ssa" in turn and shown is not None:
+                records.append({"item": f"{data['dialogue_id']}:{turn['turn']}", "model": shown["model"],
+                                "context": list(said), "reply": shown["text"], "worker": unit["worker_name"],
+                                "sensible": bool(turn["ssa"]["sensible"]), "specific": bool(turn["ssa"]["specific"]),
+                                "conversation": data["dialogue_id"], "turn": turn["turn"], "source": "interactive",
+                                "timestamp": turn.get("decided_at"), "unit_id": str(unit["unit_id"]),
+                                "run_id": str(unit["task_run_id"])})
+            continued = turn["user_reply"] if turn["fallback"] == "user" else next(
+                (c["text"] for c in turn["candidates"] if c.get("continued")), "")
+            if continued:
+                said.append(continued)
+    return records
+
+
+def ratings_records(units: list[dict]) -> list[dict]:
+    """End-of-chat survey answers (ConvAI2): one row per (dialogue, question); persona detection is
+    the question ``persona_detection`` with score 1 (right) or 0 (wrong)."""
+    records = []
+    for unit in units:
+        data = unit["data"]
+        answers = data.get("survey")
+        if not answers or not data.get("model_set"):
+            continue
+        base = {"dialogue": data["dialogue_id"], "worker": unit["worker_name"], "model": "|".join(data["model_set"]),
+                "turns": len(data.get("turns") or []), "timestamp": answers.get("answered_at")}
+        for key, score in answers["scores"].items():
+            records.append(dict(base, question=key, score=score, reason=answers["reasons"].get(key, "")))
+        if "persona_pick" in answers:
+            records.append(dict(base, question="persona_detection", score=int(answers["persona_correct"]), reason=""))
+    return records
 
 
 def episodes(units: list[dict]) -> list[list[dict]]:

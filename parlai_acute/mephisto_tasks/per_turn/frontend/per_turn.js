@@ -86,6 +86,7 @@
       card.appendChild(el("span", "label", "Reply"));
       card.appendChild(document.createTextNode(c.text));
       box.appendChild(card);
+      if (v.label_mode === "ssa" && v.status === "chatting") { renderSsa(box, checked); return; }
       [["yes", "Appropriate"], ["no", "Not appropriate"]].forEach(function (opt) {
         var label = el("label", "card");
         var input = el("input");
@@ -112,7 +113,35 @@
     });
   }
 
+  function yesNo(box, name, question, checked) {
+    var group = el("fieldset", "yesno");
+    group.id = name + "-group";
+    group.appendChild(el("legend", null, question));
+    [["yes", "Yes"], ["no", "No"]].forEach(function (opt) {
+      var label = el("label", "card");
+      var input = el("input");
+      input.type = "radio"; input.name = name; input.value = opt[0]; input.id = name + "-" + opt[0];
+      input.checked = !!checked[input.id];
+      input.addEventListener("change", update);
+      label.appendChild(input);
+      label.appendChild(document.createTextNode(opt[1]));
+      group.appendChild(label);
+    });
+    box.appendChild(group);
+  }
+
+  function renderSsa(box, checked) {
+    // Meena's order: sensibleness first; specificity is asked only of a reply that makes sense
+    yesNo(box, "sensible", "Does the response make sense? (common sense, logic, consistent with the conversation)", checked);
+    yesNo(box, "specific", "Is the response specific to the conversation? (not a reply that would fit almost " +
+          "anything, like \"I don't know\" or \"ok\")", checked);
+  }
+
   function update() {
+    if ($("specific-group")) {
+      var sensible = document.querySelector("input[name=sensible]:checked");
+      $("specific-group").hidden = !(sensible && sensible.value === "yes");
+    }
     var v = view;
     var sata = v && (v.protocol === "sata_random" || v.protocol === "sata_user");
     $("user-reply-box").hidden = !(v && v.status === "chatting" && v.protocol === "sata_user" && $("none").checked);
@@ -128,6 +157,8 @@
     $("question").textContent = v.question;
     var busy = !!inflight;
     if (v.status === "complete" || v.status === "blocked" || v.status === "unavailable") { finish(v); return; }
+    if (v.status === "survey") { renderSurvey(v); return; }
+    $("survey").hidden = true;
     $("task").hidden = false;
     setStatus(v.error ? "" : busy ? "Sending…" : "");
     $("error").textContent = v.error || "";
@@ -163,7 +194,68 @@
     update();
   }
 
+  function renderSurvey(v) {
+    $("task").hidden = true;
+    $("survey").hidden = false;
+    $("progress").textContent = "Last step";
+    $("survey-error").textContent = v.error || "";
+    $("submit-survey").disabled = !!inflight;
+    setStatus("");
+    var box = $("survey-questions");
+    if (box.getAttribute("data-built") === "yes") return;
+    box.setAttribute("data-built", "yes");
+    v.survey.questions.forEach(function (q) {
+      var group = el("fieldset", "likert");
+      group.appendChild(el("legend", null, q.text));
+      q.scale.forEach(function (n) {
+        var label = el("label");
+        var input = el("input");
+        input.type = "radio"; input.name = "q-" + q.key; input.value = String(n); input.id = "q-" + q.key + "-" + n;
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(" " + n + " "));
+        group.appendChild(label);
+      });
+      var reason = el("input");
+      reason.type = "text"; reason.id = "reason-" + q.key; reason.placeholder = "Why? (optional)";
+      group.appendChild(reason);
+      box.appendChild(group);
+    });
+    var personas = v.survey.personas;
+    $("survey-personas").hidden = !personas;
+    if (personas) {
+      personas.forEach(function (text, i) {
+        var label = el("label", "card");
+        var input = el("input");
+        input.type = "radio"; input.name = "persona"; input.value = String(i); input.id = "persona-" + i;
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(text));
+        $("persona-options").appendChild(label);
+      });
+    }
+  }
+
+  function onSurvey(ev) {
+    ev.preventDefault();
+    if (!view || inflight || view.status !== "survey") return;
+    var scores = {}, reasons = {}, missing = null;
+    view.survey.questions.forEach(function (q) {
+      var picked = document.querySelector("input[name=q-" + q.key + "]:checked");
+      if (!picked && !missing) missing = q.text;
+      if (picked) scores[q.key] = parseInt(picked.value, 10);
+      reasons[q.key] = $("reason-" + q.key).value;
+    });
+    if (missing) { $("survey-error").textContent = "Please answer: " + missing; return; }
+    var packet = { type: "survey", scores: scores, reasons: reasons };
+    if (view.survey.personas) {
+      var p = document.querySelector("input[name=persona]:checked");
+      if (!p) { $("survey-error").textContent = "Please pick the description your partner was using."; return; }
+      packet.persona = parseInt(p.value, 10);
+    }
+    sendPacket(packet);
+  }
+
   function finish(v) {
+    $("survey").hidden = true;
     $("task").hidden = true;
     $("intro").hidden = true;
     document.body.setAttribute("data-status", v.status);
@@ -182,6 +274,17 @@
     ev.preventDefault();
     if (!view || inflight) return;
     var picked = [], none = false;
+    if (view.label_mode === "ssa" && view.status === "chatting") {
+      var sens = document.querySelector("input[name=sensible]:checked");
+      var spec = document.querySelector("input[name=specific]:checked");
+      if (!sens || (sens.value === "yes" && !spec)) {
+        $("error").textContent = "Please answer whether the response makes sense and, if so, whether it is specific.";
+        return;
+      }
+      sendPacket({ type: "choice", turn: view.turn, sensible: sens.value === "yes",
+                   specific: sens.value === "yes" && spec.value === "yes", justification: $("justification").value });
+      return;
+    }
     if (view.protocol === "sm") {
       var a = document.querySelector("input[name=appropriate]:checked");
       if (!a) { $("error").textContent = "Please say whether the reply is appropriate."; return; }
@@ -210,6 +313,7 @@
 
   function start() {
     $("choice").addEventListener("submit", onChoice);
+    $("survey-form").addEventListener("submit", onSurvey);
     $("composer").addEventListener("submit", onSend);
     $("message").addEventListener("keydown", function (ev) {
       if (ev.key === "Enter" && !ev.shiftKey) { onSend(ev); }
