@@ -253,6 +253,41 @@ def log_metadata(path: str | Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+CONFIG_KEYS = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
+               "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "openai_base_url",
+               "openai_model", "hf_model", "task", "selfchat_max_turns", "seed")
+
+
+def model_configs(pairings_path: str | Path) -> dict:
+    """Each model's configuration for a report: from the pairings file's ``.metadata.json``, the
+    log it came from, that log's ParlAI ``.metadata`` (agent and options) and the first reply's
+    ``decoding`` record. ``{}`` when the pairings were made elsewhere (no sidecar)."""
+    from parlai_acute.logs import read_log
+
+    sidecar = Path(pairings_path).with_name(Path(pairings_path).stem + ".metadata.json")
+    try:
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for model in meta.get("models") or []:
+        log = model.get("log") or ""
+        opt = (log_metadata(log).get("opt") or {}) if log else {}
+        entry = {"log": log, "speaker": model.get("speaker"), "conversations": model.get("conversations")}
+        entry["options"] = {k: opt[k] for k in CONFIG_KEYS if opt.get(k) not in (None, "")}
+        for spec_key in ("model_spec", "partner_model_spec"):
+            if log_metadata(log).get(spec_key):
+                entry[spec_key] = log_metadata(log)[spec_key]
+        try:
+            decoding = next((t["decoding"] for ep in read_log(log) for t in ep.turns if t.get("decoding")), None)
+        except UserError:
+            decoding = None
+        if decoding:
+            entry["decoding"] = {k: v for k, v in decoding.items() if not isinstance(v, (list, dict))}
+        out[model.get("name", log)] = entry
+    return out
+
+
 def _is_plain_self_chat(meta: dict) -> bool:
     """A self-chat of one model with itself (ParlAI's metadata; ours adds ``partner_model_spec``)."""
     return meta.get("self_chat") is True and not meta.get("partner_model_spec")

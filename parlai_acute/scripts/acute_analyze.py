@@ -23,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Mephisto database.db; its directory is used as Mephisto's data directory "
                              "(default: the database in Mephisto's configured data directory)")
     parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report.html")
+    parser.add_argument("--pairings", metavar="FILE", default=None,
+                        help="the pairings file the judgments came from: the report then lists each model's "
+                             "configuration (agent, options, decoding) from its logs (default for --task-name: "
+                             "the run's own pairings file)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for ranking intervals")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
     parser.add_argument("--max-per-worker", type=int, default=None,
@@ -51,6 +55,11 @@ def load(args, config) -> "pd.DataFrame":
     db = judgments.open_mephisto_db(args.mephisto_db)
     df = judgments.judgments_from_mephisto_db(args.task_name, db=db)
     config.source = f"Mephisto task {args.task_name}"
+    if not args.pairings:  # the run's own pairings file, for the models' configurations in the report
+        from parlai_acute.mephisto_tasks.acute_eval.store import run_settings
+
+        files = [r["blueprint"].get("pairings_file") for r in run_settings(db, args.task_name)]
+        args.pairings = next((f for f in reversed(files) if f), None)
     if config.max_per_worker is None:
         from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
 
@@ -110,7 +119,9 @@ def run(args) -> int:
     check_outdir(args.outdir)
     df = load(args, config)
     result = analyze(df, config)
-    paths = write_outputs(result, args.outdir)
+    from parlai_acute.acute.pairings import model_configs
+
+    paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None)
     print_result(result)
     print(f"report: {paths['report.html']}")
     return 0
