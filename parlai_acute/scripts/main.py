@@ -39,7 +39,7 @@ COMMANDS: dict = {
     },
     "metrics": {
         "_help": "automatic metrics: reference-based scores, ranking and perplexity, log analytics, correlation with people",
-        "score": ("parlai_acute.scripts.metrics_score", "F1, BLEU, ROUGE-L, METEOR, chrF, embedding metrics, diversity, single- and multi-reference"),
+        "score": ("parlai_acute.scripts.metrics_score", "reference-based scores (F1, BLEU, ROUGE-L, METEOR, chrF, embedding metrics) and diversity, single- and multi-reference"),
         "rank": ("parlai_acute.scripts.metrics_rank", "perplexity of gold replies and hits@1/N with and without the parrot"),
         "logs": ("parlai_acute.scripts.metrics_logs", "ConvAI2-style statistics of Conversations logs per speaker"),
         "correlate": ("parlai_acute.scripts.metrics_correlate", "correlation of the metrics with human ratings; perplexity vs human scores"),

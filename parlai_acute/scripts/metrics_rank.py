@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from parlai_acute.scripts.main import describe_from_docstring
@@ -59,7 +60,16 @@ def run(args) -> int:
     model = args.model or default_model()
     agent = build_agent(model, args.datapath)
     score_fn, tokenisation = scorer_of(agent, config.with_end)
-    table, summary = rank(items, score_fn, config)
+    done = [0]
+
+    def progress(k):
+        done[0] += k
+        print(f"\rranked: {done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
+
+    tty = sys.stderr.isatty()
+    table, summary = rank(items, score_fn, config, progress if tty else None)
+    if tty:
+        print(file=sys.stderr)
     outdir = Path(args.outdir)
     write_csv(table, outdir / "per_item.csv")
     write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},

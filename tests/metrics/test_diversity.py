@@ -43,3 +43,17 @@ def test_multi_hypothesis_recall_and_precision():
     assert got["f1_recall"] == pytest.approx(matrix.max(axis=0).mean())
     assert got["f1_precision"] == pytest.approx(matrix.max(axis=1).mean())
     assert 0 < got["f1_recall"] < got["f1_precision"] <= 1
+
+
+def test_several_hypotheses_per_context_through_score():
+    from parlai_acute.metrics.inputs import Item
+    from parlai_acute.metrics.score import ScoreConfig, score
+
+    items = [Item("a", ["hi"], ["i like dogs", "hello there"]), Item("b", ["yo"], ["good morning"])]
+    replies = {"a": ["i like dogs", "hello"], "b": ["good evening"]}
+    result = score(items, replies, ScoreConfig(metrics=("f1",), bootstrap=0))
+    assert result.per_item.loc[0, "reply"] == "i like dogs"  # reference-based scores use the first hypothesis
+    assert result.diversity["multi_hypothesis_contexts"] == 1 and result.diversity["hypotheses_per_context"] == 2
+    expected = diversity.multi_hypothesis([(replies["a"], items[0].references)], F1(), "f1")
+    assert result.diversity["f1_recall"] == pytest.approx(expected["f1_recall"])
+    assert result.diversity["f1_precision"] == pytest.approx(expected["f1_precision"])
