@@ -159,3 +159,17 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     db = tmp_path / "no.db"
     assert main(["ssa", "analyze", "--task-name", "t", "--mephisto-db", str(db), "--outdir", str(tmp_path / "o")]) == 2
     assert "\n" not in capsys.readouterr().err.strip()
+
+
+def test_task_name_reads_through_the_labelling_store_or_says_why_not(tmp_path, capsys):
+    """A real (empty) Mephisto database: without the SSA labelling task installed, or with it
+    and no labels stored, the answer is one line and exit 2."""
+    from mephisto.abstractions.databases.local_database import LocalMephistoDB
+
+    db = tmp_path / "data" / "database.db"
+    db.parent.mkdir()
+    LocalMephistoDB(str(db))
+    assert main(["ssa", "analyze", "--task-name", "nothing-here", "--mephisto-db", str(db),
+                 "--outdir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and ("no SSA labelling Mephisto task" in err or "has no stored SSA labels" in err)
