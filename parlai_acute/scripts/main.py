@@ -46,6 +46,19 @@ COMMANDS: dict = {
         "logs": ("parlai_acute.scripts.metrics_logs", "ConvAI2-style statistics of Conversations logs per speaker"),
         "correlate": ("parlai_acute.scripts.metrics_correlate", "correlation of the metrics with human ratings; perplexity vs human scores"),
     },
+    "ssa": {
+        "_help": "sensibleness and specificity (Meena's SSA): items to label, analysis",
+        "generate": ("parlai_acute.scripts.ssa_generate", "items to label: each model's reply to fixed contexts, or the model turns of a log"),
+        "analyze": ("parlai_acute.scripts.ssa_analyze", "sensibleness, specificity and SSA per model with intervals, agreement, report"),
+    },
+    "convai2": {
+        "_help": "ConvAI2's human evaluation: end-of-chat Likert ratings and persona detection",
+        "analyze": ("parlai_acute.scripts.convai2_analyze", "Likert means, Bayesian calibration of annotator bias, persona detection"),
+    },
+    "multiref": {
+        "_help": "multi-reference collection (Gupta et al. 2019): analysis of the collected references",
+        "analyze": ("parlai_acute.scripts.multiref_analyze", "Self-BLEU, Gt-BLEU and unique n-grams of collected references per mode"),
+    },
 }
 
 

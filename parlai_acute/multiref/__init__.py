@@ -1,0 +1,1 @@
+"""Multi-reference collection (Gupta et al. 2019): analysis of the collected references."""

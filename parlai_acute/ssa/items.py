@@ -1,0 +1,173 @@
+"""Items to label for SSA: one model reply in its context, written once and labelled by many.
+
+An items file is JSON lines, one reply each::
+
+    {"item": "smol:ctx7", "context_id": "ctx7", "context": ["Hi!", "Hello, how are you?"],
+     "model": "smol", "reply": "...", "source": "static", "decoding": {...}, "model_config": {...}}
+
+with ``conversation`` and ``turn`` for replies taken from a log. Contexts come from the
+packaged static contexts (real human conversations cut after 1-3 turns, with the real next
+turn), from a user's file (:func:`read_contexts`), or from a Conversations log
+(:func:`items_from_log`: every turn of one speaker, its context the turns before it).
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+from parlai_acute.files import write_jsonl
+
+EOU = "__eou__"
+
+
+def packaged_contexts(num: int, seed: int = 0, max_turns: int = 3, split: str = "test") -> list[dict]:
+    """``num`` contexts from :mod:`parlai_acute.tasks.static_contexts` (with the real next turn)."""
+    from parlai_acute.tasks.static_contexts import static_contexts
+
+    if num < 1 or not 1 <= max_turns <= 3:
+        raise UserError(f"--num-contexts must be 1 or more and --max-turns 1-3, got {num} and {max_turns}")
+    return [{"context_id": c["context_id"], "context": list(c["context_turns"]), "reference": c["reference"]}
+            for c in static_contexts(seed, num, max_turns, split)]
+
+
+def _turns(value, where: str) -> list[str]:
+    if isinstance(value, str):
+        parts = value.split(EOU) if EOU in value else value.split("\n")
+    elif isinstance(value, list) and all(isinstance(t, str) for t in value):
+        parts = value
+    else:
+        raise UserError(f"{where}: field 'context' must be a list of turns or a string (turns separated by newlines "
+                        f"or {EOU})")
+    turns = [t.strip() for t in parts]
+    if not turns or all(not t for t in turns):
+        raise UserError(f"{where}: the context is empty; give at least one turn the reply answers")
+    if any(not t for t in turns):
+        raise UserError(f"{where}: the context has an empty turn; remove it or write what was said")
+    return turns
+
+
+def _context_row(raw: dict, where: str, number: int) -> dict:
+    if "context" not in raw:
+        raise UserError(f"{where}: missing field 'context'; each row needs its context turns")
+    context_id = str(raw.get("context_id", raw.get("id", "")) or f"ctx{number}").strip()
+    reference = raw.get("reference", raw.get("response"))
+    reference = reference.strip() if isinstance(reference, str) and reference.strip() else None
+    return {"context_id": context_id, "context": _turns(raw["context"], where), "reference": reference}
+
+
+def read_contexts(path: str | Path) -> list[dict]:
+    """Contexts from a ``.jsonl`` (objects with ``context``: list or newline-joined string,
+    optional ``context_id``/``id`` and ``reference``/``response``) or ``.csv`` (same columns;
+    turns separated by newlines or ``__eou__``) file. An empty context is an error."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"contexts file {path} does not exist; pass a .jsonl or .csv with a 'context' column")
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise UserError(f"contexts file {path} must end in .jsonl or .csv")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read contexts file {path}: {exc}; it must be UTF-8 text") from None
+    out = []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one context object") from None
+            if not isinstance(raw, dict):
+                raise UserError(f"{where}: each line must be an object with a 'context' field")
+            out.append(_context_row(raw, where, len(out)))
+    else:
+        reader = csv.DictReader(text.splitlines(keepends=True))
+        if reader.fieldnames and "context" not in reader.fieldnames:
+            raise UserError(f"{path}:1: missing column 'context' in the header")
+        for raw in reader:
+            out.append(_context_row(raw, f"{path}:{reader.line_num}", len(out)))
+    if not out:
+        raise UserError(f"contexts file {path} is empty; give one context per line")
+    seen = set()
+    for row in out:
+        if row["context_id"] in seen:
+            raise UserError(f"contexts file {path}: the id {row['context_id']!r} appears twice; ids must be unique")
+        seen.add(row["context_id"])
+    return out
+
+
+def human_items(contexts: list[dict], name: str = "human") -> list[dict]:
+    """The real next turns as replies of a ``human`` model, labelled like any other model."""
+    missing = [c["context_id"] for c in contexts if not c.get("reference")]
+    if missing:
+        raise UserError(f"context {missing[0]!r} has no real next turn ('reference'); give one for every context to "
+                        f"label human replies")
+    return [{"item": f"{name}:{c['context_id']}", "context_id": c["context_id"], "context": c["context"],
+             "model": name, "reply": c["reference"], "source": "static", "decoding": None,
+             "model_config": {"spec": "real next turn of the conversation"}} for c in contexts]
+
+
+def items_from_log(path: str | Path, speaker: str, model: str | None = None) -> list[dict]:
+    """Every turn of ``speaker`` in a Conversations log as an item, its context the turns
+    before it in the conversation. Seed turns (``seed`` true: real openings said on a
+    model's behalf) and turns with nothing before them are skipped."""
+    from parlai_acute.logs import read_log
+
+    episodes = read_log(path)
+    stem = Path(path).stem
+    items, speakers = [], set()
+    for episode in episodes:
+        speakers.update(episode.speakers)
+        texts = [str(t.get("text") or "") for t in episode.turns]
+        for i, turn in enumerate(episode.turns):
+            if turn["id"] != speaker or turn.get("seed") or i == 0 or not texts[i].strip():
+                continue
+            conversation = f"{stem}:{episode.line}"
+            items.append({"item": f"{conversation}:{i}", "context_id": "", "context": texts[:i],
+                          "model": model or speaker, "reply": texts[i], "source": "log",
+                          "conversation": conversation, "turn": i, "decoding": turn.get("decoding"),
+                          "model_config": {"log": str(path), "speaker": speaker}})
+    if not items:
+        if speaker not in speakers:
+            raise UserError(f"speaker {speaker!r} does not appear in {path}; its speakers are "
+                            f"{', '.join(sorted(map(str, speakers)))}")
+        raise UserError(f"speaker {speaker!r} has no turn with a context before it in {path}; nothing to label")
+    return items
+
+
+def write_items(path: str | Path, items: list[dict]) -> int:
+    """Write items atomically as JSON lines; returns how many."""
+    if Path(path).suffix.lower() != ".jsonl":
+        raise UserError(f"items file {path} must end in .jsonl")
+    seen = set()
+    for item in items:
+        if item["item"] in seen:
+            raise UserError(f"item id {item['item']!r} appears twice; give each model a different name")
+        seen.add(item["item"])
+    return write_jsonl(path, items)
+
+
+def read_items(path: str | Path) -> list[dict]:
+    """Read an items file written by :func:`write_items` (for the labelling task)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"items file {path} does not exist; write it with `parlai-acute ssa generate`")
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        for name in ("item", "context", "model", "reply"):
+            if name not in item:
+                raise UserError(f"{path}:{number}: missing field {name!r}; items need item, context, model, reply")
+        items.append(item)
+    if not items:
+        raise UserError(f"items file {path} is empty")
+    return items

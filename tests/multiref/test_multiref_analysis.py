@@ -1,0 +1,71 @@
+"""Multi-reference collection analysis against sacrebleu called directly and n-grams counted by hand."""
+import json
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from parlai_acute.errors import UserError
+from parlai_acute.multiref.analysis import analyze, read_collection
+from parlai_acute.scripts.main import main
+
+DIALOGUES = [
+    [{"text": "Do you like hiking?", "responses": ["Yes, I love hiking in the mountains.",
+                                                    "Not really, I prefer swimming.",
+                                                    "Sometimes, when the weather is nice.",
+                                                    "Yes, I love hiking in the hills."]},
+     {"text": "Yes, I hike every weekend.", "responses": []}, {"text": "Nice!"}],
+    {"dialogue": [{"text": "What did you eat today?"},
+                  {"text": "Just some toast.", "responses": ["That sounds light.", "Only toast? Are you hungry?",
+                                                             "Toast is fine.", "Did you have butter on it?"]},
+                  {"text": "Only toast, I was in a hurry."}]},
+]
+SAME = [[{"text": "Hi there", "responses": ["Hello friend", "Hello friend", "Hello friend", "Hello friend"]},
+         {"text": "Hello friend"}]]
+
+
+def write(path, dialogues):
+    path.write_text("".join(json.dumps(d) + "\n" for d in dialogues))
+    return path
+
+
+def sentence(hyp, refs):
+    return sacrebleu.sentence_bleu(hyp, refs, smooth_method="exp", lowercase=True, tokenize="13a").score / 100
+
+
+def test_statistics_match_sacrebleu_and_hand_counts(tmp_path):
+    contexts = read_collection(write(tmp_path / "a.jsonl", DIALOGUES))
+    assert [c["original"] for c in contexts] == ["Yes, I hike every weekend.", "Only toast, I was in a hurry."]
+    result = analyze({"4R1W": contexts, "same": read_collection(write(tmp_path / "s.jsonl", SAME))}, bootstrap=200)
+    table = result.contexts[result.contexts["mode"] == "4R1W"].set_index("context_id")
+    for c in contexts:
+        row = table.loc[c["context_id"]]
+        replies = c["collected"]
+        gt = np.mean([sentence(r, [c["original"]]) for r in replies])
+        assert row["gt_bleu4"] == pytest.approx(gt, abs=1e-9)
+        self_bleu = np.mean([sentence(r, replies[:i] + replies[i + 1:]) for i, r in enumerate(replies)])
+        assert row["self_bleu4"] == pytest.approx(self_bleu, abs=1e-9)
+    first = table.loc[contexts[0]["context_id"]]
+    words = {w.strip(",.?").lower() for r in contexts[0]["collected"] for w in r.split()}
+    assert first["unique1_collected"] == len(words)
+    assert first["unique1_original"] == 5
+    assert first["unique1_new"] == len(words - {"yes", "i", "hike", "every", "weekend"})
+    modes = result.modes.set_index("mode")
+    assert modes.at["same", "self_bleu4"] == pytest.approx(1.0) and modes.at["same", "gt_bleu4"] == pytest.approx(1.0)
+    assert modes.at["4R1W", "self_bleu4"] < 0.5
+    assert "smooth:exp" in result.signature
+
+
+def test_cli_and_errors(tmp_path, capsys):
+    good = write(tmp_path / "a.jsonl", DIALOGUES)
+    assert main(["multiref", "analyze", "--collection", f"4R1W={good}", "--collection", f"1R4W={good}",
+                 "--outdir", str(tmp_path / "out"), "--bootstrap", "50"]) == 0
+    assert "4R1W: 2 contexts" in capsys.readouterr().out
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["configuration"]["modes"] == ["4R1W", "1R4W"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps([{"text": "hi", "responses": "hello"}, {"text": "x"}]) + "\n")
+    with pytest.raises(UserError, match=r"bad.jsonl:1: turn 1's 'responses' must be a list"):
+        read_collection(bad)
+    none = write(tmp_path / "none.jsonl", [[{"text": "hi"}, {"text": "ho"}]])
+    assert main(["multiref", "analyze", "--collection", f"4R1W={none}", "--outdir", str(tmp_path / "o")]) == 2
+    assert "nothing to analyse" in capsys.readouterr().err
