@@ -187,7 +187,9 @@ def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, lau
     same chat task: one dialogue with a persona, every reply labelled, then the survey."""
     from perturn_task_helpers import stored as read_back
 
+    from parlai_acute.convai2.ratings import ratings_table
     from parlai_acute.mephisto_tasks.per_turn import store
+    from parlai_acute.ssa.labels import labels_table
 
     task = launch_per_turn("--model", GENERIC, *SHORT, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
                            "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.opening=persona",
@@ -214,16 +216,18 @@ def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, lau
     _, units, records = read_back(task.data_dir)
     labels = store.ssa_label_records(units)
     assert [(x["sensible"], x["specific"]) for x in labels] == [(True, False), (False, False)]
-    assert {x["reply"] for x in labels} <= {"I don't know", "ok"} and labels[0]["context"] == [
-        records[0]["worker_message"]]
+    assert {x["reply"] for x in labels} <= {"I don't know", "ok"} and labels[0]["context"] == records[0]["worker_message"]
+    table = labels_table(labels)  # the SSA analysis reads these rows as they are
+    assert list(table["sensible"]) == [True, False] and set(table["source"]) == {"interactive"}
     assert [r["picked"] for r in sorted(records, key=lambda r: r["turn"])] == [True, False]  # picked = makes sense
     ratings = {r["question"]: r for r in store.ratings_records(units)}
     assert ratings["engagingness"]["score"] == 2 and ratings["engagingness"]["reason"] == "short answers"
     assert ratings["fluency"]["score"] == 4
+    assert len(ratings_table(list(ratings.values()))) == 2  # the ConvAI2 analysis reads them as they are
     data = units[0]["data"]
     options = data["survey"]["persona_options"]
     model_persona = " ".join(data["seed"]["personas"][1])
     worker_persona = " ".join(data["seed"]["personas"][0])
     assert model_persona in options and worker_persona not in options  # the decoy is never the worker's own
-    assert ratings["persona_detection"]["score"] == int(options[1] == model_persona)
+    assert ratings["engagingness"]["persona_choice_correct"] == (options[1] == model_persona)
     assert seen[-1]["survey"]["personas"] == options  # what the page showed is what was stored

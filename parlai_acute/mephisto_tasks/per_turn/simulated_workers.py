@@ -78,6 +78,7 @@ def run_worker(chromium, base_url: str, worker: str, assignment: str, write: Wri
     page = chromium.new_page(viewport=viewport or {"width": 1200, "height": 900})
     page.on("dialog", lambda dialog: dialog.accept())  # the mock provider alerts on submit
     ms = int(timeout * 1000)
+    page.set_default_timeout(ms)  # clicks and fills wait as long as views do (a loaded machine is slow)
     try:
         page.goto(url)
         view = _wait_view(page, "v.status", ms)

@@ -70,6 +70,16 @@ def turns_records(units: list[dict]) -> list[dict]:
     return records
 
 
+def labels_for_task(db, task_name: str) -> list[dict]:
+    """Interactive SSA labels of everything stored for ``task_name`` (for ``ssa analyze``)."""
+    return ssa_label_records(unit_data_for_task(db, task_name))
+
+
+def ratings_for_task(db, task_name: str) -> list[dict]:
+    """End-of-chat survey answers of everything stored for ``task_name`` (for ``convai2 analyze``)."""
+    return ratings_records(unit_data_for_task(db, task_name))
+
+
 def turns_for_task(db, task_name: str) -> list[dict]:
     """The turns records of everything stored for ``task_name`` (for ``per-turn analyze``)."""
     return turns_records(unit_data_for_task(db, task_name))
@@ -90,10 +100,12 @@ def ssa_label_records(units: list[dict]) -> list[dict]:
             shown = next((c for c in turn["candidates"] if c["position"] is not None), None)
             if "ssa" in turn and shown is not None:
                 records.append({"item": f"{data['dialogue_id']}:{turn['turn']}", "model": shown["model"],
-                                "context": list(said), "reply": shown["text"], "worker": unit["worker_name"],
+                                "context": "\n".join(said), "reply": shown["text"], "worker": unit["worker_name"],
                                 "sensible": bool(turn["ssa"]["sensible"]), "specific": bool(turn["ssa"]["specific"]),
                                 "conversation": data["dialogue_id"], "turn": turn["turn"], "source": "interactive",
                                 "timestamp": turn.get("decided_at"), "unit_id": str(unit["unit_id"]),
+                                "decision_seconds": (turn["decided_at"] - turn["shown_at"]) if turn.get("shown_at")
+                                else None,
                                 "run_id": str(unit["task_run_id"])})
             continued = turn["user_reply"] if turn["fallback"] == "user" else next(
                 (c["text"] for c in turn["candidates"] if c.get("continued")), "")
@@ -103,8 +115,8 @@ def ssa_label_records(units: list[dict]) -> list[dict]:
 
 
 def ratings_records(units: list[dict]) -> list[dict]:
-    """End-of-chat survey answers (ConvAI2): one row per (dialogue, question); persona detection is
-    the question ``persona_detection`` with score 1 (right) or 0 (wrong)."""
+    """End-of-chat survey answers (ConvAI2) in the columns of :mod:`parlai_acute.convai2.ratings`:
+    one row per (dialogue, question), each carrying whether the model's persona was picked."""
     records = []
     for unit in units:
         data = unit["data"]
@@ -112,11 +124,10 @@ def ratings_records(units: list[dict]) -> list[dict]:
         if not answers or not data.get("model_set"):
             continue
         base = {"dialogue": data["dialogue_id"], "worker": unit["worker_name"], "model": "|".join(data["model_set"]),
-                "turns": len(data.get("turns") or []), "timestamp": answers.get("answered_at")}
+                "turns": len(data.get("turns") or []), "timestamp": answers.get("answered_at"),
+                "persona_choice_correct": answers.get("persona_correct")}
         for key, score in answers["scores"].items():
             records.append(dict(base, question=key, score=score, reason=answers["reasons"].get(key, "")))
-        if "persona_pick" in answers:
-            records.append(dict(base, question="persona_detection", score=int(answers["persona_correct"]), reason=""))
     return records
 
 
