@@ -20,8 +20,9 @@ collapses to a point (6 wins of 6 gave ``+2.408 [+2.408, +2.408]``), and with a 
 judgments the resampling distribution is too coarse to mean anything. Then
 :func:`profile_intervals` is used instead: the set of strengths whose penalised profile
 log-likelihood is within ``chi2_1(confidence) / 2`` of the maximum. It is never a point;
-where the data set no bound (a model that never lost has no upper one) the bound comes
-from the regularisation, and the ``note`` column says so. ``interval`` names the method
+a model that never lost (or never won) gets no interval at all -- one bound would come
+from the regularisation and the other from a likelihood that overstates a few
+all-or-nothing judgments -- and the ``note`` column says so. ``interval`` names the method
 in every row.
 
 Judgments by one worker are not independent; ``cluster="worker"`` adds intervals from a
@@ -204,14 +205,27 @@ def _notes(wins: np.ndarray, alpha: float) -> list[str]:
     for i in range(len(wins)):
         won, lost = wins[i].sum(), wins[:, i].sum()
         if lost == 0:
-            notes.append(f"never lost in {_judgments(won)}: the upper end is set by the regularisation "
-                         f"(bt_alpha={alpha:g}), not by the data")
+            notes.append(f"never lost in {_judgments(won)}: no interval can be given (one end would be set by "
+                         f"the regularisation, bt_alpha={alpha:g}, the other by a likelihood that overstates so "
+                         f"few all-or-nothing judgments); read the exact win-rate intervals")
         elif won == 0:
-            notes.append(f"never won in {_judgments(lost)}: the lower end is set by the regularisation "
-                         f"(bt_alpha={alpha:g}), not by the data")
+            notes.append(f"never won in {_judgments(lost)}: no interval can be given (one end would be set by "
+                         f"the regularisation, bt_alpha={alpha:g}, the other by a likelihood that overstates so "
+                         f"few all-or-nothing judgments); read the exact win-rate intervals")
         else:
             notes.append("")
     return notes
+
+
+def _drop_separated(wins: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """No interval for a model that never lost (or never won): its data-side profile bound is
+    anti-conservative (3 wins of 3 gave a lower bound above zero while the exact binomial p is
+    0.25) and its other bound is only the penalty's. Said plainly in the note instead."""
+    low, high = np.array(low, dtype=float), np.array(high, dtype=float)
+    for i in range(len(wins)):
+        if wins[:, i].sum() == 0 or wins[i].sum() == 0:
+            low[i] = high[i] = np.nan
+    return low, high
 
 
 def cluster_bootstrap_counts(df: pd.DataFrame, cluster: str, models: list[str], resamples: int,
@@ -269,7 +283,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         if np.any(high - low < 1e-9):
             trust_bootstrap = False
     if bootstrap > 0 and not trust_bootstrap:
-        low, high = profile_intervals(wins, theta, alpha, confidence)
+        low, high = _drop_separated(wins, *profile_intervals(wins, theta, alpha, confidence))
         method = PROFILE
     order = np.argsort(-theta, kind="stable")
     rank = np.empty(len(models), dtype=int)
