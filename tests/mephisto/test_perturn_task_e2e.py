@@ -140,13 +140,22 @@ def test_sm_appropriate_or_not_and_the_reply_continues_either_way(tmp_path, laun
                            "mephisto.blueprint.protocol=sm", "mephisto.blueprint.target=1",
                            "mephisto.blueprint.onboarding=false")
     task.wait_ready()
-    runs = []
-    for worker in ("sam", "sue"):
+    runs, boxes = [], []
+
+    def narrow(page, view):  # at 400 px the chat and the reply stack, each nearly full width
+        if view["candidates"]:
+            boxes.append([page.locator(f"#{c}").bounding_box() for c in ("chat-column", "judge-column")])
+
+    for worker, width in (("sam", 1200), ("sue", 400)):
         def choose(view):
             return Choice(picked=[0]) if view["turn"] == 0 else Choice(none=True)
 
-        runs.append(sw.run_worker(chromium, task.url, worker, f"{worker}1", write, choose, turns=2))
+        runs.append(sw.run_worker(chromium, task.url, worker, f"{worker}1", write, choose, turns=2,
+                                  viewport={"width": width, "height": 800},
+                                  page_hook=narrow if width == 400 else None))
     assert [r.status for r in runs] == ["complete", "complete"]
+    assert boxes and all(chat["x"] == judge["x"] and judge["y"] > chat["y"] and judge["width"] > 300
+                         for chat, judge in boxes)
     assert task.wait_exit(timeout=120) == 0  # both sets have their dialogue: the run ends by itself
     _, units, records = stored(task.data_dir)
     assert sorted(r["model"] for r in records) == ["generic_bot", "generic_bot", "smol_greedy", "smol_greedy"]
