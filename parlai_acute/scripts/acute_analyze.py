@@ -48,12 +48,13 @@ def load(args, config) -> "pd.DataFrame":
     if args.judgments:
         config.source = str(args.judgments)
         return judgments.read_judgments(args.judgments)
-    db = judgments.open_mephisto_db(args.mephisto_db)
-    df = judgments.judgments_from_mephisto_db(args.task_name, db=db)
+    from parlai_acute.mephisto_tasks.acute_eval.store import judgments_from_mephisto_db, stored_cap
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+    db = open_mephisto_db(args.mephisto_db)
+    df = judgments_from_mephisto_db(args.task_name, db=db)
     config.source = f"Mephisto task {args.task_name}"
     if config.max_per_worker is None:
-        from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
-
         cap, where = stored_cap(db, args.task_name)
         config.max_per_worker = cap
         config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"

@@ -12,6 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from parlai_acute.acute.judgments import judgments_from_unit_data
+from parlai_acute.errors import UserError
+
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that stored anything, in the shape ``judgments_from_unit_data`` reads."""
@@ -34,11 +39,34 @@ def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def judgments_for_task(db, task_name: str):
-    """Tidy judgments table (parlai_acute.acute.judgments schema) of everything stored for ``task_name``."""
-    from parlai_acute.acute.judgments import judgments_from_unit_data
-
+def judgments_for_task(db, task_name: str) -> pd.DataFrame:
+    """Tidy judgments table (parlai_acute.acute.judgments schema) of everything stored for
+    ``task_name``; empty while nothing is stored (a live run's progress)."""
     return judgments_from_unit_data(unit_data_for_task(db, task_name))
+
+
+def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
+    """Every judgment stored for ``task_name`` in the Mephisto database ``db`` (default:
+    Mephisto's configured one, :func:`..database.open_mephisto_db`), from every run of the
+    task, finished units or not: what an analysis of the run reads.
+
+    Each comparison is stored the moment it is submitted, so a unit cut short (the worker
+    left, the launcher was stopped) still holds real judgments: they count. An unknown task
+    or one without judgments is a UserError.
+    """
+    if db is None:
+        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+        db = open_mephisto_db()
+    if not db.find_tasks(task_name=task_name):
+        known = sorted({task.task_name for task in db.find_tasks()})
+        raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
+                        f"pass the task name used by `parlai-acute acute launch`")
+    df = judgments_for_task(db, task_name)
+    if df.empty:
+        raise UserError(f"Mephisto task {task_name!r} has no judgments yet; wait for workers to "
+                        f"submit, or check the run with `mephisto review`")
+    return df
 
 
 def run_settings(db, task_name: str) -> list[dict[str, Any]]:
