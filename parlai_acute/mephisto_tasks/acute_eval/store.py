@@ -113,3 +113,22 @@ def stored_cap(db, task_name: str) -> tuple[int | None, str]:
         return None, "no run of the task recorded its per-worker cap"
     best = max(caps)
     return best, next(s for c, s in zip(caps, sources) if c == best)
+
+
+def judgments_for_analysis(task_name: str, config, database_path=None) -> pd.DataFrame:
+    """The judgments of the run ``task_name`` (database: ``database_path``, default Mephisto's
+    configured one), with ``config`` (an ``AnalysisConfig``) told where they came from and,
+    unless it sets a cap, given the per-worker cap the run was launched with: the analysis of
+    a run uses the run's own settings."""
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+    if config.max_per_worker is not None:
+        config.cap_source = "--max-per-worker"
+    db = open_mephisto_db(database_path)
+    df = judgments_from_mephisto_db(task_name, db=db)
+    config.source = f"Mephisto task {task_name}"
+    if config.max_per_worker is None:
+        cap, where = stored_cap(db, task_name)
+        config.max_per_worker = cap
+        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
+    return df
