@@ -1,10 +1,10 @@
 """ACUTE-Eval in one command, the way ParlAI's fast-acute is used.
 
 Model configurations -> self-chat logs (reused when present) -> pairings -> the Mephisto
-task -> analysis. Each step is the ``parlai-acute`` subcommand a user would run by hand
-(``self-chat``, ``acute pairings``, ``acute launch``, ``acute analyze``), so there is one
-way to do each thing and the steps can be rerun separately from the files left in the
-work directory::
+task -> analysis. Each step calls the library functions behind the ``parlai-acute``
+subcommand a user would run by hand (``self-chat``, ``acute pairings``, ``acute launch``,
+``acute analyze``), so there is one way to do each thing and the steps can be rerun
+separately from the files left in the work directory::
 
     WORKDIR/logs/NAME.jsonl      one self-chat log per model (kept and reused)
     WORKDIR/pairings.jsonl       the comparisons (+ .metadata.json)
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -96,16 +97,6 @@ def check_config(cfg: FastConfig) -> None:
         raise UserError(f"{str(exc).split(';')[0]}; choose another with --port (or stop what is using it)") from None
 
 
-def _cli(argv: list[str]) -> None:
-    """Run one ``parlai-acute`` subcommand in-process; a failure stops the pipeline."""
-    from parlai_acute.scripts.main import main
-
-    code = main(argv)
-    if code != 0:
-        raise UserError(f"step `parlai-acute {' '.join(argv[:2])}` failed (exit {code}, message above); "
-                        "fix it and rerun: finished steps are reused")
-
-
 def self_chat_logs(cfg: FastConfig) -> dict[str, str]:
     """Every model's log: given, reused from WORKDIR/logs, or made now by self-chat."""
     from parlai_acute.logs import read_log
@@ -118,18 +109,50 @@ def self_chat_logs(cfg: FastConfig) -> dict[str, str]:
             print(f"[fast] {name}: reusing {log}", flush=True)
         else:
             print(f"[fast] {name}: {cfg.num_self_chats} self-chats of {model!r}", flush=True)
-            _cli(["self-chat", f"--model={model}", "-t", cfg.task, "-n", str(cfg.num_self_chats),
-                  "--max-turns", str(cfg.max_turns), "-b", str(cfg.batchsize), "--seed", str(cfg.seed),
-                  "-o", str(log)])
+            _self_chat(cfg, model, log)
         specs[name] = str(log)
     return specs
 
 
+def _self_chat(cfg: FastConfig, model: str, log: Path) -> None:
+    """What ``parlai-acute self-chat --model=MODEL -o LOG`` with the run's settings does."""
+    from parlai_acute.worlds.runner import run_self_chats
+    from parlai_acute.worlds.self_chat_opt import check_outfile, self_chat_opt
+
+    check_outfile(str(log))
+    opt = self_chat_opt(model, log, task=cfg.task, num_self_chats=cfg.num_self_chats, max_turns=cfg.max_turns,
+                        seed=cfg.seed, batchsize=cfg.batchsize)
+    path = run_self_chats(opt, extra={"model_spec": model or "default", "partner_model_spec": None})
+    print(f"wrote {cfg.num_self_chats} conversations to {path}", flush=True)
+
+
 def make_pairings(cfg: FastConfig, logs: dict[str, str]) -> Path:
+    from parlai_acute.acute.pairings_file import write_pairings_file
+
     # "unseeded": our self-chats open with a human-written line; never credit a model with it.
-    _cli(["acute", "pairings", *[f"{name}={path}" for name, path in logs.items()], "-o", str(cfg.pairings),
-          "-n", str(cfg.comparisons_per_pair), "--seed", str(cfg.seed), "--self-chat-side", "unseeded", "--force"])
+    made = write_pairings_file(cfg.pairings, [f"{name}={path}" for name, path in logs.items()],
+                               cfg.comparisons_per_pair, cfg.seed, self_chat_side="unseeded", force=True)
+    if made.warning:
+        print(f"parlai-acute: warning: {made.warning}", file=sys.stderr, flush=True)
+    print("\n".join(made.summary_lines()), flush=True)
     return cfg.pairings
+
+
+def analyze_run(cfg: FastConfig) -> Path:
+    """What ``acute analyze --task-name RUN --mephisto-db WORKDIR/mephisto/database.db`` does:
+    the stored judgments, analysed with the run's own per-worker cap unless one is given."""
+    from parlai_acute.acute.analysis import AnalysisConfig, analyze, check_outdir, write_outputs
+    from parlai_acute.acute.summary import summary_lines
+    from parlai_acute.mephisto_tasks.acute_eval.store import judgments_for_analysis
+
+    config = AnalysisConfig(bootstrap=cfg.bootstrap, seed=cfg.seed, max_per_worker=cfg.max_per_worker)
+    check_outdir(cfg.results)
+    df = judgments_for_analysis(cfg.run_name, config, cfg.data_dir / "database.db")
+    result = analyze(df, config)
+    paths = write_outputs(result, cfg.results)
+    print("\n".join(summary_lines(result)))
+    print(f"report: {paths['report.html']}", flush=True)
+    return cfg.results
 
 
 class Launcher:
@@ -258,7 +281,4 @@ def run_fast(cfg: FastConfig, logs: dict[str, str] | None = None) -> Path:
     if code not in (0, None):
         raise UserError(f"the ACUTE-Eval task stopped with exit status {code} (message above, full log in "
                         f"{launcher.run.log_path}); fix it and rerun: logs and pairings are reused")
-    _cli(["acute", "analyze", "--task-name", cfg.run_name, "--mephisto-db", str(cfg.data_dir / "database.db"),
-          "--outdir", str(cfg.results), "--bootstrap", str(cfg.bootstrap), "--seed", str(cfg.seed),
-          *(["--max-per-worker", str(cfg.max_per_worker)] if cfg.max_per_worker else [])])
-    return cfg.results
+    return analyze_run(cfg)

@@ -1,11 +1,12 @@
 """ACUTE-Eval judgments: the one tidy table every analysis reads.
 
 One row per judgment (one annotator, one pair of conversations, one question). This module
-defines the schema (:data:`COLUMNS`) and the only three ways judgments enter the analysis:
+defines the schema (:data:`COLUMNS`) and the only two ways judgments enter the analysis:
 
 * :func:`read_judgments` -- a ``.jsonl`` or ``.csv`` file with these columns;
-* :func:`judgments_from_unit_data` -- the data Mephisto saved for finished units;
-* :func:`judgments_from_mephisto_db` -- a run read from the Mephisto database.
+* :func:`judgments_from_unit_data` -- the data Mephisto saved for units (the Mephisto side,
+  ``parlai_acute.mephisto_tasks.acute_eval.store.judgments_from_mephisto_db``, reads a run's
+  units from the database and passes them here: this module never imports Mephisto).
 
 Unit data shape (what the ACUTE-Eval Mephisto task saves; one dict per worker-unit, as
 returned by ``parlai_acute.mephisto_tasks.acute_eval.store.unit_data_for_task``)::
@@ -287,49 +288,3 @@ def judgments_from_unit_data(units: list[dict]) -> pd.DataFrame:
         rows.extend(_rows_of_unit(unit, f"unit {unit.get('unit_id', number)}"))
     return to_frame(rows)
 
-
-def open_mephisto_db(database_path: str | Path | None = None):
-    """A LocalMephistoDB to read: Mephisto's configured one (as ``acute launch`` chose it),
-    or the ``database.db`` at ``database_path``.
-
-    Mephisto keeps each unit's saved data in its data directory, beside ``database.db``,
-    so an explicit database also makes its directory Mephisto's data directory for this
-    process. Reading creates nothing: no ``~/.mephisto/config.yml``, no empty database
-    (a missing one is a UserError, where Mephisto would prompt or create it).
-    """
-    from parlai_acute.mephisto_tasks import setup
-
-    if database_path is None:
-        return setup.open_db(None, create=False)
-    path = Path(database_path)
-    if not path.is_file():
-        raise UserError(f"Mephisto database {path} does not exist; pass the database.db in Mephisto's data "
-                        f"directory (the one the task was launched with)")
-    with setup.no_mephisto_config_written():
-        import mephisto.utils.dirs as dirs
-        from mephisto.abstractions.databases.local_database import LocalMephistoDB
-    dirs.loaded_data_dir = str(path.resolve().parent)
-    return LocalMephistoDB(database_path=str(path))
-
-
-def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
-    """Every judgment stored for ``task_name`` in the Mephisto database ``db`` (default:
-    :func:`open_mephisto_db`), from every run of the task, finished units or not.
-
-    Each comparison is stored the moment it is submitted, so a unit cut short (the worker
-    left, the launcher was stopped) still holds real judgments: they count. The units are
-    read by the task's own store (:mod:`parlai_acute.mephisto_tasks.acute_eval.store`).
-    """
-    from parlai_acute.mephisto_tasks.acute_eval.store import unit_data_for_task
-
-    if db is None:
-        db = open_mephisto_db()
-    if not db.find_tasks(task_name=task_name):
-        known = sorted({task.task_name for task in db.find_tasks()})
-        raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
-                        f"pass the task name used by `parlai-acute acute launch`")
-    df = judgments_from_unit_data(unit_data_for_task(db, task_name))
-    if df.empty:
-        raise UserError(f"Mephisto task {task_name!r} has no judgments yet; wait for workers to "
-                        f"submit, or check the run with `mephisto review`")
-    return df

@@ -71,8 +71,7 @@ def judge_opt(spec: Optional[str], concurrency: int = 1, seed: int = 0, datapath
     from parlai.core.params import ParlaiParser
 
     from parlai_acute.paths import default_datapath
-    from parlai_acute.scripts.self_chat import parse_parlai
-    from parlai_acute.worlds.model_spec import model_args
+    from parlai_acute.worlds.model_spec import model_args, parse_parlai
 
     parser = ParlaiParser(True, True)
     parser.set_defaults(batchsize=concurrency, seed=seed, **DEFAULTS)

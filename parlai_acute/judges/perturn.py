@@ -1,7 +1,7 @@
 """Per-turn evaluation (SOBA, SATA, SM) with a model in the annotator's seat.
 
-Input: a per-turn choices table (:mod:`parlai_acute.perturn.turns`; CSV or JSONL with
-its columns), one row per (dialogue, model turn, candidate). An item is one model turn:
+Input: a per-turn choices table, read and validated by
+:func:`parlai_acute.perturn.turns.read_turns` (written back by its ``write_turns``), one row per (dialogue, model turn, candidate). An item is one model turn:
 its options are the candidates the worker was shown (incomplete ones were not shown and
 are not shown to the judge either), in the worker's order.
 
@@ -12,82 +12,27 @@ or the worker's ``user_reply`` when ``fallback`` is ``user``) -- followed by thi
 ``worker_message``. (The live task's Conversations logs, read by
 :func:`parlai_acute.logs.read_log`, hold the same turns.)
 
-Output: rows of the same table with ``worker`` = the judge's name and ``picked`` = the
-judge's verdict; ``continued``/``fallback``/``user_reply`` keep describing the dialogue as
-it happened (the judge cannot change the history). An inconsistent turn is dropped: the
+Output: rows of the same validated table with ``worker`` = the judge's name and ``picked``
+= the judge's verdict, as if the judge had been the worker at that turn. The context the
+judge saw is the dialogue as it happened; ``continued`` and ``fallback`` follow the judge's
+picks as the table requires (the continuation is one of the picks: the one that really
+continued when the judge picked it too, otherwise the judge's first pick; ``fallback`` is
+derived from the picks), and ``user_reply`` is kept. An inconsistent turn is dropped: the
 table has no ties (SOBA needs exactly one pick).
 """
 from __future__ import annotations
 
-import csv
-import json
 import time
-from pathlib import Path
 from typing import Sequence
 
 import pandas as pd
 
-from parlai_acute.errors import UserError
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
-from parlai_acute.perturn.turns import COLUMNS, PROTOCOLS, REQUIRED
+from parlai_acute.perturn.turns import turns_table
 
 TEMPLATE_OF = {"soba": "perturn_soba", "sata_random": "perturn_sata", "sata_user": "perturn_sata", "sm": "perturn_sm"}
-_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
-
-
-def _bool(value) -> bool:
-    if isinstance(value, bool):
-        return value
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return False
-    return str(value).strip().lower() in _TRUE
-
-
-def read_turns(path: str | Path) -> pd.DataFrame:
-    """A per-turn choices table from ``.csv`` or ``.jsonl`` (the columns of :data:`COLUMNS`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"turns file {path} does not exist; pass the per-turn choices table (.csv or .jsonl)")
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".jsonl":
-        rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); one row object per line") from None
-        df = pd.DataFrame(rows)
-    elif path.suffix.lower() == ".csv":
-        df = pd.DataFrame(list(csv.DictReader(text.splitlines(keepends=True))))
-    else:
-        raise UserError(f"turns file {path} must end in .csv or .jsonl")
-    if df.empty:
-        raise UserError(f"turns file {path} has no rows")
-    for name in REQUIRED:
-        if name not in df.columns:
-            raise UserError(f"{path}: missing column {name!r}; the columns needed are {', '.join(REQUIRED)}")
-    for name in COLUMNS:
-        if name not in df.columns:
-            df[name] = ""
-    df = df[list(COLUMNS)].copy()
-    for name in ("picked", "continued", "incomplete"):
-        df[name] = df[name].map(_bool)
-    df["turn"] = pd.to_numeric(df["turn"], errors="raise").astype(int)
-    df = df.fillna("")
-    bad = sorted(set(df["protocol"]) - set(PROTOCOLS))
-    if bad:
-        raise UserError(f"{path}: unknown protocol {bad[0]!r}; use one of {', '.join(PROTOCOLS)}")
-    return df
-
-
-def _position(value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("inf")
 
 
 class PerTurnProtocol(Protocol):
@@ -101,7 +46,7 @@ class PerTurnProtocol(Protocol):
             rows = rows[rows["worker"].astype(str) == who]
             history: list = []
             for turn, group in rows.groupby("turn", sort=True):
-                group = group.sort_values("position", key=lambda s: s.map(_position), kind="stable")
+                group = group.sort_values("position", na_position="last", kind="stable")  # Int64, NA unshown
                 shown = group[~group["incomplete"]]
                 message = str(group["worker_message"].iloc[0])
                 context = history + ([("User", message)] if message else [])
@@ -121,6 +66,19 @@ class PerTurnProtocol(Protocol):
             return [("Bot", reply)] if reply else []
         chosen = group[group["continued"]]
         return [("Bot", str(chosen["text"].iloc[0]))] if len(chosen) else []
+
+    @staticmethod
+    def _judge_continuation(rows: pd.DataFrame, item_protocol: str) -> list[bool]:
+        """Which candidate continues after the judge's picks (see the module docstring)."""
+        picked, happened = rows["picked"].to_numpy(), rows["continued"].to_numpy()
+        if item_protocol == "sm" or not picked.any():
+            # SM continues with its one reply whatever the verdict; SATA with no pick falls back
+            # to a random reply (kept as it happened) or, for SATA-User, to the worker's own
+            return [bool(c) and item_protocol != "sata_user" for c in happened]
+        if (picked & happened).any():
+            return list(picked & happened)
+        first = int(picked.argmax())
+        return [i == first for i in range(len(rows))]
 
     def render(self, item: Item, order: Sequence[int]) -> str:
         rows = item.data["rows"]
@@ -150,17 +108,13 @@ class PerTurnProtocol(Protocol):
             rows = r.item.data["rows"].copy()
             rows["worker"], rows["run_id"], rows["unit_id"] = judge_name, run_id, ""
             rows["picked"] = [index in {r.item.options[i] for i in picked} for index in rows.index]
-            rows["position"] = [first.index(r.item.options.index(index)) if index in r.item.options else ""
-                                for index in rows.index]
+            rows["continued"] = self._judge_continuation(rows, item_protocol=r.item.data["protocol"])
+            rows["fallback"] = ""  # derived from the judge's picks by turns_table
+            rows["position"] = pd.array([first.index(r.item.options.index(index)) if index in r.item.options
+                                         else None for index in rows.index], dtype="Int64")
             rows["justification"] = r.judged[0].reason
-            rows["decision_seconds"] = sum(j.seconds for j in r.judged)
+            rows["decision_seconds"] = float(sum(j.seconds for j in r.judged))
             rows["timestamp"] = time.time()
             out.append(rows)
-        return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=list(COLUMNS))
+        return turns_table(pd.concat(out, ignore_index=True) if out else [])
 
-
-def write_turns(path: str | Path, df: pd.DataFrame) -> None:
-    from parlai_acute.files import atomic_write
-
-    with atomic_write(path) as fh:
-        df[list(COLUMNS)].to_csv(fh, index=False)

@@ -45,72 +45,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def load(args, config) -> "pd.DataFrame":
     """The judgments table; records where it came from in ``config``, and for a Mephisto run
     the per-worker cap the run was launched with unless ``--max-per-worker`` says otherwise."""
-    from parlai_acute.acute import judgments
-
-    if config.max_per_worker is not None:
-        config.cap_source = "--max-per-worker"
     if args.judgments:
+        from parlai_acute.acute.judgments import read_judgments
+
+        if config.max_per_worker is not None:
+            config.cap_source = "--max-per-worker"
         config.source = str(args.judgments)
-        return judgments.read_judgments(args.judgments)
-    db = judgments.open_mephisto_db(args.mephisto_db)
-    df = judgments.judgments_from_mephisto_db(args.task_name, db=db)
-    config.source = f"Mephisto task {args.task_name}"
-    if not args.pairings:  # the run's own pairings file, for the models' configurations in the report
-        from parlai_acute.mephisto_tasks.acute_eval.store import run_settings
+        return read_judgments(args.judgments)
+    from parlai_acute.mephisto_tasks.acute_eval.store import judgments_for_analysis
 
-        files = [r["blueprint"].get("pairings_file") for r in run_settings(db, args.task_name)]
-        args.pairings = next((f for f in reversed(files) if f), None)
-    if config.max_per_worker is None:
-        from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
-
-        cap, where = stored_cap(db, args.task_name)
-        config.max_per_worker = cap
-        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
-    return df
-
-
-def _interval(low, high, percent: bool = False) -> str:
-    if low != low or high != high:  # NaN: none can be given
-        return "[none]"
-    return f"[{100 * low:.1f}%, {100 * high:.1f}%]" if percent else f"[{low:+.3f}, {high:+.3f}]"
-
-
-def print_result(result) -> None:
-    """The summary printed by the command: exclusions, matchups, ranking, warnings."""
-    why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
-    print(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
-    print(f"per-worker cap: {result.cap} ({result.config.cap_source or 'default: model pairs x questions'})")
-    simulated, workers = result.simulated_workers()
-    if simulated:
-        print(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
-    level = f"{100 * result.config.confidence:g}%"
-    for q in result.questions:
-        print(f"question {q.question_key}: win rate [{level} Clopper-Pearson], p, Holm p, workers")
-        for m in q.matchups.itertuples(index=False):
-            print(f"  {m.model_b} vs {m.model_a}: {100 * m.winrate_b:.1f}% ({m.wins_b}/{m.n}) "
-                  f"{_interval(m.ci_low, m.ci_high, True)} p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark} "
-                  f"{m.workers} worker{'s' if m.workers != 1 else ''}" + (" (FEW)" if m.few_workers else ""))
-        if q.ranking is not None:
-            print(f"  Bradley-Terry strength [{level} {q.ranking['interval'].iloc[0] or 'no'} interval] "
-                  f"[{level} resampling workers]")
-            for r in q.ranking.itertuples(index=False):
-                print(f"  {r.rank}. {r.model} {r.strength:+.3f} {_interval(r.ci_low, r.ci_high)} "
-                      f"{_interval(r.ci_low_workers, r.ci_high_workers)}" + (f" ({r.note})" if r.note else ""))
-        else:
-            print(f"  no ranking: {q.ranking_error}")
-        if q.agreement["note"]:
-            print(f"  agreement: {q.agreement['note']}")
-        else:
-            a = q.agreement
-            print(f"  agreement: {a['items']} items judged twice or more, {100 * a['percent_agreement']:.1f}% agree, "
-                  f"Krippendorff's alpha {a['krippendorff_alpha']:.3f} "
-                  f"{_interval(a['alpha_ci_low'], a['alpha_ci_high'])}")
-        for warning in q.warnings():
-            print(f"  WARNING: {warning}")
+    return judgments_for_analysis(args.task_name, config, args.mephisto_db)
 
 
 def run(args) -> int:
     from parlai_acute.acute.analysis import AnalysisConfig, analyze, check_outdir, write_outputs
+    from parlai_acute.acute.summary import summary_lines
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
@@ -119,9 +68,13 @@ def run(args) -> int:
     check_outdir(args.outdir)
     df = load(args, config)
     result = analyze(df, config)
+    if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
+        from parlai_acute.mephisto_tasks.acute_eval.store import run_pairings_file
+
+        args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
     from parlai_acute.acute.pairings import model_configs
 
     paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None)
-    print_result(result)
+    print("\n".join(summary_lines(result)))
     print(f"report: {paths['report.html']}")
     return 0

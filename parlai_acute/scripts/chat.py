@@ -16,7 +16,7 @@ import argparse
 
 from parlai_acute.paths import default_datapath
 from parlai_acute.scripts.main import describe_from_docstring
-from parlai_acute.scripts.self_chat import check_outfile
+from parlai_acute.worlds.self_chat_opt import check_outfile
 from parlai_acute.worlds.model_spec import MODEL_HELP, model_args, parse_parlai
 
 CONTEXTS = ("none", "chitchat", "persona", "topics")

@@ -67,7 +67,7 @@ def run(args) -> int:
         human, judge = read_judgments(args.human), read_judgments(args.judge)
         result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     else:
-        from parlai_acute.judges.perturn import read_turns
+        from parlai_acute.perturn.turns import read_turns
 
         human, judge = read_turns(args.human), read_turns(args.judge)
         result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)

@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from parlai_acute.errors import UserError
     from parlai_acute.judges import record
-    from parlai_acute.judges.perturn import PerTurnProtocol, read_turns, write_turns
+    from parlai_acute.judges.perturn import PerTurnProtocol
+    from parlai_acute.perturn.turns import read_turns, write_turns
 
     if args.inconsistent != "drop":
         raise UserError("the per-turn table has no ties (SOBA needs exactly one pick); use --inconsistent drop")

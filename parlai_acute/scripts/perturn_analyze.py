@@ -50,7 +50,7 @@ def load(args):
 
     if args.turns:
         return read_turns(args.turns), str(args.turns)
-    from parlai_acute.acute.judgments import open_mephisto_db
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
     from parlai_acute.errors import UserError
 
     db = open_mephisto_db(args.mephisto_db)

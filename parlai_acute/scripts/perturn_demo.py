@@ -111,12 +111,12 @@ def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
 
 
 def _analyze(workdir: Path, task_name: str) -> int:
-    from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
     from parlai_acute.perturn.turns import turns_table
 
-    db = setup.open_db(str(workdir / "mephisto"), create=False)
+    db = open_mephisto_db(workdir / "mephisto" / "database.db")
     records = store.turns_for_task(db, task_name)
     if not records:
         print("no turns were judged; nothing to analyse")

@@ -16,15 +16,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 
-from parlai_acute.errors import UserError
 from parlai_acute.paths import default_datapath
 from parlai_acute.scripts.main import describe_from_docstring
-from parlai_acute.worlds.model_spec import MODEL_HELP, model_args, parse_parlai
-
-TASK_NAMES = ("chitchat", "persona", "topics")
+from parlai_acute.worlds.model_spec import MODEL_HELP
+from parlai_acute.worlds.self_chat_opt import check_counts, check_outfile, self_chat_opt
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,41 +47,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
 
 
-def task_path(task: str) -> str:
-    return f"parlai_acute.tasks.{task}" if task in TASK_NAMES else task
-
-
 def check_args(args) -> None:
-    for flag, value in (("--num-self-chats", args.num_self_chats), ("--max-turns", args.max_turns),
-                        ("--batchsize", args.batchsize)):
-        if value < 1:
-            raise UserError(f"{flag} must be at least 1, got {value}")
+    check_counts(args.num_self_chats, args.max_turns, args.batchsize)
     check_outfile(args.outfile)
-
-
-def check_outfile(outfile: str) -> None:
-    """Fail before any model runs if the log could not be written there."""
-    if os.path.isdir(outfile):
-        raise UserError(f"--outfile {outfile} is a directory; give a file name such as {outfile}/chats.jsonl")
-    directory = os.path.dirname(os.path.abspath(outfile))
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=directory)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise UserError(f"cannot write --outfile {outfile} ({exc.strerror}); choose a writable path") from None
 
 
 def parlai_opt(args, model: str | None, flag: str = "--model"):
     """The opt ParlAI's own ``self_chat`` script would build for these arguments."""
-    from parlai.scripts.self_chat import setup_args
-
-    argv = ["-t", task_path(args.task), "--datapath", args.datapath or default_datapath(),
-            "--num-self-chats", str(args.num_self_chats), "--selfchat-max-turns", str(args.max_turns),
-            "--seed", str(args.seed), "--batchsize", str(args.batchsize), "--outfile", args.outfile,
-            "--display-examples", str(args.display)] + model_args(model)
-    return parse_parlai(setup_args(), argv, model, flag)
+    return self_chat_opt(model, args.outfile, task=args.task, num_self_chats=args.num_self_chats,
+                         max_turns=args.max_turns, seed=args.seed, batchsize=args.batchsize,
+                         datapath=args.datapath, display=args.display, flag=flag)
 
 
 def run(args) -> int:

@@ -9,9 +9,10 @@ import pytest
 import parlai_acute
 from parlai_acute.acute.analysis import (FAILED_ONBOARDING, NO_REASON, ONBOARDING, OVER_CAP, SAME_MODEL,
                                          AnalysisConfig, analyze, apply_exclusions, write_outputs)
-from parlai_acute.acute.judgments import (COLUMNS, judgments_from_mephisto_db, judgments_from_unit_data,
+from parlai_acute.acute.judgments import (COLUMNS, judgments_from_unit_data,
                                           read_judgments, to_frame, normalize_row, write_judgments)
 from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.acute_eval.store import judgments_from_mephisto_db
 from parlai_acute.scripts.main import main
 from parlai_acute.stats.simulate import simulate_judgments
 

@@ -5,8 +5,8 @@ import pandas as pd
 
 from conftest import SCRIPTED, read_jsonl, summary_of
 from judge_fixtures import turns_rows, write_turns
-from parlai_acute.judges.perturn import PerTurnProtocol, read_turns
-from parlai_acute.perturn.turns import COLUMNS
+from parlai_acute.judges.perturn import PerTurnProtocol
+from parlai_acute.perturn.turns import COLUMNS, read_turns
 from parlai_acute.scripts.main import main
 
 
@@ -51,13 +51,24 @@ def test_soba_judge_rows_join_the_table(tmp_path, capsys):
     assert summary["templates"] == ["perturn_soba@1"] and summary["position_bias"][0]["first_rate"] == 0.5
 
 
+def test_a_judge_who_disagrees_continues_with_its_own_pick(tmp_path, capsys):
+    rows = turns_rows("soba")
+    for row in rows:  # the worker picked the generic reply, which continued the conversation
+        row.update(picked=not row["picked"], continued=not row["continued"])
+    outdir = run_judge(tmp_path, rows, "longest")
+    table = read_turns(outdir / "turns.csv")  # the validated reader accepts the judge's table
+    assert table[table["picked"]]["model"].eq("smart").all()
+    assert table["continued"].equals(table["picked"]) and table["fallback"].eq("picked").all()
+    assert str(table["position"].dtype) == "Int64" and table["picked"].dtype == bool
+
+
 def test_sata_and_sm(tmp_path, capsys):
     outdir = run_judge(tmp_path, turns_rows("sata_random"), "longest", name="sata")
     table = read_turns(outdir / "turns.csv")
     assert table[table["picked"]]["model"].eq("smart").all() and table["picked"].sum() == 4
     sm = [r for r in turns_rows("sm") if r["model"] == "smart"]
     for r in sm:
-        r["position"] = 0
+        r.update(position=0, setting="sm", model_set="smart")
     outdir = run_judge(tmp_path, sm, "longest", name="sm")
     table = read_turns(outdir / "turns.csv")
     assert len(table) == 4 and table["picked"].all()
@@ -77,7 +88,9 @@ def test_first_position_and_garbage_judges(tmp_path, capsys):
 
 def test_incomplete_candidates_are_not_shown_and_ties_are_refused(tmp_path, capsys):
     rows = turns_rows("soba")
-    rows[0].update(incomplete=True, position="", error="timeout")  # d0 turn 0: only one candidate shown
+    # d0 turn 0: the smart model timed out, so only the generic reply was shown (and picked)
+    rows[0].update(incomplete=True, position="", error="timeout", picked=False, continued=False)
+    rows[1].update(position=0, picked=True, continued=True)
     items = PerTurnProtocol().items(read_turns(write_turns(tmp_path / "t.jsonl", rows)))
     assert len(items[0].options) == 1
     path = write_turns(tmp_path / "t2.jsonl", rows)

@@ -7,7 +7,6 @@ import collections
 import pytest
 
 from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
-from parlai_acute.acute.judgments import judgments_from_mephisto_db
 from parlai_acute.mephisto_tasks import setup
 from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
 from parlai_acute.mephisto_tasks.acute_eval import store
@@ -98,7 +97,7 @@ def test_workers_judgments_quality_control_and_readback(tmp_path, launch, chromi
 
     # read back: every judgment as made, sides as clicked
     db = setup.open_db(task.data_dir)
-    df = judgments_from_mephisto_db("acute_test", db)
+    df = store.judgments_from_mephisto_db("acute_test", db)
     df["name"] = df["worker"].str.removesuffix("_sandbox")  # workers by name; the mock provider adds _sandbox
     assert sorted(df["name"].unique()) == sorted(f"simulated-{w}" for w in ("failer", "lazy", "alice", "bob"))
     made = {f"simulated-{r.worker.split('-', 1)[1]}": r.made for r in (failer, lazy, alice, bob)}

@@ -145,6 +145,9 @@ def test_worker_leaving_mid_unit_frees_their_pairs_for_others(tmp_path, launch, 
             break
         time.sleep(3)
     assert run is not None and run.finished and len(run.made) == 2
+    # the runner sees the leaver's closed page too (no updates, agent gone), so Mephisto clears that
+    # unit and the spare slots are expired: the run ends by itself
+    assert task.wait_exit(timeout=120) == 0
     df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
     assert sorted(df["pair_id"]) == ["a0|b0", "a1|b1", "a2|b2"]
 

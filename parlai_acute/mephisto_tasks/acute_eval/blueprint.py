@@ -7,12 +7,11 @@ slots; :mod:`.scheduler` decides what each one contains when a worker takes it, 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from mephisto.abstractions.blueprint import Blueprint, SharedTaskState, TaskBuilder
+from mephisto.abstractions.blueprint import Blueprint, SharedTaskState
 from mephisto.data_model.assignment import InitializationData
 from mephisto.operations.registry import register_mephisto_abstraction
 from omegaconf import MISSING
@@ -22,6 +21,7 @@ from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
+from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
@@ -105,17 +105,8 @@ def ensure_scheduler(task_run, args, shared_state) -> Scheduler:
     return shared_state.scheduler
 
 
-class AcuteEvalTaskBuilder(TaskBuilder):
-    """Copies the page (plain HTML/CSS/JS, no build step, nothing from a CDN) into the router."""
-
-    def build_in_dir(self, build_dir: str) -> None:
-        static = os.path.join(build_dir, "static")
-        os.makedirs(static, exist_ok=True)
-        for item in FRONTEND_DIR.iterdir():
-            if item.is_file():
-                shutil.copy2(item, os.path.join(static, item.name))
-        with open(os.path.join(build_dir, "done.built"), "w") as fh:
-            fh.write("built!")
+class AcuteEvalTaskBuilder(StaticPageBuilder):
+    FRONTEND_DIR = FRONTEND_DIR
 
 
 @register_mephisto_abstraction()

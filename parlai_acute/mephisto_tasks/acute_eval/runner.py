@@ -28,6 +28,7 @@ from mephisto.abstractions.blueprint import TaskRunner
 
 from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
+from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
 
 logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a judgment wakes it at once)
@@ -67,6 +68,8 @@ class AcuteEvalRunner(TaskRunner):
         self.blocked_message = b.onboarding_failed_message
         self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._released: set[str] = set()
+        # units come back to "launched" after a departed worker is cleaned up: close them then too
+        self._watch = watch_completion(task_run, self.scheduler.complete)
 
     # ------------------------------------------------------------------ views
     def _view(self, state, **extra) -> dict:
@@ -155,28 +158,20 @@ class AcuteEvalRunner(TaskRunner):
                 agent.has_live_update.wait(WAIT)  # the event can be cleared with an item queued: poll too
                 update = agent.get_live_update()
                 if update is None:
-                    continue
-                if update.get("type") == "judgment":
+                    raise_if_gone(agent)  # a closed page sends nothing: let Mephisto clear the unit
+                elif update.get("type") == "judgment":
                     agent.observe(self.handle_judgment(agent, update))
             remaining = self.duration - (time.time() - start)
             if remaining > 0 and unit.db_id in self.running_units:
                 agent.await_submit(timeout=remaining)
         finally:
             self._release(agent)
-            self.expire_spare_units()
+            if self.scheduler.complete():  # every pair is judged: close the unit slots nobody took
+                expire_launched_units(self.task_run)
 
-    def expire_spare_units(self) -> int:
-        """Once every pair is judged, close the unit slots nobody took, so the run can finish."""
-        if not self.scheduler.complete():
-            return 0
-        from mephisto.data_model.constants.assignment_state import AssignmentState
-
-        expired = 0
-        for unit in self.task_run.get_units():
-            if unit.get_status() == AssignmentState.LAUNCHED:
-                unit.expire()
-                expired += 1
-        return expired
+    def shutdown(self) -> None:
+        self._watch.set()
+        super().shutdown()
 
     def cleanup_unit(self, unit) -> None:
         agent = unit.get_assigned_agent()

@@ -12,6 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from parlai_acute.acute.judgments import judgments_from_unit_data
+from parlai_acute.errors import UserError
+
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that stored anything, in the shape ``judgments_from_unit_data`` reads."""
@@ -34,11 +39,34 @@ def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def judgments_for_task(db, task_name: str):
-    """Tidy judgments table (parlai_acute.acute.judgments schema) of everything stored for ``task_name``."""
-    from parlai_acute.acute.judgments import judgments_from_unit_data
-
+def judgments_for_task(db, task_name: str) -> pd.DataFrame:
+    """Tidy judgments table (parlai_acute.acute.judgments schema) of everything stored for
+    ``task_name``; empty while nothing is stored (a live run's progress)."""
     return judgments_from_unit_data(unit_data_for_task(db, task_name))
+
+
+def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
+    """Every judgment stored for ``task_name`` in the Mephisto database ``db`` (default:
+    Mephisto's configured one, :func:`..database.open_mephisto_db`), from every run of the
+    task, finished units or not: what an analysis of the run reads.
+
+    Each comparison is stored the moment it is submitted, so a unit cut short (the worker
+    left, the launcher was stopped) still holds real judgments: they count. An unknown task
+    or one without judgments is a UserError.
+    """
+    if db is None:
+        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+        db = open_mephisto_db()
+    if not db.find_tasks(task_name=task_name):
+        known = sorted({task.task_name for task in db.find_tasks()})
+        raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); "
+                        f"pass the task name used by `parlai-acute acute launch`")
+    df = judgments_for_task(db, task_name)
+    if df.empty:
+        raise UserError(f"Mephisto task {task_name!r} has no judgments yet; wait for workers to "
+                        f"submit, or check the run with `mephisto review`")
+    return df
 
 
 def run_settings(db, task_name: str) -> list[dict[str, Any]]:
@@ -85,3 +113,30 @@ def stored_cap(db, task_name: str) -> tuple[int | None, str]:
         return None, "no run of the task recorded its per-worker cap"
     best = max(caps)
     return best, next(s for c, s in zip(caps, sources) if c == best)
+
+
+def run_pairings_file(task_name: str, database_path=None) -> str | None:
+    """The pairings file the latest run of ``task_name`` was launched with (None if unknown)."""
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+    files = [r["blueprint"].get("pairings_file") for r in run_settings(open_mephisto_db(database_path), task_name)]
+    return next((f for f in reversed(files) if f), None)
+
+
+def judgments_for_analysis(task_name: str, config, database_path=None) -> pd.DataFrame:
+    """The judgments of the run ``task_name`` (database: ``database_path``, default Mephisto's
+    configured one), with ``config`` (an ``AnalysisConfig``) told where they came from and,
+    unless it sets a cap, given the per-worker cap the run was launched with: the analysis of
+    a run uses the run's own settings."""
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+    if config.max_per_worker is not None:
+        config.cap_source = "--max-per-worker"
+    db = open_mephisto_db(database_path)
+    df = judgments_from_mephisto_db(task_name, db=db)
+    config.source = f"Mephisto task {task_name}"
+    if config.max_per_worker is None:
+        cap, where = stored_cap(db, task_name)
+        config.max_per_worker = cap
+        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
+    return df

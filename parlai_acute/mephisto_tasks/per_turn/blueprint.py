@@ -9,17 +9,16 @@ launcher and passed in the shared state) and shared by every concurrent worker.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from mephisto.abstractions.blueprint import Blueprint, SharedTaskState, TaskBuilder
+from mephisto.abstractions.blueprint import Blueprint, SharedTaskState
 from mephisto.data_model.assignment import InitializationData
 from mephisto.operations.registry import register_mephisto_abstraction
 
 from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
@@ -27,7 +26,6 @@ from parlai_acute.perturn.design import Design, parse_model_sets
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
-SHARED_FRONTEND_DIR = Path(__file__).parent.parent / "frontend"
 
 
 @dataclass
@@ -186,18 +184,8 @@ def ensure_live(task_run, args, shared_state) -> LiveSetup:
     return shared_state.live
 
 
-class PerTurnTaskBuilder(TaskBuilder):
-    """Copies the page (plain HTML/CSS/JS, no build step, nothing from a CDN) into the router."""
-
-    def build_in_dir(self, build_dir: str) -> None:
-        static = os.path.join(build_dir, "static")
-        os.makedirs(static, exist_ok=True)
-        for folder in (SHARED_FRONTEND_DIR, FRONTEND_DIR):
-            for item in folder.iterdir():
-                if item.is_file():
-                    shutil.copy2(item, os.path.join(static, item.name))
-        with open(os.path.join(build_dir, "done.built"), "w") as fh:
-            fh.write("built!")
+class PerTurnTaskBuilder(StaticPageBuilder):
+    FRONTEND_DIR = FRONTEND_DIR
 
 
 @register_mephisto_abstraction()

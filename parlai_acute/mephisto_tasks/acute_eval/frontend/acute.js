@@ -1,19 +1,17 @@
-/* ACUTE-Eval page: plain JavaScript speaking the Mephisto 1.1 router protocol directly.
+/* ACUTE-Eval page: plain JavaScript, no bundle, no build step, no CDN.
  *
- * No bundle, no build step, no CDN: the router serves this file, acute.css and the
- * provider's wrap_crowd_source.js (getAgentRegistration / handleSubmitToProvider).
- * Flow: POST /request_agent -> websocket "alive" + heartbeats -> one
- * "mephisto_bound_live_update" per judgment, answered by a "client_bound_live_update"
- * view from the backend (which has already stored the judgment) -> POST /submit_task.
- * Every text from a dialogue is put in the page with textContent: shown, never run.
+ * The router serves this file, acute.css, the shared router-protocol client
+ * mephisto_live.js (MephistoLive: registration, websocket, heartbeats, submit) and the
+ * provider's wrap_crowd_source.js. Flow: MephistoLive.start -> one live update per
+ * judgment, answered by a view from the backend (which has already stored the judgment)
+ * -> MephistoLive.submit. Every text from a dialogue is put in the page with textContent:
+ * shown, never run.
  */
 (function () {
   "use strict";
-  var agentId = null, socket = null, view = null, sending = false, submitted = false, pendingTimer = null;
-  var ROUTER_PROTOCOL = "2.0.3";  // the mephisto-task version whose router protocol this page speaks
+  var view = null, sending = false, submitted = false, pendingTimer = null;
   var $ = function (id) { return document.getElementById(id); };
 
-  function now() { return Date.now() / 1000; }
   function uuid() {
     return "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx".replace(/[xy]/g, function (c) {
       var r = (Math.random() * 16) | 0; return (c === "x" ? r : (r & 3) | 8).toString(16);
@@ -26,16 +24,6 @@
     return node;
   }
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
-  function post(path, body) {
-    return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-                         body: JSON.stringify(body) }).then(function (r) { return r.json(); });
-  }
-  function send(packetType, data) {
-    if (!socket || socket.readyState !== 1) return false;
-    socket.send(JSON.stringify({ packet_type: packetType, subject_id: agentId, data: data || {},
-                                 client_timestamp: now() }));
-    return true;
-  }
 
   function render(v) {
     view = v;
@@ -104,13 +92,11 @@
     var blocked = !!(view && view.blocked);
     if (blocked) { document.body.setAttribute("data-blocked", "true"); $("progress").textContent = "Ended"; }
     setStatus("Saving…");
-    post("/submit_task", { USED_AGENT_ID: agentId, final_data: { judgments: view ? view.done : 0 },
-                           client_timestamp: now() })
+    MephistoLive.submit({ judgments: view ? view.done : 0 })
       .then(function () {
         // A worker who failed the check comparison is told so, not thanked as if the work were done.
         setStatus(blocked ? view.blocked_message : "Thank you! Your answers are saved. You can close this page.");
         document.body.setAttribute("data-finished", "true");
-        try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       })
       .catch(function () { submitted = false; setStatus("Could not reach the server; please retry in a moment."); });
   }
@@ -131,62 +117,41 @@
                  update_id: uuid() };
     var attempt = function () {
       if (!sending) return;
-      if (!send("mephisto_bound_live_update", data)) setStatus("Reconnecting…");
+      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
       pendingTimer = setTimeout(attempt, 4000);  // resend until acknowledged (stored once server-side)
     };
     attempt();
   }
 
-  function onPacket(packet) {
-    if (packet.packet_type === "client_bound_live_update" && packet.data && packet.data.type === "state") {
-      var v = packet.data;
-      // Mephisto's router delivers every packet twice (its resend-on-"error" fires on ws's null):
-      // only a view that moves forward, or answers the judgment in flight with an error, counts.
-      var forward = !view || v.done > view.done || (v.finished && !view.finished);
-      if (!forward && !(sending && v.error)) return;
-      clearTimeout(pendingTimer);
-      sending = false;
-      render(v);
-    } else if (packet.packet_type === "update_status" && packet.data) {
-      var s = packet.data.status;
-      if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitted) {
-        $("task").hidden = true;
-        setStatus("This task is no longer available (" + s + "). Your submitted answers are saved.");
-      }
-    }
+  // Every view from the server: the first one, and each answer to a judgment.
+  function onView(v) {
+    // Mephisto's router may deliver a packet twice: only a view that moves forward, or answers
+    // the judgment in flight with an error, counts.
+    var forward = !view || v.done > view.done || (v.finished && !view.finished);
+    if (!forward && !(sending && v.error)) return;
+    clearTimeout(pendingTimer);
+    sending = false;
+    render(v);
   }
 
-  function connect() {
-    var proto = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(proto + window.location.host + "/");
-    // A heartbeat right away: the router only watches for a silent page once it has had one.
-    socket.onopen = function () { send("alive", {}); send("heartbeat", {}); };
-    socket.onmessage = function (ev) { try { onPacket(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
-    socket.onclose = function () { if (!submitted) setTimeout(connect, 1000); };
+  function onStatus(s) {
+    if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitted) {
+      $("task").hidden = true;
+      setStatus("This task is no longer available (" + s + "). Your submitted answers are saved.");
+    }
   }
 
   function start() {
     $("judgment").addEventListener("submit", onSubmit);
     $("reason").addEventListener("input", onReasonInput);
-    fetch("/task_config.json?mephisto_task_version=" + ROUTER_PROTOCOL).then(function (r) { return r.json(); }).then(function (cfg) {
-      if (cfg.task_title) { $("title").textContent = cfg.task_title; document.title = cfg.task_title; }
-    }).catch(function () {});
-    var registration = getAgentRegistration();
-    if (!registration.worker_name || !registration.assignment_id) {
-      setStatus("Preview: accept the task to start.");
-      return;
-    }
-    post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
-      var d = packet.data || {};
-      if (!d.agent_id) {
-        setStatus(d.failure_reason || "There is no work for you in this task right now.");
+    MephistoLive.loadTitle($("title"));
+    MephistoLive.start({ onView: onView, onStatus: onStatus }).then(function (started) {
+      if (started.preview) {
+        setStatus("Preview: accept the task to start.");
+      } else if (started.unavailable) {
+        setStatus(started.unavailable);
         document.body.setAttribute("data-unavailable", "true");
-        return;
       }
-      agentId = d.agent_id;
-      connect();
-      setInterval(function () { send("heartbeat", {}); }, 3000);
-      render(d.init_task_data);
     }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
   }
 
