@@ -40,15 +40,19 @@ def load(args):
 
     if args.labels:
         return read_labels(args.labels), str(args.labels)
-    from parlai_acute.acute.judgments import open_mephisto_db
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
 
     db = open_mephisto_db(args.mephisto_db)
+    # static labelling runs, and interactive SSA runs of the per-turn chat task (label_mode=ssa)
+    from parlai_acute.mephisto_tasks.per_turn import store as per_turn_store
+
+    records = per_turn_store.labels_for_task(db, args.task_name)
     try:
         from parlai_acute.mephisto_tasks.ssa_label.store import labels_for_task
-    except ModuleNotFoundError as exc:
-        raise UserError(f"this installation has no SSA labelling Mephisto task ({exc}); export the labels to a "
-                        f"file and pass --labels") from None
-    records = labels_for_task(db, args.task_name)
+    except ModuleNotFoundError:
+        labels_for_task = None
+    if labels_for_task is not None:
+        records = records + labels_for_task(db, args.task_name)
     if not records:
         raise UserError(f"Mephisto task {args.task_name!r} has no stored SSA labels; check the task name and that "
                         f"workers have labelled replies")
