@@ -29,6 +29,12 @@ logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
 
 
+def alternating_speakers(context) -> list[dict]:
+    """Context turns with speaker labels A and B alternating; the last turn is A's (the reply is B's)."""
+    n = len(context)
+    return [{"speaker": "A" if (n - 1 - i) % 2 == 0 else "B", "text": text} for i, text in enumerate(context)]
+
+
 class ItemTaskRunner(TaskRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
     ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""

@@ -7,7 +7,7 @@ own plan (never from the page) and stores the label before answering.
 """
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner
+from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers as speakers
 from parlai_acute.mephisto_tasks.ssa_label import onboarding
 
 SENSIBLE_QUESTION = "Does the response make sense?"
@@ -16,12 +16,6 @@ SENSIBLE_HELP = ("Use your common sense: is the response logical and consistent 
 SPECIFIC_QUESTION = "Is the response specific?"
 SPECIFIC_HELP = ("Is it specific to this context, rather than a reply that would fit almost any context "
                  "(like \"I don't know\", \"ok\" or \"That's nice\")?")
-
-
-def speakers(context) -> list[dict]:
-    """Context turns with alternating speaker labels; the last turn is A's, the reply is B's."""
-    n = len(context)
-    return [{"speaker": "A" if (n - 1 - i) % 2 == 0 else "B", "text": text} for i, text in enumerate(context)]
 
 
 class SsaLabelRunner(ItemTaskRunner):
