@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt setup.py | sha1sum
 # A GPU user installs their own torch into .venv first and sets NO_TORCH=1.
 NO_TORCH ?= 0
 
-.PHONY: install demo test bench browser lock clean
+.PHONY: install demo test bench browser wordnet lock clean
 
 install: $(STAMP)
 
@@ -26,13 +26,17 @@ $(STAMP): requirements/lock.txt setup.py
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's WordNet 3.0 for METEOR (nltk reads it from /usr/share/wordnet; nothing is downloaded).
+wordnet:
+	@test -f /usr/share/wordnet/index.sense || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; }
+
 demo: install
 	$(BIN)/parlai-acute demo
 
-test: install browser
+test: install browser wordnet
 	$(BIN)/python -m pytest -q tests
 
-bench: install browser
+bench: install browser wordnet
 	$(BIN)/python -m benchmarks
 
 # Re-resolve the pinned set (needs only PyPI); commit the new requirements/lock.txt.

@@ -13,6 +13,7 @@ line and the problem.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,18 @@ class Episode:
                 seen.append(turn["id"])
         return seen
 
+    def personas(self) -> dict[str, list[str]]:
+        """Persona lines per speaker id: the ``your persona:`` lines of the ``i``-th
+        context message belong to the ``i``-th speaker (ParlAI's self-chat convention)."""
+        out: dict[str, list[str]] = {}
+        speakers = self.speakers
+        for i, message in enumerate(self.context):
+            lines = [line.strip()[len("your persona:"):].strip() for line in str(message.get("text") or "").splitlines()
+                     if line.strip().lower().startswith("your persona:")]
+            if lines and i < len(speakers):
+                out.setdefault(speakers[i], []).extend(lines)
+        return out
+
     def check_alternating(self) -> None:
         """Raise if two consecutive turns have the same speaker (ACUTE needs alternation)."""
         for i in range(1, len(self.turns)):
@@ -46,6 +59,23 @@ class Episode:
                     f"{self.source}:{self.line}: speakers do not alternate (turns {i} and {i + 1} are both "
                     f"{self.turns[i]['id']!r}); merge consecutive turns of one speaker or drop this conversation"
                 )
+
+
+SEED, HUMAN, MODEL = "seed", "human", "model"
+#: Speaker ids of people in logs written by ParlAI (``parlai interactive``, crowdsourcing) and here.
+HUMAN_IDS = ("localHuman", "human", "Human", "human_evaluator", "Person", "worker")
+
+
+def turn_role(turn: dict, human_ids=HUMAN_IDS) -> str:
+    """``seed`` (a real opening given to the speakers: nobody's words), ``human`` or ``model``."""
+    if turn.get("seed"):
+        return SEED
+    return HUMAN if speaker_name(str(turn.get("id", ""))) in human_ids else MODEL
+
+
+def speaker_name(turn_id: str) -> str:
+    """A speaker id without the ``_1``/``_2`` suffix ParlAI's self-chat adds to copies of one agent."""
+    return re.sub(r"_\d+$", "", turn_id)
 
 
 def read_log(path: str | Path) -> list[Episode]:

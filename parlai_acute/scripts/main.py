@@ -46,6 +46,26 @@ COMMANDS: dict = {
         "per-turn": ("parlai_acute.scripts.judge_per_turn", "a model judges the turns of a per-turn evaluation (SOBA, SATA, SM)"),
         "agreement": ("parlai_acute.scripts.judge_agreement", "agreement of judge and human judgments on the same items, with the human-human ceiling"),
     },
+    "metrics": {
+        "_help": "automatic metrics: reference-based scores, ranking and perplexity, log analytics, correlation with people",
+        "score": ("parlai_acute.scripts.metrics_score", "reference-based scores (F1, BLEU, ROUGE-L, METEOR, chrF, embedding metrics) and diversity, single- and multi-reference"),
+        "rank": ("parlai_acute.scripts.metrics_rank", "perplexity of gold replies and hits@1/N with and without the parrot"),
+        "logs": ("parlai_acute.scripts.metrics_logs", "ConvAI2-style statistics of Conversations logs per speaker"),
+        "correlate": ("parlai_acute.scripts.metrics_correlate", "correlation of the metrics with human ratings; perplexity vs human scores"),
+    },
+    "ssa": {
+        "_help": "sensibleness and specificity (Meena's SSA): items to label, analysis",
+        "generate": ("parlai_acute.scripts.ssa_generate", "items to label: each model's reply to fixed contexts, or the model turns of a log"),
+        "analyze": ("parlai_acute.scripts.ssa_analyze", "sensibleness, specificity and SSA per model with intervals, agreement, report"),
+    },
+    "convai2": {
+        "_help": "ConvAI2's human evaluation: end-of-chat Likert ratings and persona detection",
+        "analyze": ("parlai_acute.scripts.convai2_analyze", "Likert means, Bayesian calibration of annotator bias, persona detection"),
+    },
+    "multiref": {
+        "_help": "multi-reference collection (Gupta et al. 2019): analysis of the collected references",
+        "analyze": ("parlai_acute.scripts.multiref_analyze", "Self-BLEU, Gt-BLEU and unique n-grams of collected references per mode"),
+    },
 }
 
 

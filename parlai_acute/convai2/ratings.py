@@ -1,0 +1,165 @@
+"""End-of-chat survey answers: the one tidy table the ConvAI2 analysis reads.
+
+One row per (dialogue, question): after a chat with a model, the worker answered a Likert
+question (``engagingness`` "How much did you enjoy talking to this user?" on 1-4, and any
+configured ones such as ``fluency`` or ``consistency``), optionally with a reason. The
+persona detection answer belongs to the dialogue: ``persona_choice_correct`` says whether
+the worker picked the model's persona out of two (the model's and a random other one); it
+is repeated on every row of the dialogue, or given on some and left empty on others, but
+never contradicts itself within a dialogue.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_jsonl
+
+COLUMNS: dict[str, tuple[bool, str]] = {
+    "dialogue": (True, "dialogue id, unique within the collection"),
+    "worker": (True, "annotator id"),
+    "model": (True, "the model the worker chatted with"),
+    "question": (True, "the Likert question's key (engagingness, fluency, consistency, ...)"),
+    "score": (True, "the answer on the question's scale (engagingness: 1-4)"),
+    "persona_choice_correct": (False, "the worker picked the model's persona (true/false; empty: not asked)"),
+    "reason": (False, "the worker's optional reason for the score"),
+    "turns": (False, "number of chat turns before the survey"),
+    "timestamp": (False, "when the survey was stored, seconds since the epoch (UTC)"),
+}
+REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
+_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
+_FALSE = {"false", "0", "no", "f", "n", "0.0"}
+_MISSING = {"", "none", "null", "nan"}
+
+
+def _plain(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def ratings_table(records, where: list[str] | None = None) -> pd.DataFrame:
+    """Validate rows (dicts or a DataFrame) into the :data:`COLUMNS` table; one-line errors
+    naming the row (``where``, default ``row N``) and field."""
+    raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
+        list(records))
+    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+
+    def fail(i, message):
+        raise UserError(f"{where[int(i)]}: {message}")
+
+    if raw.empty:
+        raise UserError("no ratings: the ratings table has no rows")
+    for name in REQUIRED:
+        if name not in raw:
+            fail(0, f"missing field {name!r}; every rating row needs {', '.join(REQUIRED)}")
+    out = pd.DataFrame(index=raw.index)
+    for name in ("dialogue", "worker", "model", "question", "reason"):
+        out[name] = raw[name].map(_plain).astype(object) if name in raw else ""
+    for name in ("dialogue", "worker", "model", "question"):
+        empty = (out[name].str.strip() == "").to_numpy()
+        if empty.any():
+            fail(np.flatnonzero(empty)[0], f"field {name!r} is empty; fill it in or drop the row")
+    text = raw["score"].map(lambda v: _plain(v).strip())
+    score = pd.to_numeric(text, errors="coerce")
+    bad = score.isna().to_numpy() | ~np.isfinite(score.to_numpy(float))
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        fail(i, f"field 'score' must be a number, got {raw['score'].iloc[i]!r}")
+    out["score"] = score.astype(float)
+    if "persona_choice_correct" in raw:
+        flag = raw["persona_choice_correct"].map(lambda v: _plain(v).strip().lower())
+        bad = ~(flag.isin(_TRUE) | flag.isin(_FALSE) | flag.isin(_MISSING))
+        if bad.any():
+            i = np.flatnonzero(bad.to_numpy())[0]
+            fail(i, f"field 'persona_choice_correct' must be true, false or empty, got "
+                    f"{raw['persona_choice_correct'].iloc[i]!r}")
+        out["persona_choice_correct"] = pd.array(np.where(flag.isin(_MISSING), None, flag.isin(_TRUE)),
+                                                 dtype="boolean")
+    else:
+        out["persona_choice_correct"] = pd.array([None] * len(raw), dtype="boolean")
+    for name in ("turns", "timestamp"):
+        out[name] = pd.to_numeric(raw[name], errors="coerce") if name in raw else np.nan
+    dup = out.duplicated(["dialogue", "question"]).to_numpy()
+    if dup.any():
+        i = np.flatnonzero(dup)[0]
+        fail(i, f"dialogue {out['dialogue'].iloc[i]!r} answers question {out['question'].iloc[i]!r} twice; "
+                f"one row per dialogue and question")
+    for name in ("worker", "model"):
+        first = out.groupby("dialogue")[name].transform("first")
+        bad = (out[name] != first).to_numpy()
+        if bad.any():
+            i = np.flatnonzero(bad)[0]
+            fail(i, f"field {name!r} is {out[name].iloc[i]!r} but an earlier row of dialogue "
+                    f"{out['dialogue'].iloc[i]!r} says {first.iloc[i]!r}; one dialogue has one {name}")
+    known = out["persona_choice_correct"]
+    values = known.astype("float")
+    first_known = values.groupby(out["dialogue"]).transform("first")
+    differs = (values.notna() & (values != first_known)).to_numpy()
+    if differs.any():
+        i = np.flatnonzero(differs)[0]
+        fail(i, f"field 'persona_choice_correct' differs between rows of dialogue {out['dialogue'].iloc[i]!r}; "
+                f"a dialogue has one persona choice")
+    return out[list(COLUMNS)].reset_index(drop=True)
+
+
+def read_ratings(path: str | Path) -> pd.DataFrame:
+    """Read a ratings ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"ratings file {path} does not exist; pass a .csv or .jsonl with the columns "
+                        f"{', '.join(REQUIRED)}")
+    if path.suffix.lower() not in (".csv", ".jsonl"):
+        raise UserError(f"ratings file {path} must end in .csv or .jsonl")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read ratings file {path}: {exc}; it must be UTF-8 text") from None
+    records, where = [], []
+    if path.suffix.lower() == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one rating "
+                                f"object") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: a rating row must be an object")
+            records.append(record)
+            where.append(f"{path}:{number}")
+    else:
+        reader = csv.DictReader(text.splitlines(keepends=True))
+        missing = [n for n in REQUIRED if n not in (reader.fieldnames or [])]
+        if reader.fieldnames and missing:
+            raise UserError(f"{path}:1: missing column {missing[0]!r} in the header; the columns needed are "
+                            f"{', '.join(REQUIRED)}")
+        for record in reader:
+            if None in record:
+                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
+                                f"commas")
+            records.append(record)
+            where.append(f"{path}:{reader.line_num}")
+    if not records:
+        raise UserError(f"ratings file {path} is empty (no rating rows); export a run with finished surveys")
+    return ratings_table(records, where)
+
+
+def write_ratings(path: str | Path, df: pd.DataFrame) -> None:
+    """Write a ratings table atomically as ``.csv`` or ``.jsonl`` (by suffix)."""
+    path = Path(path)
+    table = df.reindex(columns=list(COLUMNS))
+    if path.suffix.lower() == ".jsonl":
+        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+    elif path.suffix.lower() == ".csv":
+        with atomic_write(path) as fh:
+            table.to_csv(fh, index=False)
+    else:
+        raise UserError(f"ratings file {path} must end in .csv or .jsonl")

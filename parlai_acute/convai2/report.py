@@ -1,0 +1,41 @@
+"""The ConvAI2 analysis as a report section (shared report layer)."""
+from __future__ import annotations
+
+from parlai_acute.convai2.analysis import ConvAI2Result, run_record
+from parlai_acute.report import Report, interval_plot
+
+
+def add_section(report: Report, result: ConvAI2Result) -> None:
+    """Likert means (raw and calibrated) per question, and persona detection."""
+    names = result.config.interval_names()
+    section = report.section("ConvAI2 end-of-chat evaluation")
+    section.note("Calibration (Kulikov et al. 2018): score = model quality + annotator bias + noise, annotator "
+                 "biases from a normal prior; calibrated = posterior mean of the model's quality.")
+    for question, table in result.likert.groupby("question", sort=True):
+        details = result.calibration[question]
+        sub = section.section(f"Question {question}")
+        sub.note(f"t_low/t_high: {names['t']}; boot_low/boot_high: {names['workers']}; calibrated_low/high: "
+                 f"{names['calibrated']}; sigma_b={details['sigma_b']:.3g}, sigma_e={details['sigma_e']:.3g} "
+                 f"({details['variances']}).")
+        sub.table(table.drop(columns=["question"]), f"likert_{question}", caption=f"{question} per model")
+        sub.figure(interval_plot(table, "model", "mean", "boot_low", "boot_high", xlabel=f"raw mean {question}",
+                                 interval_label=names["workers"]), f"raw_{question}",
+                   caption=f"Raw mean {question}; bars: {names['workers']}")
+        sub.figure(interval_plot(table, "model", "calibrated", "calibrated_low", "calibrated_high",
+                                 xlabel=f"calibrated {question}", interval_label=names["calibrated"]),
+                   f"calibrated_{question}", caption=f"Calibrated {question}; bars: {names['calibrated']}")
+    if len(result.persona):
+        sub = section.section("Persona detection")
+        sub.note(f"Share of dialogues in which the worker picked the model's persona out of two; ci: "
+                 f"{names['persona']}. Chance is 50%.")
+        sub.table(result.persona, "persona", caption="Persona detection per model")
+        sub.figure(interval_plot(result.persona, "model", "rate", "ci_low", "ci_high", xlabel="persona detection rate",
+                                 interval_label=names["persona"], reference=0.5), "persona",
+                   caption=f"Persona detection; bars: {names['persona']}")
+
+
+def build_report(result: ConvAI2Result) -> Report:
+    report = Report("ConvAI2 human evaluation")
+    add_section(report, result)
+    report.configuration("Run", run_record(result.config))
+    return report

@@ -1,0 +1,134 @@
+"""Do the metrics agree with people? Correlations with human ratings (Gupta et al. 2019, Table 4)
+and of per-model perplexity with per-model human scores (Meena's R^2).
+
+Per response: Pearson and Spearman (scipy) between each metric, single- and
+multi-reference, and the rating of each response. Per system: the same between models'
+mean metric and mean rating. Intervals: seeded percentile bootstrap, resampling
+responses (per system: within each model, so every model stays in; such an interval says
+how sure the ranking of *these* systems is, not how another choice of systems would
+correlate, and with few systems that second uncertainty dominates). With fewer than 3
+systems a system-level correlation is not computed (NaN).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from parlai_acute.errors import UserError
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of each row pair of two (B, n) matrices; NaN where a row is constant."""
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    denom = np.sqrt((xc ** 2).sum(axis=1) * (yc ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (xc * yc).sum(axis=1) / np.where(denom > 0, denom, 1), np.nan)
+
+
+def _point(x, y) -> tuple[float, float]:
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(stats.pearsonr(x, y).statistic), float(stats.spearmanr(x, y).statistic)
+
+
+def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    draws = draws[~np.isnan(draws)]
+    if len(draws) < 10:
+        return float("nan"), float("nan")
+    low, high = np.percentile(draws, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return float(low), float(high)
+
+
+def response_level(table: pd.DataFrame, metric_columns: list[str], rating: str = "rating",
+                   resamples: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    y = table[rating].to_numpy(dtype=float)
+    n = len(y)
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, n, size=(resamples, n)) if resamples and n >= 3 else None
+    rows = []
+    for column in metric_columns:
+        x = table[column].to_numpy(dtype=float)
+        pearson, spearman = _point(x, y)
+        row = {"metric": column, "n": n, "pearson": pearson, "spearman": spearman}
+        if index is not None:
+            xb, yb = x[index], y[index]
+            row["pearson_low"], row["pearson_high"] = _interval(_pearson_rows(xb, yb), level)
+            ranks_x = stats.rankdata(xb, axis=1)
+            ranks_y = stats.rankdata(yb, axis=1)
+            row["spearman_low"], row["spearman_high"] = _interval(_pearson_rows(ranks_x, ranks_y), level)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def system_level(table: pd.DataFrame, metric_columns: list[str], rating: str = "rating", model: str = "model",
+                 resamples: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    groups = [g for _, g in table.groupby(model, sort=True)]
+    k = len(groups)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for column in metric_columns:
+        means = np.array([[g[column].mean(), g[rating].mean()] for g in groups], dtype=float)
+        pearson, spearman = _point(means[:, 0], means[:, 1]) if k >= 3 else (float("nan"), float("nan"))
+        row = {"metric": column, "n": k, "pearson": pearson, "spearman": spearman}
+        if k >= 3 and resamples:
+            draws = np.empty((resamples, k, 2))
+            for j, g in enumerate(groups):
+                values = g[[column, rating]].to_numpy(dtype=float)
+                idx = rng.integers(0, len(values), size=(resamples, len(values)))
+                draws[:, j, :] = values[idx].mean(axis=1)
+            row["pearson_low"], row["pearson_high"] = _interval(_pearson_rows(draws[:, :, 0], draws[:, :, 1]), level)
+            ranks = [stats.rankdata(draws[:, :, c], axis=1) for c in (0, 1)]
+            row["spearman_low"], row["spearman_high"] = _interval(_pearson_rows(*ranks), level)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def gupta_table(correlations: pd.DataFrame, base_metrics: list[str]) -> pd.DataFrame:
+    """Rows: metrics; columns: Spearman and Pearson, single- and multi-reference (Gupta et al.'s Table 4)."""
+    by = correlations.set_index("metric")
+    rows = []
+    for metric in base_metrics:
+        row = {"metric": metric}
+        for kind in ("single", "multi"):
+            key = f"{metric}_{kind}"
+            for stat in ("spearman", "pearson"):
+                row[f"{stat}_{kind}"] = by.loc[key, stat] if key in by.index else float("nan")
+                for end in ("low", "high"):
+                    name = f"{stat}_{end}"
+                    row[f"{stat}_{kind}_{end}"] = by.loc[key, name] if key in by.index and name in by else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def perplexity_vs_human(table: pd.DataFrame, perplexity: str = "perplexity", scores: list[str] | None = None,
+                        model: str = "model") -> pd.DataFrame:
+    """Per human score column: linear fit of score on perplexity across models (Meena: R^2 = 0.93
+    for SSA), Pearson r with its Fisher-z interval (scipy; needs 4 or more models)."""
+    for column in [model, perplexity] + list(scores or []):
+        if column not in table:
+            raise UserError(f"system scores: missing column {column!r}; the columns are {', '.join(table.columns)}")
+    scores = scores or [c for c in table.columns if c not in (model, perplexity)]
+    if not scores:
+        raise UserError("system scores: no human score column (e.g. ssa, win_rate) beside the perplexity")
+    if len(table) < 3:
+        raise UserError(f"system scores: {len(table)} models are too few for a correlation; give 3 or more")
+    x = table[perplexity].to_numpy(dtype=float)
+    rows = []
+    for column in scores:
+        y = table[column].to_numpy(dtype=float)
+        fit = stats.linregress(x, y)
+        row = {"score": column, "models": len(table), "slope": float(fit.slope), "intercept": float(fit.intercept),
+               "r": float(fit.rvalue), "r_squared": float(fit.rvalue ** 2), "p_value": float(fit.pvalue)}
+        if len(table) >= 4:
+            ci = stats.pearsonr(x, y).confidence_interval()
+            row["r_low"], row["r_high"] = float(ci.low), float(ci.high)
+        else:
+            row["r_low"] = row["r_high"] = float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,106 @@
+"""HTML reports of the metrics commands, built with the shared report layer
+(:mod:`parlai_acute.report`: escaped tables exported as LaTeX/Markdown, matplotlib
+figures inline and as SVG/PDF). Every figure says what its bars are.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from parlai_acute.metrics.tables import with_intervals
+from parlai_acute.report import Report, interval_plot, new_figure
+
+LOG_PLOTS = [("words_per_utt", "words per utterance"), ("freq1k", "share of words with < 1,000 corpus occurrences"),
+             ("repeat_self_3", "share of trigrams repeated from own earlier turns"),
+             ("unique_share", "share of unique utterances"), ("question_mark", "share of utterances with '?'")]
+
+
+def _interval_label(level: float, what: str) -> str:
+    return f"{level:.0%} percentile bootstrap interval over {what}"
+
+
+def score_report(result, config, source: str) -> Report:
+    report = Report("Reference-based metrics", f"{result.config['contexts']} contexts, {result.config['references']} "
+                                               f"references; replies: {source}.")
+    summary = result.summary
+    section = report.section("Single- and multi-reference scores")
+    section.note("single: against the first reference; multi: best reference per context (sentence metrics) or all "
+                 "references together (corpus metrics). Scores in [0, 1]; embedding metrics are cosines.")
+    section.table(with_intervals(summary.drop(columns=["signature"]), ["single", "multi"]), "summary",
+                  caption=f"Mean [{_interval_label(config.level, 'contexts')}]")
+    long = pd.concat([summary.assign(label=summary["metric"] + " (" + kind + ")", estimate=summary[kind],
+                                     low=summary[f"{kind}_low"], high=summary[f"{kind}_high"], order=range(len(summary)))
+                      for kind in ("single", "multi")]).sort_values("order", kind="stable")
+    section.figure(interval_plot(long, "label", "estimate", "low", "high", "score",
+                                 _interval_label(config.level, "contexts")), "scores")
+    div = report.section("Diversity of the replies")
+    div.table(pd.DataFrame([{"measure": k, "value": v} for k, v in result.diversity.items()]), "diversity")
+    div.note("distinct-n within / across replies; Self-BLEU-4 against the other sampled replies (lower is more "
+             "diverse); recall/precision of references when there are several hypotheses per context.")
+    signatures = report.section("Signatures")
+    signatures.table(pd.DataFrame([{"metric": k, "signature": v["signature"]} for k, v in result.signatures.items()]),
+                     "signatures")
+    report.configuration("Run", result.config)
+    return report
+
+
+def rank_report(summary: dict, table: pd.DataFrame, config, tokenisation: dict) -> Report:
+    report = Report("Ranking and perplexity", f"{summary['contexts']} contexts; model {tokenisation['model']}.")
+    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
+    shown = pd.DataFrame([{"measure": k, "value": summary[k], "value_low": summary.get(f"{k}_low", float("nan")),
+                           "value_high": summary.get(f"{k}_high", float("nan"))} for k in names])
+    section = report.section("Perplexity and hits@1")
+    section.table(with_intervals(shown, ["value"]), "summary",
+                  caption=f"perplexity: [{_interval_label(config.level, 'contexts')}]; shares: "
+                          f"[{config.level:.0%} Clopper-Pearson interval]")
+    hits = shown[shown["measure"] != "perplexity"]
+    if len(hits):
+        section.figure(interval_plot(hits, "measure", "value", "value_low", "value_high", "share of contexts",
+                                     f"{config.level:.0%} Clopper-Pearson interval", reference=1 / config.candidates),
+                       "hits")
+        section.note(f"dashed line: chance ({1 / config.candidates:.3f}) for {config.candidates} candidates")
+    report.configuration("Run", {**vars(config), "tokenisation": tokenisation})
+    return report
+
+
+def logs_report(table: pd.DataFrame, config: dict) -> Report:
+    report = Report("Conversation analytics", "Per speaker of each log, after the ConvAI2 report's tables.")
+    section = report.section("Per-speaker statistics")
+    section.note("Descriptive statistics of the logs given: no interval. Seed turns (real openings) are left out.")
+    section.table(table, "logs_table")
+    labels = (table["log"] + " / " + table["speaker"] + " (" + table["role"] + ")").tolist()
+    for column, title in LOG_PLOTS:
+        fig = new_figure(width=7.5, height=1.3 + 0.4 * len(table))
+        ax = fig.add_subplot()
+        ax.barh(range(len(table)), table[column].fillna(0).to_numpy(), color="#336699")
+        ax.set_yticks(range(len(table)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(title)
+        ax.set_title("descriptive, no interval", fontsize=9)
+        section.figure(fig, f"logs_{column}")
+    report.configuration("Run", config)
+    return report
+
+
+def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Report:
+    report = Report("Do the metrics agree with people?")
+    for level, shaped in tables.items():
+        section = report.section(f"Correlation with ratings per {level}")
+        stats = [c for c in shaped.columns if c != "metric" and not c.endswith(("_low", "_high"))]
+        what = "responses" if level == "response" else "responses within each system"
+        section.table(with_intervals(shaped, stats), f"correlations_{level}",
+                      caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.level, what)}]")
+        long = pd.concat([shaped.assign(label=shaped["metric"] + f" ({kind})", estimate=shaped[f"spearman_{kind}"],
+                                        low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"],
+                                        order=range(len(shaped)))
+                          for kind in ("single", "multi")]).sort_values("order", kind="stable")
+        section.figure(interval_plot(long, "label", "estimate", "low", "high", "Spearman correlation",
+                                     _interval_label(config.level, what), reference=0.0), f"spearman_{level}")
+        if level == "system":
+            section.note("Responses are resampled within each system: the interval is for these systems; a different "
+                         "choice of systems adds uncertainty it does not show, large when there are few systems.")
+    if fits is not None:
+        section = report.section("Perplexity against human scores across models")
+        section.table(with_intervals(fits, ["r"]), "perplexity_vs_human",
+                      caption="linear fit of each human score on perplexity; r with its 95% Fisher-z interval")
+    report.configuration("Run", {**vars(config), "metrics": list(config.metrics)})
+    return report

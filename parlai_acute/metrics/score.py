@@ -1,0 +1,172 @@
+"""Reference-based scores of replies against one or several references per context.
+
+For every pair metric, each item gets a *single*-reference score (against its first
+reference) and a *multi*-reference score (the best over all its references); corpus
+metrics pool statistics over items, once with first references only and once with all.
+The summary gives means with seeded bootstrap intervals over contexts. Diversity of the
+replies (distinct-n, Self-BLEU, and recall/precision of the references when there are
+several hypotheses per context) comes with it.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.metrics import bootstrap, diversity
+from parlai_acute.metrics.inputs import Item
+from parlai_acute.metrics.reference import (CorpusBleu, CorpusChrf, F1, Meteor, RougeL, SentenceBleu,
+                                            SentenceChrf)
+
+METRIC_NAMES = ("f1", "bleu", "rouge", "meteor", "chrf", "embedding")
+
+
+@dataclass
+class ScoreConfig:
+    metrics: tuple = METRIC_NAMES
+    bleu_smoothing: str = "exp"
+    bleu_smooth_value: float | None = None
+    bleu_tokenize: str = "13a"
+    lowercase: bool = True
+    bootstrap: int = 1000
+    level: float = 0.95
+    seed: int = 0
+    self_bleu_sample: int = 200
+
+    def __post_init__(self):
+        unknown = [m for m in self.metrics if m not in METRIC_NAMES]
+        if unknown:
+            raise UserError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
+        if self.bootstrap < 0:
+            raise UserError(f"--bootstrap {self.bootstrap} is negative; use 0 (no intervals) or e.g. 1000")
+        if not 0 < self.level < 1:
+            raise UserError(f"--level {self.level} must be between 0 and 1, e.g. 0.95")
+
+
+@dataclass
+class ScoreResult:
+    per_item: pd.DataFrame
+    summary: pd.DataFrame
+    diversity: dict
+    signatures: dict
+    config: dict = field(default_factory=dict)
+
+
+def build_metrics(config: ScoreConfig):
+    """(pair metrics, corpus metrics) chosen by ``config.metrics``."""
+    bleu_kw = dict(smooth=config.bleu_smoothing, smooth_value=config.bleu_smooth_value,
+                   tokenize=config.bleu_tokenize, lowercase=config.lowercase)
+    pair, corpus = [], []
+    if "f1" in config.metrics:
+        pair.append(F1())
+    if "bleu" in config.metrics:
+        pair.append(SentenceBleu(**bleu_kw))
+        corpus.append(CorpusBleu(**bleu_kw, pairs=pair[-1]))
+    if "rouge" in config.metrics:
+        pair.append(RougeL())
+    if "meteor" in config.metrics:
+        pair.append(Meteor())
+    if "chrf" in config.metrics:
+        pair.append(SentenceChrf(lowercase=config.lowercase))
+        corpus.append(CorpusChrf(lowercase=config.lowercase, pairs=pair[-1]))
+    if "embedding" in config.metrics:
+        from parlai_acute.metrics.embeddings import EmbeddingMetrics
+
+        pair.append(EmbeddingMetrics())
+    return pair, corpus
+
+
+def pair_table(items: list[Item], replies: dict[str, list[str]], metrics) -> pd.DataFrame:
+    """Every metric column for every (item, reference) pair of the first reply of each item."""
+    rows_item, rows_ref, hyps, refs = [], [], [], []
+    for k, item in enumerate(items):
+        for j, ref in enumerate(item.references):
+            rows_item.append(k)
+            rows_ref.append(j)
+            hyps.append(replies[item.id][0])
+            refs.append(ref)
+    table = pd.DataFrame({"item": rows_item, "ref": rows_ref})
+    for metric in metrics:
+        for column, values in metric.pair_scores(hyps, refs).items():
+            table[column] = values
+    return table
+
+
+def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics) -> pd.DataFrame:
+    """Per item: ``<column>_single`` (first reference) and ``<column>_multi`` (best reference)."""
+    pairs = pair_table(items, replies, pair_metrics)
+    columns = [c for m in pair_metrics for c in m.columns]
+    single = pairs[pairs["ref"] == 0].set_index("item")[columns].sort_index()
+    multi = pairs.groupby("item")[columns].max().sort_index()
+    per_item = pd.DataFrame({"id": [it.id for it in items], "context": [" \n ".join(it.context) for it in items],
+                             "reply": [replies[it.id][0] for it in items],
+                             "n_references": [len(it.references) for it in items]})
+    for column in columns:
+        per_item[f"{column}_single"] = single[column].to_numpy()
+        per_item[f"{column}_multi"] = multi[column].to_numpy()
+    return per_item
+
+
+def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig | None = None) -> ScoreResult:
+    config = config or ScoreConfig()
+    pair_metrics, corpus_metrics = build_metrics(config)
+    first = [replies[item.id][0] for item in items]
+    nrefs = [len(item.references) for item in items]
+    per_item = item_scores(items, replies, pair_metrics)
+
+    counts = np.array(nrefs)
+    pair_rows = {"first": np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int), "count": counts}
+    signatures, rows = {}, []
+    for metric in pair_metrics:
+        sig = metric.signature().with_refs(nrefs)
+        signatures[sig.metric] = sig.as_dict()
+        for column in metric.columns:
+            row = {"metric": column, "level": "sentence", "signature": sig.format()}
+            for kind in ("single", "multi"):
+                values = per_item[f"{column}_{kind}"].to_numpy()
+                low, high = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.level)
+                row.update({kind: float(values.mean()), f"{kind}_low": low, f"{kind}_high": high})
+            rows.append(row)
+    for metric in corpus_metrics:
+        sig = metric.signature().with_refs(nrefs)
+        signatures[sig.metric] = sig.as_dict()
+        results = {}
+        for kind, refs in (("single", [it.references[:1] for it in items]), ("multi", [it.references for it in items])):
+            stats = metric.item_stats(first, refs, pair_rows)
+            point = metric.from_stats(stats.sum(axis=0))
+            intervals = bootstrap.pooled_interval(stats, metric.from_stats, config.bootstrap, config.seed, config.level)
+            results[kind] = (point, intervals)
+        for column in metric.columns:
+            row = {"metric": column, "level": "corpus", "signature": sig.format()}
+            for kind, (point, intervals) in results.items():
+                low, high = intervals.get(column, (float("nan"), float("nan")))
+                row.update({kind: float(point[column]), f"{kind}_low": low, f"{kind}_high": high})
+            rows.append(row)
+    summary = pd.DataFrame(rows, columns=["metric", "level", "single", "single_low", "single_high",
+                                          "multi", "multi_low", "multi_high", "signature"])
+    div = reply_diversity(items, replies, pair_metrics, config)
+    return ScoreResult(per_item, summary, div, signatures,
+                       {**asdict(config), "metrics": list(config.metrics), "contexts": len(items),
+                        "references": int(sum(nrefs)), "empty_replies": int(sum(1 for r in first if not r.strip()))})
+
+
+def reply_diversity(items, replies, pair_metrics, config: ScoreConfig) -> dict:
+    first = [replies[item.id][0] for item in items]
+    out: dict = {}
+    for n in (1, 2):
+        out.update(diversity.distinct(first, n))
+    bleu = next((m for m in pair_metrics if isinstance(m, SentenceBleu)), None)
+    if bleu is not None:
+        out.update(diversity.self_bleu(first, bleu, config.self_bleu_sample, config.seed))
+    several = [(replies[it.id], it.references) for it in items if len(replies[it.id]) > 1]
+    if several:
+        out["hypotheses_per_context"] = float(np.mean([len(h) for h, _ in several]))
+        for metric in pair_metrics:
+            for column in metric.columns:
+                if column in ("f1", "bleu2", "rougeL", "emb_greedy"):
+                    out.update({k: v for k, v in diversity.multi_hypothesis(several, metric, column).items()
+                                if k != "contexts"})
+        out["multi_hypothesis_contexts"] = len(several)
+    return out

@@ -1,0 +1,61 @@
+"""``parlai-acute convai2 analyze``: end-of-chat ratings -> Likert means, calibrated scores, persona detection.
+
+Reads a ratings table (``--ratings``, .csv or .jsonl: dialogue, worker, model, question,
+score, and optionally persona_choice_correct, reason; see parlai_acute/convai2/ratings.py)
+and writes into ``--outdir``: likert.csv (per question and model: raw mean with t and
+worker-bootstrap intervals, calibrated posterior mean and sd, ranks), persona.csv
+(detection rate with a Clopper-Pearson interval), annotators.csv (posterior bias per
+worker), results.json (strict JSON), run.json (configuration, seed, version), report.html.
+
+  parlai-acute convai2 analyze --ratings ratings.csv --outdir convai2_results
+  parlai-acute convai2 analyze --ratings ratings.csv --outdir out --variances estimate --gibbs 2000
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ratings", metavar="FILE", required=True, help="the ratings table (.csv or .jsonl)")
+    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report")
+    parser.add_argument("--variances", choices=["fixed", "estimate"], default="fixed",
+                        help="fixed: annotator-bias and noise sd as given (default 1 and 1, as Kulikov et al.); "
+                             "estimate: REML estimates (statsmodels MixedLM), then the same posterior")
+    parser.add_argument("--sigma-b", type=float, default=1.0, help="prior sd of annotator bias (fixed variances)")
+    parser.add_argument("--sigma-e", type=float, default=1.0, help="sd of the noise (fixed variances)")
+    parser.add_argument("--gibbs", type=int, default=0, metavar="ITERATIONS",
+                        help="also run the Gibbs sampler this long and record its distance to the closed form")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="worker-bootstrap resamples (0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (bootstrap, Gibbs)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
+
+
+def run(args) -> int:
+    from parlai_acute.convai2.analysis import ConvAI2Config, analyze, write_outputs
+    from parlai_acute.convai2.ratings import read_ratings
+
+    config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
+                           variances=args.variances, sigma_b=args.sigma_b, sigma_e=args.sigma_e, gibbs=args.gibbs,
+                           source=str(args.ratings))
+    df = read_ratings(args.ratings)
+    result = analyze(df, config)
+    paths = write_outputs(result, args.outdir, report=not args.no_report)
+    print(f"{len(df)} ratings of {df['dialogue'].nunique()} dialogues by {df['worker'].nunique()} workers")
+    level = f"{100 * config.confidence:g}%"
+    for question, table in result.likert.groupby("question", sort=True):
+        d = result.calibration[question]
+        print(f"question {question}: raw mean [{level} worker bootstrap] | calibrated +- posterior sd "
+              f"(sigma_b={d['sigma_b']:.3g}, sigma_e={d['sigma_e']:.3g}, {d['variances']})")
+        for r in table.itertuples(index=False):
+            print(f"  {r.calibrated_rank}. {r.model:<14} raw {r.mean:.3f} [{r.boot_low:.3f}, {r.boot_high:.3f}] "
+                  f"(rank {r.raw_rank}) | calibrated {r.calibrated:.3f} +- {r.calibrated_sd:.3f}  "
+                  f"({r.ratings} ratings, {r.workers} workers)")
+        if "gibbs" in d:
+            print(f"  Gibbs check: {d['gibbs']['chains']} chains x {d['gibbs']['iterations']} iterations, "
+                  f"max |difference| {d['gibbs']['max_abs_difference']:.4f}")
+    for r in result.persona.itertuples(index=False):
+        print(f"persona detection {r.model}: {100 * r.rate:.1f}% ({r.correct}/{r.dialogues}) "
+              f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] {level} Clopper-Pearson")
+    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    return 0

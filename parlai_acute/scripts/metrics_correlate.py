@@ -1,0 +1,141 @@
+"""``parlai-acute metrics correlate``: do the metrics agree with people?
+
+Given human ratings per response (a CSV; columns named by options), each metric is
+computed single- and multi-reference and correlated with the ratings (Pearson and
+Spearman, seeded bootstrap intervals), per response and per system (model means), in a
+table shaped like Gupta et al. (2019) Table 4. With --system-scores (one row per model:
+perplexity and human scores such as SSA or win rate), the linear fit of each human score
+on perplexity and its R^2 (Meena). Writes report.html
+(tables as LaTeX/Markdown in tables/), correlations_*.csv and run.json.
+
+Examples:
+  parlai-acute metrics correlate --ratings ratings.csv -o corr/
+  parlai-acute metrics correlate --system-scores models.csv --score-columns ssa,win_rate -o corr/
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+from parlai_acute.scripts.main import describe_from_docstring
+from parlai_acute.scripts.metrics_options import add_metric_arguments, score_config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe_from_docstring(parser, __doc__)
+    parser.add_argument("--ratings", default=None, metavar="CSV", help="one rated response per row")
+    parser.add_argument("--response-column", default="response", help="the rated response (default: response)")
+    parser.add_argument("--rating-column", default="rating", help="the human rating (default: rating)")
+    parser.add_argument("--model-column", default="model", help="the system that wrote it (default: model)")
+    parser.add_argument("--reference-column", default="reference", help="the single reference (default: reference)")
+    parser.add_argument("--references-column", default="references",
+                        help="further references, a JSON list or tab-separated (default: references)")
+    parser.add_argument("--context-column", default="context", help="the context, if present (default: context)")
+    add_metric_arguments(parser)
+    parser.add_argument("--system-scores", default=None, metavar="CSV",
+                        help="one row per model: a perplexity column and human score columns")
+    parser.add_argument("--perplexity-column", default="perplexity", help="(default: perplexity)")
+    parser.add_argument("--score-columns", default=None,
+                        help="human score columns of --system-scores, comma-separated (default: all others)")
+    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+
+
+def rated_items(args):
+    """Items (one per rated response) and the table of ratings."""
+    import pandas as pd
+
+    from parlai_acute.metrics.inputs import Item, read_csv_rows, split_context, split_references
+
+    needed = [args.response_column, args.rating_column, args.model_column, args.reference_column]
+    rows = read_csv_rows(args.ratings, needed)
+    items, replies, table = [], {}, []
+    for number, row in enumerate(rows, start=2):
+        try:
+            rating = float(row[args.rating_column])
+        except (TypeError, ValueError):
+            raise UserError(f"{args.ratings}:{number}: rating {row[args.rating_column]!r} is not a number") from None
+        refs = [row[args.reference_column]] + split_references(row.get(args.references_column) or "")
+        if not row[args.reference_column].strip():
+            raise UserError(f"{args.ratings}:{number}: empty {args.reference_column!r}; every response needs a reference")
+        key = str(number - 1)
+        items.append(Item(key, split_context(row.get(args.context_column) or ""), refs))
+        replies[key] = [row[args.response_column]]
+        table.append({"id": key, "model": row[args.model_column], "rating": rating})
+    if len(items) < 3:
+        raise UserError(f"{args.ratings}: {len(items)} rated responses are too few for a correlation; give 3 or more")
+    return items, replies, pd.DataFrame(table)
+
+
+def run(args) -> int:
+    import pandas as pd
+
+    from parlai_acute.metrics import correlation
+    from parlai_acute.metrics.score import build_metrics, item_scores
+    from parlai_acute.metrics.reports import correlation_report
+    from parlai_acute.metrics.tables import write_csv, write_run
+
+    if not args.ratings and not args.system_scores:
+        raise UserError("give --ratings CSV (metric correlations) and/or --system-scores CSV (perplexity vs people)")
+    outdir = Path(args.outdir)
+    config = score_config(args)
+    out: dict = {}
+    fits = None
+    signatures: dict = {}
+    if args.ratings:
+        items, replies, ratings = rated_items(args)
+        pair_metrics, _ = build_metrics(config)
+        scores = item_scores(items, replies, pair_metrics)
+        for metric in pair_metrics:
+            sig = metric.signature().with_refs([len(it.references) for it in items])
+            signatures[sig.metric] = sig.as_dict()
+        table = pd.concat([ratings, scores.drop(columns=["id"])], axis=1)
+        base = [c for m in pair_metrics for c in m.columns]
+        columns = [f"{c}_{kind}" for c in base for kind in ("single", "multi")]
+        for level, frame in (("response", correlation.response_level(table, columns, "rating", config.bootstrap,
+                                                                     config.seed, config.level)),
+                             ("system", correlation.system_level(table, columns, "rating", "model", config.bootstrap,
+                                                                 config.seed, config.level))):
+            shaped = correlation.gupta_table(frame, base)
+            n = int(frame["n"].iloc[0]) if len(frame) else 0
+            unit = "responses" if level == "response" else "systems"
+            write_csv(shaped, outdir / f"correlations_{level}.csv")
+            out[level] = shaped
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} bootstrap intervals]")
+            print(f"  {'metric':<12} {'single-ref':^44} {'multi-ref':^44}")
+            for row in shaped.to_dict("records"):
+                cells = [_stat(row, f"{stat}_{kind}") for kind in ("single", "multi") for stat in ("spearman", "pearson")]
+                print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}")
+    if args.system_scores:
+        from parlai_acute.metrics.inputs import read_csv_rows
+
+        rows = read_csv_rows(args.system_scores, [args.model_column, args.perplexity_column])
+        frame = pd.DataFrame(rows)
+        score_columns = [c.strip() for c in args.score_columns.split(",")] if args.score_columns else None
+        try:
+            for column in [args.perplexity_column] + (score_columns or [c for c in frame.columns if c not in
+                                                                        (args.model_column, args.perplexity_column)]):
+                frame[column] = pd.to_numeric(frame[column])
+        except (ValueError, KeyError) as exc:
+            raise UserError(f"{args.system_scores}: a score column is missing or not numeric ({exc}); check the columns") from None
+        fits = correlation.perplexity_vs_human(frame, args.perplexity_column, score_columns, args.model_column)
+        write_csv(fits, outdir / "perplexity_vs_human.csv")
+        for row in fits.itertuples(index=False):
+            interval = "" if row.r_low != row.r_low else f" [{row.r_low:+.3f}, {row.r_high:+.3f}] (95% Fisher z)"
+            print(f"perplexity vs {row.score}: R^2 {row.r_squared:.3f}, r {row.r:+.3f}{interval}, slope {row.slope:+.4f}, "
+                  f"p {row.p_value:.3g} ({row.models} models)")
+    write_run(outdir, "metrics correlate", {**vars(config), "metrics": list(config.metrics)}, signatures,
+              ratings=args.ratings, system_scores=args.system_scores)
+    correlation_report(out, config, fits).write(outdir)
+    print(f"report: {outdir}/report.html (tables/*.tex|md, *.csv, run.json)")
+    return 0
+
+
+def _stat(row: dict, key: str) -> str:
+    import math
+
+    value, low, high = row[key], row.get(f"{key}_low", math.nan), row.get(f"{key}_high", math.nan)
+    if math.isnan(value):
+        return f"{'n/a':<21}"
+    interval = "" if math.isnan(low) else f" [{low:+.2f},{high:+.2f}]"
+    return f"{value:+.2f}{interval:<16}"

@@ -1,0 +1,86 @@
+"""``parlai-acute metrics rank``: perplexity of the gold replies and hits@1/N, with and without the parrot.
+
+The model scores every candidate reply with its token log-probabilities: the gold reply
+(first reference), N-1 gold replies of other contexts drawn at random (seeded), and the
+parrot, the partner's last message (ConvAI2 report). The default model is the embedded
+SmolLM2-135M GGUF read by the Hugging Face wrapper (llama.cpp gives log-probabilities
+only of the tokens it samples). Writes report.html, per_item.csv and run.json.
+
+Examples:
+  parlai-acute metrics rank -t static_contexts --limit 100 -o rank_out/
+  parlai-acute metrics rank --data test.jsonl --candidates 20 \\
+      --model='-m parlai_acute.agents.hf_transformers:HfTransformersAgent --hf-model /models/gpt2' -o out/
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from parlai_acute.scripts.main import describe_from_docstring
+from parlai_acute.scripts.metrics_options import add_test_set_arguments, load_test_set, test_set_description
+
+HF_AGENT = "parlai_acute.agents.hf_transformers:HfTransformersAgent"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe_from_docstring(parser, __doc__)
+    add_test_set_arguments(parser)
+    parser.add_argument("-m", "--model", default=None, metavar="MODEL",
+                        help="a model that can score replies, as a model string (default: the embedded SmolLM2 "
+                             f"GGUF via {HF_AGENT})")
+    parser.add_argument("--candidates", type=int, default=20, help="N of hits@1/N, gold included (default: 20)")
+    parser.add_argument("--no-parrot", action="store_true", help="leave out the parrot candidate")
+    parser.add_argument("--no-end-token", action="store_true",
+                        help="do not score the end-of-turn token after each reply (default: scored)")
+    parser.add_argument("--rank-by", default="sum", choices=["sum", "mean"],
+                        help="rank candidates by total log-probability or per token (default: sum)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: 1000)")
+    parser.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of distractors and bootstrap (default: 0)")
+    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+
+
+def default_model() -> str:
+    from parlai_acute.paths import default_gguf
+
+    return f"-m {HF_AGENT} --hf-model {default_gguf()}"
+
+
+def run(args) -> int:
+    from parlai_acute.metrics.ranking import RankConfig, rank, scorer_of
+    from parlai_acute.metrics.replies import build_agent
+    from parlai_acute.metrics.reports import rank_report
+    from parlai_acute.metrics.tables import write_csv, write_run
+
+    config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
+                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.level)
+    items = load_test_set(args)
+    model = args.model or default_model()
+    agent = build_agent(model, args.datapath)
+    score_fn, tokenisation = scorer_of(agent, config.with_end)
+    done = [0]
+
+    def progress(k):
+        done[0] += k
+        print(f"\rranked: {done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
+
+    tty = sys.stderr.isatty()
+    table, summary = rank(items, score_fn, config, progress if tty else None)
+    if tty:
+        print(file=sys.stderr)
+    outdir = Path(args.outdir)
+    write_csv(table, outdir / "per_item.csv")
+    write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},
+              test_set=test_set_description(args), summary=summary)
+    rank_report(summary, table, config, tokenisation).write(outdir)
+    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
+    print(f"{summary['contexts']} contexts, {summary['gold_tokens']} gold tokens ({tokenisation['model']}, "
+          f"{tokenisation['tokenizer']}, end token {'scored' if config.with_end else 'not scored'})")
+    for k in names:
+        low, high = summary.get(f"{k}_low", math.nan), summary.get(f"{k}_high", math.nan)
+        interval = "" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]"
+        print(f"  {k:<22} {summary[k]:.3f}{interval}")
+    print(f"report: {outdir}/report.html (per_item.csv, run.json)")
+    return 0

@@ -1,0 +1,113 @@
+"""``parlai-acute metrics score``: reference-based scores of a model's replies, single- and multi-reference.
+
+F1 (ParlAI's), BLEU-1..4 (sentence: best over references; corpus: all references,
+sacrebleu), ROUGE-L (rouge-score), METEOR (nltk, Debian's WordNet), chrF, and embedding
+average / extrema / greedy matching (all-MiniLM-L6-v2 token vectors), each against the
+first reference and against all; distinct-1/2 and Self-BLEU of the replies. Replies come
+from a file (--replies) or from any ParlAI agent (--model). Writes report.html
+(tables as LaTeX/Markdown in tables/, figures in figures/), per_item.csv, summary.csv,
+diversity.json and run.json (configuration, seed, signatures).
+
+Examples:
+  parlai-acute metrics score --data test.jsonl --replies replies.jsonl -o out/
+  parlai-acute metrics score -t static_contexts --limit 50 -m parlai_acute.agents.constant_reply:ConstantReplyAgent -o toy/
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+from parlai_acute.scripts.main import describe_from_docstring
+from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test_set_arguments, load_test_set,
+                                                  score_config, test_set_description)
+from parlai_acute.worlds.model_spec import MODEL_HELP
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    describe_from_docstring(parser, __doc__)
+    add_test_set_arguments(parser)
+    replies = parser.add_argument_group("replies (one of --replies, --model; a CSV may carry a reply column)")
+    replies.add_argument("--replies", default=None, metavar="FILE",
+                         help="JSON lines {id, reply} (several per id: several hypotheses) or one reply per line")
+    replies.add_argument("-m", "--model", default=None, metavar="MODEL", help="generate the replies: " + MODEL_HELP)
+    replies.add_argument("--reply-column", default="reply", help="CSV: the column holding the model reply")
+    replies.add_argument("-b", "--batchsize", type=int, default=4, help="contexts answered at once (default: 4)")
+    replies.add_argument("--save-replies", default=None, metavar="FILE", help="also write generated replies here")
+    add_metric_arguments(parser)
+    parser.add_argument("--self-bleu-sample", type=int, default=200,
+                        help="Self-BLEU over at most this many replies, sampled with --seed (default: 200)")
+    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+
+
+def get_replies(args, items) -> tuple[dict, str]:
+    from parlai_acute.metrics.replies import build_agent, generate_replies, match_replies, read_replies
+
+    given = [flag for flag, value in (("--replies", args.replies), ("--model", args.model)) if value]
+    if len(given) > 1:
+        raise UserError("give only one of --replies and --model")
+    if args.replies:
+        return read_replies(args.replies, items), f"file {args.replies}"
+    if args.model:
+        agent = build_agent(args.model, args.datapath)
+        done = [0]
+
+        def progress(k):
+            done[0] += k
+            print(f"\rreplies: {done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
+
+        tty = sys.stderr.isatty()
+        replies = generate_replies(agent, items, args.batchsize, progress if tty else None)
+        if tty:
+            print(file=sys.stderr)
+        if args.save_replies:
+            from parlai_acute.files import write_jsonl
+
+            write_jsonl(args.save_replies, ({"id": k, "reply": v[0]} for k, v in replies.items()))
+        return replies, f"model {args.model}"
+    in_csv = {it.id: [it.extra["reply"]] for it in items if "reply" in it.extra}
+    if in_csv:
+        return match_replies(in_csv, items, f"{args.data} column {args.reply_column!r}"), f"column {args.reply_column}"
+    raise UserError("no replies: give --replies FILE, --model MODEL, or a CSV with a reply column")
+
+
+def run(args) -> int:
+    from parlai_acute.files import write_json
+    from parlai_acute.metrics.reports import score_report
+    from parlai_acute.metrics.score import score
+    from parlai_acute.metrics.tables import write_csv, write_run
+
+    if args.batchsize < 1:
+        raise UserError(f"--batchsize must be at least 1, got {args.batchsize}")
+    config = score_config(args, self_bleu_sample=args.self_bleu_sample)
+    items = load_test_set(args)
+    replies, source = get_replies(args, items)
+    result = score(items, replies, config)
+    outdir = Path(args.outdir)
+    write_csv(result.per_item, outdir / "per_item.csv")
+    write_csv(result.summary, outdir / "summary.csv")
+    write_json(outdir / "diversity.json", result.diversity)
+    write_run(outdir, "metrics score", result.config, result.signatures, test_set=test_set_description(args),
+              replies=source)
+    score_report(result, config, source).write(outdir)
+    print(f"{len(items)} contexts, {result.config['references']} references, {result.config['empty_replies']} "
+          f"empty replies ({source})")
+    print(f"{'metric':<14} {'level':<9} {'single-ref':>24} {'multi-ref':>24}")
+    for row in result.summary.itertuples(index=False):
+        print(f"{row.metric:<14} {row.level:<9} {_fmt(row.single, row.single_low, row.single_high):>24} "
+              f"{_fmt(row.multi, row.multi_low, row.multi_high):>24}")
+    div = result.diversity
+    print("diversity: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in div.items()))
+    for signature in result.signatures.values():
+        print(f"  {signature['signature']}")
+    print(f"report: {outdir}/report.html (tables/summary.tex|md, per_item.csv, run.json)")
+    return 0
+
+
+def _fmt(value, low, high) -> str:
+    import math
+
+    if math.isnan(low):
+        return f"{value:.4f}"
+    return f"{value:.4f} [{low:.3f},{high:.3f}]"

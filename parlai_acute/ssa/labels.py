@@ -1,0 +1,266 @@
+"""Sensibleness and specificity labels: the one tidy table every SSA analysis reads.
+
+One row per (item, worker): a worker's two answers about one model reply (Meena,
+Adiwardana et al. 2020). ``sensible``: does the reply make sense in its context (common
+sense, logic, consistency)? ``specific``: asked only when it does -- is the reply specific
+to the context rather than one that fits almost any context ("I don't know", "ok")?
+
+A reply that does not make sense is not specific. The table enforces it: a row with
+``sensible`` false has ``specific`` false (an empty ``specific`` is read as false there;
+a written ``true`` is normalised to false and counted in ``df.attrs["normalised_specific"]``,
+because some labelling tools record the second answer even when it was not asked). A
+sensible reply needs an explicit ``specific`` answer.
+
+Items come from three sources (``source``):
+
+* ``static``: a fixed context (1-3 turns) and one model's reply generated offline
+  (``parlai-acute ssa generate``); ``context_id`` names the context so replies of different
+  models to the same context can be compared on it;
+* ``interactive``: a worker chatting with a model labels every reply as it arrives;
+  ``conversation`` and ``turn`` say where;
+* ``log``: the model turns of an existing Conversations log labelled by other workers;
+  ``conversation`` and ``turn`` say where.
+
+Replies of one conversation are not independent: analyses resample whole conversations.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_jsonl
+
+SOURCES = ("static", "interactive", "log")
+
+# name -> (required in files?, description). Order is the column order of written tables.
+COLUMNS: dict[str, tuple[bool, str]] = {
+    "item": (True, "id of the labelled reply (one model reply in one context), unique within the collection"),
+    "model": (True, "the model that wrote the reply ('human' for a real next turn)"),
+    "worker": (True, "annotator id"),
+    "sensible": (True, "the worker says the reply makes sense in its context"),
+    "specific": (True, "the worker says the reply is specific to its context (false whenever sensible is false; "
+                       "may be empty when sensible is false)"),
+    "source": (False, "static | interactive | log (default static)"),
+    "context_id": (False, "id of the context the reply answers (static items: the same for every model's reply "
+                          "to it)"),
+    "context": (False, "the context turns, oldest first, joined by newlines"),
+    "reply": (False, "the labelled reply"),
+    "conversation": (False, "id of the conversation the reply belongs to (interactive and log items)"),
+    "turn": (False, "0-based index of the reply among the conversation's turns"),
+    "run_id": (False, "Mephisto task run id (or any id of the labelling run)"),
+    "unit_id": (False, "Mephisto unit id"),
+    "decision_seconds": (False, "seconds the worker took for this label"),
+    "timestamp": (False, "when the label was stored, seconds since the epoch (UTC)"),
+}
+REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
+
+_TEXT = ["item", "model", "worker", "source", "context_id", "context", "reply", "conversation", "run_id", "unit_id"]
+_NONEMPTY = ["item", "model", "worker"]
+_NUMBERS = ["decision_seconds", "timestamp"]
+_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
+_FALSE = {"false", "0", "no", "f", "n", "0.0"}
+_MISSING = {"", "none", "null", "nan"}
+#: fields that describe the item, so every label of one item must agree on them
+ITEM_FIELDS = ["model", "source", "context_id", "conversation", "turn"]
+
+
+def _fail(where: list[str], index, message: str):
+    raise UserError(f"{where[int(index)]}: {message}")
+
+
+def _first(mask) -> int:
+    return int(np.flatnonzero(np.asarray(mask))[0])
+
+
+def _plain(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _text(raw: pd.DataFrame, name: str) -> pd.Series:
+    if name not in raw:
+        return pd.Series("", index=raw.index, dtype=object)
+    return raw[name].map(_plain).astype(object)
+
+
+def _bools(raw: pd.DataFrame, name: str, where) -> tuple[pd.Series, pd.Series]:
+    """(value, missing) of a true/false column; anything else is an error naming the row."""
+    text = raw[name].map(lambda v: _plain(v).strip().lower())
+    true, false, missing = text.isin(_TRUE), text.isin(_FALSE), text.isin(_MISSING)
+    bad = ~(true | false | missing)
+    if bad.any():
+        i = _first(bad)
+        _fail(where, i, f"field {name!r} must be true or false, got {raw[name].iloc[i]!r}; fix that value")
+    return true, missing
+
+
+def _numbers(raw: pd.DataFrame, name: str, where, integer: bool = False) -> pd.Series:
+    if name not in raw:
+        return pd.Series(np.nan, index=raw.index, dtype=float)
+    text = raw[name].map(lambda v: _plain(v).strip())
+    blank = text.str.lower().isin(_MISSING)
+    values = pd.to_numeric(text.where(~blank, None), errors="coerce")
+    bad = (values.isna() & ~blank) | (values < 0)
+    if integer:
+        bad |= values.notna() & (values != values.round())
+    if bad.any():
+        i = _first(bad)
+        kind = "a whole number >= 0" if integer else "a number >= 0"
+        _fail(where, i, f"field {name!r} must be {kind}, got {raw[name].iloc[i]!r}; fix that value")
+    return values.astype(float)
+
+
+def labels_table(records, where: list[str] | None = None) -> pd.DataFrame:
+    """Validate and normalise label rows (dicts or a DataFrame) into the :data:`COLUMNS` table.
+
+    ``where`` labels each row in error messages (default ``row N``, 1-based). Unknown
+    columns are dropped. ``df.attrs["normalised_specific"]`` counts rows whose ``specific``
+    was true with ``sensible`` false and was set to false.
+    """
+    if isinstance(records, pd.DataFrame):
+        raw = records.reset_index(drop=True)
+    else:
+        records = list(records)
+        for number, record in enumerate(records):
+            if not isinstance(record, dict):
+                label = where[number] if where else f"row {number + 1}"
+                raise UserError(f"{label}: a label row must be an object with the fields {', '.join(REQUIRED)}")
+        raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(COLUMNS))
+    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+    if raw.empty:
+        return empty_labels()
+    for name in REQUIRED:
+        if name not in raw:
+            _fail(where, 0, f"missing field {name!r}; every label row needs {', '.join(REQUIRED)}")
+    out = pd.DataFrame(index=raw.index)
+    for name in _TEXT:
+        out[name] = _text(raw, name)
+    for name in _NONEMPTY:
+        empty = out[name].str.strip() == ""
+        if empty.any():
+            _fail(where, _first(empty), f"field {name!r} is empty; fill it in or drop the row")
+    out["source"] = out["source"].str.strip().str.lower().replace("", "static")
+    bad = ~out["source"].isin(SOURCES)
+    if bad.any():
+        i = _first(bad)
+        _fail(where, i, f"field 'source' must be one of {', '.join(SOURCES)}, got {out['source'].iloc[i]!r}")
+    sensible, sensible_missing = _bools(raw, "sensible", where)
+    if sensible_missing.any():
+        _fail(where, _first(sensible_missing), "field 'sensible' is missing; every label answers "
+                                                "'Does the response make sense?' with true or false")
+    specific, specific_missing = _bools(raw, "specific", where)
+    unanswered = sensible & specific_missing
+    if unanswered.any():
+        _fail(where, _first(unanswered), "field 'specific' is missing for a sensible reply; a reply that makes "
+                                         "sense needs an answer to 'Is the response specific?' (true or false)")
+    normalised = (~sensible & specific)
+    out["sensible"] = sensible.astype(bool)
+    out["specific"] = (specific & sensible).astype(bool)
+    out["turn"] = _numbers(raw, "turn", where, integer=True).astype("Int64")
+    for name in _NUMBERS:
+        out[name] = _numbers(raw, name, where)
+    needs_place = out["source"].isin(["interactive", "log"]) & (out["conversation"].str.strip() == "")
+    if needs_place.any():
+        i = _first(needs_place)
+        _fail(where, i, f"field 'conversation' is empty for a {out['source'].iloc[i]} item; interactive and log "
+                        f"items need the id of their conversation (its replies are resampled together)")
+    dup = out.duplicated(["item", "worker"]).to_numpy()
+    if dup.any():
+        i = _first(dup)
+        _fail(where, i, f"worker {out['worker'].iloc[i]!r} labelled item {out['item'].iloc[i]!r} twice; keep one "
+                        f"label per item and worker")
+    _check_items(out, where)
+    df = out[list(COLUMNS)].reset_index(drop=True)
+    df.attrs["normalised_specific"] = int(normalised.sum())
+    return df
+
+
+def _check_items(df: pd.DataFrame, where) -> None:
+    """Every label of one item describes the same reply: same model, source, context, place."""
+    for name in ITEM_FIELDS:
+        values = df[name].astype(str)
+        first = values.groupby(df["item"], sort=False).transform("first")
+        bad = (values != first).to_numpy()
+        if bad.any():
+            i = _first(bad)
+            _fail(where, i, f"field {name!r} is {values.iloc[i]!r} but an earlier label of item "
+                            f"{df['item'].iloc[i]!r} says {first.iloc[i]!r}; one item is one reply")
+
+
+def empty_labels() -> pd.DataFrame:
+    """A labels table with no rows and the right dtypes."""
+    df = pd.DataFrame({name: pd.Series(dtype=object) for name in COLUMNS})
+    for name in ("sensible", "specific"):
+        df[name] = df[name].astype(bool)
+    df["turn"] = df["turn"].astype("Int64")
+    for name in _NUMBERS:
+        df[name] = df[name].astype(float)
+    df.attrs["normalised_specific"] = 0
+    return df
+
+
+def read_labels(path: str | Path) -> pd.DataFrame:
+    """Read a labels ``.csv`` (UTF-8, with or without BOM, e.g. a spreadsheet's "CSV UTF-8")
+    or ``.jsonl`` file into the table; every error names the file, line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"labels file {path} does not exist; pass a .csv or .jsonl of SSA labels "
+                        f"(columns {', '.join(REQUIRED)})")
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise UserError(f"labels file {path} must end in .csv or .jsonl")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read labels file {path}: {exc}; it must be UTF-8 text") from None
+    records, where = [], []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one label "
+                                f"object") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: a label row must be an object with the fields "
+                                f"{', '.join(REQUIRED)}")
+            records.append(record)
+            where.append(f"{path}:{number}")
+    else:
+        reader = csv.DictReader(text.splitlines(keepends=True))
+        header = reader.fieldnames or []
+        missing = [name for name in REQUIRED if name not in header]
+        if header and missing:
+            raise UserError(f"{path}:1: missing column {missing[0]!r} in the header; the columns needed are "
+                            f"{', '.join(REQUIRED)}")
+        for record in reader:
+            if None in record:  # more cells than header names
+                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
+                                f"commas")
+            records.append(record)
+            where.append(f"{path}:{reader.line_num}")
+    if not records:
+        raise UserError(f"labels file {path} is empty (no label rows); export a labelling run that has labels")
+    return labels_table(records, where)
+
+
+def write_labels(path: str | Path, df: pd.DataFrame) -> None:
+    """Write a labels table atomically as ``.csv`` or ``.jsonl`` (by suffix); :func:`read_labels` reads it."""
+    path = Path(path)
+    if path.suffix.lower() not in (".csv", ".jsonl"):
+        raise UserError(f"labels file {path} must end in .csv or .jsonl")
+    table = df.reindex(columns=list(COLUMNS) + [c for c in df.columns if c not in COLUMNS])
+    if path.suffix.lower() == ".jsonl":
+        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+    else:
+        with atomic_write(path) as fh:
+            table.to_csv(fh, index=False)

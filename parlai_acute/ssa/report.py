@@ -1,0 +1,51 @@
+"""The SSA analysis as a report page (shared report layer): rates with labelled intervals,
+pairwise comparisons, agreement, workers, configuration."""
+from __future__ import annotations
+
+from parlai_acute.report import Report, interval_plot
+from parlai_acute.ssa.analysis import MEASURES, TIE_RULE, SSAResult, run_record
+
+_NAMES = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
+
+
+def build_report(result: SSAResult, title: str = "Sensibleness and Specificity Average (SSA)") -> Report:
+    config = result.config
+    names = config.interval_names()
+    summary = result.summary()
+    report = Report(title, intro=(f"{summary['labels']} labels of {summary['items']} replies by "
+                                  f"{summary['workers']} workers ({', '.join(summary['sources'])} items). "
+                                  f"Majority label per item; {TIE_RULE}. SSA = (sensibleness + specificity) / 2."))
+    for note in result.notes:
+        report.banner(note, kind="info")
+    section = report.section("Models")
+    columns = ["model", "items", "labels", "workers", "sensibleness", "sensibleness_exact_low",
+               "sensibleness_exact_high", "sensibleness_boot_low", "sensibleness_boot_high", "specificity",
+               "specificity_exact_low", "specificity_exact_high", "specificity_boot_low", "specificity_boot_high",
+               "ssa", "ssa_boot_low", "ssa_boot_high", "label_sensibleness", "label_specificity"]
+    section.note(f"exact_low/high: {names['exact']}; boot_low/high: {names['bootstrap']}. An empty bootstrap "
+                 f"interval means every resample agreed (no honest width); the exact interval stands.")
+    section.table(result.models, "models", caption="Sensibleness, specificity and SSA per model", columns=columns)
+    for measure in MEASURES:
+        table = result.models.assign(note=[
+            "" if lo == lo else "no bootstrap width: every resample agreed"
+            for lo in result.models[f"{measure}_boot_low"]])
+        section.figure(interval_plot(table, "model", measure, f"{measure}_boot_low", f"{measure}_boot_high",
+                                     xlabel=_NAMES[measure], interval_label=names["bootstrap"], note="note"),
+                       f"{measure}_intervals", caption=f"{_NAMES[measure]} per model; bars: {names['bootstrap']}")
+    pairs = report.section("Pairwise comparisons")
+    pairs.note("diff = model_b - model_a. boot_low/high and boot_pvalue: " + names["bootstrap"] + ", clusters "
+               "resampled jointly for both models; fisher_pvalue: Fisher's exact test on item counts (items "
+               "independent). Holm correction within each measure over all pairs; mark: * p<0.05, ** p<0.01 "
+               "(Fisher-Holm for sensibleness and specificity, bootstrap-Holm for SSA).")
+    pairs.table(result.pairs, "pairs", caption="Pairwise differences")
+    agreement = report.section("Agreement between workers")
+    agreement.note(f"Items labelled at least twice. Percent agreement: share of agreeing pairs of labels. "
+                   f"Krippendorff's alpha (nominal) with a {100 * config.confidence:g}% percentile bootstrap "
+                   f"interval over items ({config.bootstrap} resamples, seed {config.seed}).")
+    agreement.table(result.agreement, "agreement", caption="Agreement per question")
+    workers = report.section("Workers", collapsed=True)
+    workers.note("agree_*: share of the worker's labels equal to the item's majority, on items with 3 or more labels.")
+    workers.table(result.workers, "workers", caption="Labels per worker", max_rows=50, more="workers (see workers.csv)")
+    report.configuration("Run", run_record(config))
+    return report
+
