@@ -7,17 +7,24 @@ JSON lines, one item per line (what ``parlai-acute ssa generate`` and ``items_fr
 
 ``context``: the turns before the reply, 1 or more, speakers alternating and ending with the
 *other* speaker's turn (the reply answers it). ``model`` names who wrote the reply ("human" for
-real next turns); it is stored with every label and never shown to workers. Other keys (the
-decoding used, the source log) are kept and ignored. ``id`` is accepted for ``item_id``.
+real next turns); it is stored with every label and never shown to workers. ``id`` is accepted
+for ``item_id``. Optional keys, copied into every label (the columns of
+:mod:`parlai_acute.ssa.labels`): ``context_id`` (the same for every model's reply to one context;
+default: a digest of the context's text, so replies to the same context group together),
+``source`` (``static``, the default, or ``log`` / ``interactive`` for turns of conversations),
+``conversation`` and ``turn`` (where a reply of a conversation sits). Other keys (the decoding
+used, ...) are kept and ignored.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.jsonl import read_jsonl
 
+SOURCES = ("static", "interactive", "log")
 FIX = "write one JSON object per line with item_id, context (list of turns), reply and model"
 
 
@@ -56,7 +63,26 @@ def parse_item(obj, where: str) -> SsaItem:
         raise UserError(f"{where}: item {item_id!r} has no model; name who wrote the reply (\"human\" for real "
                         f"next turns)")
     extra = {k: v for k, v in obj.items() if k not in ("item_id", "id", "context", "reply", "model")}
+    source = extra.get("source", "static")
+    if source not in SOURCES:
+        raise UserError(f"{where}: item {item_id!r} has source {source!r}; use one of {', '.join(SOURCES)}")
     return SsaItem(str(item_id), tuple(context), obj["reply"], str(obj["model"]), extra)
+
+
+def context_id(item: SsaItem) -> str:
+    """The item's ``context_id``, or a digest of its context turns."""
+    given = item.extra.get("context_id")
+    if given not in (None, ""):
+        return str(given)
+    return "ctx-" + hashlib.sha1("\n".join(item.context).encode("utf-8")).hexdigest()[:12]
+
+
+def label_fields(item: SsaItem) -> dict:
+    """What every label of ``item`` carries besides the answers (labels-table columns)."""
+    turn = item.extra.get("turn")
+    return {"model": item.model, "context": list(item.context), "reply": item.reply, "context_id": context_id(item),
+            "source": item.extra.get("source", "static"), "conversation": str(item.extra.get("conversation") or ""),
+            "turn": turn if isinstance(turn, int) and not isinstance(turn, bool) else None}
 
 
 def read_items(path: str | Path) -> list[SsaItem]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers as speakers
 from parlai_acute.mephisto_tasks.ssa_label import onboarding
+from parlai_acute.mephisto_tasks.ssa_label.items import label_fields
 
 SENSIBLE_QUESTION = "Does the response make sense?"
 SENSIBLE_HELP = ("Use your common sense: is the response logical and consistent with the context? "
@@ -52,8 +53,7 @@ class SsaLabelRunner(ItemTaskRunner):
             result = {"model": "gold", "context": list(item["context"]), "reply": item["reply"]}
             gold = onboarding.passed(item, sensible, specific)
         else:
-            result = {"model": item.model, "context": list(item.context), "reply": item.reply}
-            gold = None
+            result, gold = label_fields(item), None
         result.update(sensible=sensible, specific=specific)
         self.finish_entry(agent, entry, result, gold_passed=gold)
         return None, None

@@ -4,6 +4,7 @@ One RESULT per labelled item, in order::
 
     {"position": 3, "item_id": "ctx12:smollm2", "index": 41, "onboarding": false,
      "model": "smollm2", "context": [...], "reply": "...",       # the server's copy of the item
+     "context_id": "ctx12", "source": "static", "conversation": "", "turn": null,
      "sensible": true, "specific": false,                          # not sensible -> not specific
      "gold_passed": null | true | false,                           # gold items only
      "shown_at": 1700000000.0, "answered_at": 1700000007.5}

@@ -1,16 +1,16 @@
 """Read back what the SSA labelling task stored: the labels table, and earlier labels for a relaunch.
 
 :func:`labels_for_task` returns one record per label in the columns of the SSA labels table
-(``item, model, context, reply, worker, sensible, specific, source, timestamp, unit_id, run_id``;
-``context`` is the turns joined with newlines, ParlAI's history convention). Gold (onboarding)
+(:mod:`parlai_acute.ssa.labels`: ``context`` is the turns joined with newlines, ParlAI's history
+convention; ``decision_seconds`` from the item being shown to the label, server clock). Gold (onboarding)
 items are not labels of any model and are left out; labels stored in a unit cut short count.
 """
 from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = ["item", "model", "context", "reply", "worker", "sensible", "specific", "source", "timestamp",
-           "unit_id", "run_id"]
+COLUMNS = ["item", "model", "worker", "sensible", "specific", "source", "context_id", "context", "reply",
+           "conversation", "turn", "run_id", "unit_id", "decision_seconds", "timestamp"]
 
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
@@ -41,10 +41,15 @@ def labels_records(units: list[dict]) -> list[dict]:
         for r in unit["data"].get("results") or []:
             if r["onboarding"]:
                 continue
-            records.append({"item": r["item_id"], "model": r["model"], "context": "\n".join(r["context"]),
-                            "reply": r["reply"], "worker": unit["worker_name"], "sensible": bool(r["sensible"]),
-                            "specific": bool(r["specific"]), "source": "static", "timestamp": r["answered_at"],
-                            "unit_id": str(unit["unit_id"]), "run_id": str(unit["task_run_id"])})
+            shown, answered = r.get("shown_at"), r["answered_at"]
+            records.append({"item": r["item_id"], "model": r["model"], "worker": unit["worker_name"],
+                            "sensible": bool(r["sensible"]), "specific": bool(r["specific"]),
+                            "source": r.get("source", "static"), "context_id": r.get("context_id", ""),
+                            "context": "\n".join(r["context"]), "reply": r["reply"],
+                            "conversation": r.get("conversation", ""), "turn": r.get("turn"),
+                            "run_id": str(unit["task_run_id"]), "unit_id": str(unit["unit_id"]),
+                            "decision_seconds": round(answered - shown, 4) if shown else None,
+                            "timestamp": answered})
     return records
 
 
