@@ -21,7 +21,7 @@ Write = Callable[[dict, int], str]
 class WriteRun:
     worker: str
     url: str
-    made: list[dict] = field(default_factory=list)  # {"position", "context", "index", "text", "via"}
+    made: list[dict] = field(default_factory=list)  # {"position", "context", "index", "typed", "text", "via"}
     warnings: list[str] = field(default_factory=list)
     status: str = ""
     finished: bool = False
@@ -64,7 +64,7 @@ def run_writer(chromium, base_url: str, worker: str, assignment: str, write: Wri
             else:
                 page.click("#add")
             run.made.append({"position": view["position"], "context": [t["text"] for t in item["context"]],
-                             "index": index, "text": " ".join(text.split()), "via": via})
+                             "index": index, "typed": text, "text": " ".join(text.split()), "via": via})
             view = wait_view(page, f"v.version > {version} && (v.error || v.ack !== null)", ms)
             if view.get("error"):
                 raise AssertionError(f"{run.worker}: the server refused: {view['error']}")
