@@ -47,7 +47,8 @@ COMMANDS: dict = {
         "correlate": ("parlai_acute.scripts.metrics_correlate", "correlation of the metrics with human ratings; perplexity vs human scores"),
     },
     "ssa": {
-        "_help": "sensibleness and specificity (Meena's SSA): items to label, analysis",
+        "_help": "sensibleness and specificity (Meena's SSA): items to label, labelling task, analysis",
+        "launch": ("parlai_acute.scripts.ssa_launch", "serve the static SSA labelling Mephisto task over an items file"),
         "generate": ("parlai_acute.scripts.ssa_generate", "items to label: each model's reply to fixed contexts, or the model turns of a log"),
         "analyze": ("parlai_acute.scripts.ssa_analyze", "sensibleness, specificity and SSA per model with intervals, agreement, report"),
     },
@@ -56,7 +57,9 @@ COMMANDS: dict = {
         "analyze": ("parlai_acute.scripts.convai2_analyze", "Likert means, Bayesian calibration of annotator bias, persona detection"),
     },
     "multiref": {
-        "_help": "multi-reference collection (Gupta et al. 2019): analysis of the collected references",
+        "_help": "multi-reference collection (Gupta et al. 2019): collection task, export, analysis of the references",
+        "launch": ("parlai_acute.scripts.multiref_launch", "serve the multi-reference collection Mephisto task (4R1W, 2R2W, 1R4W)"),
+        "export": ("parlai_acute.scripts.multiref_export", "write the collected replies in the DailyDialog multi-reference layout, and per-worker timing"),
         "analyze": ("parlai_acute.scripts.multiref_analyze", "Self-BLEU, Gt-BLEU and unique n-grams of collected references per mode"),
     },
 }

@@ -49,3 +49,22 @@ def launch_per_turn(tmp_path):
     yield start
     for run in started:
         run.kill_all()
+
+
+@pytest.fixture()
+def launch_task(tmp_path):
+    """Start ``parlai-acute GROUP launch`` subprocesses (ssa, multiref, ...); every one still running is killed."""
+    from parlai_acute.mephisto_tasks.local_run import LocalRun
+
+    started: list = []
+
+    def start(group: str, *args: str, data_dir: Path | None = None, task_name: str | None = None):
+        run = LocalRun(data_dir or tmp_path / f"{group}_data", list(args), free_port(),
+                       tmp_path / f"{group}_launch{len(started)}.log", group=group,
+                       task_name=task_name or f"{group}_test")
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        run.kill_all()

@@ -1,0 +1,36 @@
+"""Reading a JSON-lines input file with one-line errors that name the file, the line and the fix."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+from parlai_acute.errors import UserError
+
+
+def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, object]]:
+    """Yield (``"FILE:LINE"``, parsed value) for every non-blank line of ``path``.
+
+    ``what`` names the file in messages ("items file"), ``fix`` says how to make one. An absent,
+    unreadable or empty file, or a line that is not JSON, is a :class:`UserError`.
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UserError(f"{what} {path} does not exist; {fix}")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {what} {path}: {exc}; pass a UTF-8 JSON-lines file") from None
+    found = False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        found = True
+        yield where, value
+    if not found:
+        raise UserError(f"{what} {path} is empty; {fix}")

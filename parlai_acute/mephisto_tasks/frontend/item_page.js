@@ -1,0 +1,81 @@
+/* Shared by the pages of the item tasks (SSA labelling, multi-reference): views, packets, the end.
+ *
+ * ItemPage.start({render}) connects (MephistoLive) and calls render(view, isNewItem) for every view
+ * the server sends. ItemPage.send(data) sends one answer with a sequence number and resends it
+ * until a view acknowledges it (the server stores each once). At "complete", "blocked" or
+ * "unavailable" the page submits the unit and shows the server's message. The page expects
+ * elements #title, #status, #task, #error and #warning; all text goes in with textContent.
+ */
+var ItemPage = (function () {
+  "use strict";
+  var view = null, seq = 0, inflight = null, resendTimer = null, submitting = false, handlers = {};
+  var TERMINAL = ["complete", "blocked", "unavailable"];
+  var $ = function (id) { return document.getElementById(id); };
+
+  function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
+
+  function send(data) {
+    if (inflight || !view) return false;
+    seq += 1;
+    data.seq = seq;
+    data.type = "answer";
+    data.position = view.position;
+    inflight = data;
+    $("error").textContent = "";
+    var attempt = function () {
+      if (!inflight || inflight.seq !== data.seq) return;
+      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
+      resendTimer = setTimeout(attempt, 5000);
+    };
+    attempt();
+    handlers.render(view, false);
+    return true;
+  }
+
+  function onView(v) {
+    if (view && v.version !== undefined && view.version !== undefined && v.version <= view.version) return;
+    if (inflight && v.ack === inflight.seq) { inflight = null; clearTimeout(resendTimer); }
+    var isNew = !view || v.position !== view.position || v.status !== view.status;
+    view = v;
+    window.__itemView = v;  // for the simulated workers and tests
+    if (TERMINAL.indexOf(v.status) >= 0) { finish(v); return; }
+    $("task").hidden = false;
+    setStatus("");
+    $("error").textContent = v.error || "";
+    $("warning").textContent = v.warning || "";
+    $("warning").hidden = !v.warning;
+    handlers.render(v, isNew);
+  }
+
+  function finish(v) {
+    $("task").hidden = true;
+    document.body.setAttribute("data-status", v.status);
+    if (submitting) return;
+    submitting = true;
+    var done = v.status === "complete" ? "Thank you! Your answers are saved. You can close this page." : v.message;
+    setStatus("Saving…");
+    MephistoLive.submit({ status: v.status, done: v.done }).then(function () {
+      setStatus(done);
+      document.body.setAttribute("data-finished", "true");
+    }, function () { submitting = false; setStatus("Could not reach the server; please retry in a moment."); });
+  }
+
+  function start(h) {
+    handlers = h;
+    MephistoLive.loadTitle($("title"));
+    MephistoLive.start({
+      onView: onView,
+      onStatus: function (s) {
+        if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
+          $("task").hidden = true;
+          setStatus("This task is no longer available (" + s + "). Every answer you gave is saved.");
+        }
+      }
+    }).then(function (r) {
+      if (r.preview) setStatus("Preview: accept the task to start.");
+      if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
+    }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
+  }
+
+  return { start: start, send: send, busy: function () { return !!inflight; } };
+})();

@@ -1,0 +1,224 @@
+"""Live side of the item tasks: a unit is a plan of items shown one at a time; every answer stored at once.
+
+Shared by the SSA labelling and the multi-reference tasks; a subclass says what an item looks
+like (:meth:`ItemTaskRunner.entry_view`) and how an answer is checked and stored
+(:meth:`ItemTaskRunner.answer`). The server is the source of truth:
+
+* every reply to the page is a *view* ``{"type": "state", "version": n, "status": ..., "position": k,
+  "n": n, "done": d, "item": {...} | null, "ack": seq, "error": ..., "warning": ..., ...}``; the item
+  carries only what the worker must see (texts), never model names or item ids;
+* the page sends ``{"type": "answer", "seq": s, "position": k, ...}``: it names the item by its
+  position in the unit, the server looks the item up in its own plan. A packet is handled once
+  (``seq``); a resent one is answered with the current view.
+
+Items of a unit cut short (the worker left, the run was stopped) go back to the scheduler.
+A gold (onboarding) item may lead the plan; failing it grants ``block_qualification``.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+from mephisto.abstractions.blueprint import TaskRunner
+
+from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
+
+logger = logging.getLogger(__name__)
+WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
+
+
+def alternating_speakers(context) -> list[dict]:
+    """Context turns with speaker labels A and B alternating; the last turn is A's (the reply is B's)."""
+    n = len(context)
+    return [{"speaker": "A" if (n - 1 - i) % 2 == 0 else "B", "text": text} for i, text in enumerate(context)]
+
+
+class ItemTaskRunner(TaskRunner):
+    """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
+    ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
+
+    fail_message = "Sorry, you cannot take part in this task. Thank you for your time."
+
+    @classmethod
+    def setup(cls, task_run, args, shared_state):
+        raise NotImplementedError
+
+    def __init__(self, task_run, args, shared_state):
+        super().__init__(task_run, args, shared_state)
+        self.live = self.setup(task_run, args, shared_state)
+        self.scheduler = self.live.scheduler
+        b = args.blueprint
+        self.block_qualification = b.get("block_qualification")
+        self.fail_message = b.get("onboarding_fail_message") or self.fail_message
+        self.duration = task_run.get_task_args().assignment_duration_in_seconds
+        self._lock = threading.Lock()
+        self._ended: set[str] = set()
+        self._watch = watch_completion(task_run, self.scheduler.complete)
+
+    # ------------------------------------------------------------------ for subclasses
+    def entry_view(self, state, entry: dict) -> dict:
+        """What the page shows for plan ``entry`` (texts only)."""
+        raise NotImplementedError
+
+    def answer(self, agent, update: dict, entry: dict) -> tuple[str | None, str | None]:
+        """Check and store one answer to ``entry``; returns (error, warning). Call :meth:`finish_entry`
+        when the entry is done."""
+        raise NotImplementedError
+
+    def task_view(self) -> dict:
+        """Fields of every view that do not change (instructions, questions)."""
+        return {}
+
+    def item_of(self, entry: dict) -> dict:
+        return (self.live.onboarding_items if entry["onboarding"] else self.live.items)[entry["index"]]
+
+    # ------------------------------------------------------------------ views
+    def current_entry(self, state) -> dict | None:
+        d = state.data
+        done = len(d["results"])
+        if d["status"] != "working" or done >= len(d["plan"] or ()):
+            return None
+        return d["plan"][done]
+
+    def view(self, state, **extra) -> dict:
+        d = state.data
+        entry = self.current_entry(state)
+        done = len(d["results"])
+        v = {"type": "state", "version": d.get("version", 0), "status": d["status"], "n": len(d["plan"] or ()),
+             "done": done, "position": done + 1 if entry is not None else None,
+             "item": self.entry_view(state, entry) if entry is not None else None,
+             "message": d.get("message", ""), "ack": None, "error": None, "warning": None}
+        v.update(self.task_view())
+        v.update(extra)
+        return v
+
+    def _send(self, agent, **extra) -> None:
+        state = agent.state
+        state.data["version"] = state.data.get("version", 0) + 1
+        agent.observe(self.view(state, **extra))
+
+    # ------------------------------------------------------------------ start
+    def filter_units_for_worker(self, units, worker):
+        return units if self.scheduler.has_work_for(str(worker.db_id)) else []
+
+    def get_init_data_for_agent(self, agent) -> dict:
+        state = agent.state
+        if state.get_init_state() is None:
+            worker = str(agent.worker_id)
+            indices = self.scheduler.assign(worker)
+            plan = [{"index": i, "item_id": self.scheduler.ids[i], "onboarding": False} for i in indices]
+            if plan and self.live.onboarding_items and self.scheduler.needs_onboarding(worker):
+                rng = random.Random(f"{self.live.seed}:{agent.db_id}:onboarding")
+                k = rng.randrange(len(self.live.onboarding_items))
+                plan.insert(0, {"index": k, "item_id": f"onboarding-{k}", "onboarding": True})
+            data = {"worker_name": agent.get_worker().worker_name, "plan": plan, "config": self.live.config,
+                    "status": "working" if plan else "unavailable", "shown_at": time.time(),
+                    "message": "" if plan else "There is no more work for you in this task. Thank you!"}
+            state.set_init_state(data)  # saved
+        return self.view(state)
+
+    # ------------------------------------------------------------------ packets
+    def handle(self, agent, update: dict) -> None:
+        state = agent.state
+        seq = update.get("seq")
+        if not isinstance(seq, int) or seq <= state.data.get("last_seq", -1):
+            self._send(agent, ack=seq)  # resent or malformed: the current view, nothing stored twice
+            return
+        error = warning = None
+        state.data["last_seq"] = seq  # saved with the answer: a resent packet is never stored twice
+        try:
+            entry = self.current_entry(state)
+            if update.get("type") != "answer":
+                error = "Unknown action; please reload the page."
+            elif entry is None or update.get("position") != len(state.data["results"]) + 1:
+                error = "That item is already done; please continue with the one shown."
+            else:
+                error, warning = self.answer(agent, update, entry)
+        except Exception:  # never leave the page waiting: log, and say so
+            logger.exception("packet of agent %s", agent.get_agent_id())
+            error = "Something went wrong on our side; please try again."
+        self._send(agent, ack=seq, error=error, warning=warning)
+
+    def finish_entry(self, agent, entry: dict, result: dict, *, gold_passed: bool | None = None) -> None:
+        """Store ``result`` for ``entry`` (atomically, before anything else) and move on."""
+        state = agent.state
+        d = state.data
+        now = time.time()
+        result = dict(result, position=len(d["results"]) + 1, item_id=entry["item_id"], index=entry["index"],
+                      onboarding=entry["onboarding"], shown_at=d.get("shown_at"), answered_at=now)
+        if entry["onboarding"]:
+            result["gold_passed"] = bool(gold_passed)
+        d["results"].append(result)
+        d["current"], d["shown_at"] = None, now
+        worker = str(agent.worker_id)
+        if entry["onboarding"] and not gold_passed:
+            d.update(status="blocked", message=self.fail_message)
+            state.save_data()
+            if self.block_qualification:
+                agent.get_worker().grant_qualification(self.block_qualification, 1)
+            logger.info("worker %s failed the gold item: blocked with %s", worker, self.block_qualification)
+            self._end(agent)
+            return
+        if len(d["results"]) >= len(d["plan"]):
+            d["status"] = "complete"
+        state.save_data()
+        if entry["onboarding"]:
+            self.scheduler.passed_onboarding(worker)
+        else:
+            self.scheduler.record(worker, entry["index"])
+
+    def _end(self, agent) -> None:
+        """The unit is over (finished, blocked, or cut short): unfinished items go back, once."""
+        d = agent.state.data
+        with self._lock:
+            if agent.get_agent_id() in self._ended or not d.get("plan"):
+                return
+            self._ended.add(agent.get_agent_id())
+        done = len(d["results"])
+        for k, entry in enumerate(d["plan"][done:]):
+            if not entry["onboarding"]:
+                started = k == 0 and bool(d.get("current"))
+                self.scheduler.release(str(agent.worker_id), entry["index"], started=started)
+        if d["status"] == "working":
+            d["status"] = "partial"
+            agent.state.save_data()
+
+    # ------------------------------------------------------------------ mephisto hooks
+    def run_unit(self, unit, agent) -> None:
+        start = time.time()
+        try:
+            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
+                   and time.time() - start < self.duration):
+                agent.has_live_update.wait(WAIT)
+                update = agent.get_live_update()
+                if update is not None:
+                    self.handle(agent, update)
+                else:
+                    raise_if_gone(agent)
+            remaining = self.duration - (time.time() - start)
+            if remaining > 0 and unit.db_id in self.running_units:
+                agent.await_submit(timeout=remaining)
+        finally:
+            self._end(agent)
+            if self.scheduler.complete():  # every item has its answers: close the spare slots
+                expire_launched_units(self.task_run)
+
+    def shutdown(self) -> None:
+        self._watch.set()
+        super().shutdown()
+
+    def cleanup_unit(self, unit) -> None:
+        agent = unit.get_assigned_agent()
+        if agent is not None:
+            try:
+                self._end(agent)
+            except Exception:  # cleanup must not mask the unit's outcome
+                logger.exception("releasing the items of unit %s", unit.db_id)
+
+    def run_onboarding(self, agent) -> None:
+        """Onboarding is a gold item inside the unit, not a separate Mephisto stage."""
+
+    def cleanup_onboarding(self, agent) -> None:
+        pass

@@ -1,0 +1,80 @@
+/* Multi-reference page: a context, then the worker's replies one by one (Enter or "Add reply"), with a
+ * count of how many remain. Checked here (length, repeats) and again by the server. Key presses and
+ * clicks are timed (browser clock, ms) and sent with each reply as client-reported timing data.
+ * Every text goes in with textContent.
+ */
+(function () {
+  "use strict";
+  var $ = function (id) { return document.getElementById(id); };
+  var keys = [], clicks = [], shownAt = Date.now(), accepted = -1, lastPosition = null;
+
+  function normalized(text) {
+    return text.toLowerCase().replace(/\s+/g, " ").replace(/^[ .!?,;:'"]+|[ .!?,;:'"]+$/g, "");
+  }
+
+  function turn(t) {
+    var node = document.createElement("div");
+    node.className = "turn " + t.speaker;
+    var who = document.createElement("span");
+    who.className = "who";
+    who.textContent = t.speaker;
+    node.appendChild(who);
+    node.appendChild(document.createTextNode(t.text));  // text only, never markup
+    return node;
+  }
+
+  function render(v, isNew) {
+    var item = v.item;
+    if (isNew || v.position !== lastPosition || item.written.length !== accepted) {
+      // a new context, or the last reply was stored: start the next reply afresh
+      $("reply").value = "";
+      keys = []; clicks = []; shownAt = Date.now();
+      accepted = item.written.length;
+      lastPosition = v.position;
+    }
+    $("progress").textContent = "Conversation " + v.position + " of " + v.n;
+    var box = $("context");
+    box.textContent = "";
+    item.context.forEach(function (t) { box.appendChild(turn(t)); });
+    var list = $("written");
+    list.textContent = "";
+    item.written.forEach(function (text) {
+      var li = document.createElement("li");
+      li.textContent = text;
+      list.appendChild(li);
+    });
+    $("remaining").textContent = item.remaining === 1 ? "1 more reply to write for this conversation"
+      : item.remaining + " more replies to write for this conversation";
+    $("reply").maxLength = v.max_reply_chars;
+    var busy = ItemPage.busy();
+    $("add").disabled = busy;
+    $("reply").readOnly = busy;
+    document.body.setAttribute("data-remaining", String(item.remaining));
+  }
+
+  function submit(via) {
+    var v = window.__itemView;
+    if (!v || !v.item || ItemPage.busy()) return;
+    var text = $("reply").value.replace(/\s+/g, " ").trim();
+    if (text.length < v.min_reply_chars) {
+      $("error").textContent = "Please write a reply of at least " + v.min_reply_chars + " characters.";
+      return;
+    }
+    var mine = v.item.written.map(normalized);
+    if (mine.indexOf(normalized(text)) >= 0) {
+      $("error").textContent = "You already wrote this reply for this conversation; please write a different one.";
+      return;
+    }
+    ItemPage.send({ index: v.item.written.length + 1, text: text,
+                    timing: { keys: keys.slice(), clicks: clicks.slice(), shown: shownAt, submitted: Date.now(),
+                              via: via } });
+  }
+
+  $("reply").addEventListener("keydown", function (ev) {
+    keys.push(Date.now());
+    if (ev.key === "Enter") { ev.preventDefault(); submit("enter"); }
+  });
+  document.addEventListener("click", function () { clicks.push(Date.now()); }, true);
+  $("composer").addEventListener("submit", function (ev) { ev.preventDefault(); submit("button"); });
+  ItemPage.start({ render: render });
+})();
