@@ -142,7 +142,8 @@ def read_teacher(task: str, datatype: str = "valid", datapath: str | None = None
     from parlai.core.worlds import create_task
 
     from parlai_acute.paths import default_datapath
-    from parlai_acute.scripts.self_chat import parse_parlai, task_path
+    from parlai_acute.worlds.model_spec import parse_parlai
+    from parlai_acute.worlds.self_chat_opt import task_path
 
     parser = ParlaiParser(True, False)
     if task == "static_contexts":

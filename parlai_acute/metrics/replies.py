@@ -63,7 +63,7 @@ def build_agent(model: str | None, datapath: str | None = None, extra: list[str]
     from parlai.core.params import ParlaiParser
 
     from parlai_acute.paths import default_datapath
-    from parlai_acute.scripts.self_chat import parse_parlai
+    from parlai_acute.worlds.model_spec import parse_parlai
     from parlai_acute.worlds.model_spec import create_agent_checked, model_args
 
     parser = ParlaiParser(True, True)
