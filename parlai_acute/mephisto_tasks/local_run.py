@@ -82,7 +82,7 @@ class LocalRun:
         return self.wait_exit(timeout)
 
     def kill_all(self) -> None:
-        """Test cleanup only: whatever is left of the launcher's session."""
+        """Cleanup (tests, demos): stop whatever is left of the launcher's session."""
         for pid in self.node_pids():
             _kill(pid)
         if self.proc.poll() is None:

@@ -79,19 +79,27 @@ def run(args) -> int:
     task = LocalRun(workdir / "mephisto", argv, args.port, workdir / "launch.log", group="per-turn",
                     task_name=task_name)
     try:
-        task.wait_ready(timeout=600)
+        try:
+            task.wait_ready(timeout=600)
+        except AssertionError as exc:  # the launcher did not come up
+            raise UserError(f"the per-turn task did not start ({str(exc).splitlines()[0]}); "
+                            f"see {workdir / 'launch.log'}") from None
         if args.workers:
             print(f"   {args.workers} SIMULATED workers (scripted Chromium, not people) chat at {task.url}", flush=True)
-            _simulate(task.url, args.workers, args.turns, args.seed)
+            try:
+                _simulate(task.url, args.workers, args.turns, args.seed)
+            except Exception as exc:  # a scripted worker failed: stop the task (its turns are kept) and say so
+                task.terminate()
+                raise UserError(f"a simulated worker failed ({' '.join(str(exc).split())[:200]}); the judged turns "
+                                f"are kept in {workdir / 'mephisto'}") from None
             code = task.wait_exit(timeout=300)
         else:
             print(f"   open {task.url}/?worker_id=me&assignment_id=1 and chat (Ctrl-C ends the task)", flush=True)
             code = task.wait_exit(timeout=None)
     except KeyboardInterrupt:
         code = task.terminate()
-    except AssertionError as exc:  # the launcher did not come up
-        task.kill_all()
-        raise UserError(f"the per-turn task did not start ({str(exc).splitlines()[0]}); see {workdir / 'launch.log'}")
+    finally:
+        task.kill_all()  # nothing of the task outlives the demo, whatever happened
     if code not in (0, None):
         raise UserError(f"the per-turn task stopped with exit status {code}; see {workdir / 'launch.log'}")
     return _analyze(workdir, task_name)
