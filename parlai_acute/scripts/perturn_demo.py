@@ -59,12 +59,13 @@ def simulated_choice(view, rng: random.Random):
 
 
 def run(args) -> int:
-    from parlai_acute.mephisto_tasks import launcher, setup
+    from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.local_run import LocalRun
 
     if args.workers < 0 or args.turns < 1:
         raise UserError("--workers must be 0 or more and --turns at least 1")
-    launcher.check_port_number(args.port)
+    if not 1 <= args.port <= 65535:
+        raise UserError(f"--port {args.port} is not a TCP port; give a number from 1 to 65535 (e.g. --port 3000)")
     setup.check_port_free("localhost", args.port)  # before any model is loaded
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)

@@ -187,3 +187,12 @@ def test_port_taken_fails_before_any_model_is_loaded(tmp_path):
                                 capture_output=True, text=True, timeout=180, env=dict(os.environ))
     assert result.returncode == 2 and f"port {port}" in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("args, message", [(["--port", "-5"], "--port -5 is not a TCP port"),
+                                           (["--workers", "-1"], "--workers must be 0 or more")])
+def test_demo_checks_its_arguments_before_loading_anything(tmp_path, args, message):
+    result = subprocess.run([sys.executable, "-m", "parlai_acute.scripts.main", "per-turn", "demo",
+                             "--workdir", str(tmp_path / "demo"), *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "demo").exists()
