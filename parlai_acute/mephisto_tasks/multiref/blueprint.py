@@ -19,7 +19,7 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.multiref.runner import MultirefRunner
 from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
-from parlai_acute.mephisto_tasks.pages import page_builder
+from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
 
 BLUEPRINT_TYPE = "parlai_acute_multiref"
@@ -123,11 +123,15 @@ def ensure_live(task_run, args, shared_state) -> MultirefLive:
     return shared_state.live
 
 
+class MultirefPageBuilder(StaticPageBuilder):
+    FRONTEND_DIR = FRONTEND_DIR
+
+
 @register_mephisto_abstraction()
 class MultirefBlueprint(Blueprint):
     AgentStateClass = MultirefAgentState
     OnboardingAgentStateClass = MultirefAgentState
-    TaskBuilderClass = page_builder(FRONTEND_DIR)
+    TaskBuilderClass = MultirefPageBuilder
     TaskRunnerClass = MultirefRunner
     ArgsClass = MultirefBlueprintArgs
     SharedStateClass = MultirefSharedState

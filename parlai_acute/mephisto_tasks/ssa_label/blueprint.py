@@ -17,7 +17,7 @@ from mephisto.data_model.assignment import InitializationData
 from mephisto.operations.registry import register_mephisto_abstraction
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.pages import page_builder
+from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
@@ -102,11 +102,15 @@ def ensure_live(task_run, args, shared_state) -> SsaLive:
     return shared_state.live
 
 
+class SsaLabelPageBuilder(StaticPageBuilder):
+    FRONTEND_DIR = FRONTEND_DIR
+
+
 @register_mephisto_abstraction()
 class SsaLabelBlueprint(Blueprint):
     AgentStateClass = SsaLabelAgentState
     OnboardingAgentStateClass = SsaLabelAgentState
-    TaskBuilderClass = page_builder(FRONTEND_DIR)
+    TaskBuilderClass = SsaLabelPageBuilder
     TaskRunnerClass = SsaLabelRunner
     ArgsClass = SsaLabelBlueprintArgs
     SharedStateClass = SsaLabelSharedState
