@@ -78,6 +78,9 @@ def run(args) -> int:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")
     design_from_args(b)  # bad settings fail here, before any port, database or model is touched
     onboarding.load_items(b.get("onboarding_file") or None)
+    from parlai_acute.mephisto_tasks.per_turn.blueprint import load_personas
+
+    load_personas(b.get("persona_file") or "", design_from_args(b))
     launcher.check_architect(cfg)
     db = setup.open_db(args.data_dir)
     task_name = cfg.mephisto.task.task_name

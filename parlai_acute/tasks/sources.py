@@ -114,6 +114,20 @@ def permuted(items: list, seed: int, salt: str) -> list:
     return order
 
 
+def read_personas(path: str) -> list[list[str]]:
+    """A lab's own persona set: a JSON list of personas, each a list of first-person sentences."""
+    try:
+        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read the persona file {path}: {exc}; pass a JSON list of personas "
+                        f"(each a list of sentences)") from None
+    ok = isinstance(data, list) and all(isinstance(p, list) and p and all(isinstance(x, str) and x.strip() for x in p)
+                                        for p in data)
+    if not ok:
+        raise UserError(f"persona file {path} must be a JSON list of personas, each a non-empty list of sentences")
+    return [[x.strip() for x in p] for p in data]
+
+
 def persona_context(lines: list[str]) -> str:
     """ParlAI's persona convention (ConvAI2, BlendedSkillTalk): one 'your persona:' line each."""
     return "\n".join(f"your persona: {line}" for line in lines)
@@ -131,10 +145,11 @@ def chitchat_seed(index: int, seed: int, split: str, turns: int) -> Seed:
                 info={"source": "chitchat_dataset", "conversation_id": conv.id, "prompt": conv.prompt})
 
 
-def persona_seed(index: int, seed: int) -> Seed:
+def persona_seed(index: int, seed: int, everyone: list[list[str]] | None = None) -> Seed:
     """Episode ``index``: two different personas, one per speaker. Every run of
-    ``len(personas()) // 2`` episodes uses each persona at most once."""
-    everyone = personas()
+    ``len(personas()) // 2`` episodes uses each persona at most once. ``everyone``: another
+    set of personas (each a list of sentences) instead of the packaged ones."""
+    everyone = everyone if everyone is not None else personas()
     pairs = len(everyone) // 2
     order = permuted(range(len(everyone)), seed, f"personas:{index // pairs}")
     slot = index % pairs

@@ -166,8 +166,19 @@ def test_an_endpoint_that_dies_mid_run_marks_the_turn_and_the_worker_finishes(tm
      "min_turns 9 and max_turns 4"),
     (["--model", "missing-equals-sign"], "write NAME=MODEL"),
     (["--model", GENERIC, "mephisto.blueprint.setting=mm"], "three or more"),
+    (["--model", GENERIC, "--model", OTHER, "mephisto.blueprint.opening=persona", "PERSONAS=1"],
+     "has 1 persona(s); a persona chat needs at least 2"),
+    (["--model", GENERIC, "--model", OTHER, "mephisto.blueprint.opening=persona", "mephisto.blueprint.survey=convai2",
+      "PERSONAS=2"], "the convai2 survey 3"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    import json
+
+    for i, arg in enumerate(args):  # PERSONAS=n: a persona file with n personas
+        if arg.startswith("PERSONAS="):
+            path = tmp_path / "personas.json"
+            path.write_text(json.dumps([[f"I am person {k}."] for k in range(int(arg.split("=")[1]))]))
+            args = args[:i] + [f"mephisto.blueprint.persona_file={path}"] + args[i + 1:]
     data = tmp_path / "data"
     result = subprocess.run(launch_cmd("--data-dir", str(data), *args, f"mephisto.architect.port={free_port()}",
                                        group="per-turn"), capture_output=True, text=True, timeout=180)

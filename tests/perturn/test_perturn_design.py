@@ -87,3 +87,15 @@ def test_label_mode_and_survey_need_their_settings():
     with pytest.raises(UserError, match="opening persona"):
         Design(["a", "b"], survey="convai2")
     assert Design(["a", "b"], survey="convai2", opening="persona").survey == "convai2"
+
+
+def test_persona_detection_decoy_is_neither_side_from_a_labs_own_set():
+    from parlai_acute.mephisto_tasks.per_turn import survey
+
+    pool = [["I am a nurse."], ["I race bikes."], ["I grow tomatoes."]]
+    for n in range(20):
+        shown = survey.persona_choice(pool[1], pool[0], seed=n, dialogue_id=f"d{n}", pool=pool)
+        assert sorted(shown["options"]) == ["I grow tomatoes.", "I race bikes."]
+        assert shown["options"][shown["correct"]] == "I race bikes."
+    assert {survey.persona_choice(pool[1], pool[0], seed=n, dialogue_id="d", pool=pool)["correct"]
+            for n in range(20)} == {0, 1}  # the model's persona is not always shown first

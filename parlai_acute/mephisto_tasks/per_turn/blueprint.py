@@ -66,6 +66,9 @@ class PerTurnBlueprintArgs(TaskArgs):
     survey: str = field(default="none", metadata={
         "help": "End-of-chat questions: none, or convai2 (1-4 ratings with optional reasons, then persona "
                 "detection: needs opening=persona)."})
+    persona_file: str = field(default="", metadata={
+        "help": "opening=persona: a JSON list of personas (each a list of sentences) instead of the packaged 36; "
+                "at least two (three with the convai2 survey: the decoy is neither side's)."})
     survey_questions: str = field(default="", metadata={
         "help": "convai2 survey: Likert questions besides engagingness, comma-separated from fluency, "
                 "consistency, humanness."})
@@ -137,6 +140,7 @@ class LiveSetup:
         from parlai_acute.mephisto_tasks.per_turn import survey
 
         self.survey_questions = survey.questions(b.get("survey_questions") or "") if self.design.survey != "none" else []
+        self.personas = load_personas(b.get("persona_file") or "", self.design)
         self.seed = int(b.seed)
         self.scheduler = Scheduler(self.design.model_sets, target=int(b.target), unit=str(b.target_unit),
                                    turns_per_dialogue=self.design.min_turns,
@@ -166,12 +170,26 @@ class LiveSetup:
             seed = sources.chitchat_seed(index, self.seed, "valid", 1)
             return Opening(opening=tuple(seed.openers), info=seed.info)
         if kind == "persona":
-            seed = sources.persona_seed(index, self.seed)
+            seed = sources.persona_seed(index, self.seed, self.personas)
             return Opening(worker_context=seed.contexts[0], model_context=seed.contexts[1], info=seed.info)
         if kind == "topic":
             seed = sources.topic_seed(index, self.seed)
             return Opening(worker_context=seed.contexts[0], model_context=seed.contexts[1], info=seed.info)
         return Opening(info={"source": kind})
+
+
+def load_personas(path: str, design: Design) -> list[list[str]] | None:
+    """A lab's persona set (None: the packaged personas), checked against what the design needs."""
+    if not path:
+        return None
+    from parlai_acute.tasks import sources
+
+    personas = sources.read_personas(path)
+    need = 3 if design.survey == "convai2" else 2
+    if len(personas) < need:
+        raise UserError(f"persona file {path} has {len(personas)} persona(s); a persona chat needs at least 2 "
+                        f"(the worker's and the model's) and the convai2 survey 3 (a decoy that is neither)")
+    return personas
 
 
 def ensure_live(task_run, args, shared_state) -> LiveSetup:

@@ -299,7 +299,8 @@ class PerTurnRunner(TaskRunner):
         if self.design.survey != "none":
             personas = (d.get("seed") or {}).get("personas")
             if personas and len(personas) == 2:
-                d["survey_personas"] = survey.persona_choice(personas[1], personas[0], self.seed, d["dialogue_id"])
+                d["survey_personas"] = survey.persona_choice(personas[1], personas[0], self.seed, d["dialogue_id"],
+                                                             self.live.personas)
             d["status"] = "survey"
             state.save_data()
             return None

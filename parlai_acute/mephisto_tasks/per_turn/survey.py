@@ -31,12 +31,13 @@ def questions(keys: str) -> list[dict]:
     return [{"key": k, "text": QUESTIONS[k], "scale": list(SCALE)} for k in chosen]
 
 
-def persona_choice(model_persona: list[str], worker_persona: list[str], seed: int, dialogue_id: str) -> dict:
+def persona_choice(model_persona: list[str], worker_persona: list[str], seed: int, dialogue_id: str,
+                   pool: list[list[str]] | None = None) -> dict:
     """The two personas shown (the model's and a random other one, in random order), and which is right."""
     from parlai_acute.tasks import sources
 
     rng = random.Random(int(hashlib.sha1(f"{seed}:{dialogue_id}:persona".encode()).hexdigest(), 16))
-    others = [p for p in sources.personas() if p != model_persona and p != worker_persona]
+    others = [p for p in (pool or sources.personas()) if p != model_persona and p != worker_persona]
     decoy = rng.choice(others)
     options = [model_persona, decoy]
     rng.shuffle(options)
