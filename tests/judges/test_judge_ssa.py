@@ -1,0 +1,135 @@
+"""`parlai-acute judge ssa`: sensible then specific, the judge's labels in the SSA labels table, gold items scored."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from conftest import SCRIPTED, read_jsonl, summary_of
+from parlai_acute.judges.parse import parse_reply
+from parlai_acute.judges.ssa import SsaProtocol, speakers
+from parlai_acute.mephisto_tasks.ssa_label.items import read_items
+from parlai_acute.scripts.main import main
+from parlai_acute.ssa.labels import COLUMNS, read_labels
+
+JUDGE = "judge:tests.judges.scripted_judge:ScriptedJudgeAgent"
+# (item id, context, reply, model): the "ssa" scripted judge finds the last one nonsensical,
+# and the generic "ok" / "I don't know" sensible but not specific
+ITEMS = [
+    ("c1:smart", ["Hi! What do you do for fun?"], "I love hiking in the hills near my town.", "smart"),
+    ("c1:generic", ["Hi! What do you do for fun?"], "ok", "generic"),
+    ("c2:smart", ["I baked bread.", "Nice, which kind?", "Sourdough, it took two days."],
+     "Two days! Did the crust come out crunchy?", "smart"),
+    ("c2:generic", ["I baked bread.", "Nice, which kind?", "Sourdough, it took two days."], "I don't know", "generic"),
+    ("c3:generic", ["My cat is ill."], "Purple bananas sing loudly.", "generic"),
+]
+
+
+def write_items(path, items=ITEMS):
+    with open(path, "w", encoding="utf-8") as fh:
+        for item_id, context, reply, model in items:
+            fh.write(json.dumps({"item_id": item_id, "context": context, "reply": reply, "model": model,
+                                 "context_id": item_id.split(":")[0]}) + "\n")
+    return str(path)
+
+
+def run_judge(tmp_path, script, *extra, name="out", items=ITEMS):
+    outdir = tmp_path / name
+    code = main(["judge", "ssa", "--items", write_items(tmp_path / f"{name}.jsonl", items),
+                 "--judge", f"{SCRIPTED} --script {script}", "--cache", str(tmp_path / "cache.sqlite"),
+                 "--outdir", str(outdir), "--backoff", "0", *extra])
+    assert code == 0
+    return outdir
+
+
+def test_prompts_show_the_context_and_ask_in_order(tmp_path):
+    protocol = SsaProtocol()
+    items = read_items(write_items(tmp_path / "i.jsonl"))
+    assert speakers(["a", "b", "c"]) == ["A", "B", "A"] and speakers(["a"]) == ["A"]
+    text = protocol.render(protocol.items(items)[2], (0,))
+    assert "A: I baked bread.\nB: Nice, which kind?\nA: Sourdough" in text
+    assert "Does the response make sense?" in text and "Two days!" in text
+    specific = protocol.items(items, "specific")[0]
+    assert specific.template.id == "ssa_specific@1" and "Is the response specific?" in protocol.render(specific, (0,))
+
+
+def test_scripted_judge_labels_join_the_table_and_ssa_analyze_reads_them(tmp_path, capsys):
+    outdir = run_judge(tmp_path, "ssa")
+    out = capsys.readouterr().out
+    assert "no position swap" in out
+    assert "sensible: 5 asked, 5 answered, 0 missing" in out
+    assert "specific: 4 asked, 4 answered" in out  # the nonsensical reply is not asked about
+    assert "onboarding: 3/3 gold items right (0 missing): passed" in out
+    table = read_labels(outdir / "labels.csv")
+    assert list(table.columns) == list(COLUMNS) and len(table) == 5
+    assert set(table["worker"]) == {JUDGE} and set(table["source"]) == {"static"}
+    by_item = table.set_index("item")
+    assert by_item.loc["c1:smart", ["sensible", "specific"]].tolist() == [True, True]
+    assert by_item.loc["c1:generic", ["sensible", "specific"]].tolist() == [True, False]
+    assert by_item.loc["c2:generic", ["sensible", "specific"]].tolist() == [True, False]
+    assert by_item.loc["c3:generic", ["sensible", "specific"]].tolist() == [False, False]
+    assert by_item.loc["c2:smart", "context"] == "I baked bread.\nNice, which kind?\nSourdough, it took two days."
+    assert by_item.loc["c2:smart", "context_id"] == "c2"
+    summary = summary_of(outdir)
+    assert summary["templates"] == ["ssa_sensible@1", "ssa_specific@1"]
+    assert summary["judge_config"] and summary["seed"] == 0 and summary["settings"]["retries"] == 2
+    records = read_jsonl(outdir / "items.jsonl")
+    assert all(len(r["orders"]) == 1 for r in records)  # one reply, one order
+    assert any("Purple bananas" in r["orders"][0]["attempts"][0]["prompt"] for r in records)
+    assert main(["ssa", "analyze", "--labels", str(outdir / "labels.csv"), "--outdir", str(tmp_path / "analysis"),
+                 "--bootstrap", "50", "--no-report"]) == 0
+    models = {m["model"]: m for m in json.loads((tmp_path / "analysis" / "results.json").read_text())["models"]}
+    assert models["smart"]["sensibleness"] == 1.0 and models["smart"]["specificity"] == 1.0
+    assert models["generic"]["sensibleness"] == 2 / 3 and models["generic"]["specificity"] == 0.0
+    # a rerun asks nothing again
+    capsys.readouterr()
+    run_judge(tmp_path, "ssa", name="out")
+    assert "calls: 0 made, 12 from cache" in capsys.readouterr().out
+
+
+def test_garbage_answers_are_missing_and_a_failing_judge_is_flagged(tmp_path, capsys):
+    outdir = run_judge(tmp_path, "garbage", "--retries", "1")
+    out = capsys.readouterr().out
+    assert "sensible: 5 asked, 0 answered, 5 missing (5 unparseable, 0 failed)" in out
+    assert "specific: 0 asked" in out and "labels: 0 of 5 items" in out
+    assert "onboarding: 0/3 gold items right (3 missing): FAILED" in out
+    assert pd.read_csv(outdir / "labels.csv").empty
+    records = read_jsonl(outdir / "items.jsonl")
+    assert all(len(r["orders"][0]["attempts"]) == 2 and r["status"] == "missing" for r in records)
+    # a judge that says yes to everything calls nonsense sensible: it fails the gold items
+    outdir = run_judge(tmp_path, "first", name="yes")  # "Answer: 1" is not yes/no: missing too
+    assert summary_of(outdir)["onboarding"]["passed"] is False
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
+    path = write_items(tmp_path / "i.jsonl")
+    assert main(["judge", "ssa", "--items", path, "--outdir", str(tmp_path / "o"), "--inconsistent", "tie"]) == 2
+    assert "no ties" in capsys.readouterr().err
+    assert main(["judge", "ssa", "--items", path, "--outdir", str(tmp_path / "o"),
+                 "--sensible-template", "perturn_sm@1"]) == 2
+    assert "not an SSA template" in capsys.readouterr().err
+
+
+def test_embedded_smollm2_judge(tmp_path, capsys, embedded_judge):
+    """A real (weak) judge on two items; whatever it says is parsed strictly or recorded missing."""
+    outdir = tmp_path / "real"
+    code = main(["judge", "ssa", "--items", write_items(tmp_path / "real.jsonl", ITEMS[:2]), "--no-onboarding",
+                 "--judge", "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 16", "--retries", "0", "--concurrency", "2", "--no-cache",
+                 "--outdir", str(outdir)])
+    assert code == 0
+    out = capsys.readouterr().out
+    summary = summary_of(outdir)
+    asked = summary["answers"]["sensible"]
+    assert asked["items"] == 2 and asked["consistent"] + asked["missing"] == 2
+    table = pd.read_csv(outdir / "labels.csv")
+    assert len(table) == summary["labels_written"] <= 2 and f"labels: {len(table)} of 2 items" in out
+    for record in read_jsonl(outdir / "items.jsonl"):
+        attempt = record["orders"][0]["attempts"][0]
+        assert "Does the response make sense?" in attempt["prompt"] or "Is the response specific?" in attempt["prompt"]
+        parsed = parse_reply(attempt["text"], "yes_no", ["yes", "no"], False)
+        if record["status"] == "consistent":
+            assert parsed is not None and parsed.value == record["verdict"]
+        else:  # e.g. "The answer to the question is yes." -- prose, never read as an answer
+            assert parsed is None and record["verdict"] is None
+    assert summary["costs"]["calls"] >= 2 and summary["costs"]["prompt_tokens"] > 100 and summary["judge_config"]
+    print(out)
