@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from conftest import SCRIPTED, read_jsonl, summary_of
 from parlai_acute.judges.parse import parse_reply
@@ -133,3 +134,41 @@ def test_embedded_smollm2_judge(tmp_path, capsys, embedded_judge):
             assert parsed is None and record["verdict"] is None
     assert summary["costs"]["calls"] >= 2 and summary["costs"]["prompt_tokens"] > 100 and summary["judge_config"]
     print(out)
+
+
+def human_labels(path, items=ITEMS, dissent=("c1:smart",)):
+    """Three scripted people label every item as the "ssa" scripted judge would, except that w3
+    calls the ``dissent`` items not specific."""
+    rows = []
+    for item_id, context, reply, model in items:
+        sensible = "Purple" not in reply
+        specific = sensible and reply not in ("ok", "I don't know")
+        for worker in ("w1", "w2", "w3"):
+            rows.append({"item": item_id, "model": model, "worker": worker, "sensible": sensible,
+                         "specific": specific and not (worker == "w3" and item_id in dissent),
+                         "context_id": item_id.split(":")[0], "context": "\n".join(context), "reply": reply})
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def test_agreement_with_people_on_sensible_and_specific(tmp_path, capsys):
+    outdir = run_judge(tmp_path, "ssa")
+    human = human_labels(tmp_path / "human.csv")
+    capsys.readouterr()
+    assert main(["judge", "agreement", "--protocol", "ssa", "--human", human, "--judge", str(outdir / "labels.csv"),
+                 "--outdir", str(tmp_path / "agree"), "--bootstrap", "100"]) == 0
+    out = capsys.readouterr().out
+    s = json.loads((tmp_path / "agree" / "agreement.json").read_text())
+    sensible, specific = s["questions"]
+    assert sensible["question"] == "sensible" and specific["question"] == "specific"
+    # the judge agrees with everyone on sensible; on specific it disagrees with w3 on one item of five
+    assert sensible["judge_vs_human"]["pairs"] == 15 and sensible["judge_vs_human"]["percent_agreement"] == 1.0
+    assert specific["judge_vs_human"]["percent_agreement"] == 14 / 15
+    hh = specific["on_items_with_two_or_more_humans"]["human_vs_human"]
+    assert hh["pairs"] == 30 and hh["percent_agreement"] == 26 / 30  # c1:smart: 4 of its 6 ordered pairs disagree
+    assert s["judge_vs_human"]["percent_agreement"] == 14 / 15  # both answers together
+    assert "sensible: judge vs human: 100.0%" in out and "(ceiling)" in out
+    scores = pd.read_csv(tmp_path / "agree" / "scores.csv").set_index("model")
+    assert scores.loc["smart", "ssa_judge"] == 1.0 and scores.loc["smart", "ssa_human"] == pytest.approx((1 + 5 / 6) / 2)
+    html = (tmp_path / "agree" / "report.html").read_text()
+    assert "specific: human vs human" in html and "ssa_specific@1" in html
