@@ -68,17 +68,25 @@ def run(args) -> int:
                 [{**g, "judge_sensible": says_gold.get(f"gold-{i}"), "judge_specific": specific_gold.get(f"gold-{i}")}
                  for i, g in enumerate(gold)])
     score = onboarding_score(gold, golden(sensible), golden(specific))
-    counts = {q: record.status_counts(real(rs)) for q, rs in (("sensible", sensible), ("specific", specific))}
+    counts = {}
+    for question, results in (("sensible", sensible), ("specific", specific)):
+        said = [v for v in protocol.answers(real(results)).values() if v is not None]
+        counts[question] = {**record.status_counts(real(results)), "yes": int(sum(said))}
+    same = counts["sensible"]["consistent"] >= 5 and counts["sensible"]["yes"] in (0, counts["sensible"]["consistent"])
+    warning = (f"the judge answered {'yes' if counts['sensible']['yes'] else 'no'} to every sensible question: "
+               f"it does not tell replies apart (the gold items are all nonsensical, so an always-no judge passes "
+               f"them)") if same else ""
     summary = {**record.provenance(runner, [t.id for t in protocol.templates.values()]), "protocol": "ssa",
                "items_file": str(args.items), "items": len(ssa_items), "answers": counts,
                "labels_written": len(table), "sensible": int(table["sensible"].sum()),
                "specific": int(table["specific"].sum()), "onboarding": score, "costs": record.costs(runner),
-               "position_swap": "none: one reply per item, nothing to swap"}
+               "position_swap": "none: one reply per item, nothing to swap",
+               "warning": warning}
     record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
           f"answers from {args.answer_from}; one reply per item, no position swap)")
     for question, c in counts.items():
-        print(f"{question}: {c['items']} asked, {c['consistent']} answered, {c['missing']} missing "
+        print(f"{question}: {c['items']} asked, {c['consistent']} answered ({c['yes']} yes), {c['missing']} missing "
               f"({c['orders_missing_unparseable']} unparseable, {c['orders_missing_error']} failed)")
         if c["first_error"]:
             print(f"  first error: {c['first_error']}")
@@ -88,6 +96,8 @@ def run(args) -> int:
         flag = "passed" if score["passed"] else "FAILED (flagged: do not trust this judge)"
         print(f"onboarding: {score['correct']}/{score['gold_items']} gold items right "
               f"({score['missing']} missing): {flag}")
+    if warning:
+        print(f"WARNING: {warning}")
     c = summary["costs"]
     print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
           f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")

@@ -4,7 +4,8 @@
 ``--script first``: always "Answer: 1"; ``garbage``: prose without the format;
 ``longest``: an order-invariant judge that prefers the speaker/reply with more words;
 ``ssa``: answers the SSA questions -- not sensible when the reply has a word of ``NONSENSE``,
-not specific when it is a generic reply (``GENERIC``: "I don't know", "ok", ...).
+not specific when it is a generic reply (``GENERIC``: "I don't know", "ok", ...);
+``yes`` / ``no``: always that answer.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import re
 
 from parlai.core.agents import Agent
 
-SCRIPTS = ("first", "garbage", "longest", "ssa")
+SCRIPTS = ("first", "garbage", "longest", "ssa", "yes", "no")
 NONSENSE = ("bananas", "purple", "the the")
 GENERIC = ("i don't know", "ok", "okay", "that's nice", "cool")
 
@@ -69,6 +70,8 @@ class ScriptedJudgeAgent(Agent):
             text = "Answer: 1\nReason: the first one reads well"
         elif script == "garbage":
             text = "What a lovely pair of conversations! Both speakers are great."
+        elif script in ("yes", "no"):
+            text = f"Answer: {script}\nReason: always"
         elif script == "ssa":
             text = ssa_answer(self.prompt)
         else:

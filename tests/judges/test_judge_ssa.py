@@ -58,8 +58,8 @@ def test_scripted_judge_labels_join_the_table_and_ssa_analyze_reads_them(tmp_pat
     outdir = run_judge(tmp_path, "ssa")
     out = capsys.readouterr().out
     assert "no position swap" in out
-    assert "sensible: 5 asked, 5 answered, 0 missing" in out
-    assert "specific: 4 asked, 4 answered" in out  # the nonsensical reply is not asked about
+    assert "sensible: 5 asked, 5 answered (4 yes), 0 missing" in out
+    assert "specific: 4 asked, 4 answered (2 yes)" in out and "WARNING" not in out  # the nonsensical reply is not asked about
     assert "onboarding: 3/3 gold items right (0 missing): passed" in out
     table = read_labels(outdir / "labels.csv")
     assert list(table.columns) == list(COLUMNS) and len(table) == 5
@@ -91,15 +91,28 @@ def test_scripted_judge_labels_join_the_table_and_ssa_analyze_reads_them(tmp_pat
 def test_garbage_answers_are_missing_and_a_failing_judge_is_flagged(tmp_path, capsys):
     outdir = run_judge(tmp_path, "garbage", "--retries", "1")
     out = capsys.readouterr().out
-    assert "sensible: 5 asked, 0 answered, 5 missing (5 unparseable, 0 failed)" in out
+    assert "sensible: 5 asked, 0 answered (0 yes), 5 missing (5 unparseable, 0 failed)" in out
     assert "specific: 0 asked" in out and "labels: 0 of 5 items" in out
     assert "onboarding: 0/3 gold items right (3 missing): FAILED" in out
     assert pd.read_csv(outdir / "labels.csv").empty
     records = read_jsonl(outdir / "items.jsonl")
     assert all(len(r["orders"][0]["attempts"]) == 2 and r["status"] == "missing" for r in records)
-    # a judge that says yes to everything calls nonsense sensible: it fails the gold items
-    outdir = run_judge(tmp_path, "first", name="yes")  # "Answer: 1" is not yes/no: missing too
-    assert summary_of(outdir)["onboarding"]["passed"] is False
+    outdir = run_judge(tmp_path, "first", name="one")  # "Answer: 1" is not yes or no: missing too
+    assert summary_of(outdir)["labels_written"] == 0 and summary_of(outdir)["onboarding"]["passed"] is False
+
+
+def test_always_yes_fails_gold_and_always_no_is_warned_about(tmp_path, capsys):
+    outdir = run_judge(tmp_path, "yes", name="yes")  # calls nonsense sensible
+    out = capsys.readouterr().out
+    assert "onboarding: 0/3 gold items right (0 missing): FAILED" in out
+    assert "WARNING: the judge answered yes to every sensible question" in out
+    assert read_labels(outdir / "labels.csv")["specific"].all()
+    outdir = run_judge(tmp_path, "no", name="no")  # the gold items are all nonsense: it passes them
+    out = capsys.readouterr().out
+    assert "onboarding: 3/3 gold items right (0 missing): passed" in out
+    assert "WARNING: the judge answered no to every sensible question" in out
+    assert summary_of(outdir)["warning"].startswith("the judge answered no")
+    assert "specific: 0 asked" in out and not read_labels(outdir / "labels.csv")["sensible"].any()
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
@@ -172,3 +185,18 @@ def test_agreement_with_people_on_sensible_and_specific(tmp_path, capsys):
     assert scores.loc["smart", "ssa_judge"] == 1.0 and scores.loc["smart", "ssa_human"] == pytest.approx((1 + 5 / 6) / 2)
     html = (tmp_path / "agree" / "report.html").read_text()
     assert "specific: human vs human" in html and "ssa_specific@1" in html
+
+
+def test_reads_the_items_ssa_generate_writes(tmp_path, capsys):
+    """`ssa generate` names the id ``item``; the judge (and the labelling task) read it."""
+    from parlai_acute.ssa.items import human_items, packaged_contexts, write_items as write_generated
+
+    path = tmp_path / "generated.jsonl"
+    write_generated(path, human_items(packaged_contexts(2)))
+    generated = [json.loads(line) for line in path.read_text().splitlines()]
+    assert "item" in generated[0] and "item_id" not in generated[0]
+    assert main(["judge", "ssa", "--items", str(path), "--judge", f"{SCRIPTED} --script ssa", "--no-onboarding",
+                 "--no-cache", "--outdir", str(tmp_path / "o")]) == 0
+    table = read_labels(tmp_path / "o" / "labels.csv")
+    assert sorted(table["item"]) == sorted(g["item"] for g in generated)
+    assert sorted(table["context_id"]) == sorted(g["context_id"] for g in generated)
