@@ -10,7 +10,7 @@ The parts, one concept per module:
 * :mod:`.orders` -- position swap: the orders an item is shown in, and how the verdicts of
   all orders resolve into one (consistent, inconsistent, missing);
 * :mod:`.runner` -- concurrency, retries of unparseable answers, then "missing";
-* :mod:`.protocol` -- what a protocol module provides; :mod:`.acute` and :mod:`.perturn` are
-  the protocols (SSA will be one more module of the same shape);
+* :mod:`.protocol` -- what a protocol module provides; :mod:`.acute`, :mod:`.perturn` and
+  :mod:`.ssa` are the protocols;
 * :mod:`.agreement` -- judge-vs-human and human-vs-human agreement on the same items.
 """

@@ -1,6 +1,6 @@
 """How far a judge agrees with people, per protocol, with the human-human agreement as the ceiling.
 
-Both sides are the protocol's own tidy tables (ACUTE judgments; per-turn choices), the
+Both sides are the protocol's own tidy tables (ACUTE judgments; per-turn choices; SSA labels), the
 judge's marked by its ``worker`` name. For each protocol: the labels of each item
 (:mod:`parlai_acute.stats.rater_agreement`), judge-vs-human and human-vs-human agreement
 (on all items, and on the items both can be measured on: the ceiling comparison),
@@ -23,7 +23,7 @@ from scipy.stats import binomtest
 from parlai_acute.errors import UserError
 from parlai_acute.stats import rater_agreement as ra
 
-PROTOCOLS = ("acute", "per-turn")
+PROTOCOLS = ("acute", "per-turn", "ssa")
 
 
 def _agreement_block(human: pd.DataFrame, judge: pd.DataFrame, resamples: int, seed: int, confidence: float) -> dict:
@@ -166,4 +166,58 @@ def perturn_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int =
     out["ranking"]["scores"] = "pick rate per model"
     out["models"] = {"n": len(table), "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan"),
                      "interval": f"exact (Clopper-Pearson) {int(confidence * 100)}% per pick rate"}
+    return {"summary": out, "matchups": table}
+
+
+# ----------------------------------------------------------------------------- SSA
+
+SSA_JOINT = {(False, False): "not sensible", (True, False): "sensible, not specific", (True, True): "sensible and specific"}
+
+
+def ssa_labels(df: pd.DataFrame, question: str) -> pd.DataFrame:
+    """(item, rater, label) of one SSA question: ``sensible``, ``specific`` (false for a reply that does
+    not make sense, as the labels table holds it: Meena's specificity is over all replies) or ``ssa``
+    (the two answers together: three categories)."""
+    if question == "ssa":
+        label = [SSA_JOINT[(bool(a), bool(b))] for a, b in zip(df["sensible"], df["specific"])]
+    else:
+        label = df[question].map({True: "yes", False: "no"}).to_numpy()
+    return pd.DataFrame({"item": df["item"].to_numpy(), "rater": df["worker"].to_numpy(), "label": label})
+
+
+def ssa_rates(df: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Sensibleness, specificity and SSA per model (over labels), with exact intervals."""
+    rows = []
+    for model, group in df.groupby("model", sort=True):
+        row = {"model": model, "n": len(group)}
+        for name, k in (("sensibleness", group["sensible"].sum()), ("specificity", group["specific"].sum())):
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = _proportion(int(k), len(group), confidence)
+        row["ssa"] = (row["sensibleness"] + row["specificity"]) / 2
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ssa_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1000, seed: int = 0,
+                  confidence: float = 0.95) -> dict:
+    """Top-level blocks: the joint label (three categories); ``questions``: sensible and specific apart."""
+    if human.empty or judge.empty:
+        raise UserError("no SSA labels to compare; check both files")
+    shared = set(human["item"]) & set(judge["item"])
+    if not shared:
+        raise UserError("the human and judge SSA labels share no item; judge the same items file people labelled")
+    jl = {q: ssa_labels(judge, q).drop_duplicates("item") for q in ("ssa", "sensible", "specific")}
+    out = {"protocol": "ssa", "judge": sorted(judge["worker"].unique()), "human_labels": int(len(human)),
+           "human_workers": int(human["worker"].nunique()), "judge_items": int(judge["item"].nunique()),
+           "shared_items": len(shared), "label": "joint: not sensible / sensible, not specific / sensible and specific",
+           **_agreement_block(ssa_labels(human, "ssa"), jl["ssa"], resamples, seed, confidence),
+           "questions": [{"question": q, **_agreement_block(ssa_labels(human, q), jl[q], resamples, seed, confidence)}
+                         for q in ("sensible", "specific")]}
+    rh, rj = ssa_rates(human, confidence), ssa_rates(judge, confidence)
+    table = rh.merge(rj, on="model", suffixes=("_human", "_judge"))
+    table["difference"] = table["ssa_judge"] - table["ssa_human"]
+    out["ranking"] = ra.rank_correlation(dict(zip(rh["model"], rh["ssa"])), dict(zip(rj["model"], rj["ssa"])))
+    out["ranking"]["scores"] = "SSA per model"
+    out["models"] = {"n": len(table), "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan"),
+                     "interval": f"exact (Clopper-Pearson) {int(confidence * 100)}% per rate, over labels "
+                                 f"(labels of one worker are not independent: read them as a screen)"}
     return {"summary": out, "matchups": table}

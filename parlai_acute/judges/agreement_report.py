@@ -10,16 +10,24 @@ from parlai_acute.report import Report, interval_plot
 
 
 def _block_rows(summary: dict) -> pd.DataFrame:
+    tops = [("both answers: " if summary["protocol"] == "ssa" else "", summary)] + [(f"{q['question']}: ", q) for q in summary.get("questions", []) if "question" in q]
+    rows = []
+    for prefix, top in tops:  # SSA: both answers together, then sensible and specific apart
+        rows += _rows(prefix, top)
+    return pd.DataFrame(rows)
+
+
+def _rows(prefix: str, summary: dict) -> list:
     ceiling = summary["on_items_with_two_or_more_humans"]
     rows = []
-    for label, block in (("judge vs human, all items", summary["judge_vs_human"]),
-                         ("judge vs human, items with 2+ people", ceiling["judge_vs_human"]),
-                         ("human vs human, items with 2+ people (ceiling)", ceiling["human_vs_human"])):
+    for label, block in ((prefix + "judge vs human, all items", summary["judge_vs_human"]),
+                         (prefix + "judge vs human, items with 2+ people", ceiling["judge_vs_human"]),
+                         (prefix + "human vs human, items with 2+ people (ceiling)", ceiling["human_vs_human"])):
         rows.append({"comparison": label, "items": block["items"], "pairs": block["pairs"],
                      "percent_agreement": block["percent_agreement"], "percent_low": block["percent_ci"][0],
                      "percent_high": block["percent_ci"][1], "kappa": block["kappa"],
                      "kappa_low": block["kappa_ci"][0], "kappa_high": block["kappa_ci"][1]})
-    return pd.DataFrame(rows)
+    return rows
 
 
 def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summary: dict | None = None) -> dict:
@@ -31,9 +39,13 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
     if judge_summary:
         onboarding = judge_summary.get("onboarding")
         if isinstance(onboarding, dict) and onboarding.get("gold_items") and not onboarding.get("passed"):
-            report.banner(f"This judge FAILED onboarding: {onboarding['orders_correct']}/{onboarding['orders']} gold "
-                          f"orders correct ({onboarding['items_correct_every_order']}/{onboarding['gold_items']} gold "
-                          f"pairs right in every order). Do not trust its judgments.")
+            if "orders" in onboarding:
+                record = (f"{onboarding['orders_correct']}/{onboarding['orders']} gold orders correct "
+                          f"({onboarding['items_correct_every_order']}/{onboarding['gold_items']} gold pairs right "
+                          f"in every order)")
+            else:  # SSA: one reply per gold item, no orders
+                record = f"{onboarding['correct']}/{onboarding['gold_items']} gold items right"
+            report.banner(f"This judge FAILED onboarding: {record}. Do not trust its judgments.")
     blocks = _block_rows(summary)
     section = report.section("Agreement on the same items")
     interval = summary["judge_vs_human"]["interval"]

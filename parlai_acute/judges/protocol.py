@@ -1,6 +1,6 @@
 """What a protocol gives the judge: items, and how one item is shown in one order.
 
-A protocol module (:mod:`.acute`, :mod:`.perturn`; SSA will be a third of the same shape)
+A protocol module (:mod:`.acute`, :mod:`.perturn`, :mod:`.ssa`)
 turns its stored data into :class:`Item` objects, renders an item in a given order with
 one of its templates (:meth:`Protocol.render`), and turns the resolved verdicts back
 into rows of its own tidy table, so that its existing analysis reads them unchanged.

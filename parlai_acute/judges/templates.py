@@ -61,13 +61,28 @@ _SM_BODY = (_CONTEXT + "The Bot's next turn:\n{candidates}\n\n"
             "Answer: yes or no\n"
             "Reason: one short sentence explaining why")
 
+_SSA_INTRO = ("Conversation so far:\n{history}\n\nThe response to judge (the next turn, by {speaker}):\n{reply}\n\n")
+_SSA_SENSIBLE_BODY = (_SSA_INTRO + "Question: Does the response make sense? Use common sense: is it logical, "
+                      "consistent with the conversation and fitting as a reply to the last turn?\n"
+                      "Reply with exactly two lines:\n"
+                      "Answer: yes or no\n"
+                      "Reason: one short sentence explaining why")
+_SSA_SPECIFIC_BODY = (_SSA_INTRO + "Question: Is the response specific? A specific response relates clearly to "
+                      "this conversation; a generic one (\"I don't know\", \"ok\", \"that's nice\") would fit "
+                      "almost any conversation.\n"
+                      "Reply with exactly two lines:\n"
+                      "Answer: yes or no\n"
+                      "Reason: one short sentence explaining why")
+
 TEMPLATES: dict[str, Template] = {}
 for _key in list(ACUTE_QUESTIONS) + ["custom"]:
     _t = Template(f"acute_{_key}", 1, _ACUTE_BODY, "one", reason_required=True)
     TEMPLATES[_t.id] = _t
 for _t in (Template("perturn_soba", 1, _SOBA_BODY, "one", reason_required=False),
            Template("perturn_sata", 1, _SATA_BODY, "any", reason_required=False),
-           Template("perturn_sm", 1, _SM_BODY, "yes_no", reason_required=False)):
+           Template("perturn_sm", 1, _SM_BODY, "yes_no", reason_required=False),
+           Template("ssa_sensible", 1, _SSA_SENSIBLE_BODY, "yes_no", reason_required=False),
+           Template("ssa_specific", 1, _SSA_SPECIFIC_BODY, "yes_no", reason_required=False)):
     TEMPLATES[_t.id] = _t
 del _key, _t
 

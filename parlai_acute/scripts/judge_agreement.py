@@ -1,7 +1,7 @@
 """``parlai-acute judge agreement``: how far a judge agrees with people on the same items, beside the human-human ceiling.
 
-Given people's table and the judge's table of one protocol (ACUTE judgments, or per-turn
-choices), writes into ``--outdir``: agreement.json (judge-vs-human and human-vs-human
+Given people's table and the judge's table of one protocol (ACUTE judgments, per-turn
+choices, or SSA labels: agreement on sensible, on specific and on both together), writes into ``--outdir``: agreement.json (judge-vs-human and human-vs-human
 percent agreement and Cohen's kappa with item-bootstrap intervals, on all items and on
 the items judged by two or more people; agreement of each matchup's win rate or each
 model's pick rate; Kendall's tau of the system rankings; configuration, seed, version)
@@ -12,6 +12,7 @@ Examples::
 
     parlai-acute judge agreement --protocol acute --human judgments.csv --judge judge_out/judgments.csv --outdir agree
     parlai-acute judge agreement --protocol per-turn --human turns.csv --judge judge_turns/turns.csv --outdir agree_turns
+    parlai-acute judge agreement --protocol ssa --human labels.csv --judge judge_ssa/labels.csv --outdir agree_ssa
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from parlai_acute.scripts.main import describe_from_docstring
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     describe_from_docstring(parser, __doc__)
-    parser.add_argument("--protocol", required=True, choices=["acute", "per-turn"], help="the protocol of both tables")
+    parser.add_argument("--protocol", required=True, choices=["acute", "per-turn", "ssa"], help="the protocol of both tables")
     parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
     parser.add_argument("--judge", required=True, help="the judge's table (from `parlai-acute judge acute|per-turn`)")
     parser.add_argument("--outdir", required=True, help="directory for agreement.json and scores.csv")
@@ -66,6 +67,11 @@ def run(args) -> int:
 
         human, judge = read_judgments(args.human), read_judgments(args.judge)
         result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
+    elif args.protocol == "ssa":
+        from parlai_acute.ssa.labels import read_labels
+
+        human, judge = read_labels(args.human), read_labels(args.judge)
+        result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     else:
         from parlai_acute.perturn.turns import read_turns
 
@@ -85,13 +91,17 @@ def run(args) -> int:
     paths = render(summary, result["matchups"], outdir, judge_summary)
     s = summary
     print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")
-    print(f"  judge vs human: {_fmt(s['judge_vs_human'])}")
-    ceiling = s["on_items_with_two_or_more_humans"]
-    if ceiling["human_vs_human"]["pairs"]:
-        print(f"  on items judged by 2+ people: judge vs human {_fmt(ceiling['judge_vs_human'])}")
-        print(f"                                human vs human {_fmt(ceiling['human_vs_human'])}  (ceiling)")
-    else:
-        print("  human-human ceiling: not available (no item was judged by two or more people)")
+    blocks = [("", s)] + [(f"{q['question']}: ", q) for q in s.get("questions", []) if args.protocol == "ssa"]
+    for prefix, block in blocks:
+        label = prefix or ("both answers: " if args.protocol == "ssa" else "")
+        print(f"  {label}judge vs human: {_fmt(block['judge_vs_human'])}")
+        ceiling = block["on_items_with_two_or_more_humans"]
+        pad = "  " * bool(label)
+        if ceiling["human_vs_human"]["pairs"]:
+            print(f"  {pad}on items judged by 2+ people: judge vs human {_fmt(ceiling['judge_vs_human'])}")
+            print(f"  {pad}                              human vs human {_fmt(ceiling['human_vs_human'])}  (ceiling)")
+        else:
+            print(f"  {pad}human-human ceiling: not available (no item was judged by two or more people)")
     table = result["matchups"]
     if args.protocol == "acute":
         for row in table.itertuples(index=False):
@@ -103,6 +113,12 @@ def run(args) -> int:
                 print(f"  {q['question_key']} ranking: {r['error']}")
             else:
                 print(f"  {q['question_key']} ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+    elif args.protocol == "ssa":
+        for row in table.itertuples(index=False):
+            print(f"  {row.model}: SSA by people {100 * row.ssa_human:.0f}% (n={row.n_human}), "
+                  f"by the judge {100 * row.ssa_judge:.0f}% (n={row.n_judge})")
+        r = s["ranking"]
+        print(f"  ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
     else:
         for row in table.itertuples(index=False):
             print(f"  {row.model}: picked by people {100 * row.pick_rate_human:.0f}% (n={row.n_human}), "

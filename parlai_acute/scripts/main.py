@@ -37,6 +37,7 @@ COMMANDS: dict = {
         "_help": "models as judges: a language model answers a protocol, and its agreement with people",
         "acute": ("parlai_acute.scripts.judge_acute", "a model judges the comparisons of an ACUTE-Eval pairings file"),
         "per-turn": ("parlai_acute.scripts.judge_per_turn", "a model judges the turns of a per-turn evaluation (SOBA, SATA, SM)"),
+        "ssa": ("parlai_acute.scripts.judge_ssa", "a model labels SSA items: does the reply make sense, is it specific"),
         "agreement": ("parlai_acute.scripts.judge_agreement", "agreement of judge and human judgments on the same items, with the human-human ceiling"),
     },
     "metrics": {

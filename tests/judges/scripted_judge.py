@@ -2,7 +2,10 @@
 (parsing, retries, position swap, tables), not model quality.
 
 ``--script first``: always "Answer: 1"; ``garbage``: prose without the format;
-``longest``: an order-invariant judge that prefers the speaker/reply with more words.
+``longest``: an order-invariant judge that prefers the speaker/reply with more words;
+``ssa``: answers the SSA questions -- not sensible when the reply has a word of ``NONSENSE``,
+not specific when it is a generic reply (``GENERIC``: "I don't know", "ok", ...);
+``yes`` / ``no``: always that answer.
 """
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ import re
 
 from parlai.core.agents import Agent
 
-SCRIPTS = ("first", "garbage", "longest")
+SCRIPTS = ("first", "garbage", "longest", "ssa", "yes", "no")
+NONSENSE = ("bananas", "purple", "the the")
+GENERIC = ("i don't know", "ok", "okay", "that's nice", "cool")
 
 
 def _words(lines) -> int:
@@ -35,6 +40,15 @@ def longest_answer(prompt: str) -> str:
     return f"Answer: {best}\nReason: the most specific reply"
 
 
+def ssa_answer(prompt: str) -> str:
+    reply = prompt.split("by B):\n", 1)[1].split("\n\nQuestion:", 1)[0].strip().lower()
+    if "Does the response make sense?" in prompt:
+        sensible = not any(word in reply for word in NONSENSE)
+        return f"Answer: {'yes' if sensible else 'no'}\nReason: common sense"
+    specific = reply.rstrip(".!?") not in GENERIC
+    return f"Answer: {'yes' if specific else 'no'}\nReason: generic or not"
+
+
 class ScriptedJudgeAgent(Agent):
     @classmethod
     def add_cmdline_args(cls, parser, partial_opt=None):
@@ -56,6 +70,10 @@ class ScriptedJudgeAgent(Agent):
             text = "Answer: 1\nReason: the first one reads well"
         elif script == "garbage":
             text = "What a lovely pair of conversations! Both speakers are great."
+        elif script in ("yes", "no"):
+            text = f"Answer: {script}\nReason: always"
+        elif script == "ssa":
+            text = ssa_answer(self.prompt)
         else:
             text = longest_answer(self.prompt)
         return {"id": self.id, "text": text, "episode_done": False}

@@ -7,10 +7,10 @@ JSON lines, one item per line (what ``parlai-acute ssa generate`` and ``items_fr
 
 ``context``: the turns before the reply, 1 or more, speakers alternating and ending with the
 *other* speaker's turn (the reply answers it). ``model`` names who wrote the reply ("human" for
-real next turns); it is stored with every label and never shown to workers. ``id`` is accepted
-for ``item_id``. Optional keys, copied into every label (the columns of
-:mod:`parlai_acute.ssa.labels`): ``context_id`` (the same for every model's reply to one context;
-default: a digest of the context's text, so replies to the same context group together),
+real next turns); it is stored with every label and never shown to workers. ``id`` and ``item``
+(the key ``parlai-acute ssa generate`` writes, :mod:`parlai_acute.ssa.items`) are accepted for
+``item_id``. Optional keys, copied into every label (the columns of :mod:`parlai_acute.ssa.labels`):
+``context_id`` (the same for every model's reply to one context; default: a digest of the context's text, so replies to the same context group together),
 ``source`` (``static``, the default, or ``log`` / ``interactive`` for turns of conversations),
 ``conversation`` and ``turn`` (where a reply of a conversation sits). Other keys (the decoding
 used, ...) are kept and ignored.
@@ -44,7 +44,7 @@ def _text(value) -> bool:
 def parse_item(obj, where: str) -> SsaItem:
     if not isinstance(obj, dict):
         raise UserError(f"{where}: not a JSON object; {FIX}")
-    item_id = obj.get("item_id", obj.get("id"))
+    item_id = obj.get("item_id", obj.get("id", obj.get("item")))  # ``item``: what `ssa generate` writes
     if isinstance(item_id, int) and not isinstance(item_id, bool):
         item_id = str(item_id)
     if not _text(item_id):
@@ -62,7 +62,7 @@ def parse_item(obj, where: str) -> SsaItem:
     if not _text(obj.get("model")):
         raise UserError(f"{where}: item {item_id!r} has no model; name who wrote the reply (\"human\" for real "
                         f"next turns)")
-    extra = {k: v for k, v in obj.items() if k not in ("item_id", "id", "context", "reply", "model")}
+    extra = {k: v for k, v in obj.items() if k not in ("item_id", "id", "item", "context", "reply", "model")}
     source = extra.get("source", "static")
     if source not in SOURCES:
         raise UserError(f"{where}: item {item_id!r} has source {source!r}; use one of {', '.join(SOURCES)}")
