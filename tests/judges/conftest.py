@@ -3,7 +3,6 @@ embedded SmolLM2 judge per session (CLI runs with --concurrency 2 reuse its load
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -18,9 +17,6 @@ _spec.loader.exec_module(_agents)
 llama_server = _agents.llama_server
 flaky_proxy = _agents.flaky_proxy
 
-SCRIPTED = "tests.judges.scripted_judge:ScriptedJudgeAgent"
-
-
 @pytest.fixture(scope="session")
 def embedded_judge():
     """The embedded SmolLM2 judge, loaded once (its llama.cpp engine is shared by CLI runs)."""
@@ -28,10 +24,3 @@ def embedded_judge():
 
     return JudgeModel(None, concurrency=2)
 
-
-def read_jsonl(path):
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-
-
-def summary_of(outdir):
-    return json.loads((Path(outdir) / "summary.json").read_text())

@@ -2,8 +2,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from parlai_acute.acute.pairings import read_onboarding
+
+SCRIPTED = "tests.judges.scripted_judge:ScriptedJudgeAgent"
+
+
+def read_jsonl(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def summary_of(outdir):
+    return json.loads((Path(outdir) / "summary.json").read_text())
 
 # (worker message, good reply, bad reply) per turn; the good one is sensible and specific
 TURNS = [

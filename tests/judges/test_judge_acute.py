@@ -4,8 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import SCRIPTED, read_jsonl, summary_of
-from judge_fixtures import comparison_pairings, three_model_pairings, write_pairings
+from judge_fixtures import SCRIPTED, comparison_pairings, read_jsonl, summary_of, three_model_pairings, write_pairings
 from parlai_acute.acute.analysis import AnalysisConfig, analyze
 from parlai_acute.acute.judgments import read_judgments
 from parlai_acute.judges.parse import REMINDER, parse_reply

@@ -6,8 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import SCRIPTED
-from judge_fixtures import human_judgments, three_model_pairings, turns_rows, write_pairings, write_turns
+from judge_fixtures import SCRIPTED, human_judgments, three_model_pairings, turns_rows, write_pairings, write_turns
 from parlai_acute.acute.judgments import normalize_row, to_frame
 from parlai_acute.judges.agreement import acute_agreement
 from parlai_acute.scripts.main import main

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from conftest import SCRIPTED, read_jsonl, summary_of
-from judge_fixtures import turns_rows, write_turns
+from judge_fixtures import SCRIPTED, read_jsonl, summary_of, turns_rows, write_turns
 from parlai_acute.judges.perturn import PerTurnProtocol
 from parlai_acute.perturn.turns import COLUMNS, read_turns
 from parlai_acute.scripts.main import main

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import SCRIPTED, read_jsonl, summary_of
+from judge_fixtures import SCRIPTED, read_jsonl, summary_of
 from parlai_acute.judges.parse import parse_reply
 from parlai_acute.judges.ssa import SsaProtocol, speakers
 from parlai_acute.mephisto_tasks.ssa_label.items import read_items
