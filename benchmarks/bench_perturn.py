@@ -29,7 +29,7 @@ CONFIGS = {
 PROMPTS = ["Hi! How are you today?", "I went hiking this weekend.", "Do you like to cook?",
            "What music do you listen to?", "Tell me about your job."]
 TARGET_RATIO = 1.25
-WORKERS, TURNS, TARGET_P95_S = 20, 3, None
+WORKERS, TURNS = 20, 3
 
 
 def candidate_latency():
