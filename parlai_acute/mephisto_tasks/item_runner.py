@@ -21,12 +21,9 @@ import random
 import threading
 import time
 
-from mephisto.abstractions.blueprint import TaskRunner
-
-from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
+from parlai_acute.mephisto_tasks.live_runner import LiveRunner
 
 logger = logging.getLogger(__name__)
-WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
 
 
 def alternating_speakers(context) -> list[dict]:
@@ -35,7 +32,7 @@ def alternating_speakers(context) -> list[dict]:
     return [{"speaker": "A" if (n - 1 - i) % 2 == 0 else "B", "text": text} for i, text in enumerate(context)]
 
 
-class ItemTaskRunner(TaskRunner):
+class ItemTaskRunner(LiveRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
     ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
 
@@ -52,10 +49,9 @@ class ItemTaskRunner(TaskRunner):
         b = args.blueprint
         self.block_qualification = b.get("block_qualification")
         self.fail_message = b.get("onboarding_fail_message") or self.fail_message
-        self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._lock = threading.Lock()
         self._ended: set[str] = set()
-        self._watch = watch_completion(task_run, self.scheduler.complete)
+        self.start_watching()
 
     # ------------------------------------------------------------------ for subclasses
     def entry_view(self, state, entry: dict) -> dict:
@@ -159,7 +155,7 @@ class ItemTaskRunner(TaskRunner):
             if self.block_qualification:
                 agent.get_worker().grant_qualification(self.block_qualification, 1)
             logger.info("worker %s failed the gold item: blocked with %s", worker, self.block_qualification)
-            self._end(agent)
+            self.end(agent)
             return
         if len(d["results"]) >= len(d["plan"]):
             d["status"] = "complete"
@@ -169,7 +165,7 @@ class ItemTaskRunner(TaskRunner):
         else:
             self.scheduler.record(worker, entry["index"])
 
-    def _end(self, agent) -> None:
+    def end(self, agent) -> None:
         """The unit is over (finished, blocked, or cut short): unfinished items go back, once."""
         d = agent.state.data
         with self._lock:
@@ -184,41 +180,3 @@ class ItemTaskRunner(TaskRunner):
         if d["status"] == "working":
             d["status"] = "partial"
             agent.state.save_data()
-
-    # ------------------------------------------------------------------ mephisto hooks
-    def run_unit(self, unit, agent) -> None:
-        start = time.time()
-        try:
-            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
-                   and time.time() - start < self.duration):
-                agent.has_live_update.wait(WAIT)
-                update = agent.get_live_update()
-                if update is not None:
-                    self.handle(agent, update)
-                else:
-                    raise_if_gone(agent)
-            remaining = self.duration - (time.time() - start)
-            if remaining > 0 and unit.db_id in self.running_units:
-                agent.await_submit(timeout=remaining)
-        finally:
-            self._end(agent)
-            if self.scheduler.complete():  # every item has its answers: close the spare slots
-                expire_launched_units(self.task_run)
-
-    def shutdown(self) -> None:
-        self._watch.set()
-        super().shutdown()
-
-    def cleanup_unit(self, unit) -> None:
-        agent = unit.get_assigned_agent()
-        if agent is not None:
-            try:
-                self._end(agent)
-            except Exception:  # cleanup must not mask the unit's outcome
-                logger.exception("releasing the items of unit %s", unit.db_id)
-
-    def run_onboarding(self, agent) -> None:
-        """Onboarding is a gold item inside the unit, not a separate Mephisto stage."""
-
-    def cleanup_onboarding(self, agent) -> None:
-        pass

@@ -24,14 +24,11 @@ import logging
 import time
 from dataclasses import asdict
 
-from mephisto.abstractions.blueprint import TaskRunner
-
 from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
-from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
+from parlai_acute.mephisto_tasks.live_runner import LiveRunner
 
 logger = logging.getLogger(__name__)
-WAIT = 0.25  # seconds between checks for a submitted unit while idle (a judgment wakes it at once)
 READING_WORDS_PER_MINUTE = 200  # a typical silent reading speed for conversational English
 MINUTES_PER_REASON = 0.5  # choosing and writing a one-sentence justification
 
@@ -54,7 +51,7 @@ def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
     return {"position": position, "n": n, "sides": sides}
 
 
-class AcuteEvalRunner(TaskRunner):
+class AcuteEvalRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.acute_eval.blueprint import ensure_scheduler
@@ -66,10 +63,8 @@ class AcuteEvalRunner(TaskRunner):
         self.min_reason = int(b.min_reason_length)
         self.block_qualification = b.block_qualification
         self.blocked_message = b.onboarding_failed_message
-        self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._released: set[str] = set()
-        # units come back to "launched" after a departed worker is cleaned up: close them then too
-        self._watch = watch_completion(task_run, self.scheduler.complete)
+        self.start_watching()
 
     # ------------------------------------------------------------------ views
     def _view(self, state, **extra) -> dict:
@@ -149,40 +144,10 @@ class AcuteEvalRunner(TaskRunner):
         rest = [Slot(**s) for s in agent.state.data["plan"][done:]]
         self.scheduler.release(str(agent.worker_id), rest)
 
-    # ------------------------------------------------------------------ mephisto hooks
-    def run_unit(self, unit, agent) -> None:
-        start = time.time()
-        try:
-            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
-                   and time.time() - start < self.duration):
-                agent.has_live_update.wait(WAIT)  # the event can be cleared with an item queued: poll too
-                update = agent.get_live_update()
-                if update is None:
-                    raise_if_gone(agent)  # a closed page sends nothing: let Mephisto clear the unit
-                elif update.get("type") == "judgment":
-                    agent.observe(self.handle_judgment(agent, update))
-            remaining = self.duration - (time.time() - start)
-            if remaining > 0 and unit.db_id in self.running_units:
-                agent.await_submit(timeout=remaining)
-        finally:
-            self._release(agent)
-            if self.scheduler.complete():  # every pair is judged: close the unit slots nobody took
-                expire_launched_units(self.task_run)
+    # ------------------------------------------------------------------ the live loop (LiveRunner)
+    def handle(self, agent, update: dict) -> None:
+        if update.get("type") == "judgment":
+            agent.observe(self.handle_judgment(agent, update))
 
-    def shutdown(self) -> None:
-        self._watch.set()
-        super().shutdown()
-
-    def cleanup_unit(self, unit) -> None:
-        agent = unit.get_assigned_agent()
-        if agent is not None:
-            try:
-                self._release(agent)
-            except Exception:  # cleanup must not mask the unit's outcome
-                logger.exception("releasing comparisons of unit %s", unit.db_id)
-
-    def run_onboarding(self, agent) -> None:
-        """Onboarding is the first comparison inside the unit (see scheduler), not a separate stage."""
-
-    def cleanup_onboarding(self, agent) -> None:
-        pass
+    def end(self, agent) -> None:
+        self._release(agent)

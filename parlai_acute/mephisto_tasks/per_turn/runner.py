@@ -19,15 +19,12 @@ import random
 import threading
 import time
 
-from mephisto.abstractions.blueprint import TaskRunner
-
 from parlai_acute.mephisto_tasks.per_turn import onboarding, survey
-from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
+from parlai_acute.mephisto_tasks.live_runner import LiveRunner
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)
-WAIT = 0.25  # seconds between checks for a submitted unit while idle
 MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
@@ -41,7 +38,7 @@ QUESTIONS = {
 }
 
 
-class PerTurnRunner(TaskRunner):
+class PerTurnRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.per_turn.blueprint import ensure_live
@@ -53,11 +50,10 @@ class PerTurnRunner(TaskRunner):
         self.fail_message = b.onboarding_fail_message
         self.block_qualification = b.block_qualification
         self.seed = int(b.seed)
-        self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._dialogues: dict[str, PerTurnDialogue] = {}
         self._lock = threading.Lock()
         self._ended: set[str] = set()
-        self._watch = watch_completion(task_run, self.scheduler.complete)
+        self.start_watching()
 
     # ------------------------------------------------------------------ views
     def view(self, state, **extra) -> dict:
@@ -306,7 +302,7 @@ class PerTurnRunner(TaskRunner):
             return None
         d["status"] = "complete"
         state.save_data()
-        self._end(agent)
+        self.end(agent)
         return None
 
     def _survey(self, agent, update: dict, seq: int) -> str | None:
@@ -322,10 +318,10 @@ class PerTurnRunner(TaskRunner):
         d["survey"] = dict(answers, answered_at=time.time())
         d["status"] = "complete"
         state.save_data()
-        self._end(agent)
+        self.end(agent)
         return None
 
-    def _end(self, agent) -> None:
+    def end(self, agent) -> None:
         """The dialogue is over (finished, or cut short): its place in the schedule is settled once."""
         d = agent.state.data
         with self._lock:
@@ -341,44 +337,6 @@ class PerTurnRunner(TaskRunner):
             agent.state.save_data()
         self.scheduler.finish("|".join(sorted(d["model_set"])), d["dialogue_id"], complete=complete,
                               turns=len(d["turns"]), worker=str(agent.worker_id))
-
-    # ------------------------------------------------------------------ mephisto hooks
-    def run_unit(self, unit, agent) -> None:
-        start = time.time()
-        try:
-            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
-                   and time.time() - start < self.duration):
-                agent.has_live_update.wait(WAIT)
-                update = agent.get_live_update()
-                if update is not None:
-                    self.handle(agent, update)
-                else:
-                    raise_if_gone(agent)
-            remaining = self.duration - (time.time() - start)
-            if remaining > 0 and unit.db_id in self.running_units:
-                agent.await_submit(timeout=remaining)
-        finally:
-            self._end(agent)
-            if self.scheduler.complete():  # every set has its dialogues: close the spare slots
-                expire_launched_units(self.task_run)
-
-    def shutdown(self) -> None:
-        self._watch.set()
-        super().shutdown()
-
-    def cleanup_unit(self, unit) -> None:
-        agent = unit.get_assigned_agent()
-        if agent is not None:
-            try:
-                self._end(agent)
-            except Exception:  # cleanup must not mask the unit's outcome
-                logger.exception("ending the dialogue of unit %s", unit.db_id)
-
-    def run_onboarding(self, agent) -> None:
-        """Onboarding is the first step inside the unit, not a separate Mephisto stage."""
-
-    def cleanup_onboarding(self, agent) -> None:
-        pass
 
 
 def _continuation(turn: dict) -> str:
