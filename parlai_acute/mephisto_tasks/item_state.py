@@ -14,45 +14,10 @@ the page hears back, so a crash or SIGTERM never loses one nor leaves a half-wri
 """
 from __future__ import annotations
 
-import os
-from typing import Any
-
-from mephisto.abstractions.blueprint import AgentState
-
-from parlai_acute.files import write_json
+from parlai_acute.mephisto_tasks.json_state import JsonAgentState
 
 
-class ItemAgentState(AgentState):
+class ItemAgentState(JsonAgentState):
     SCHEMA = "parlai_acute.items/1"
     FILENAME = "item_state.json"
-
-    def _path(self) -> str:
-        agent_dir = self.agent.get_data_dir()
-        os.makedirs(agent_dir, exist_ok=True)
-        return os.path.join(agent_dir, self.FILENAME)
-
-    def _load_data(self) -> None:
-        self.data: dict[str, Any] = {"schema": self.SCHEMA, "status": None, "plan": None, "results": [],
-                                     "current": None, "shown_at": None, "last_seq": -1, "version": 0,
-                                     "final_submission": None}
-        path = self._path()
-        if self.agent.db.key_exists(path):
-            self.data.update(self.agent.db.read_dict(path))
-
-    def _set_init_state(self, data: Any) -> None:
-        self.data.update(data)
-
-    def get_init_state(self):
-        return self.data if self.data.get("status") is not None else None
-
-    def get_data(self) -> dict[str, Any]:
-        return dict(self.data, start_time=self.metadata.task_start, end_time=self.metadata.task_end)
-
-    def _save_data(self) -> None:
-        write_json(self._path(), self.data)
-
-    def update_data(self, live_update: dict[str, Any]) -> None:
-        """Packets are never stored raw: the runner stores what it validated."""
-
-    def _update_submit(self, submit_data: dict[str, Any]) -> None:
-        self.data["final_submission"] = submit_data
+    DEFAULTS = {"plan": None, "results": [], "current": None, "shown_at": None, "last_seq": -1, "version": 0}
