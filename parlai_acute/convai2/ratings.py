@@ -10,8 +10,6 @@ never contradicts itself within a dialogue.
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.table_files import read_rows
 from parlai_acute.files import atomic_write, write_jsonl
 
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -111,44 +110,9 @@ def ratings_table(records, where: list[str] | None = None) -> pd.DataFrame:
 
 def read_ratings(path: str | Path) -> pd.DataFrame:
     """Read a ratings ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"ratings file {path} does not exist; pass a .csv or .jsonl with the columns "
-                        f"{', '.join(REQUIRED)}")
-    if path.suffix.lower() not in (".csv", ".jsonl"):
-        raise UserError(f"ratings file {path} must end in .csv or .jsonl")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read ratings file {path}: {exc}; it must be UTF-8 text") from None
-    records, where = [], []
-    if path.suffix.lower() == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one rating "
-                                f"object") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{number}: a rating row must be an object")
-            records.append(record)
-            where.append(f"{path}:{number}")
-    else:
-        reader = csv.DictReader(text.splitlines(keepends=True))
-        missing = [n for n in REQUIRED if n not in (reader.fieldnames or [])]
-        if reader.fieldnames and missing:
-            raise UserError(f"{path}:1: missing column {missing[0]!r} in the header; the columns needed are "
-                            f"{', '.join(REQUIRED)}")
-        for record in reader:
-            if None in record:
-                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
-                                f"commas")
-            records.append(record)
-            where.append(f"{path}:{reader.line_num}")
-    if not records:
-        raise UserError(f"ratings file {path} is empty (no rating rows); export a run with finished surveys")
+    records, where = read_rows(path, noun="ratings file", row="rating row", required=REQUIRED,
+                               missing_hint=f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}",
+                               empty_hint="export a run with finished surveys")
     return ratings_table(records, where)
 
 

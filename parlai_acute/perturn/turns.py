@@ -16,8 +16,6 @@ and report how many.
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.table_files import read_rows
 from parlai_acute.files import atomic_write, write_jsonl
 
 SETTINGS = ("pm", "mm", "sm")
@@ -325,48 +324,10 @@ def _empty() -> pd.DataFrame:
 
 def read_turns(path: str | Path) -> pd.DataFrame:
     """Read a turns ``.csv`` (UTF-8, with or without BOM) or ``.jsonl`` file into the table."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"turns file {path} does not exist; pass a .csv or .jsonl written by "
-                        f"`parlai-acute per-turn analyze` or exported from a per-turn run")
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".jsonl"):
-        raise UserError(f"turns file {path} must end in .csv or .jsonl")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read turns file {path}: {exc}; it must be UTF-8 text") from None
-    records, where = [], []
-    if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one turn row "
-                                f"object") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{number}: a turn row must be an object with the fields "
-                                f"{', '.join(REQUIRED)}")
-            records.append(record)
-            where.append(f"{path}:{number}")
-    else:
-        reader = csv.DictReader(text.splitlines(keepends=True))
-        header = reader.fieldnames or []
-        if header:
-            for name in REQUIRED:
-                if name not in header:
-                    raise UserError(f"{path}:1: missing column {name!r} in the header; the columns needed are "
-                                    f"{', '.join(REQUIRED)}")
-        for record in reader:
-            if None in record:  # more cells than header names
-                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
-                                f"commas")
-            records.append(record)
-            where.append(f"{path}:{reader.line_num}")
-    if not records:
-        raise UserError(f"turns file {path} is empty (no turn rows); export a run that has finished turns")
+    records, where = read_rows(path, noun="turns file", row="turn row", required=REQUIRED,
+                               missing_hint="pass a .csv or .jsonl written by `parlai-acute per-turn analyze` or "
+                                            "exported from a per-turn run",
+                               empty_hint="export a run that has finished turns")
     return turns_table(records, where)
 
 

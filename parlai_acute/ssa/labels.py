@@ -25,8 +25,6 @@ Replies of one conversation are not independent: analyses resample whole convers
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 
@@ -34,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.table_files import read_rows
 from parlai_acute.files import atomic_write, write_jsonl
 
 SOURCES = ("static", "interactive", "log")
@@ -209,47 +208,9 @@ def empty_labels() -> pd.DataFrame:
 def read_labels(path: str | Path) -> pd.DataFrame:
     """Read a labels ``.csv`` (UTF-8, with or without BOM, e.g. a spreadsheet's "CSV UTF-8")
     or ``.jsonl`` file into the table; every error names the file, line and field."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"labels file {path} does not exist; pass a .csv or .jsonl of SSA labels "
-                        f"(columns {', '.join(REQUIRED)})")
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".jsonl"):
-        raise UserError(f"labels file {path} must end in .csv or .jsonl")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read labels file {path}: {exc}; it must be UTF-8 text") from None
-    records, where = [], []
-    if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one label "
-                                f"object") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{number}: a label row must be an object with the fields "
-                                f"{', '.join(REQUIRED)}")
-            records.append(record)
-            where.append(f"{path}:{number}")
-    else:
-        reader = csv.DictReader(text.splitlines(keepends=True))
-        header = reader.fieldnames or []
-        missing = [name for name in REQUIRED if name not in header]
-        if header and missing:
-            raise UserError(f"{path}:1: missing column {missing[0]!r} in the header; the columns needed are "
-                            f"{', '.join(REQUIRED)}")
-        for record in reader:
-            if None in record:  # more cells than header names
-                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
-                                f"commas")
-            records.append(record)
-            where.append(f"{path}:{reader.line_num}")
-    if not records:
-        raise UserError(f"labels file {path} is empty (no label rows); export a labelling run that has labels")
+    records, where = read_rows(path, noun="labels file", row="label row", required=REQUIRED,
+                               missing_hint=f"pass a .csv or .jsonl of SSA labels (columns {', '.join(REQUIRED)})",
+                               empty_hint="export a labelling run that has labels")
     return labels_table(records, where)
 
 

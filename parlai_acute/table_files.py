@@ -1,0 +1,63 @@
+"""Reading a tidy table's rows from a ``.csv`` or ``.jsonl`` file: one reader for every table.
+
+The per-turn turns, SSA labels and ConvAI2 ratings tables are files people export, edit in a
+spreadsheet ("CSV UTF-8" adds a byte-order mark) and pass back. This returns their raw rows
+and where each came from (``FILE:LINE``), so the table's own validator can name the line of
+any bad value; every problem with the file itself is a one-line UserError saying how to fix it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from parlai_acute.errors import UserError
+
+
+def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,
+              empty_hint: str) -> tuple[list[dict], list[str]]:
+    """(records, where) of the table file ``path``.
+
+    ``noun`` names the file in messages ("turns file"), ``row`` one row ("turn row"),
+    ``required`` the columns a CSV header must have; ``missing_hint`` and ``empty_hint`` say
+    what to pass instead of an absent or an empty file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{noun} {path} does not exist; {missing_hint}")
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise UserError(f"{noun} {path} must end in .csv or .jsonl")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {noun} {path}: {exc}; it must be UTF-8 text") from None
+    records, where = [], []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one {row} "
+                                f"object") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: a {row} must be an object with the fields {', '.join(required)}")
+            records.append(record)
+            where.append(f"{path}:{number}")
+    else:
+        reader = csv.DictReader(text.splitlines(keepends=True))
+        missing = [name for name in required if name not in (reader.fieldnames or [])]
+        if reader.fieldnames and missing:
+            raise UserError(f"{path}:1: missing column {missing[0]!r} in the header; the columns needed are "
+                            f"{', '.join(required)}")
+        for record in reader:
+            if None in record:  # more cells than header names
+                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that contain "
+                                f"commas")
+            records.append(record)
+            where.append(f"{path}:{reader.line_num}")
+    if not records:
+        raise UserError(f"{noun} {path} is empty (no {row}s); {empty_hint}")
+    return records, where
