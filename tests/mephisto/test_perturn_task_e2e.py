@@ -40,10 +40,17 @@ def test_pm_soba_every_click_is_stored_names_never_shown_onboarding_blocks(tmp_p
             return careful(view)
         return Choice(picked=[view["turn"] % len(view["candidates"])])  # position 0, then 1
 
-    run = sw.run_worker(chromium, task.url, "ann", "a1", write, choose, turns=2,
-                        page_hook=lambda page, view: pages.append(page.content() + json.dumps(view)))
+    composer_shown = []  # the practice turn offers no message box (hidden wins over its flex layout)
+
+    def hook(page, view):
+        pages.append(page.content() + json.dumps(view))
+        if view["status"] == "onboarding":
+            composer_shown.append(page.is_visible("#composer"))
+
+    run = sw.run_worker(chromium, task.url, "ann", "a1", write, choose, turns=2, page_hook=hook)
     assert run.finished and run.status == "complete" and len(run.made) == 2
     assert "Thank you" in run.message
+    assert composer_shown == [False]
 
     def reckless(view):  # marks the plainly wrong onboarding reply as the best
         return Choice(picked=[next(r["position"] for r in view["onboarding"]["replies"] if r["text"] in WRONG)])

@@ -48,12 +48,13 @@
   }
 
   function introText(v) {
+    var k = v.k || (v.onboarding ? v.onboarding.replies.length : 1);  // no model set yet during the practice turn
     var what = v.protocol === "soba" ? "pick the best reply (exactly one, even if none is good)"
       : v.protocol === "sm" ? "say whether the reply is an appropriate next turn"
       : "tick every reply that would be an acceptable next turn, or \"none of these\"" +
         (v.protocol === "sata_user" ? " and then write a better reply yourself" : "");
     return "Chat with a partner as you would with a new acquaintance. After each of your messages you " +
-      "will see " + (v.k > 1 ? v.k + " possible replies" : "a possible reply") + ": " + what + ". " +
+      "will see " + (k > 1 ? k + " possible replies" : "a possible reply") + ": " + what + ". " +
       "The chosen reply continues the conversation. Please do at least " + v.min_turns + " turns (at most " +
       v.max_turns + "); that takes about " + Math.max(5, Math.round(v.min_turns * 1.5)) + " minutes.";
   }
