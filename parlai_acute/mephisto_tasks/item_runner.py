@@ -7,11 +7,13 @@ like (:meth:`ItemTaskRunner.entry_view`) and how an answer is checked and stored
 * every reply to the page is a *view* ``{"type": "state", "version": n, "status": ..., "position": k,
   "n": n, "done": d, "item": {...} | null, "ack": seq, "error": ..., "warning": ..., ...}``; the item
   carries only what the worker must see (texts), never model names or item ids;
-* the page sends ``{"type": "answer", "seq": s, "position": k, ...}``: it names the item by its
-  position in the unit, the server looks the item up in its own plan. A packet is handled once
-  (``seq``); a resent one is answered with the current view.
+* the page sends ``{"type": "answer", "action_id": ..., "tab": ..., "position": k, ...}``: it names
+  the item by its position in the unit, the server looks the item up in its own plan. An action is
+  stored once and always answered with the current view (see :mod:`..live_runner`).
 
-Items of a unit cut short (the worker left, the run was stopped) go back to the scheduler.
+Items of a unit cut short (the worker left, the run was stopped) go back to the scheduler; when the
+worker's page comes back (it re-registers by itself) they are theirs again if still needed, and
+the unit goes on at the same item and step.
 A gold (onboarding) item may lead the plan; failing it grants ``block_qualification``.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import random
 import threading
 import time
 
-from parlai_acute.mephisto_tasks.live_runner import LiveRunner
+from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
 
@@ -90,52 +92,54 @@ class ItemTaskRunner(LiveRunner):
         v.update(extra)
         return v
 
-    def _send(self, agent, **extra) -> None:
-        state = agent.state
-        state.data["version"] = state.data.get("version", 0) + 1
-        agent.observe(self.view(state, **extra))
+    # ------------------------------------------------------------------ start and resume
+    def has_work_for(self, worker) -> bool:
+        return self.scheduler.has_work_for(str(worker.db_id))
 
-    # ------------------------------------------------------------------ start
-    def filter_units_for_worker(self, units, worker):
-        return units if self.scheduler.has_work_for(str(worker.db_id)) else []
+    @classmethod
+    def resumable(cls, data: dict) -> bool:
+        return (data.get("status") in ("working", "partial") and bool(data.get("plan"))
+                and len(data.get("results") or ()) < len(data["plan"]))
 
-    def get_init_data_for_agent(self, agent) -> dict:
-        state = agent.state
-        if state.get_init_state() is None:
-            worker = str(agent.worker_id)
-            indices = self.scheduler.assign(worker)
-            plan = [{"index": i, "item_id": self.scheduler.ids[i], "onboarding": False} for i in indices]
-            if plan and self.live.onboarding_items and self.scheduler.needs_onboarding(worker):
-                rng = random.Random(f"{self.live.seed}:{agent.db_id}:onboarding")
-                k = rng.randrange(len(self.live.onboarding_items))
-                plan.insert(0, {"index": k, "item_id": f"onboarding-{k}", "onboarding": True})
-            data = {"worker_name": agent.get_worker().worker_name, "plan": plan, "config": self.live.config,
-                    "status": "working" if plan else "unavailable", "shown_at": time.time(),
-                    "message": "" if plan else "There is no more work for you in this task. Thank you!"}
-            state.set_init_state(data)  # saved
-        return self.view(state)
+    def start_unit(self, agent) -> None:
+        worker = str(agent.worker_id)
+        indices = self.scheduler.assign(worker)
+        plan = [{"index": i, "item_id": self.scheduler.ids[i], "onboarding": False} for i in indices]
+        if plan and self.live.onboarding_items and self.scheduler.needs_onboarding(worker):
+            rng = random.Random(f"{self.live.seed}:{agent.db_id}:onboarding")
+            k = rng.randrange(len(self.live.onboarding_items))
+            plan.insert(0, {"index": k, "item_id": f"onboarding-{k}", "onboarding": True})
+        data = {"worker_name": agent.get_worker().worker_name, "plan": plan, "config": self.live.config,
+                "status": "working" if plan else "unavailable", "shown_at": time.time(),
+                "message": "" if plan else "There is no more work for you in this task. Thank you!"}
+        agent.state.set_init_state(data)  # saved
+
+    def resume_unit(self, agent, data: dict) -> None:
+        """The items not finished go back to this worker if still needed; the one on the page (with
+        any replies already written) first, at the same step."""
+        done = len(data["results"])
+        rest = data["plan"][done:]
+        granted = set(self.scheduler.reclaim(str(agent.worker_id), [e["index"] for e in rest if not e["onboarding"]]))
+        kept = [e for e in rest if e["onboarding"] or e["index"] in granted]
+        if rest and kept and kept[0] is not rest[0]:
+            data["current"] = None  # the item on the page went to someone else meanwhile
+        data["plan"] = data["plan"][:done] + kept
+        data["status"] = "working" if kept else "complete"
+        agent.state.set_init_state(data)
 
     # ------------------------------------------------------------------ packets
-    def handle(self, agent, update: dict) -> None:
+    def handle(self, agent, update: dict):
         state = agent.state
-        seq = update.get("seq")
-        if not isinstance(seq, int) or seq <= state.data.get("last_seq", -1):
-            self._send(agent, ack=seq)  # resent or malformed: the current view, nothing stored twice
-            return
-        error = warning = None
-        state.data["last_seq"] = seq  # saved with the answer: a resent packet is never stored twice
-        try:
-            entry = self.current_entry(state)
-            if update.get("type") != "answer":
-                error = "Unknown action; please reload the page."
-            elif entry is None or update.get("position") != len(state.data["results"]) + 1:
-                error = "That item is already done; please continue with the one shown."
-            else:
-                error, warning = self.answer(agent, update, entry)
-        except Exception:  # never leave the page waiting: log, and say so
-            logger.exception("packet of agent %s", agent.get_agent_id())
-            error = "Something went wrong on our side; please try again."
-        self._send(agent, ack=seq, error=error, warning=warning)
+        entry = self.current_entry(state)
+        if update.get("type") != "answer":
+            return UNKNOWN_ACTION
+        if entry is None or update.get("position") != len(state.data["results"]) + 1:
+            return None  # already answered (a double click, another tab): the view shows the item to do
+        self.accept(state, update)  # saved with whatever the answer stores
+        error, warning = self.answer(agent, update, entry)
+        if error:
+            state.data["actions"].remove(update["action_id"])  # refused: nothing was stored
+        return error, warning
 
     def finish_entry(self, agent, entry: dict, result: dict, *, gold_passed: bool | None = None) -> None:
         """Store ``result`` for ``entry`` (atomically, before anything else) and move on."""

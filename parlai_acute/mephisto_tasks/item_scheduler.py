@@ -123,3 +123,17 @@ class ItemScheduler:
             w.reserved -= 1
             if not started:
                 w.seen.discard(self.ids[index])
+
+    def reclaim(self, worker: str, indices: list[int]) -> list[int]:
+        """A worker came back to a unit cut short: reserve its unfinished items for them again, those
+        still needed (an item they had started stays theirs); returns the indices granted."""
+        with self._lock:
+            w = self._worker(worker)
+            granted = []
+            for i in indices:
+                if self.needed[i] > 0:
+                    self.needed[i] -= 1
+                    w.reserved += 1
+                    w.seen.add(self.ids[i])
+                    granted.append(i)
+            return granted

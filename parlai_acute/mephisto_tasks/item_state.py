@@ -7,7 +7,11 @@ Saved data (``agent.state.get_data()``)::
      "results": [RESULT, ...],          # one per finished plan entry, in order (task-specific)
      "current": {...} | null,           # answers so far to the entry on the page (multi-reference replies)
      "shown_at": 1700000000.0,          # when the current entry was first shown (server clock)
-     "last_seq": 7, "version": 12, "final_submission": {...} | null}
+     "actions": ["tab:3", ...],         # ids of the page actions stored (a resend is never stored twice)
+     "tab": "...", "registration": "<assignment>-<worker>", "version": 1700000000123,
+     "resumed_from": ["12"] | absent,   # agents whose unfinished work this one continues (..sessions)
+     "superseded_by": "15" | absent,    # this work continues in that agent
+     "final_submission": {...} | null}
 
 Every answer is written (``parlai_acute.files.write_json``: temporary file, fsync, rename) before
 the page hears back, so a crash or SIGTERM never loses one nor leaves a half-written file.
@@ -20,4 +24,4 @@ from parlai_acute.mephisto_tasks.json_state import JsonAgentState
 class ItemAgentState(JsonAgentState):
     SCHEMA = "parlai_acute.items/1"
     FILENAME = "item_state.json"
-    DEFAULTS = {"plan": None, "results": [], "current": None, "shown_at": None, "last_seq": -1, "version": 0}
+    DEFAULTS = {"plan": None, "results": [], "current": None, "shown_at": None, "version": 0}

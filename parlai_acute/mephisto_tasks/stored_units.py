@@ -28,22 +28,30 @@ def _agent_data(agent, tries: int = 20) -> dict:
     return {}
 
 
-def stored_units(db, task_name: str, keep: Callable[[dict], bool]) -> list[dict[str, Any]]:
-    """One dict per agent whose saved data passes ``keep``: ids, worker name, status, times, ``data``.
+def stored_units(db, task_name: str, keep: Callable[[dict], bool], *, with_agent: bool = False) -> list[dict[str, Any]]:
+    """One dict per agent whose saved data passes ``keep``: ids, worker name, status, times, ``data``
+    (and the Mephisto ``agent`` itself with ``with_agent``).
 
-    The task's blueprint must be registered (imported) first: agent states are loaded through it.
+    Work continued in a later agent (a page that came back after a relaunch, see :mod:`.sessions`)
+    is read once, from the agent that continues it. The task's blueprint must be registered
+    (imported) first: agent states are loaded through it.
     """
-    units, names = [], {}
+    found = []
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                data = _agent_data(agent)
-                if not keep(data):
-                    continue
-                if agent.worker_id not in names:
-                    names[agent.worker_id] = db.get_worker(agent.worker_id)["worker_name"]
-                units.append({"worker_id": agent.worker_id, "worker_name": names[agent.worker_id],
-                              "unit_id": agent.unit_id, "assignment_id": agent.assignment_id,
-                              "task_run_id": run.db_id, "status": agent.db_status,
-                              "task_start": data.get("start_time"), "task_end": data.get("end_time"), "data": data})
+                found.append((run, agent, _agent_data(agent)))
+    continued = {str(a) for _, _, data in found for a in data.get("resumed_from") or ()}
+    units, names = [], {}
+    for run, agent, data in found:
+        if data.get("superseded_by") or str(agent.db_id) in continued or not keep(data):
+            continue
+        if agent.worker_id not in names:
+            names[agent.worker_id] = db.get_worker(agent.worker_id)["worker_name"]
+        unit = {"worker_id": agent.worker_id, "worker_name": names[agent.worker_id], "unit_id": agent.unit_id,
+                "assignment_id": agent.assignment_id, "task_run_id": run.db_id, "status": agent.db_status,
+                "task_start": data.get("start_time"), "task_end": data.get("end_time"), "data": data}
+        if with_agent:
+            unit["agent"] = agent
+        units.append(unit)
     return units

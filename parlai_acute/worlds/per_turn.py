@@ -206,11 +206,16 @@ class PerTurnDialogue:
 
     def replay(self, human_text: str, reply: str, *, source: str) -> None:
         """Rebuild a stored turn without asking the models again (a dialogue picked up anew)."""
+        self.hear(human_text)
+        self.continue_with(reply, source=source)
+
+    def hear(self, human_text: str) -> None:
+        """The person's message, heard by every model without asking for replies (a stored turn
+        whose candidates are already made)."""
         human_text = (human_text or "").strip()
         self.history.append({"speaker": HUMAN_ID, "text": human_text})
         for agent in self.agents.values():
             agent.observe(Message({"id": HUMAN_ID, "text": human_text, "episode_done": False}))
-        self.continue_with(reply, source=source)
 
     def _start(self, name: str, observation):
         return self.pool.submit(name, _act, self.agents[name], observation)

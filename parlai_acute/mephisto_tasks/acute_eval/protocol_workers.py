@@ -1,9 +1,10 @@
 """SIMULATED workers without a browser: speak the page's protocol over HTTP + websocket.
 
 For load tests (50 chromium pages do not fit on 2 cores). Each client does what ``acute.js``
-does: POST ``/request_agent``, open the router websocket and send ``alive``, send one
-``mephisto_bound_live_update`` per judgment and wait for the view that acknowledges it
-(ignoring the router's duplicate deliveries), then POST ``/submit_task``. Worker names get
+does: POST ``/request_agent``, open the router websocket, send ``alive`` and a hello (this
+client's tab claims the assignment), send one action per judgment (a unique ``action_id``) and
+wait for the view that acknowledges it (ignoring the router's duplicate deliveries), then POST
+``/submit_task``. Worker names get
 the ``simulated-`` prefix like the browser workers.
 """
 from __future__ import annotations
@@ -59,22 +60,25 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
             return json.dumps({"packet_type": kind, "subject_id": agent_id, "data": payload,
                                "client_timestamp": time.time()})
 
+        tab = uuid.uuid4().hex
         await sock.send(packet("alive", {}))
+        await sock.send(packet("mephisto_bound_live_update", {"type": "hello", "tab": tab, "claim": True}))
         while not view["finished"]:
             position = view["comparison"]["position"]
             side, reason = decide(view)
             started = clock()
+            action = f"{tab}:{position}"
             await sock.send(packet("mephisto_bound_live_update", {
                 "type": "judgment", "position": position, "choice": side, "reason": reason,
-                "update_id": str(uuid.uuid4())}))
+                "action_id": action, "tab": tab}))
             while True:
                 msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
                 reply = msg.get("data") or {}
-                if msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state":
+                if (msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state"
+                        and reply.get("ack") == action):
                     if reply.get("error"):
                         raise AssertionError(f"{name}: judgment refused: {reply['error']}")
-                    if reply["done"] >= position:
-                        break
+                    break
             run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
             view = reply
     await asyncio.to_thread(_post, f"{base}/submit_task", {"USED_AGENT_ID": agent_id,

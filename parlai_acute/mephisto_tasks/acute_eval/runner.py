@@ -9,14 +9,15 @@ Protocol with the page (Mephisto live updates over the router's websocket):
        "comparison": {"position": 3, "n": 6,
           "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
                     {"label": "Speaker 2", "turns": [...]}]},
-       "ack": 2, "error": null}
+       "ack": "tab:3", "error": null, "version": 1700000000123, "tab": "tab"}
 
   Model names never reach the page; ``evaluated`` marks the turns of the speaker to judge.
   ``minutes`` is the unit's estimated duration (for the introduction); ``blocked`` with
   ``blocked_message`` tells a worker who failed onboarding why the unit ended.
-* the page sends ``{"type": "judgment", "position": k, "choice": "left"|"right", "reason": "..."}``.
-  The judgment is written to the agent state file before the reply is sent; a resent
-  judgment (same position) is acknowledged without being stored twice.
+* the page sends ``{"type": "judgment", "action_id": ..., "tab": ..., "position": k,
+  "choice": "left"|"right", "reason": "..."}``. The judgment is written to the agent state file
+  before the reply is sent; a resent judgment (same action, or a position already judged) is
+  answered with the current view without being stored twice (see :mod:`..live_runner`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from dataclasses import asdict
 
 from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
-from parlai_acute.mephisto_tasks.live_runner import LiveRunner
+from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
+from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
 READING_WORDS_PER_MINUTE = 200  # a typical silent reading speed for conversational English
@@ -67,7 +69,7 @@ class AcuteEvalRunner(LiveRunner):
         self.start_watching()
 
     # ------------------------------------------------------------------ views
-    def _view(self, state, **extra) -> dict:
+    def view(self, state, **extra) -> dict:
         data = state.data
         plan, done = data["plan"], len(data["comparisons"])
         finished = data["blocked"] or done >= len(plan)
@@ -83,30 +85,40 @@ class AcuteEvalRunner(LiveRunner):
         view.update(extra)
         return view
 
-    def filter_units_for_worker(self, units, worker):
-        return units if self.scheduler.has_work_for(str(worker.db_id)) else []
+    # ------------------------------------------------------------------ start and resume
+    def has_work_for(self, worker) -> bool:
+        return self.scheduler.has_work_for(str(worker.db_id))
 
-    def get_init_data_for_agent(self, agent) -> dict:
-        state = agent.state
-        if state.get_init_state() is None:
-            slots = self.scheduler.assign(str(agent.worker_id))
-            state.set_init_state({"plan": [asdict(s) for s in slots], "worker_name": agent.get_worker().worker_name,
-                                  "question": self.question, "question_key": self.question_key})
-        return self._view(state)
+    def start_unit(self, agent) -> None:
+        slots = self.scheduler.assign(str(agent.worker_id))
+        agent.state.set_init_state({"plan": [asdict(s) for s in slots], "worker_name": agent.get_worker().worker_name,
+                                    "question": self.question, "question_key": self.question_key})
+
+    @classmethod
+    def resumable(cls, data: dict) -> bool:
+        return (data.get("schema") == SCHEMA and bool(data.get("plan")) and not data.get("blocked")
+                and len(data.get("comparisons") or ()) < len(data["plan"]))
+
+    def resume_unit(self, agent, data: dict) -> None:
+        """The comparisons not judged yet go back to this worker if nobody else has taken them."""
+        done = len(data["comparisons"])
+        rest = self.scheduler.reclaim(str(agent.worker_id), [Slot(**s) for s in data["plan"][done:]])
+        data["plan"] = data["plan"][:done] + [asdict(s) for s in rest]
+        agent.state.set_init_state(data)
 
     # ------------------------------------------------------------------ judgments
-    def handle_judgment(self, agent, update: dict) -> dict:
+    def handle_judgment(self, agent, update: dict) -> str | None:
         state = agent.state
         data = state.data
         plan, done = data["plan"], len(data["comparisons"])
         position = update.get("position")
         if not isinstance(position, int) or data["blocked"] or done >= len(plan) or position != done + 1:
-            return self._view(state, ack=position if isinstance(position, int) and position <= done else None)
+            return None  # already judged (a double click, another tab): the view shows where the worker is
         side, reason = update.get("choice"), str(update.get("reason") or "").strip()
         if side not in ("left", "right"):
-            return self._view(state, error="Please choose one of the two speakers.")
+            return "Please choose one of the two speakers."
         if len(reason) < self.min_reason:
-            return self._view(state, error=f"Please give a reason of at least {self.min_reason} characters.")
+            return f"Please give a reason of at least {self.min_reason} characters."
         slot = Slot(**plan[done])
         pairing = self.pairings[slot.index]
         models = pairing["speakers_to_eval"]
@@ -120,6 +132,7 @@ class AcuteEvalRunner(LiveRunner):
                           "speakers_to_eval": list(models), "is_onboarding": slot.is_onboarding}
         if slot.is_onboarding:
             stored_pairing["correct_answer"] = pairing["correct_answer"]
+        self.accept(state, update)
         state.add_comparison({
             "pairing": stored_pairing, "position": position, "n_comparisons": len(plan),
             "left": slot.left, "left_model": left_model, "choice": choice, "choice_side": side,
@@ -133,7 +146,7 @@ class AcuteEvalRunner(LiveRunner):
             state.save_data()
             self._release(agent)
             logger.info("worker %s failed onboarding: blocked with %s", agent.worker_id, self.block_qualification)
-        return self._view(state, ack=position)
+        return None
 
     def _release(self, agent) -> None:
         """Give back whatever this agent was handed and did not judge (once)."""
@@ -145,9 +158,10 @@ class AcuteEvalRunner(LiveRunner):
         self.scheduler.release(str(agent.worker_id), rest)
 
     # ------------------------------------------------------------------ the live loop (LiveRunner)
-    def handle(self, agent, update: dict) -> None:
-        if update.get("type") == "judgment":
-            agent.observe(self.handle_judgment(agent, update))
+    def handle(self, agent, update: dict) -> str | None:
+        if update.get("type") != "judgment":
+            return UNKNOWN_ACTION
+        return self.handle_judgment(agent, update)
 
     def end(self, agent) -> None:
         self._release(agent)

@@ -147,3 +147,21 @@ class Scheduler:
                     self.needed[slot.index] += 1
                     w.reserved -= 1
                     w.seen.discard(self.ids[slot.index])
+
+    def reclaim(self, worker: str, slots: list[Slot]) -> list[Slot]:
+        """A worker came back to a unit cut short: reserve its unjudged ``slots`` for them again,
+        those still needed (someone else may have judged a pair meanwhile); returns the ones granted."""
+        with self._lock:
+            w = self._worker(worker)
+            granted = []
+            for slot in slots:
+                if slot.is_onboarding:
+                    if not w.passed_onboarding:
+                        granted.append(slot)
+                    continue
+                if self.needed.get(slot.index, 0) > 0 and w.judged + w.reserved < self.max_per_worker:
+                    self.needed[slot.index] -= 1
+                    w.reserved += 1
+                    w.seen.add(self.ids[slot.index])
+                    granted.append(slot)
+            return granted

@@ -1,44 +1,37 @@
 /* Shared by the pages of the item tasks (SSA labelling, multi-reference): views, packets, the end.
  *
  * ItemPage.start({render}) connects (MephistoLive) and calls render(view, isNewItem) for every view
- * the server sends. ItemPage.send(data) sends one answer with a sequence number and resends it
- * until a view acknowledges it (the server stores each once). At "complete", "blocked" or
- * "unavailable" the page submits the unit and shows the server's message. The page expects
- * elements #title, #status, #task, #error and #warning; all text goes in with textContent.
+ * the server sends: the first one, each answer, and the full current view after a reload or a
+ * reconnection (the server knows the item and step; the page only shows it). ItemPage.send(data)
+ * sends one answer as a MephistoLive action (resent until acknowledged, stored once). At
+ * "complete", "blocked" or "unavailable" the page submits the unit and shows the server's message.
+ * The page expects elements #title, #status, #task, #error and #warning; all text goes in with
+ * textContent.
  */
 var ItemPage = (function () {
   "use strict";
-  var view = null, seq = 0, inflight = null, resendTimer = null, submitting = false, handlers = {};
+  var view = null, submitting = false, handlers = {};
   var TERMINAL = ["complete", "blocked", "unavailable"];
   var $ = function (id) { return document.getElementById(id); };
 
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
 
   function send(data) {
-    if (inflight || !view) return false;
-    seq += 1;
-    data.seq = seq;
+    if (!view || view.status !== "working") return false;
     data.type = "answer";
     data.position = view.position;
-    inflight = data;
+    if (!MephistoLive.send(data)) return false;
     $("error").textContent = "";
-    var attempt = function () {
-      if (!inflight || inflight.seq !== data.seq) return;
-      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
-      resendTimer = setTimeout(attempt, 5000);
-    };
-    attempt();
     handlers.render(view, false);
     return true;
   }
 
   function onView(v) {
-    if (view && v.version !== undefined && view.version !== undefined && v.version <= view.version) return;
-    if (inflight && v.ack === inflight.seq) { inflight = null; clearTimeout(resendTimer); }
     var isNew = !view || v.position !== view.position || v.status !== view.status;
     view = v;
     window.__itemView = v;  // for the simulated workers and tests
     if (TERMINAL.indexOf(v.status) >= 0) { finish(v); return; }
+    if (!v.item) { $("task").hidden = true; return; }  // no item on the page: the next view says what is next
     $("task").hidden = false;
     setStatus("");
     $("error").textContent = v.error || "";
@@ -65,6 +58,11 @@ var ItemPage = (function () {
     MephistoLive.loadTitle($("title"));
     MephistoLive.start({
       onView: onView,
+      onUnavailable: function (reason) {
+        $("task").hidden = true;
+        setStatus(reason);
+        document.body.setAttribute("data-unavailable", "true");
+      },
       onStatus: function (s) {
         if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
           $("task").hidden = true;
@@ -77,5 +75,5 @@ var ItemPage = (function () {
     }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
   }
 
-  return { start: start, send: send, busy: function () { return !!inflight; } };
+  return { start: start, send: send, busy: MephistoLive.busy };
 })();

@@ -1,42 +1,214 @@
-/* The Mephisto 1.1 router protocol, shared by this package's task pages (plain JavaScript, no build).
+/* The Mephisto 1.1 router protocol and the live session, shared by this package's task pages
+ * (plain JavaScript, no build). The server is the source of truth; this page only shows its views.
  *
  * MephistoLive.start({onView, onStatus}) registers the worker (POST /request_agent), opens the
- * router websocket ("alive" + heartbeats, reconnecting), and calls onView(view) with the
- * initial view and every "client_bound_live_update" whose data.type is "state".
- * MephistoLive.send(data) sends one "mephisto_bound_live_update"; MephistoLive.submit(data)
- * posts /submit_task and tells the provider. Every page shows server text with textContent.
+ * router websocket ("alive", heartbeats, "hello"), and calls onView(view) with the first view
+ * and every newer one (views carry a server-clock "version"; older or repeated ones are dropped).
+ * MephistoLive.send(data) sends one action with a unique action_id (this tab's id + a counter)
+ * and resends it until a view acknowledges it (the server stores each action once and always
+ * answers with the current view); busy() is true meanwhile. MephistoLive.submit(data) posts
+ * /submit_task and tells the provider.
+ *
+ * Connection: when the socket closes or goes silent the page says "Reconnecting to the task
+ * server..." at once and registers again every second until the server is back (the same
+ * process reconnects the same agent; a relaunched one continues the worker's unit in a new
+ * agent), then shows the server's current view. Tabs: the newest tab on an assignment owns it
+ * (hello with claim); another tab of the same browser hears it at once (BroadcastChannel), any
+ * other from the server's views (view.tab); it says so, stops sending, and offers to continue here.
+ * Every text from the server goes in with textContent.
  */
 var MephistoLive = (function () {
   "use strict";
   var ROUTER_PROTOCOL = "2.0.3";  // the mephisto-task version whose router protocol this speaks
-  var agentId = null, socket = null, handlers = {}, submitted = false;
+  var RESEND_MS = 3000, HEARTBEAT_MS = 3000, SILENT_MS = 10000, RETRY_MS = 1000, REQUEST_MS = 15000;
+  var RECONNECTING = "Reconnecting to the task server\u2026 Your work so far is saved; please keep this page open.";
+  var ELSEWHERE = "This assignment is open in another tab or window. Please continue there, or click " +
+                  "\"Continue here\" to work in this tab instead.";
+  var tab = randomId(), counter = 0;
+  var agentId = null, socket = null, handlers = {}, registration = null, channel = null;
+  var submitted = false, displaced = false, reconnecting = false, lostAt = 0, retryTimer = null, registering = false;
+  var inflight = null, resendTimer = null, lastVersion = -1, lastHeard = 0, claimNext = true, claiming = true;
+  var GIVE_UP_MS = 90000;  // a relaunched task opens its units within seconds; after this, "no work" is final
 
+  function randomId() {
+    var a = new Uint32Array(4);
+    (window.crypto || window.msCrypto).getRandomValues(a);
+    return Array.prototype.map.call(a, function (x) { return x.toString(36); }).join("");
+  }
   function now() { return Date.now() / 1000; }
+
+  // One line at the top of every page about the connection or another tab (not part of the task).
+  function banner(text, button) {
+    var box = document.getElementById("live-banner");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "live-banner";
+      box.setAttribute("role", "status");
+      box.style.cssText = "position:sticky;top:0;z-index:1000;padding:10px 14px;background:#fff4ce;" +
+        "border-bottom:1px solid #d9b600;font:15px/1.4 sans-serif;color:#222";
+      document.body.insertBefore(box, document.body.firstChild);
+    }
+    box.textContent = text || "";
+    box.hidden = !text;
+    document.body.setAttribute("data-connection", !text ? "ok" : displaced ? "elsewhere" : "reconnecting");
+    if (button) {
+      var b = document.createElement("button");
+      b.type = "button"; b.id = "continue-here"; b.textContent = button.label; b.style.marginLeft = "12px";
+      b.addEventListener("click", button.action);
+      box.appendChild(b);
+    }
+  }
+
   function post(path, body) {
+    var ctl = window.AbortController ? new AbortController() : null;
+    var timer = ctl ? setTimeout(function () { ctl.abort(); }, REQUEST_MS) : null;
     return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-                         body: JSON.stringify(body) }).then(function (r) { return r.json(); });
+                         body: JSON.stringify(body), signal: ctl ? ctl.signal : undefined })
+      .then(function (r) { clearTimeout(timer); return r.json(); }, function (e) { clearTimeout(timer); throw e; });
   }
   function raw(packetType, data) {
-    if (!socket || socket.readyState !== 1) return false;
+    if (!socket || socket.readyState !== 1 || displaced) return false;
     socket.send(JSON.stringify({ packet_type: packetType, subject_id: agentId, data: data || {},
                                  client_timestamp: now() }));
     return true;
   }
+
+  // ---------------------------------------------------------------- views and actions
+  function deliver(v) {
+    if (!v || displaced) return;
+    if (v.version !== undefined && v.version <= lastVersion) return;  // older, or delivered twice
+    if (v.version !== undefined) lastVersion = v.version;
+    if (v.tab === tab) claiming = false;
+    // another tab owns the assignment now (while this one's claim is on its way, views name the old owner)
+    if (v.tab && v.tab !== tab && !claiming) { displace(); return; }
+    if (inflight && v.ack === inflight.action_id && !v.waiting) { inflight = null; clearTimeout(resendTimer); }
+    if (!reconnecting) banner("");
+    handlers.onView(v);
+  }
+  function resend() {
+    clearTimeout(resendTimer);
+    if (!inflight || displaced) return;
+    raw("mephisto_bound_live_update", inflight);
+    resendTimer = setTimeout(resend, RESEND_MS);  // until a view acknowledges it; the server stores it once
+  }
+  function send(data) {
+    if (inflight || displaced || submitted) return false;
+    counter += 1;
+    data.action_id = tab + ":" + counter;
+    data.tab = tab;
+    inflight = data;
+    resend();
+    return true;
+  }
+
+  // ---------------------------------------------------------------- tabs
+  function displace() {
+    displaced = true;
+    inflight = null;
+    clearTimeout(resendTimer);
+    if (socket) { var s = socket; socket = null; s.close(); }
+    banner(ELSEWHERE, { label: "Continue here", action: claim });
+    document.body.setAttribute("data-connection", "elsewhere");
+    if (handlers.onElsewhere) handlers.onElsewhere();
+  }
+  function claim() {
+    displaced = false;
+    claimNext = claiming = true;
+    banner(RECONNECTING);
+    reconnect();
+  }
+  function listenToOtherTabs() {
+    if (!window.BroadcastChannel) return;
+    channel = new BroadcastChannel("parlai-acute:" + registration.agent_registration_id);
+    channel.onmessage = function (ev) {
+      if (ev.data && ev.data.type === "open" && ev.data.tab !== tab && !displaced && !submitted) displace();
+    };
+  }
+
+  // ---------------------------------------------------------------- connection
+  function register() {
+    return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
+      var d = packet.data || {};
+      if (!d.agent_id) return { unavailable: d.failure_reason || "There is no work for you in this task right now." };
+      agentId = d.agent_id;
+      deliver(d.init_task_data);
+      openSocket();
+      return { started: true };
+    });
+  }
+  function openSocket() {
+    if (socket) { var old = socket; socket = null; old.close(); }
+    var proto = window.location.protocol === "https:" ? "wss://" : "ws://";
+    var s = new WebSocket(proto + window.location.host + "/");
+    socket = s;
+    s.onopen = function () {
+      lastHeard = Date.now();
+      // a heartbeat right away: the router only watches for a silent page once it has had one
+      raw("alive", {}); raw("heartbeat", {});
+      raw("mephisto_bound_live_update", { type: "hello", tab: tab, claim: claimNext });
+      if (claimNext && channel) channel.postMessage({ type: "open", tab: tab });
+      claimNext = false;
+      reconnecting = false;
+      banner("");
+      resend();
+    };
+    s.onmessage = function (ev) {
+      lastHeard = Date.now();
+      try { onPacket(JSON.parse(ev.data)); } catch (e) { console.error(e); }
+    };
+    s.onclose = function () { if (socket === s) { socket = null; lost(); } };
+  }
+  function lost() {
+    if (submitted || displaced) return;
+    if (!reconnecting) lostAt = Date.now();
+    reconnecting = true;
+    banner(RECONNECTING);
+    later(RETRY_MS);
+  }
+  function later(ms) {
+    if (!retryTimer) retryTimer = setTimeout(function () { retryTimer = null; reconnect(); }, ms);
+  }
+  function reconnect() {
+    if (submitted || displaced || registering) return;
+    reconnecting = true;
+    registering = true;
+    banner(RECONNECTING);
+    register().then(function (r) {
+      registering = false;
+      if (!r.unavailable) return;
+      // a relaunched task may not have opened its units yet: keep trying for a while
+      if (Date.now() - lostAt < GIVE_UP_MS) { later(2 * RETRY_MS); return; }
+      reconnecting = false;
+      unavailable(r.unavailable);
+    }, function () { registering = false; later(RETRY_MS); });  // the server is still down: try again
+  }
+  function unavailable(reason) {
+    banner("");
+    if (handlers.onUnavailable) handlers.onUnavailable(reason);
+  }
   function onPacket(packet) {
     if (packet.packet_type === "client_bound_live_update" && packet.data && packet.data.type === "state") {
-      handlers.onView(packet.data);
-    } else if (packet.packet_type === "update_status" && packet.data && handlers.onStatus) {
-      handlers.onStatus(packet.data.status);
+      deliver(packet.data);
+    } else if (packet.packet_type === "update_status" && packet.data) {
+      var status = packet.data.status;
+      if (status === "disconnect" && !submitted) {
+        // the router stopped hearing this page (asleep, offline): the unit was cleared, its work is
+        // kept; registering again continues it
+        if (socket) { var s = socket; socket = null; s.close(); }
+        lost();
+      } else if (handlers.onStatus) {
+        handlers.onStatus(status);
+      }
     }
   }
-  function connect() {
-    var proto = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(proto + window.location.host + "/");
-    // a heartbeat right away: the router only watches for a silent page once it has had one
-    socket.onopen = function () { raw("alive", {}); raw("heartbeat", {}); };
-    socket.onmessage = function (ev) { try { onPacket(JSON.parse(ev.data)); } catch (e) { console.error(e); } };
-    socket.onclose = function () { if (!submitted) setTimeout(connect, 1000); };
+  function watch() {  // heartbeats, and a socket that stays open but hears nothing counts as lost
+    setInterval(function () {
+      if (!socket || socket.readyState !== 1 || displaced) return;
+      raw("heartbeat", {});
+      if (Date.now() - lastHeard > SILENT_MS) { var s = socket; socket = null; s.close(); lost(); }
+    }, HEARTBEAT_MS);
   }
+
   function loadTitle(el) {
     fetch("/task_config.json?mephisto_task_version=" + ROUTER_PROTOCOL).then(function (r) { return r.json(); })
       .then(function (cfg) { if (cfg.task_title) { el.textContent = cfg.task_title; document.title = cfg.task_title; } })
@@ -44,21 +216,15 @@ var MephistoLive = (function () {
   }
   function start(h) {
     handlers = h;
-    var registration = getAgentRegistration();
+    registration = getAgentRegistration();
     if (!registration.worker_name || !registration.assignment_id) {
       return Promise.resolve({ preview: true });
     }
-    return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
-      var d = packet.data || {};
-      if (!d.agent_id) return { unavailable: d.failure_reason || "There is no work for you in this task right now." };
-      agentId = d.agent_id;
-      connect();
-      setInterval(function () { raw("heartbeat", {}); }, 3000);
-      handlers.onView(d.init_task_data);
-      return { started: true };
-    });
+    listenToOtherTabs();
+    watch();
+    window.__mephistoLive = { tab: tab };  // for the simulated workers and tests
+    return register().catch(function () { lost(); return { reconnecting: true }; });
   }
-  function send(data) { return raw("mephisto_bound_live_update", data); }
   function submit(finalData) {
     submitted = true;
     return post("/submit_task", { USED_AGENT_ID: agentId, final_data: finalData, client_timestamp: now() })
@@ -66,5 +232,6 @@ var MephistoLive = (function () {
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       }, function (err) { submitted = false; throw err; });
   }
-  return { start: start, send: send, submit: submit, loadTitle: loadTitle };
+  return { start: start, send: send, submit: submit, loadTitle: loadTitle,
+           busy: function () { return !!inflight; }, tab: function () { return tab; } };
 })();

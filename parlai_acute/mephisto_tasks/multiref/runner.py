@@ -1,6 +1,6 @@
 """Live side of the multi-reference task: shows a context, takes the worker's replies one by one.
 
-The page sends ``{"type": "answer", "seq": s, "position": k, "index": j, "text": "...",
+The page sends ``{"type": "answer", "action_id": a, "position": k, "index": j, "text": "...",
 "timing": {...}}`` for reply j of the context at position k. The server checks every reply
 (at least ``min_reply_chars`` characters, at most ``max_reply_chars``, not a repeat of one the
 worker already wrote for this context), stores it before answering, and warns when replies come
@@ -75,7 +75,7 @@ class MultirefRunner(ItemTaskRunner):
                                        "turn_index": context.turn_index, "replies": []}
         replies = current["replies"]
         if update.get("index") != len(replies) + 1:
-            return "That reply was already received; please continue.", None
+            return None, None  # already received (a double click, another tab): the view shows what is next
         text = " ".join(str(update.get("text") or "").split())
         if len(text) < self.min_chars:
             return f"Please write a reply of at least {self.min_chars} characters.", None

@@ -2,8 +2,10 @@
 
 For load benchmarks (20 Chromium pages do not fit on 2 cores) and for tests of what the
 server enforces whatever a client sends. Each client does what ``per_turn.js`` does:
-POST ``/request_agent``, open the router websocket, send numbered packets and wait for the
-view that acknowledges each, then POST ``/submit_task``. Names get the ``simulated-`` prefix.
+POST ``/request_agent``, open the router websocket and say hello (this client's tab claims the
+assignment), send actions with unique ids and wait for the view that acknowledges each, then
+POST ``/submit_task``. Names get the ``simulated-`` prefix. Also used by the task tests of the
+other item tasks (SSA labelling, multi-reference): the protocol is the same.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ class Client:
         self.name = simulated_name(worker)
         self.assignment = assignment
         self.seq = 0
+        self.tab = uuid.uuid4().hex
         self.view: dict = {}
         self.agent_id = None
         self.sock = None
@@ -61,16 +64,22 @@ class Client:
         url = self.base.replace("http://", "ws://").replace("https://", "wss://") + "/"
         self.sock = await websockets.connect(url, max_size=None, ping_interval=None)
         await self.sock.send(self._packet("alive", {}))
+        await self.sock.send(self._packet("mephisto_bound_live_update", {"type": "hello", "tab": self.tab,
+                                                                          "claim": True}))
         return ""
 
     def _packet(self, kind: str, payload: dict) -> str:
         return json.dumps({"packet_type": kind, "subject_id": self.agent_id, "data": payload,
                            "client_timestamp": time.time()})
 
-    async def send(self, payload: dict, timeout: float = 120.0) -> dict:
-        """Send one action; return the first non-waiting view that acknowledges it."""
-        self.seq += 1
-        payload = dict(payload, seq=self.seq, update_id=str(uuid.uuid4()))
+    async def send(self, payload: dict, timeout: float = 120.0, action_id: str | None = None) -> dict:
+        """Send one action (``action_id``: resend an earlier one); return the first non-waiting view
+        that acknowledges it."""
+        if action_id is None:
+            self.seq += 1
+            action_id = f"{self.tab}:{self.seq}"
+        payload = dict(payload, action_id=action_id, tab=self.tab)
+        self.last_action = action_id
         await self.sock.send(self._packet("mephisto_bound_live_update", payload))
         while True:
             msg = json.loads(await asyncio.wait_for(self.sock.recv(), timeout))
@@ -80,7 +89,7 @@ class Client:
             if view.get("version", 0) <= self.view.get("version", -1):
                 continue
             self.view = view
-            if view.get("ack") == self.seq and not view.get("waiting"):
+            if view.get("ack") == action_id and not view.get("waiting"):
                 return view
 
     async def submit(self) -> None:

@@ -5,12 +5,16 @@ The server is the source of truth. Protocol with the page (Mephisto live updates
 * every reply is a *view* (``{"type": "state", "version": n, "status": ..., "messages": [...],
   "candidates": [{"position": 0, "text": ...}, ...] | null, "turns_done", "min_turns", ...}``);
   candidates carry positions and texts only: model names never reach the page;
-* the page sends ``{"type": "message", "seq": s, "text": ...}``, ``{"type": "choice", "seq": s,
-  "turn": t, "picked": [positions], "none": bool, "user_reply": ..., "justification": ...}``,
-  ``{"type": "onboarding", "seq": s, "picked": [...], "none": bool}`` or ``{"type": "finish", "seq": s}``.
-  A packet is handled once (``seq``); a resent one is answered with the current view.
+* the page sends ``{"type": "message", "text": ...}``, ``{"type": "choice", "turn": t,
+  "picked": [positions], "none": bool, "user_reply": ..., "justification": ...}``,
+  ``{"type": "onboarding", "picked": [...], "none": bool}``, ``{"type": "finish"}`` or
+  ``{"type": "survey", ...}``, each with ``action_id`` and ``tab``: an action is stored once and
+  always answered with the current view (see :mod:`..live_runner`).
   The continuation is taken from the server's own candidate list, never from the page, and
   the minimum number of turns is enforced here, not only in the page.
+* a dialogue cut short (relaunch, a page the router stopped hearing) continues in the worker's
+  next agent at the same turn: the models hear the stored turns again, and a turn whose
+  candidates were never made (the run stopped while the models wrote) is generated then.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import threading
 import time
 
 from parlai_acute.mephisto_tasks.per_turn import onboarding, survey
-from parlai_acute.mephisto_tasks.live_runner import LiveRunner
+from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
+from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
@@ -67,7 +72,8 @@ class PerTurnRunner(LiveRunner):
              "worker_context": d.get("worker_context", ""),
              "messages": [{"speaker": m["speaker"], "text": m["text"], "seed": bool(m.get("seed"))}
                           for m in d["messages"]],
-             "candidates": None, "turn": None, "failed": 0, "waiting": False,
+             "candidates": None, "turn": None, "failed": 0,
+             "waiting": pending is not None and pending.get("shown_at") is None,
              "can_finish": d["status"] == "chatting" and pending is None and turns >= self.design.min_turns,
              "can_send": d["status"] == "chatting" and pending is None and turns < self.design.max_turns,
              "onboarding": None, "message": d.get("message", ""), "ack": None, "error": None,
@@ -88,38 +94,56 @@ class PerTurnRunner(LiveRunner):
         v.update(extra)
         return v
 
-    def _send(self, agent, **extra) -> None:
-        state = agent.state
-        state.data["version"] = state.data.get("version", 0) + 1
-        agent.observe(self.view(state, **extra))
+    # ------------------------------------------------------------------ start and resume
+    def has_work_for(self, worker) -> bool:
+        return self.scheduler.may_start(str(worker.db_id))
 
-    # ------------------------------------------------------------------ start
-    def filter_units_for_worker(self, units, worker):
-        return units if self.scheduler.may_start(str(worker.db_id)) else []
+    @classmethod
+    def resumable(cls, data: dict) -> bool:
+        return data.get("schema") == SCHEMA and data.get("status") in ("onboarding", "chatting", "partial", "survey")
 
-    def get_init_data_for_agent(self, agent) -> dict:
-        state = agent.state
-        if state.get_init_state() is None:
-            worker = str(agent.worker_id)
-            data = {"worker_name": agent.get_worker().worker_name, "setting": self.design.setting,
-                    "protocol": self.design.protocol, "dialogue_id": f"r{self.task_run.db_id}-a{agent.db_id}",
-                    "config": self.live.config, "last_seq": -1, "version": 0}
-            if self.scheduler.needs_onboarding(worker):
-                rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
-                index = rng.randrange(len(self.live.onboarding_items))
-                item = self.live.onboarding_items[index]
-                order = ([item["wrong"]] if self.design.protocol == "sm"
-                         else rng.sample(range(len(item["replies"])), len(item["replies"])))
-                data.update(status="onboarding", onboarding={"item": index, "order": order, "picked": None,
-                                                             "passed": None})
-            else:
-                data["status"] = "chatting"
-            state.set_init_state(data)
-            if data["status"] == "chatting":
-                self._start_dialogue(agent)
-        elif state.data["status"] == "chatting" and agent.get_agent_id() not in self._dialogues:
+    def resume_unit(self, agent, data: dict) -> None:
+        """The same dialogue at the same turn: it is in progress again for the scheduler."""
+        if data["status"] == "partial":
+            data["status"] = "chatting"
+        if data["status"] == "chatting" and data.get("model_set"):
+            self.scheduler.resume(str(agent.worker_id), "|".join(sorted(data["model_set"])), data["dialogue_id"],
+                                  turns=len(data["turns"]))
+        agent.state.set_init_state(data)
+        if data["status"] == "chatting":
+            self._start_dialogue(agent)
+
+    def reconnected(self, agent) -> None:
+        if agent.state.data["status"] == "chatting" and agent.get_agent_id() not in self._dialogues:
             self._start_dialogue(agent)  # the page reconnected to a dialogue this process does not hold
-        return self.view(state)
+
+    def resume(self, agent) -> None:
+        """A turn whose candidates were never made (the run stopped while the models wrote): make them."""
+        d = agent.state.data
+        pending = d.get("pending")
+        if d["status"] == "chatting" and pending is not None and pending.get("shown_at") is None:
+            self._generate(agent)
+            self.send_view(agent, ack=pending.get("action"))
+
+    def start_unit(self, agent) -> None:
+        state = agent.state
+        worker = str(agent.worker_id)
+        data = {"worker_name": agent.get_worker().worker_name, "setting": self.design.setting,
+                "protocol": self.design.protocol, "dialogue_id": f"r{self.task_run.db_id}-a{agent.db_id}",
+                "config": self.live.config}
+        if self.scheduler.needs_onboarding(worker):
+            rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
+            index = rng.randrange(len(self.live.onboarding_items))
+            item = self.live.onboarding_items[index]
+            order = ([item["wrong"]] if self.design.protocol == "sm"
+                     else rng.sample(range(len(item["replies"])), len(item["replies"])))
+            data.update(status="onboarding", onboarding={"item": index, "order": order, "picked": None,
+                                                         "passed": None})
+        else:
+            data["status"] = "chatting"
+        state.set_init_state(data)
+        if data["status"] == "chatting":
+            self._start_dialogue(agent)
 
     def _start_dialogue(self, agent) -> None:
         state = agent.state
@@ -142,42 +166,24 @@ class PerTurnRunner(LiveRunner):
                                    opening=seed.opening)
         for turn in d["turns"]:  # a dialogue picked up again after a reconnect: replay what was said
             dialogue.replay(turn["worker_message"], _continuation(turn), source=_source(turn))
+        pending = d.get("pending")
+        if pending is not None and pending.get("shown_at") is not None:
+            dialogue.hear(pending["worker_message"])  # its candidates are on the page, waiting for the choice
         self._dialogues[agent.get_agent_id()] = dialogue
 
     # ------------------------------------------------------------------ packets
-    def handle(self, agent, update: dict) -> None:
-        state = agent.state
-        seq = update.get("seq")
-        if not isinstance(seq, int) or seq <= state.data.get("last_seq", -1):
-            self._send(agent, ack=seq)  # resent or malformed: the current view, nothing stored twice
-            return
+    def handle(self, agent, update: dict) -> str | None:
+        handlers = {"message": self._message, "choice": self._choice, "onboarding": self._onboarding,
+                    "finish": self._finish, "survey": self._survey}
         kind = update.get("type")
-        try:
-            if kind == "message":
-                error = self._message(agent, update.get("text"), seq=seq)
-            elif kind == "choice":
-                error = self._choice(agent, update, seq)
-            elif kind == "onboarding":
-                error = self._onboarding(agent, update, seq)
-            elif kind == "finish":
-                error = self._finish(agent, seq)
-            elif kind == "survey":
-                error = self._survey(agent, update, seq)
-            else:
-                error = "Unknown action; please reload the page."
-        except Exception:  # never leave the page waiting: log, and say so
-            logger.exception("per-turn packet %s of agent %s", kind, agent.get_agent_id())
-            error = "Something went wrong on our side; please try again."
-        self._send(agent, ack=seq, error=error)
+        if kind not in handlers:
+            return UNKNOWN_ACTION
+        return handlers[kind](agent, update)
 
-    def _accept(self, state, seq) -> None:
-        if seq is not None:
-            state.data["last_seq"] = seq
-
-    def _message(self, agent, text, seq=None) -> str | None:
+    def _message(self, agent, update: dict) -> str | None:
         state = agent.state
         d = state.data
-        text = " ".join(str(text or "").split())
+        text = " ".join(str(update.get("text") or "").split())
         if self.design.opening == "hi" and not d["turns"]:
             text = HI  # Meena's protocol: every conversation starts with the same "Hi!"
         if d["status"] != "chatting" or d.get("pending") is not None:
@@ -188,12 +194,21 @@ class PerTurnRunner(LiveRunner):
             return "Please write a message."
         if len(text) > MAX_MESSAGE_CHARS:
             return f"Please keep your message under {MAX_MESSAGE_CHARS} characters."
-        self._accept(state, seq)
+        self.accept(state, update)
         turn = len(d["turns"])
         d["messages"].append({"speaker": "human", "text": text, "source": "human"})
-        d["pending"] = {"turn": turn, "worker_message": text, "candidates": [], "shown_at": None}
+        d["pending"] = {"turn": turn, "worker_message": text, "candidates": [], "shown_at": None,
+                        "action": update["action_id"]}
         state.save_data()
-        self._send(agent, waiting=True, ack=seq)  # "the models are replying": nobody stares at a frozen page
+        self.send_view(agent, ack=update["action_id"])  # "the models are replying": nobody stares at a frozen page
+        self._generate(agent)
+        return None
+
+    def _generate(self, agent) -> None:
+        """Every model's candidate for the pending turn, stored before the page sees them."""
+        state = agent.state
+        d = state.data
+        turn, text = d["pending"]["turn"], d["pending"]["worker_message"]
         candidates = self._dialogues[agent.get_agent_id()].candidates(text)
         ok = [c for c in candidates if c.ok]
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{turn}:order")
@@ -205,9 +220,8 @@ class PerTurnRunner(LiveRunner):
              **({"decoding": c.extra["decoding"]} if "decoding" in c.extra else {})} for c in candidates]
         d["pending"]["shown_at"] = time.time()
         state.save_data()
-        return None
 
-    def _choice(self, agent, update: dict, seq: int) -> str | None:
+    def _choice(self, agent, update: dict) -> str | None:
         state = agent.state
         d = state.data
         pending = d.get("pending")
@@ -232,7 +246,7 @@ class PerTurnRunner(LiveRunner):
             return "Please explain your choice in a few words."
         if self.design.justification == "off":
             justification = ""
-        self._accept(state, seq)
+        self.accept(state, update)
         candidates = []
         for c in pending["candidates"]:
             c = dict(c, picked=c["position"] in decision.picked if c["position"] is not None else False,
@@ -252,7 +266,7 @@ class PerTurnRunner(LiveRunner):
         self._dialogues[agent.get_agent_id()].continue_with(text, source=source)
         return None
 
-    def _onboarding(self, agent, update: dict, seq: int) -> str | None:
+    def _onboarding(self, agent, update: dict) -> str | None:
         state = agent.state
         d = state.data
         if d["status"] != "onboarding":
@@ -265,7 +279,7 @@ class PerTurnRunner(LiveRunner):
                    picked, "", random.Random(0), none=bool(update.get("none")))
         except ValueError as exc:
             return str(exc)
-        self._accept(state, seq)
+        self.accept(state, update)
         ob["picked"] = list(picked)
         ob["passed"] = onboarding.passed(item, self.design.protocol, list(picked), ob["order"])
         worker = str(agent.worker_id)
@@ -281,7 +295,7 @@ class PerTurnRunner(LiveRunner):
             logger.info("worker %s failed onboarding: blocked with %s", worker, self.block_qualification)
         return None
 
-    def _finish(self, agent, seq: int) -> str | None:
+    def _finish(self, agent, update: dict) -> str | None:
         state = agent.state
         d = state.data
         if d["status"] != "chatting":
@@ -291,7 +305,7 @@ class PerTurnRunner(LiveRunner):
         if len(d["turns"]) < self.design.min_turns:
             return (f"Please chat for at least {self.design.min_turns} turns "
                     f"({len(d['turns'])} so far).")
-        self._accept(state, seq)
+        self.accept(state, update)
         if self.design.survey != "none":
             personas = (d.get("seed") or {}).get("personas")
             if personas and len(personas) == 2:
@@ -305,7 +319,7 @@ class PerTurnRunner(LiveRunner):
         self.end(agent)
         return None
 
-    def _survey(self, agent, update: dict, seq: int) -> str | None:
+    def _survey(self, agent, update: dict) -> str | None:
         state = agent.state
         d = state.data
         if d["status"] != "survey":
@@ -314,7 +328,7 @@ class PerTurnRunner(LiveRunner):
             answers = survey.validate(update, self.live.survey_questions, d.get("survey_personas"))
         except ValueError as exc:
             return str(exc)
-        self._accept(state, seq)
+        self.accept(state, update)
         d["survey"] = dict(answers, answered_at=time.time())
         d["status"] = "complete"
         state.save_data()

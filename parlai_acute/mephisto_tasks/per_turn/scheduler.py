@@ -44,7 +44,8 @@ class Scheduler:
             w = self._worker(str(h["worker"]))
             w.passed_onboarding |= bool(h.get("passed_onboarding"))
             if h.get("set") in self.sets:
-                w.dialogues += 1
+                # as finish() counts: a dialogue cut short does not count against the worker's cap
+                w.dialogues += int(h.get("status") == "complete" or self.unit == "turns")
                 self.sets[h["set"]].done += self._credit(h.get("status") == "complete", int(h.get("turns") or 0))
 
     def _credit(self, complete: bool, turns: int) -> int:
@@ -112,3 +113,16 @@ class Scheduler:
             if not complete and self.unit == "dialogues":
                 # the place goes back, and it does not count against the worker's cap
                 self._worker(worker).dialogues -= 1
+
+    def resume(self, worker: str, set_key: str, dialogue: str, *, turns: int) -> bool:
+        """A worker came back to a dialogue cut short (counted by ``finish`` or ``history`` as
+        partial): it is in progress again; its stored turns are credited once, when it ends."""
+        with self._lock:
+            s = self.sets.get(set_key)
+            if s is None or dialogue in s.running:
+                return s is not None
+            s.done -= self._credit(False, turns)
+            s.running.add(dialogue)
+            if self.unit == "dialogues":
+                self._worker(worker).dialogues += 1
+            return True

@@ -1,6 +1,6 @@
 """Live side of the SSA labelling task: shows each item's context and reply, takes the two answers in order.
 
-The page sends ``{"type": "answer", "seq": s, "position": k, "sensible": true|false,
+The page sends ``{"type": "answer", "action_id": a, "position": k, "sensible": true|false,
 "specific": true|false|null}``; the server checks it against Meena's rules (a reply that does not
 make sense is not specific; a sensible reply needs the second answer), takes the item from its
 own plan (never from the page) and stores the label before answering.

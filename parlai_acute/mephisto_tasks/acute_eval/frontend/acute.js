@@ -2,21 +2,16 @@
  *
  * The router serves this file, acute.css, the shared router-protocol client
  * mephisto_live.js (MephistoLive: registration, websocket, heartbeats, submit) and the
- * provider's wrap_crowd_source.js. Flow: MephistoLive.start -> one live update per
- * judgment, answered by a view from the backend (which has already stored the judgment)
- * -> MephistoLive.submit. Every text from a dialogue is put in the page with textContent:
+ * provider's wrap_crowd_source.js. Flow: MephistoLive.start -> one action per judgment,
+ * answered by a view from the backend (which has already stored the judgment) -> MephistoLive.submit.
+ * After a reload or a reconnection the server's view puts the worker back at the same comparison. Every text from a dialogue is put in the page with textContent:
  * shown, never run.
  */
 (function () {
   "use strict";
-  var view = null, sending = false, submitted = false, pendingTimer = null;
+  var view = null, submitted = false;
   var $ = function (id) { return document.getElementById(id); };
 
-  function uuid() {
-    return "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx".replace(/[xy]/g, function (c) {
-      var r = (Math.random() * 16) | 0; return (c === "x" ? r : (r & 3) | 8).toString(16);
-    });
-  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
@@ -26,6 +21,7 @@
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
 
   function render(v) {
+    var same = view && !view.finished && !v.finished && view.comparison.position === v.comparison.position;
     view = v;
     window.__acuteView = v;  // for the simulated workers and tests
     $("error").textContent = v.error || "";
@@ -52,23 +48,25 @@
       box.appendChild(col);
     });
     var choices = $("choices");
+    var picked = same ? document.querySelector("input[name=choice]:checked") : null;
+    picked = picked ? picked.value : null;  // a view of the same comparison keeps what the worker chose
     choices.textContent = "";
     ["left", "right"].forEach(function (value, i) {
       var label = el("label", "choice-" + (i + 1));
       var input = el("input");
       input.type = "radio"; input.name = "choice"; input.value = value; input.id = "choice-" + value;
+      input.checked = value === picked;
       label.appendChild(input);
       label.appendChild(el("span", "swatch"));
       label.appendChild(document.createTextNode(c.sides[i].label));
       choices.appendChild(label);
     });
-    if (v.ack !== null || !$("reason").value) $("reason").value = "";
+    if (!same) $("reason").value = "";
     $("reason").setAttribute("minlength", v.min_reason_length);
     onReasonInput();
     $("task").hidden = false;
     setStatus("");
-    sending = false;
-    $("submit").disabled = false;
+    $("submit").disabled = MephistoLive.busy();
   }
 
   function reasonMessage() { return "Please give a reason of at least " + view.min_reason_length + " characters."; }
@@ -103,7 +101,7 @@
 
   function onSubmit(ev) {
     ev.preventDefault();
-    if (sending || !view || view.finished) return;
+    if (MephistoLive.busy() || !view || view.finished) return;
     var picked = document.querySelector("input[name=choice]:checked");
     var reason = $("reason").value.trim();
     if (!picked) { $("error").textContent = "Please choose one of the two speakers."; return; }
@@ -111,28 +109,15 @@
       $("error").textContent = reasonMessage();
       return;
     }
-    sending = true;
-    $("submit").disabled = true;
-    var data = { type: "judgment", position: view.comparison.position, choice: picked.value, reason: reason,
-                 update_id: uuid() };
-    var attempt = function () {
-      if (!sending) return;
-      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
-      pendingTimer = setTimeout(attempt, 4000);  // resend until acknowledged (stored once server-side)
-    };
-    attempt();
+    if (MephistoLive.send({ type: "judgment", position: view.comparison.position, choice: picked.value,
+                            reason: reason })) {
+      $("submit").disabled = true;  // until the server's view answers (it stores the judgment once)
+    }
   }
 
-  // Every view from the server: the first one, and each answer to a judgment.
-  function onView(v) {
-    // Mephisto's router may deliver a packet twice: only a view that moves forward, or answers
-    // the judgment in flight with an error, counts.
-    var forward = !view || v.done > view.done || (v.finished && !view.finished);
-    if (!forward && !(sending && v.error)) return;
-    clearTimeout(pendingTimer);
-    sending = false;
-    render(v);
-  }
+  // Every view from the server (MephistoLive drops older ones): the first one, each answer to a
+  // judgment, and the full current view after a reload or a reconnection.
+  function onView(v) { render(v); }
 
   function onStatus(s) {
     if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitted) {
@@ -145,7 +130,9 @@
     $("judgment").addEventListener("submit", onSubmit);
     $("reason").addEventListener("input", onReasonInput);
     MephistoLive.loadTitle($("title"));
-    MephistoLive.start({ onView: onView, onStatus: onStatus }).then(function (started) {
+    MephistoLive.start({ onView: onView, onStatus: onStatus, onUnavailable: function (reason) {
+      $("task").hidden = true; setStatus(reason); document.body.setAttribute("data-unavailable", "true");
+    } }).then(function (started) {
       if (started.preview) {
         setStatus("Preview: accept the task to start.");
       } else if (started.unavailable) {

@@ -1,13 +1,14 @@
 /* Per-turn evaluation page: chat on the left, the current turn's candidate replies on the right.
  *
  * The server holds the dialogue and the candidates; this page shows the views it sends and
- * sends back only positions, "none of these", the worker's own text and a reason. Every
- * packet carries a sequence number and is resent until a view acknowledges it (the server
- * handles each once). All text from models or workers goes in with textContent.
+ * sends back only positions, "none of these", the worker's own text and a reason, each as a
+ * MephistoLive action (resent until a view acknowledges it; the server stores it once). After a
+ * reload or a reconnection the server's view brings back the conversation, the candidates and the
+ * turn. All text from models or workers goes in with textContent.
  */
 (function () {
   "use strict";
-  var view = null, seq = 0, inflight = null, resendTimer = null, submitting = false;
+  var view = null, submitting = false;
   var $ = function (id) { return document.getElementById(id); };
   var SPEAKER = { human: "You", bot: "Partner" };
 
@@ -20,22 +21,13 @@
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
 
   function sendPacket(data) {
-    seq += 1;
-    data.seq = seq;
-    inflight = data;
+    if (!MephistoLive.send(data)) return false;
     $("error").textContent = "";
-    var attempt = function () {
-      if (!inflight || inflight.seq !== data.seq) return;
-      if (!MephistoLive.send(data)) setStatus("Reconnecting…");
-      resendTimer = setTimeout(attempt, 5000);  // until acknowledged; the server stores it once
-    };
-    attempt();
     render(view);
+    return true;
   }
 
   function onView(v) {
-    if (view && v.version !== undefined && view.version !== undefined && v.version <= view.version) return;
-    if (inflight && v.ack === inflight.seq && !v.waiting) { inflight = null; clearTimeout(resendTimer); }
     var newTurn = !view || v.turn !== view.turn || v.status !== view.status;
     view = v;
     window.__perTurnView = v;  // for the simulated workers and tests
@@ -156,7 +148,7 @@
     $("intro-text").textContent = introText(v);
     $("intro").hidden = false;
     $("question").textContent = v.question;
-    var busy = !!inflight;
+    var busy = MephistoLive.busy();
     if (v.status === "complete" || v.status === "blocked" || v.status === "unavailable") { finish(v); return; }
     if (v.status === "survey") { renderSurvey(v); return; }
     $("survey").hidden = true;
@@ -200,7 +192,7 @@
     $("survey").hidden = false;
     $("progress").textContent = "Last step";
     $("survey-error").textContent = v.error || "";
-    $("submit-survey").disabled = !!inflight;
+    $("submit-survey").disabled = MephistoLive.busy();
     setStatus("");
     var box = $("survey-questions");
     if (box.getAttribute("data-built") === "yes") return;
@@ -237,7 +229,7 @@
 
   function onSurvey(ev) {
     ev.preventDefault();
-    if (!view || inflight || view.status !== "survey") return;
+    if (!view || MephistoLive.busy() || view.status !== "survey") return;
     var scores = {}, reasons = {}, missing = null;
     view.survey.questions.forEach(function (q) {
       var picked = document.querySelector("input[name=q-" + q.key + "]:checked");
@@ -273,7 +265,7 @@
 
   function onChoice(ev) {
     ev.preventDefault();
-    if (!view || inflight) return;
+    if (!view || MephistoLive.busy()) return;
     var picked = [], none = false;
     if (view.label_mode === "ssa" && view.status === "chatting") {
       var sens = document.querySelector("input[name=sensible]:checked");
@@ -307,9 +299,8 @@
   function onSend(ev) {
     ev.preventDefault();
     var text = $("message").value.trim();
-    if (!view || inflight || !text) return;
-    $("message").value = "";
-    sendPacket({ type: "message", text: text });
+    if (!view || MephistoLive.busy() || !text) return;
+    if (sendPacket({ type: "message", text: text })) $("message").value = "";
   }
 
   function start() {
@@ -320,10 +311,13 @@
       if (ev.key === "Enter" && !ev.shiftKey) { onSend(ev); }
     });
     $("none").addEventListener("change", update);
-    $("finish").addEventListener("click", function () { if (!inflight) sendPacket({ type: "finish" }); });
+    $("finish").addEventListener("click", function () { if (!MephistoLive.busy()) sendPacket({ type: "finish" }); });
     MephistoLive.loadTitle($("title"));
     MephistoLive.start({
       onView: onView,
+      onUnavailable: function (reason) {
+        $("task").hidden = true; setStatus(reason); document.body.setAttribute("data-unavailable", "true");
+      },
       onStatus: function (s) {
         if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
           $("task").hidden = true;

@@ -1,0 +1,92 @@
+"""Where each worker is: units left unfinished, found again by worker + provider registration (all tasks).
+
+A worker's page can lose its unit without the worker doing anything wrong: the launcher is
+stopped and relaunched (a new run, new Mephisto agents), or the router stops hearing the page
+(a laptop lid, a dropped connection) and Mephisto clears the unit. The work stored so far is in
+the unit's agent state; when the same worker comes back on the same provider assignment (the
+provider's ``agent_registration_id``: mock ``<assignment>-<worker>``, MTurk the same pair) the
+runner copies that state into the new agent and goes on from the same step.
+
+The old state is then marked ``superseded_by`` the new agent, and the new one lists the agents
+it continues in ``resumed_from``: :func:`..stored_units.stored_units` reads each piece of work
+once, also if the launcher died between the two writes.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from typing import Any, Callable
+
+logger = logging.getLogger(__name__)
+
+# what a stored state carries about where it came from, never copied as work
+_OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by")
+
+
+def registration_of(agent) -> str | None:
+    """The provider's registration id the page registered ``agent`` with (None outside a live run)."""
+    try:
+        by_registration = agent.get_live_run().client_io.agents_by_registration_id
+    except Exception:  # no live run (tests, reading back): nothing to resume by
+        return None
+    agent_id = agent.get_agent_id()
+    return next((reg for reg, aid in list(by_registration.items()) if aid == agent_id), None)
+
+
+def forget_registration(agent) -> None:
+    """Let the page's next registration make a new agent (Mephisto would reconnect it to this
+    finished one, whose unit is gone: "This task is no longer available")."""
+    try:
+        by_registration = agent.get_live_run().client_io.agents_by_registration_id
+    except Exception:
+        return
+    for reg, aid in list(by_registration.items()):
+        if aid == agent.get_agent_id():
+            by_registration.pop(reg, None)
+
+
+class Sessions:
+    """Unfinished units by (worker id, registration id); ``resumable(data)`` says which stored states
+    still have work in them. Thread-safe."""
+
+    def __init__(self, resumable: Callable[[dict], bool]):
+        self.resumable = resumable
+        self._lock = threading.Lock()
+        self._open: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def load(self, units: list[dict]) -> "Sessions":
+        """Unfinished units of earlier runs (rows of :func:`..stored_units.stored_units`, with ``agent``)."""
+        for unit in units:
+            self.add(str(unit["worker_id"]), unit["data"].get("registration"), unit["agent"], unit["data"])
+        return self
+
+    def add(self, worker: str, registration: str | None, agent, data: dict) -> None:
+        if registration and self.resumable(data) and not data.get("superseded_by"):
+            with self._lock:
+                self._open[(worker, registration)] = {"agent": agent, "data": copy.deepcopy(data)}
+
+    def waiting_for(self, worker: str) -> bool:
+        with self._lock:
+            return any(w == worker for w, _ in self._open)
+
+    def take(self, worker: str, registration: str | None) -> dict | None:
+        with self._lock:
+            return self._open.pop((worker, registration), None) if registration else None
+
+
+def carried_over(old: dict, old_agent_id: str) -> dict:
+    """The work of an unfinished state, to continue in a new agent."""
+    data = {k: copy.deepcopy(v) for k, v in old.items() if k not in _OWN_KEYS}
+    data["resumed_from"] = list(old.get("resumed_from") or []) + [str(old_agent_id)]
+    return data
+
+
+def mark_superseded(old_agent, new_agent_id: str) -> None:
+    """Write ``superseded_by`` into the old agent's state (after the new one is saved)."""
+    try:
+        state = old_agent.state
+        state.data["superseded_by"] = str(new_agent_id)
+        state.save_data()
+    except Exception:  # the new state already lists it in resumed_from: readers skip it anyway
+        logger.exception("marking agent %s superseded", old_agent.db_id)
