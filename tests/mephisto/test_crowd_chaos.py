@@ -1,0 +1,319 @@
+"""Crowd chaos on all four live tasks: real local architect, Mephisto database, headless Chromium.
+
+One launcher per task serves two scripted workers: one reloads the page at every step and
+double-clicks every submit (and, where the task takes text, sends an empty and a 5,000-character
+message); the other opens a second tab on the same assignment, moves back, and (SSA) lets the page
+sleep past the router's heartbeat. Then the launcher is stopped mid-step with SIGINT, SIGTERM or
+SIGKILL while both pages stay open and relaunched on the same port and data: the pages say
+"Reconnecting to the task server..." while it is down, come back by themselves to the same
+comparison / turn / item, and the workers finish. Asserted for every task: every action stored
+exactly once, none lost, every worker back at the same step, no page stuck past a stated bound
+(``chaos_helpers.STEP`` / ``RELAUNCH``).
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from acute_task_helpers import make_pairings, write_pairings
+from chaos_helpers import (RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch, reload,
+                           stop, wait)
+from label_task_helpers import SSA_ITEMS, label_like_a_person, open_db, write_jsonl
+from perturn_task_helpers import GENERIC, SMOL
+
+from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
+
+LONG = "x" * 5000
+
+
+@pytest.fixture()
+def runs():
+    started: list[LocalRun] = []
+    yield started
+    for run in started:
+        run.kill_all()
+
+
+def _start(runs, tmp_path, group, args, task_name):
+    run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / f"{group}0.log", group=group, task_name=task_name)
+    runs.append(run)
+    run.wait_ready()
+    return run
+
+
+def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args):
+    stop(run, SIGNALS[sig])
+    for page in pages:  # said while the task is down, before anybody acts
+        reconnecting(page)
+    again = relaunch(run, args, tmp_path / f"{group}1.log", group)
+    runs.append(again)
+    return again
+
+
+# ---------------------------------------------------------------------------------------------- ACUTE-Eval
+def _acute_decide(view):
+    from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import side_with_text
+
+    try:
+        return side_with_text(view, "hike")
+    except LookupError:
+        return side_with_text(view, "A-line")
+
+
+ACUTE = "window.__acuteView"
+
+
+def _acute_position(page) -> int:
+    return page.evaluate(f"{ACUTE}.comparison.position")
+
+
+def _judge(page, double=False) -> int:
+    wait(page, f"{ACUTE} && !{ACUTE}.finished && !document.getElementById('submit').disabled && {idle(page)}",
+         what="a comparison to judge")
+    view = page.evaluate(ACUTE)
+    position = view["comparison"]["position"]
+    page.check(f"#choice-{_acute_decide(view)}")
+    page.fill("#reason", f"judged at position {position}, the A side answers")
+    if double:
+        page.dblclick("#submit")
+    else:
+        page.click("#submit")
+    wait(page, f"({ACUTE}.done >= {position} || {ACUTE}.finished) && !MephistoLive.busy()", what="the judgment stored")
+    return position
+
+
+def test_acute_crowd_chaos(tmp_path, chromium, runs):
+    from parlai_acute.mephisto_tasks.acute_eval import store
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6, xss_in=None))
+    args = ["--pairings", str(pairings), "mephisto.blueprint.comparisons_per_unit=3",
+            "mephisto.blueprint.max_judgments_per_worker=3"]
+    run = _start(runs, tmp_path, "acute", args, "acute_chaos")
+    rita_ctx, tom_ctx = chromium.new_context(), chromium.new_context()
+    rita = open_page(rita_ctx, run.url, "rita", "r1", "__acuteView")
+    tom = open_page(tom_ctx, run.url, "tom", "t1", "__acuteView")
+    reloads = []
+    for _ in range(2):  # rita: reload before and after each judgment, and double-click every submit
+        position = _acute_position(rita)
+        reloads.append(reload(rita, "__acuteView", f"{ACUTE}.comparison.position === {position}"))
+        _judge(rita, double=True)
+        reloads.append(reload(rita, "__acuteView", f"{ACUTE}.comparison.position === {position + 1}"))
+    _judge(tom)
+    tom2 = open_page(tom_ctx, run.url, "tom", "t1", "__acuteView")  # the same assignment in a second tab
+    elsewhere(tom)
+    wait(tom2, f"{ACUTE}.comparison.position === 2", what="the second tab at comparison 2")
+    _judge(tom2)
+    tom.click("#continue-here")  # back to the first tab: it takes over, the second one stops
+    elsewhere(tom2)
+    wait(tom, f"{ACUTE}.comparison.position === 3 && {idle(tom)}", what="the first tab back at comparison 3")
+
+    run = _stop_and_relaunch(runs, tmp_path, run, "SIGINT", [rita, tom], "acute", args)
+    for page in (rita, tom):  # back by themselves, at the same comparison, without a reload
+        wait(page, f"{ACUTE}.comparison.position === 3 && {idle(page)}", RELAUNCH, "comparison 3 after the relaunch")
+    for page in (rita, tom):
+        while not page.evaluate(f"{ACUTE}.finished"):
+            _judge(page)
+        wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
+    assert run.wait_exit(timeout=120) == 0  # everything judged: the relaunched run ends by itself
+
+    df = store.judgments_for_task(open_db(run.data_dir), "acute_chaos")
+    per_worker = df.groupby("worker").size().to_dict()
+    assert per_worker == {"simulated-rita_sandbox": 4, "simulated-tom_sandbox": 4}, per_worker  # onboarding + 3, each once
+    assert not df.duplicated(["worker", "pair_id"]).any()
+    assert df["reason"].str.startswith("judged at position").all()
+    assert max(reloads) < 5  # seconds; the benchmark perturn_resume_seconds measures it properly
+
+
+# ---------------------------------------------------------------------------------------------- per-turn
+TURN = "window.__perTurnView"
+
+
+def _wait_turn(page, bound=None):
+    cond = f"{TURN} && {TURN}.status !== 'onboarding' && !{TURN}.waiting && {idle(page)}"
+    return wait(page, cond, bound or 60, "a turn to act on")
+
+
+def _send(page, text):
+    page.fill("#message", text)
+    page.click("#send")
+
+
+def _pick(page, double=False):
+    turn = page.evaluate(f"{TURN}.turn")
+    (page.dblclick if double else page.click)("#pick-0")
+    (page.dblclick if double else page.click)("#submit-choice")
+    wait(page, f"{TURN}.turns_done > {turn} && {idle(page)}", 60, "the choice stored")
+
+
+def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
+    from perturn_task_helpers import stored
+
+    args = ["--model", GENERIC, "--model", f"smol={SMOL}", "mephisto.blueprint.min_turns=2",
+            "mephisto.blueprint.max_turns=3", "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=2",
+            "mephisto.blueprint.protocol=soba"]
+    run = _start(runs, tmp_path, "per-turn", args, "per_turn_chaos")
+    ana_ctx, ben_ctx = chromium.new_context(), chromium.new_context()
+    ana = open_page(ana_ctx, run.url, "ana", "a1", "__perTurnView")
+    ben = open_page(ben_ctx, run.url, "ben", "b1", "__perTurnView")
+    _wait_turn(ana)
+    _send(ana, "   ")  # an empty message is never sent
+    _send(ana, LONG)  # refused by the server, nothing stored
+    wait(ana, f"({TURN}.error || '').indexOf('under 1000 characters') >= 0", what="the too-long message refused")
+    assert ana.evaluate(f"{TURN}.turns_done") == 0 and ana.evaluate(f"{TURN}.messages.length") == 0
+    _send(ana, "Hello! Do you like hiking in the mountains?")
+    _wait_turn(ana)
+    shown = ana.evaluate(f"{TURN}.candidates")
+    reload(ana, "__perTurnView", f"{TURN}.candidates && {TURN}.candidates.length === {len(shown)} && !{TURN}.waiting")
+    assert ana.evaluate(f"{TURN}.candidates") == shown  # the same replies, in the same order
+    _pick(ana, double=True)
+    reload(ana, "__perTurnView", f"{TURN}.turns_done === 1 && {TURN}.messages.length === 2")
+
+    _wait_turn(ben)
+    _send(ben, "Hi there, what did you do today?")
+    _wait_turn(ben)
+    ben2 = open_page(ben_ctx, run.url, "ben", "b1", "__perTurnView")
+    elsewhere(ben)
+    wait(ben2, f"{TURN}.candidates && {TURN}.candidates.length === 2", what="the second tab with the candidates")
+    _pick(ben2)
+
+    _send(ana, "What else do you enjoy doing at weekends?")  # the turn in progress when the launcher dies
+    wait(ana, f"{TURN}.waiting || ({TURN}.candidates || []).length > 0", what="the models writing")
+    run = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, ben2], "per-turn", args)
+    wait(ana, f"{TURN}.turn === 1 && ({TURN}.candidates || []).length === 2 && {idle(ana)}", RELAUNCH,
+         "the interrupted turn's candidates after the relaunch")
+    assert [m["text"] for m in ana.evaluate(f"{TURN}.messages")][-1] == "What else do you enjoy doing at weekends?"
+    wait(ben2, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(ben2)}", RELAUNCH, "ben's turn 2")
+    _pick(ana)
+    _send(ben2, "Tell me about your favourite book.")
+    _wait_turn(ben2)
+    _pick(ben2)
+    for page in (ana, ben2):
+        page.click("#finish")
+        wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
+    assert run.wait_exit(timeout=120) == 0
+
+    _, units, records = stored(run.data_dir, "per_turn_chaos")
+    assert len(units) == 2 and {u["data"]["status"] for u in units} == {"complete"}
+    by_dialogue = {}
+    for r in records:
+        by_dialogue.setdefault((r["worker"], r["dialogue"]), []).append((r["turn"], r["model"]))
+    assert sorted(w for w, _ in by_dialogue) == ["simulated-ana_sandbox", "simulated-ben_sandbox"]  # one dialogue each
+    for turns in by_dialogue.values():  # every turn once, with both models' candidates
+        assert sorted(turns) == [(t, m) for t in (0, 1) for m in ("generic_bot", "smol")]
+    ana_msgs = [r["worker_message"] for r in records if r["worker"] == "simulated-ana_sandbox" and r["model"] == "smol"]
+    assert ana_msgs == ["Hello! Do you like hiking in the mountains?", "What else do you enjoy doing at weekends?"]
+    assert {r["dialogue_status"] for r in records} == {"complete"}
+
+
+# ---------------------------------------------------------------------------------------------- SSA labelling
+ITEM = "window.__itemView"
+MORE_ITEMS = [{"item_id": f"c{k}:x", "context": [f"What is your plan for day {k}?"], "reply": f"I will read, day {k}.",
+               "model": "generic_bot"} for k in range(3, 5)]
+
+
+def _label(page, double=False):
+    wait(page, f"{ITEM} && {ITEM}.item && {idle(page)}", what="an item to label")
+    view = page.evaluate(ITEM)
+    sensible, specific = label_like_a_person(view["item"])
+    click = page.dblclick if double else page.click
+    if not sensible:
+        click("#sensible-no")
+    else:
+        page.click("#sensible-yes")
+        click("#specific-yes" if specific else "#specific-no")
+    wait(page, f"{ITEM}.done >= {view['position']} && {idle(page)}", what="the label stored")
+    return view["position"]
+
+
+def test_ssa_label_crowd_chaos(tmp_path, chromium, runs):
+    from parlai_acute.mephisto_tasks.ssa_label import store
+
+    items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS + MORE_ITEMS)
+    args = ["--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=3",
+            "mephisto.blueprint.onboarding=false"]
+    run = _start(runs, tmp_path, "ssa", args, "ssa_chaos")
+    sue_ctx, vic_ctx = chromium.new_context(), chromium.new_context()
+    sue = open_page(sue_ctx, run.url, "sue", "s1", "__itemView")
+    vic = open_page(vic_ctx, run.url, "vic", "v1", "__itemView")
+    _label(vic)
+    freeze(vic, True)  # vic's laptop sleeps past the router's heartbeat while sue works
+    asleep = time.time()
+    for _ in range(2):  # sue: reload at every step, double-click every answer
+        position = sue.evaluate(f"{ITEM}.position")
+        reload(sue, "__itemView", f"{ITEM}.position === {position}")
+        _label(sue, double=True)
+        reload(sue, "__itemView", f"{ITEM}.position === {position + 1}")
+    time.sleep(max(0.0, 25 - (time.time() - asleep)))
+    freeze(vic, False)  # awake: the page notices, registers again and is back at item 2
+    wait(vic, f"{ITEM}.position === 2 && {idle(vic)}", 60, "item 2 after the page slept")
+    vic2 = open_page(vic_ctx, run.url, "vic", "v1", "__itemView")
+    elsewhere(vic)
+    _label(vic2)
+
+    run = _stop_and_relaunch(runs, tmp_path, run, "SIGTERM", [sue, vic2], "ssa", args)
+    for page in (sue, vic2):
+        wait(page, f"{ITEM}.position === 3 && {idle(page)}", RELAUNCH, "item 3 after the relaunch")
+        _label(page)
+        wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
+    assert run.wait_exit(timeout=120) == 0
+
+    records = store.labels_for_task(open_db(run.data_dir), "ssa_chaos")
+    assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS + MORE_ITEMS)  # once each
+    assert {r["worker"] for r in records} == {"simulated-sue_sandbox", "simulated-vic_sandbox"}
+    for r in records:
+        assert (r["sensible"], r["specific"]) == label_like_a_person({"reply": r["reply"]})
+
+
+# ---------------------------------------------------------------------------------------------- multi-reference
+def _reply(page, text, double=False, expect_error=None):
+    wait(page, f"{ITEM} && {ITEM}.item && {idle(page)}", what="a context to write for")
+    before = page.evaluate(f"{ITEM}.done * 100 + {ITEM}.item.written.length")
+    page.evaluate("t => { document.getElementById('reply').value = t; }", text)  # pasted: no maxlength
+    (page.dblclick if double else page.click)("#add")
+    if expect_error:
+        wait(page, f"(document.getElementById('error').textContent || '').indexOf({expect_error!r}) >= 0",
+             what="the reply refused")
+        return
+    wait(page, f"{ITEM}.done * 100 + ({ITEM}.item ? {ITEM}.item.written.length : 0) > {before} && {idle(page)}",
+         what="the reply stored")
+
+
+def test_multiref_crowd_chaos(tmp_path, chromium, runs):
+    from parlai_acute.mephisto_tasks.multiref import store
+
+    dialogues = write_jsonl(tmp_path / "d.jsonl", [[{"text": f"Opening line {k}?"}, {"text": f"Answer {k}."}]
+                                                   for k in range(2)])
+    args = ["--contexts", str(dialogues), "mephisto.blueprint.mode=2R2W", "mephisto.blueprint.contexts_per_unit=2"]
+    run = _start(runs, tmp_path, "multiref", args, "multiref_chaos")
+    wes_ctx, xia_ctx = chromium.new_context(), chromium.new_context()
+    wes = open_page(wes_ctx, run.url, "wes", "w1", "__itemView")
+    xia = open_page(xia_ctx, run.url, "xia", "x1", "__itemView")
+    _reply(wes, LONG, expect_error="under")  # 5,000 characters: refused, nothing stored
+    for n in range(3):  # wes: reload after every reply, double-click every submit
+        _reply(wes, f"Wes writes reply number {n}", double=True)
+        reload(wes, "__itemView", f"{ITEM}.done * 2 + {ITEM}.item.written.length === {n + 1}")
+    _reply(xia, "Xia writes the first one")
+    xia2 = open_page(xia_ctx, run.url, "xia", "x1", "__itemView")
+    elsewhere(xia)
+    wait(xia2, f"{ITEM}.item.written.length === 1", what="the second tab with xia's reply")
+    _reply(xia2, "Xia writes the second one")
+
+    run = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [wes, xia2], "multiref", args)
+    wait(wes, f"{ITEM}.position === 2 && {ITEM}.item.written.length === 1 && {idle(wes)}", RELAUNCH,
+         "wes's second context, one reply written, after the relaunch")
+    wait(xia2, f"{ITEM}.position === 2 && {ITEM}.item.written.length === 0 && {idle(xia2)}", RELAUNCH,
+         "xia's second context after the relaunch")
+    _reply(wes, "Wes writes the last one")
+    for text in ("Xia again, number three", "Xia again, number four"):
+        _reply(xia2, text)
+    for page in (wes, xia2):
+        wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
+    assert run.wait_exit(timeout=120) == 0
+
+    rows = store.reply_records(store.unit_data_for_task(open_db(run.data_dir), "multiref_chaos"))
+    mine = {w: [r["text"] for r in rows if r["worker"] == f"simulated-{w}_sandbox"] for w in ("wes", "xia")}
+    assert mine == {"wes": [f"Wes writes reply number {n}" for n in range(3)] + ["Wes writes the last one"],
+                    "xia": ["Xia writes the first one", "Xia writes the second one",
+                                      "Xia again, number three", "Xia again, number four"]}
+    assert all(r["set_complete"] for r in rows) and not any(len(r["text"]) > 1000 for r in rows)
