@@ -81,8 +81,10 @@ def port_free(port: int) -> bool:
 def stop(run: LocalRun, sig: int) -> int:
     """Stop the launcher with ``sig`` (SIGKILL: no handler runs, the router's watchdog ends Node)."""
     nodes = run.node_pids()
+    started = time.perf_counter()
     os.kill(run.proc.pid, sig)
     code = run.wait_exit(timeout=120)
+    print(f"chaos: launcher stopped by signal {sig} in {time.perf_counter() - started:.1f} s")
     deadline = time.time() + 30
     while (any(pid_alive(p) for p in nodes) or not port_free(run.port)) and time.time() < deadline:
         time.sleep(0.2)

@@ -20,7 +20,7 @@
 var MephistoLive = (function () {
   "use strict";
   var ROUTER_PROTOCOL = "2.0.3";  // the mephisto-task version whose router protocol this speaks
-  var RESEND_MS = 3000, HEARTBEAT_MS = 3000, SILENT_MS = 10000, RETRY_MS = 1000, REQUEST_MS = 15000;
+  var RESEND_MS = 3000, HEARTBEAT_MS = 3000, SILENT_MS = 10000, RETRY_MS = 1000, REQUEST_MS = 6000;
   var RECONNECTING = "Reconnecting to the task server\u2026 Your work so far is saved; please keep this page open.";
   var ELSEWHERE = "This assignment is open in another tab or window. Please continue there, or click " +
                   "\"Continue here\" to work in this tab instead.";
