@@ -47,7 +47,8 @@ def run(args) -> int:
 
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.multiref import store
-    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefLive, MultirefSharedState, check_args
+    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefSharedState
+    from parlai_acute.mephisto_tasks.multiref.live import MultirefLive, check_args
 
     check_args(cfg.mephisto.blueprint)  # bad settings fail before any port or database is touched
     MultirefLive(cfg.mephisto)  # so does a bad contexts file
