@@ -51,7 +51,7 @@ class Protocol:
 PROTOCOLS: dict[str, Protocol] = {
     "acute": Protocol(
         "acute", "judgment", "parlai_acute.acute.judgments:COLUMNS", "parlai_acute.acute.judgments:REQUIRED",
-        "parlai_acute.api:_judgments_table", "parlai_acute.acute.judgments:read_judgments",
+        "parlai_acute.acute.judgments:judgments_table", "parlai_acute.acute.judgments:read_judgments",
         "parlai_acute.acute.judgments:write_judgments", "parlai_acute.acute.analysis:AnalysisConfig",
         "parlai_acute.acute.analysis:analyze", "parlai_acute.acute.analysis:write_outputs",
         ("parlai_acute.mephisto_tasks.acute_eval.store:judgment_records",)),
@@ -91,14 +91,6 @@ def protocol(name: str) -> Protocol:
     if found is None:
         raise UserError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")
     return found
-
-
-def _judgments_table(records, where=None) -> pd.DataFrame:
-    from parlai_acute.acute.judgments import normalize_row, to_frame
-
-    rows = records.to_dict(orient="records") if isinstance(records, pd.DataFrame) else list(records)
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(rows))]
-    return to_frame(normalize_row(row, w) for row, w in zip(rows, where))
 
 
 def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:

@@ -9,6 +9,9 @@ marks, workers per matchup and worker-resampling intervals), ranking.csv and ran
 agreement.json (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,
 report.html (self-contained; figures/ and tables/ beside it as SVG/PDF and LaTeX/Markdown)
 and run.json (configuration, seed, version). Every JSON file is strict JSON (null, never NaN).
+
+  parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
+  parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from parlai_acute.mephisto_tasks import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--contexts", metavar="FILE", help="JSON lines of dialogues in the DailyDialog multi-reference "
                                                            "layout (default: the package's static contexts)")
 

@@ -27,7 +27,7 @@ from parlai_acute.mephisto_tasks import launcher
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.worlds.model_spec import MODEL_HELP
 
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--model", action="append", default=[], metavar="NAME=MODEL",
                         help=f"a model to evaluate, with its name (repeat for each); MODEL is {MODEL_HELP}")
 

@@ -21,7 +21,7 @@ from parlai_acute.mephisto_tasks import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--items", metavar="FILE", help="JSON-lines items file: item_id, context (list of turns), "
                                                         "reply, model (from `parlai-acute ssa generate`)")
 
