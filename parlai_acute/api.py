@@ -134,27 +134,28 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     return records, settings
 
 
-def load_table(name: str, source=None, *, task_name: str | None = None,
-               mephisto_db: str | Path | None = None) -> pd.DataFrame:
+def load_table(name: str, source=None, *, task_name: str | None = None, mephisto_db: str | Path | None = None,
+               **checks) -> pd.DataFrame:
     """Protocol ``name``'s validated table from ``source`` -- a ``.csv``/``.jsonl`` path, a DataFrame
     or a list of dicts -- or from the Mephisto run ``task_name`` (database ``mephisto_db``, default
-    Mephisto's configured one). ``table.attrs["source"]`` says where it came from."""
+    Mephisto's configured one). ``checks`` go to the table's validator (ConvAI2: ``scale=(1, 5)``).
+    ``table.attrs["source"]`` says where it came from."""
     p = protocol(name)
     if (source is None) == (task_name is None):
         raise UserError("give either a source (a file path, a DataFrame or records) or task_name=, not both")
     settings = {}
     if task_name is not None:
         records, settings = records_for_task(name, task_name, mephisto_db)
-        table, where = _get(p.from_records)(records), f"Mephisto task {task_name}"
+        table, where = _get(p.from_records)(records, **checks), f"Mephisto task {task_name}"
     elif isinstance(source, (str, Path)):
-        table, where = _get(p.read)(source), str(source)
+        table, where = _get(p.read)(source, **checks), str(source)
     elif isinstance(source, pd.DataFrame):
         _check_frame(p, source)
-        table, where = _get(p.from_records)(source), "DataFrame"
+        table, where = _get(p.from_records)(source, **checks), "DataFrame"
     else:
         records = list(source)
         _check_frame(p, pd.DataFrame.from_records(records) if records else pd.DataFrame())
-        table, where = _get(p.from_records)(records), "records"
+        table, where = _get(p.from_records)(records, **checks), "records"
     table.attrs.update(settings, source=where)
     return table
 

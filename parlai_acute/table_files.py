@@ -9,10 +9,24 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, write_jsonl
+
+#: The one set of spellings every table accepts for true, false and "no value" (lower-cased, stripped):
+#: what spreadsheets, pandas and JSON write.
+TRUE = frozenset({"true", "1", "yes", "t", "y", "1.0"})
+FALSE = frozenset({"false", "0", "no", "f", "n", "0.0"})
+MISSING = frozenset({"", "none", "null", "nan", "<na>"})
+
+
+def plain(value) -> str:
+    """A cell as text: None, NaN and pandas' NA are the empty string."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType":
+        return ""
+    return str(value)
 
 
 def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,

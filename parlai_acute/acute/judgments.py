@@ -38,7 +38,7 @@ from typing import Iterable
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows, write_table_file
+from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
 
 # name -> (required in files?, description). Order is the column order of written tables.
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -66,12 +66,10 @@ REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
 _TEXT = ["run_id", "unit_id", "assignment_id", "worker", "pair_id", "model_left", "model_right",
          "dialogue_left", "dialogue_right", "winner", "loser", "winner_side", "reason", "question",
          "question_key"]
-_TRUE = {"true", "1", "yes", "t", "y"}
-_FALSE = {"false", "0", "no", "f", "n"}
 
 
 def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+    return plain(value).strip().lower() in MISSING
 
 
 def _bool(value, where: str, field: str, optional: bool = False):
@@ -82,12 +80,10 @@ def _bool(value, where: str, field: str, optional: bool = False):
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     text = str(value).strip().lower()
-    if text in _TRUE:
+    if text in TRUE:
         return True
-    if text in _FALSE:
+    if text in FALSE:
         return False
-    if optional and text in {"none", "null", "nan"}:
-        return None
     raise UserError(f"{where}: field {field!r} must be true or false, got {value!r}; fix that value")
 
 
@@ -95,9 +91,13 @@ def _number(value, where: str, field: str):
     if _is_missing(value):
         return float("nan")
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise UserError(f"{where}: field {field!r} must be a number (seconds), got {value!r}; fix that value") from None
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):
+        raise UserError(f"{where}: field {field!r} must be a number of seconds (0 or more), got {value!r}; fix that "
+                        f"value or leave it empty")
+    return number
 
 
 def normalize_row(raw: dict, where: str) -> dict:

@@ -28,12 +28,11 @@ def _read_json(path: Path, tries: int = 20):
     return None
 
 
-def _agent_data(agent) -> dict:
-    """The agent's saved data, read from its files: our task state (``*_state.json``, see
-    :mod:`.json_state`) or a static task's ``agent_data.json``, and Mephisto's start/end times. Read directly rather than through
-    ``agent.state``, which would need the task's blueprint imported (and ParlAI with it) just
-    to read a finished run."""
-    directory = Path(agent.get_data_dir())
+def _agent_data(directory: Path) -> dict:
+    """An agent's saved data, read from its files: our task state (``*_state.json``, see
+    :mod:`.json_state`) or a static task's ``agent_data.json``, and Mephisto's start/end times.
+    Read directly rather than through ``agent.state``, which would need the task's blueprint
+    imported (and ParlAI with it) just to read a finished run."""
     data = {}
     # ours first; then a static Mephisto blueprint's (e.g. ParlAI's own acute_eval task)
     for path in [*sorted(directory.glob("*_state.json")), directory / "agent_data.json"]:
@@ -47,12 +46,12 @@ def _agent_data(agent) -> dict:
 def stored_units(db, task_name: str, keep: Callable[[dict], bool]) -> list[dict[str, Any]]:
     """One dict per agent whose saved data passes ``keep``: ids, worker name, status, times, ``data``.
 
-    No blueprint needs to be registered: the files are read directly."""
+    No task blueprint needs to be imported: the files are read directly."""
     units, names = [], {}
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                data = _agent_data(agent)
+                data = _agent_data(Path(agent.get_data_dir()))
                 if not keep(data):
                     continue
                 if agent.worker_id not in names:

@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sigma-e", type=float, default=1.0, help="sd of the noise (fixed variances)")
     parser.add_argument("--gibbs", type=int, default=0, metavar="ITERATIONS",
                         help="also run the Gibbs sampler this long and record its distance to the closed form")
+    parser.add_argument("--scale", type=int, nargs=2, default=[1, 4], metavar=("LOW", "HIGH"),
+                        help="the Likert scale the study used; scores outside it are rejected (default: 1 4, ConvAI2)")
     add_resampling(parser, "worker-bootstrap resamples (0: none)", "random seed (bootstrap, Gibbs)")
     add_confidence(parser)
     add_report_switch(parser)
@@ -43,7 +45,8 @@ def run(args) -> int:
     config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
                            variances=args.variances, sigma_b=args.sigma_b, sigma_e=args.sigma_e, gibbs=args.gibbs,
 )
-    df = api.load_table("convai2", args.ratings, task_name=args.task_name, mephisto_db=args.mephisto_db)
+    df = api.load_table("convai2", args.ratings, task_name=args.task_name, mephisto_db=args.mephisto_db,
+                        scale=tuple(args.scale))
     config.source = df.attrs["source"]
     result = analyze(df, config)
     paths = write_outputs(result, args.outdir, report=not args.no_report)
