@@ -64,7 +64,8 @@ def _pct(x) -> str:
 
 
 def run(args) -> int:
-    from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+    from parlai_acute.ssa.analysis import SSAConfig, analyze
+    from parlai_acute.ssa.outputs import write_outputs
 
     config = SSAConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
                        min_workers=args.min_workers)
