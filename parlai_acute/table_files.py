@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_jsonl
 
 
 def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,
@@ -61,3 +62,18 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
     if not records:
         raise UserError(f"{noun} {path} is empty (no {row}s); {empty_hint}")
     return records, where
+
+
+def write_table_file(path: str | Path, table, columns: list[str], noun: str) -> None:
+    """Write a tidy table atomically as ``.csv`` or ``.jsonl`` (by suffix) with ``columns`` first
+    (extra columns kept after them); :func:`read_rows` reads it back. ``noun`` names the file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise UserError(f"{noun} {path} must end in .csv or .jsonl")
+    table = table.reindex(columns=list(columns) + [c for c in table.columns if c not in columns])
+    if suffix == ".jsonl":
+        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+    else:
+        with atomic_write(path) as fh:
+            table.to_csv(fh, index=False)

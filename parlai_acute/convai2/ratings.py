@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import read_rows, write_table_file
 
 COLUMNS: dict[str, tuple[bool, str]] = {
     "dialogue": (True, "dialogue id, unique within the collection"),
@@ -116,14 +115,7 @@ def read_ratings(path: str | Path) -> pd.DataFrame:
     return ratings_table(records, where)
 
 
-def write_ratings(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a ratings table atomically as ``.csv`` or ``.jsonl`` (by suffix)."""
-    path = Path(path)
-    table = df.reindex(columns=list(COLUMNS))
-    if path.suffix.lower() == ".jsonl":
-        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
-    elif path.suffix.lower() == ".csv":
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
-    else:
-        raise UserError(f"ratings file {path} must end in .csv or .jsonl")
+def write_ratings(path: str | Path, df) -> None:
+    """Write a ratings table (or the rating records a run stored, validated first) atomically as
+    ``.csv`` or ``.jsonl`` (by suffix); :func:`read_ratings` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else ratings_table(df), list(COLUMNS), "ratings file")

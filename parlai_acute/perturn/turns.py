@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import read_rows, write_table_file
 
 SETTINGS = ("pm", "mm", "sm")
 PROTOCOLS = ("soba", "sata_random", "sata_user", "sm")
@@ -331,15 +330,7 @@ def read_turns(path: str | Path) -> pd.DataFrame:
     return turns_table(records, where)
 
 
-def write_turns(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a turns table atomically as ``.csv`` or ``.jsonl`` (by suffix); :func:`read_turns` reads it."""
-    path = Path(path)
-    table = df.reindex(columns=list(COLUMNS) + [c for c in df.columns if c not in COLUMNS])
-    if path.suffix.lower() == ".jsonl":
-        rows = table.astype(object).where(table.notna(), None).to_dict(orient="records")
-        write_jsonl(path, rows)
-    elif path.suffix.lower() == ".csv":
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
-    else:
-        raise UserError(f"turns file {path} must end in .csv or .jsonl")
+def write_turns(path: str | Path, df) -> None:
+    """Write a turns table (or turn records, validated first) atomically as ``.csv`` or ``.jsonl``
+    (by suffix); :func:`read_turns` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else turns_table(df), list(COLUMNS), "turns file")

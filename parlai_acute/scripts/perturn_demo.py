@@ -30,9 +30,6 @@ MESSAGES = ["Hi! How is your day going?", "I just came back from a long walk in 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from parlai_acute.scripts.main import describe_from_docstring
-
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--workdir", default="out/per_turn_demo", help="Mephisto data and results go here")
     parser.add_argument("--workers", type=int, default=0,
                         help="scripted (SIMULATED) Chromium workers instead of a person (default 0: you)")

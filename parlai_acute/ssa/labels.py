@@ -32,8 +32,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import read_rows, write_table_file
 
 SOURCES = ("static", "interactive", "log")
 
@@ -214,14 +213,7 @@ def read_labels(path: str | Path) -> pd.DataFrame:
     return labels_table(records, where)
 
 
-def write_labels(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a labels table atomically as ``.csv`` or ``.jsonl`` (by suffix); :func:`read_labels` reads it."""
-    path = Path(path)
-    if path.suffix.lower() not in (".csv", ".jsonl"):
-        raise UserError(f"labels file {path} must end in .csv or .jsonl")
-    table = df.reindex(columns=list(COLUMNS) + [c for c in df.columns if c not in COLUMNS])
-    if path.suffix.lower() == ".jsonl":
-        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
-    else:
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
+def write_labels(path: str | Path, df) -> None:
+    """Write a labels table (or label records, validated first) atomically as ``.csv`` or ``.jsonl``
+    (by suffix); :func:`read_labels` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else labels_table(df), list(COLUMNS), "labels file")
