@@ -18,7 +18,10 @@ people's answers the PPI interval is worth.
 
 The unit is the item (an ACUTE pair under one question, a per-turn candidate, an SSA
 reply): several people's answers to one item are averaged first, so their correlation is
-respected. Items must be a random subset of the judge's items for the guarantee.
+respected. Items must be a random subset of the judge's items for the guarantee. The tables
+(:func:`ppi_table`) weigh the judge only when its answers correlate positively with the
+people's at level alpha (:func:`judge_tracks_people`), so a judge that picks a position or
+answers at random is reported as adding nothing.
 Intervals are normal (Wald) with the plug-in variance, as in the papers; coverage is
 checked by simulation (tests/stats/test_ppi.py, benchmarks/bench_ppi.py).
 """
@@ -91,8 +94,9 @@ def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_
     many items as people do."""
     z = _z(alpha) + float(stats.norm.ppf(power))
     y, f = np.asarray(y, dtype=float), np.asarray(f, dtype=float)
-    if y.size < 10 or y.shape != f.shape:
-        raise UserError("a pilot needs at least 10 items answered by both people and the judge")
+    if y.size < MIN_PILOT or y.shape != f.shape:
+        raise UserError(f"a pilot needs at least {MIN_PILOT} items answered by both people and the judge, "
+                        f"got {min(y.size, f.size)}")
     if delta <= 0:
         raise UserError(f"--delta must be a positive difference such as 0.1, got {delta}")
     var_y, var_f = y.var(ddof=1), f.var(ddof=1)
@@ -106,6 +110,28 @@ def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_
         min(with_judge, without) * judge_per_human), "lambda": lam, "correlation": float(np.corrcoef(y, f)[0, 1])
         if var_f > 0 and var_y > 0 else 0.0, "delta": delta, "alpha": alpha, "power": power,
         "pilot_items": int(y.size)}
+
+
+#: items both people and the judge answered before the judge may carry weight (and for a plan)
+MIN_PILOT = 10
+
+
+def judge_tracks_people(y, f, alpha: float = 0.05) -> dict:
+    """Does the judge demonstrably track people on the items both answered? One-sided test of
+    a positive Pearson correlation at ``alpha``. Power tuning alone would give a useless judge a
+    random positive weight on a few items (and claim it was worth extra people); the tables
+    give the judge weight only when this test passes."""
+    y, f = np.asarray(y, dtype=float), np.asarray(f, dtype=float)
+    if y.size < MIN_PILOT:
+        return {"tracks": False, "r": None, "p": None,
+                "why": f"too few items both answered ({y.size}; {MIN_PILOT} needed) to tell whether it tracks people"}
+    if y.std() == 0 or f.std() == 0:
+        return {"tracks": False, "r": None, "p": None,
+                "why": "its answers (or the people's) do not vary on the items both answered"}
+    r, p = stats.pearsonr(y, f, alternative="greater")
+    tracks = bool(p <= alpha)
+    return {"tracks": tracks, "r": float(r), "p": float(p),
+            "why": "" if tracks else f"its answers do not track the people's (r = {r:+.2f}, p = {p:.2g})"}
 
 
 # ----------------------------------------------------------------------------- tidy tables
@@ -165,10 +191,12 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
             row |= {"people_estimate": float(y.mean()), "people_lower": float(y.mean() - _z(alpha) * se),
                     "people_upper": float(y.mean() + _z(alpha) * se)}
         else:
-            y = h.droplevel([0, 1]).loc[both].to_numpy()
-            res = ppi_mean(y, j.loc[both].to_numpy(), j.loc[only].to_numpy(), alpha)
-            row |= res
-            row["note"] = ("the judge added nothing (lambda = 0): the result is the people's"
-                           if res["lambda"] < 0.01 else "")
+            y, f = h.droplevel([0, 1]).loc[both].to_numpy(), j.loc[both].to_numpy()
+            tracks = judge_tracks_people(y, f, alpha)
+            res = ppi_mean(y, f, j.loc[only].to_numpy(), alpha, lam=None if tracks["tracks"] else 0.0)
+            row |= res | {"judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
+            row["note"] = "" if res["lambda"] >= 0.01 else (
+                "the judge added nothing: " + (tracks["why"] if not tracks["tracks"] else "its weight tuned to 0")
+                + "; the result is the people's")
         rows.append(row)
     return pd.DataFrame(rows)
