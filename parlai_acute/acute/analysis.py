@@ -31,7 +31,7 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, json_ready, write_json
+from parlai_acute.files import atomic_write, check_outdir, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
@@ -233,17 +233,6 @@ def _records(table: pd.DataFrame) -> list[dict]:
 def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
     with atomic_write(path) as fh:
         table.to_csv(fh, index=index)
-
-
-def check_outdir(outdir: str | Path) -> Path:
-    """``outdir`` as a directory we may write into, or a UserError (before any slow work)."""
-    outdir = Path(outdir)
-    for parent in [outdir, *outdir.parents]:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"--outdir {outdir}: {parent} exists and is not a directory; pass a directory path")
-            break
-    return outdir
 
 
 def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None) -> dict[str, Path]:

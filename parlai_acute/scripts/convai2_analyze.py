@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from parlai_acute.convai2.analysis import ConvAI2Config, analyze, write_outputs
+    from parlai_acute.convai2.analysis import ConvAI2Config, analyze
+    from parlai_acute.convai2.outputs import write_outputs
     from parlai_acute.convai2.ratings import read_ratings
 
     config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,

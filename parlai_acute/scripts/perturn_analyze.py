@@ -71,7 +71,8 @@ def _pct(x) -> str:
 
 
 def run(args) -> int:
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+    from parlai_acute.perturn.outputs import write_outputs
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, min_clusters=args.min_clusters, confidence=args.confidence, alpha=args.alpha,
                             cluster=args.cluster, min_decision_seconds=args.min_decision_seconds,

@@ -122,7 +122,8 @@ def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
 def _analyze(workdir: Path, task_name: str) -> int:
     from parlai_acute.mephisto_tasks.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+    from parlai_acute.perturn.outputs import write_outputs
     from parlai_acute.perturn.turns import turns_table
 
     db = open_mephisto_db(workdir / "mephisto" / "database.db")

@@ -10,7 +10,8 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from parlai_acute.scripts.main import main
-from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+from parlai_acute.ssa.analysis import SSAConfig, analyze
+from parlai_acute.ssa.outputs import write_outputs
 from parlai_acute.ssa.labels import labels_table, write_labels
 from parlai_acute.ssa.simulate import simulate_labels
 
