@@ -13,6 +13,7 @@ import parlai_acute.stats
 TIDY_AND_STATISTICS = [
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
     "parlai_acute.perturn.turns", "parlai_acute.perturn.analysis", "parlai_acute.perturn.report",
+    "parlai_acute.status",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]
