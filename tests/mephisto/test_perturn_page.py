@@ -23,6 +23,7 @@ def layout_checks(seen: list):
     def hook(page, view):
         text = {k: page.inner_text(f"#{k}") for k in ("progress", "intro-text", "question")}
         row = {"status": view["status"], "turns_done": view["turns_done"], "text": text,
+               "assignment": page.inner_text("#assignment"),
                "status_space": page.evaluate("document.getElementById('status').offsetHeight")}
         if view["status"] == "onboarding" or view["candidates"]:
             row["cards"] = page.locator("#candidates label.card[data-position]").count()
@@ -69,6 +70,14 @@ def test_pm_page_says_two_replies_explains_the_practice_and_ends_itself_at_400px
     assert task.wait_exit(timeout=120) == 0
     _, units, records = stored(task.data_dir)
     assert units[0]["data"]["status"] == "complete" and len({r["turn"] for r in records}) == 2
+    # the worker's real assignment: on the page, in the console, and never the printed "assignment_id=1"
+    data = units[0]["data"]
+    shown = {r["assignment"] for r in seen}
+    assert shown == {f"Your assignment: {data['assignment']}"}
+    log = task.log()
+    assert f"took assignment {data['assignment']}: dialogue {data['dialogue_id']}" in log
+    [opening] = [line for line in log.splitlines() if line.startswith("Open http")]
+    assert "&assignment_id=" in opening and "assignment_id=1 " not in opening
 
 
 def test_mm_four_replies_fit_1280x800_and_the_wait_counts_them(launch_per_turn, chromium):
