@@ -18,6 +18,8 @@ COMMANDS: dict = {
     "self-chat": ("parlai_acute.scripts.self_chat", "run model-model conversations and write a ParlAI Conversations log"),
     "chat": ("parlai_acute.scripts.chat", "chat with a model in the terminal and save the conversation as a Conversations log"),
     "demo": ("parlai_acute.scripts.demo", "end-to-end run on the embedded default model (what `make demo` runs)"),
+    "ppi": ("parlai_acute.scripts.ppi", "people's judgments corrected by a model judge's (prediction-powered inference): results beside people-only, the judge's worth, planning"),
+    "status": ("parlai_acute.scripts.status", "where a running ACUTE, per-turn or SSA evaluation stands: intervals valid at every look, what is decided, judgments still needed"),
     "acute": {
         "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",
         "pairings": ("parlai_acute.scripts.acute_pairings", "turn Conversations logs into an ACUTE-Eval pairings file"),

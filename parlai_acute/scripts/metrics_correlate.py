@@ -99,11 +99,16 @@ def run(args) -> int:
             unit = "responses" if level == "response" else "systems"
             write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
-            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} bootstrap intervals]")
+            how = "bootstrap over responses" if level == "response" else "Fisher z over systems"
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} {how}]")
             print(f"  {'metric':<12} {'single-ref':^44} {'multi-ref':^44}")
             for row in shaped.to_dict("records"):
                 cells = [_stat(row, f"{stat}_{kind}") for kind in ("single", "multi") for stat in ("spearman", "pearson")]
                 print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}")
+            notes = sorted({row[c] for row in shaped.to_dict("records") for c in shaped.columns
+                            if c.endswith("_note") and isinstance(row[c], str) and row[c]})
+            for note in notes:
+                print(f"  no interval: {note}")
     if args.system_scores:
         from parlai_acute.metrics.inputs import read_csv_rows
 

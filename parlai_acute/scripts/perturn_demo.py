@@ -46,7 +46,9 @@ def simulated_choice(view, rng: random.Random):
 
     if view["status"] == "onboarding":
         wrong = {item["replies"][item["wrong"]] for item in ITEMS}
-        return Choice(picked=[r["position"] for r in view["onboarding"]["replies"] if r["text"] not in wrong])
+        fine = [r["position"] for r in view["onboarding"]["replies"] if r["text"] not in wrong]
+        fine = fine[:1] if view["protocol"] == "soba" else fine
+        return Choice(picked=fine, none=not fine, sensible=bool(fine), specific=False)
     good = [c["position"] for c in view["candidates"]
             if len({w.lower().strip(".,!?") for w in c["text"].split()}) >= 4 and "don't know" not in c["text"]]
     if good:

@@ -17,6 +17,7 @@ all dialogues are also written as a ParlAI Conversations log in the data directo
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from pathlib import Path
 
@@ -98,8 +99,11 @@ def run(args) -> int:
         print(f"Per-turn task {task_name!r} ({live.design.setting}, {live.design.protocol}): "
               f"{live.scheduler.dialogues_needed()} dialogues to collect over model sets {sets}.", flush=True)
         if launcher.is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
-            print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each "
-                  f"dialogue).", flush=True)
+            # a fresh assignment_id each launch: "1" would send a person back to an earlier run's attempt
+            token = secrets.token_hex(3)
+            print(f"Open {launcher.worker_url(cfg, assignment=token + '-1')} in a browser (any worker_id; a new "
+                  f"assignment_id for each dialogue, e.g. {token}-2). The page shows the Mephisto assignment it "
+                  f"was given, and this console prints it as each worker starts.", flush=True)
 
     try:
         data_dir = launcher.run_task(cfg, PerTurnSharedState(live=live), data_dir=args.data_dir, db=db,

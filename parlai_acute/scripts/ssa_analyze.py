@@ -43,6 +43,18 @@ def _pct(x) -> str:
     return "  n/a" if x != x else f"{100 * x:5.1f}"
 
 
+def _rate(m, q: str) -> tuple[str, bool]:
+    """'value [low, high]' from the cluster bootstrap; where it gives none, the exact interval
+    (marked ``+``: labels independent) rather than an impossible '[ n/a, n/a]'."""
+    value, low, high = getattr(m, q), getattr(m, q + "_boot_low"), getattr(m, q + "_boot_high")
+    if low == low:
+        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]", False
+    low, high = getattr(m, q + "_exact_low", float("nan")), getattr(m, q + "_exact_high", float("nan"))
+    if low == low:
+        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]+", True
+    return f"{_pct(value)} [no interval]", False
+
+
 def run(args) -> int:
     from parlai_acute.ssa.analysis import SSAConfig, analyze
     from parlai_acute.ssa.outputs import write_outputs
@@ -56,17 +68,22 @@ def run(args) -> int:
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
     print(f"model: sensibleness / specificity / SSA, % [{level} cluster bootstrap, {config.bootstrap} resamples]")
+    exact = False
     for m in result.models.itertuples(index=False):
-        parts = [f"{_pct(getattr(m, q))} [{_pct(getattr(m, q + '_boot_low'))}, {_pct(getattr(m, q + '_boot_high'))}]"
-                 for q in ("sensibleness", "specificity", "ssa")]
-        print(f"  {m.model:<14} " + " / ".join(parts) + f"  ({m.items} items, {m.workers} workers)")
+        parts = [_rate(m, q) for q in ("sensibleness", "specificity", "ssa")]
+        exact |= any(flag for _, flag in parts)
+        print(f"  {m.model:<14} " + " / ".join(text for text, _ in parts) + f"  ({m.items} items, {m.workers} workers)")
+    if exact:
+        print(f"  +: {level} exact Clopper-Pearson (items independent), where the cluster bootstrap gives no interval "
+              f"(every resample agrees, or too few workers); [no interval]: neither can be given")
     for p in result.pairs[result.pairs["measure"] == "ssa"].itertuples(index=False):
         print(f"  SSA {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points [{100 * p.boot_low:+.1f}, "
               f"{100 * p.boot_high:+.1f}] p={p.boot_pvalue:.3g} holm={p.boot_p_holm:.3g}{p.mark}")
     for a in result.agreement.itertuples(index=False):
+        alpha = ("undefined" if a.krippendorff_alpha != a.krippendorff_alpha else f"{a.krippendorff_alpha:.3f} "
+                 + ("[no interval]" if a.alpha_low != a.alpha_low else f"[{a.alpha_low:.3f}, {a.alpha_high:.3f}]"))
         print(f"  agreement {a.question}: {a.items} items, {_pct(a.percent_agreement).strip()}% agree, "
-              f"Krippendorff's alpha {a.krippendorff_alpha:.3f} [{a.alpha_low:.3f}, {a.alpha_high:.3f}]"
-              + (f" ({a.note})" if a.note else ""))
+              f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))

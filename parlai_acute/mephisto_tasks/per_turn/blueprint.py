@@ -41,8 +41,9 @@ class PerTurnBlueprintArgs(TaskArgs):
         "help": "soba: pick the one best reply; sata_random: tick all acceptable (none -> a random reply "
                 "continues); sata_user: as sata_random but with none the worker writes the reply; sm for setting sm."})
     model_sets: str = field(default="", metadata={
-        "help": "Which models share a dialogue, e.g. 'a+b,a+c' (default: pm: the baseline against each other "
-                "model, or every pair; mm: all models; sm: each model alone)."})
+        "help": "Which models share a dialogue, e.g. 'mephisto.blueprint.model_sets=\"a+b,a+c\"' (quoted: Hydra "
+                "reads commas as a sweep) (default: pm: the baseline against each other model, or every pair; mm: all "
+                "models; sm: each model alone)."})
     baseline: str = field(default="", metadata={
         "help": "pm only: the model every other model is compared with (the paper's design)."})
     target: int = field(default=5, metadata={
@@ -68,7 +69,7 @@ class PerTurnBlueprintArgs(TaskArgs):
                 "at least two (three with the convai2 survey: the decoy is neither side's)."})
     survey_questions: str = field(default="", metadata={
         "help": "convai2 survey: Likert questions besides engagingness, comma-separated from fluency, "
-                "consistency, humanness."})
+                "consistency, humanness, quoted: 'mephisto.blueprint.survey_questions=\"fluency,humanness\"'."})
     custom_question: Optional[str] = field(default=None, metadata={
         "help": "Your own question text (default: the protocol's wording)."})
     max_dialogues_per_worker: Optional[int] = field(default=None, metadata={
