@@ -5,7 +5,7 @@ like (:meth:`ItemTaskRunner.entry_view`) and how an answer is checked and stored
 (:meth:`ItemTaskRunner.answer`). The server is the source of truth:
 
 * every reply to the page is a *view* ``{"type": "state", "version": n, "status": ..., "position": k,
-  "n": n, "done": d, "item": {...} | null, "ack": seq, "error": ..., "warning": ..., ...}``; the item
+  "n": n, "done": d, "item": {...} | null, "ack": action_id, "error": ..., "warning": ..., ...}``; the item
   carries only what the worker must see (texts), never model names or item ids;
 * the page sends ``{"type": "answer", "action_id": ..., "tab": ..., "position": k, ...}``: it names
   the item by its position in the unit, the server looks the item up in its own plan. An action is
