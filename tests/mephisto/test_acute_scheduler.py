@@ -90,3 +90,16 @@ def test_concurrent_assignment_never_over_assigns():
             counts[i] = counts.get(i, 0) + 1
     assert set(counts.values()) == {2} and len(counts) == 20
     assert sched.complete()
+
+
+def test_a_worker_who_comes_back_gets_their_unjudged_comparisons_if_still_needed():
+    sched = Scheduler(make_pairings(4), comparisons_per_unit=3, max_per_worker=4)
+    slots = sched.assign("w")
+    sched.record("w", slots[0], onboarding_correct=True)
+    sched.record("w", slots[1])
+    rest = slots[2:]
+    sched.release("w", rest)  # the unit was cut short (relaunch, a page that went silent)
+    taken = sched.assign("other")  # meanwhile another worker takes one of the two
+    assert sched.reclaim("w", rest) == [s for s in rest if s.index not in {t.index for t in taken}]
+    assert sched.reclaim("w", rest) == []  # nothing is reserved twice
+    assert not sched.complete()

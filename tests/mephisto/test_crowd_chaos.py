@@ -179,9 +179,11 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
 
     _send(ana, "What else do you enjoy doing at weekends?")  # the turn in progress when the launcher dies
     wait(ana, f"{TURN}.waiting || ({TURN}.candidates || []).length > 0", what="the models writing")
+    writing = ana.evaluate(f"{TURN}.waiting")  # killed while SmolLM2 writes (or just after: candidates shown)
     run = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, ben2], "per-turn", args)
     wait(ana, f"{TURN}.turn === 1 && ({TURN}.candidates || []).length === 2 && {idle(ana)}", RELAUNCH,
          "the interrupted turn's candidates after the relaunch")
+    assert ("the candidates of turn 2 were never made" in run.log()) == writing, writing
     assert [m["text"] for m in ana.evaluate(f"{TURN}.messages")][-1] == "What else do you enjoy doing at weekends?"
     wait(ben2, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(ben2)}", RELAUNCH, "ben's turn 2")
     _pick(ana)

@@ -70,3 +70,12 @@ def test_cap_per_worker_and_thread_safety():
         t.join()
     assert all(len(v) <= 15 and len(v) == len(set(v)) for v in results.values())
     assert sum(len(v) for v in results.values()) == 80 and s.complete()
+
+
+def test_a_worker_who_comes_back_gets_their_unfinished_items_if_still_needed():
+    s = ItemScheduler([f"i{k}" for k in range(3)], per_item=1, items_per_unit=2)
+    mine = s.assign("a")
+    for i in mine:
+        s.release("a", i, started=i == mine[0])  # the unit was cut short; the first item was started
+    assert s.reclaim("a", mine) == mine  # the started item too: it is the one on the worker's page
+    assert s.reclaim("a", mine) == [] and s.remaining() == 1

@@ -38,3 +38,13 @@ def test_turn_targets_count_stored_turns_of_partial_dialogues():
     s.start("w1", "d1")
     s.finish("a|b", "d1", complete=False, turns=7, worker="w1")
     assert s.remaining() == 18 and s.dialogues_needed() == 2
+
+
+def test_a_dialogue_continued_after_a_relaunch_is_credited_once():
+    cut = [{"worker": "w1", "set": "b|base", "status": "partial", "turns": 3}]
+    for unit, done in (("dialogues", 1), ("turns", 10)):
+        s = Scheduler(SETS[:1], target=done, unit=unit, turns_per_dialogue=10, history=cut)
+        assert s.resume("w1", "b|base", "d1", turns=3) and s.resume("w1", "b|base", "d1", turns=3)  # once
+        assert not s.complete() and s.remaining() == 0  # in progress again: nobody else gets the place
+        s.finish("b|base", "d1", complete=True, turns=10, worker="w1")
+        assert s.complete() and s.sets["b|base"].done == done

@@ -122,6 +122,8 @@ class PerTurnRunner(LiveRunner):
         d = agent.state.data
         pending = d.get("pending")
         if d["status"] == "chatting" and pending is not None and pending.get("shown_at") is None:
+            print(f"dialogue {d['dialogue_id']}: the candidates of turn {pending['turn'] + 1} were never made "
+                  f"(the task stopped while the models wrote); making them now", flush=True)
             self._generate(agent)
             self.send_view(agent, ack=pending.get("action"))
 
