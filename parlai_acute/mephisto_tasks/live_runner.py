@@ -143,9 +143,8 @@ class LiveRunner(TaskRunner):
         d = state.data
         if update.get("type") == "hello":
             tab = update.get("tab")
-            if isinstance(tab, str) and tab and (update.get("claim") or not d.get("tab")) and d.get("tab") != tab:
-                d["tab"] = tab
-                state.save_data()
+            if isinstance(tab, str) and tab and (update.get("claim") or not d.get("tab")):
+                d["tab"] = tab  # saved with the next action: after a relaunch the first page back claims it
             self.send_view(agent)
             return
         action = update.get("action_id")

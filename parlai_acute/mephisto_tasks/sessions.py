@@ -20,8 +20,9 @@ from typing import Any, Callable
 
 logger = logging.getLogger(__name__)
 
-# what a stored state carries about where it came from, never copied as work
-_OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by")
+# what a stored state carries about where it came from, never copied as work; nor the tab that
+# owned the assignment (the first page back claims it)
+_OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by", "tab")
 
 
 def registration_of(agent) -> str | None:

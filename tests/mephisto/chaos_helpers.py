@@ -78,9 +78,9 @@ def port_free(port: int) -> bool:
             return False
 
 
-def stop(run: LocalRun, sig: int) -> int:
+def stop(run: LocalRun, sig: int, nodes: list[int] | None = None) -> int:
     """Stop the launcher with ``sig`` (SIGKILL: no handler runs, the router's watchdog ends Node)."""
-    nodes = run.node_pids()
+    nodes = run.node_pids() if nodes is None else nodes
     started = time.perf_counter()
     os.kill(run.proc.pid, sig)
     code = run.wait_exit(timeout=120)

@@ -35,20 +35,25 @@ def runs():
         run.kill_all()
 
 
-def _start(runs, tmp_path, group, args, task_name):
+def _start(runs, tmp_path, chromium, group, args, task_name, view_var, workers):
+    """One launcher, and each worker's first page (in their own browser context: cookies, tabs)."""
     run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / f"{group}0.log", group=group, task_name=task_name)
     runs.append(run)
     run.wait_ready()
-    return run
+    contexts = [chromium.new_context() for _ in workers]
+    pages = [open_page(ctx, run.url, name, f"{name[0]}1", view_var) for ctx, name in zip(contexts, workers)]
+    return run, contexts, pages
 
 
-def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args):
-    stop(run, SIGNALS[sig])
+def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args, before=None):
+    nodes = run.node_pids()
+    seen = before() if before else None  # what the page showed the instant before the signal
+    stop(run, SIGNALS[sig], nodes)
     for page in pages:  # said while the task is down, before anybody acts
         reconnecting(page)
     again = relaunch(run, args, tmp_path / f"{group}1.log", group)
     runs.append(again)
-    return again
+    return again, seen
 
 
 # ---------------------------------------------------------------------------------------------- ACUTE-Eval
@@ -89,10 +94,8 @@ def test_acute_crowd_chaos(tmp_path, chromium, runs):
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6, xss_in=None))
     args = ["--pairings", str(pairings), "mephisto.blueprint.comparisons_per_unit=3",
             "mephisto.blueprint.max_judgments_per_worker=3"]
-    run = _start(runs, tmp_path, "acute", args, "acute_chaos")
-    rita_ctx, tom_ctx = chromium.new_context(), chromium.new_context()
-    rita = open_page(rita_ctx, run.url, "rita", "r1", "__acuteView")
-    tom = open_page(tom_ctx, run.url, "tom", "t1", "__acuteView")
+    run, (_, tom_ctx), (rita, tom) = _start(runs, tmp_path, chromium, "acute", args, "acute_chaos", "__acuteView",
+                                            ("rita", "tom"))
     reloads = []
     for _ in range(2):  # rita: reload before and after each judgment, and double-click every submit
         position = _acute_position(rita)
@@ -108,7 +111,7 @@ def test_acute_crowd_chaos(tmp_path, chromium, runs):
     elsewhere(tom2)
     wait(tom, f"{ACUTE}.comparison.position === 3 && {idle(tom)}", what="the first tab back at comparison 3")
 
-    run = _stop_and_relaunch(runs, tmp_path, run, "SIGINT", [rita, tom], "acute", args)
+    run, _ = _stop_and_relaunch(runs, tmp_path, run, "SIGINT", [rita, tom], "acute", args)
     for page in (rita, tom):  # back by themselves, at the same comparison, without a reload
         wait(page, f"{ACUTE}.comparison.position === 3 && {idle(page)}", RELAUNCH, "comparison 3 after the relaunch")
     for page in (rita, tom):
@@ -152,10 +155,8 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
     args = ["--model", GENERIC, "--model", f"smol={SMOL}", "mephisto.blueprint.min_turns=2",
             "mephisto.blueprint.max_turns=3", "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=2",
             "mephisto.blueprint.protocol=soba"]
-    run = _start(runs, tmp_path, "per-turn", args, "per_turn_chaos")
-    ana_ctx, ben_ctx = chromium.new_context(), chromium.new_context()
-    ana = open_page(ana_ctx, run.url, "ana", "a1", "__perTurnView")
-    ben = open_page(ben_ctx, run.url, "ben", "b1", "__perTurnView")
+    run, (_, ben_ctx), (ana, ben) = _start(runs, tmp_path, chromium, "per-turn", args, "per_turn_chaos",
+                                           "__perTurnView", ("ana", "ben"))
     _wait_turn(ana)
     _send(ana, "   ")  # an empty message is never sent
     _send(ana, LONG)  # refused by the server, nothing stored
@@ -179,8 +180,9 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
 
     _send(ana, "What else do you enjoy doing at weekends?")  # the turn in progress when the launcher dies
     wait(ana, f"{TURN}.waiting || ({TURN}.candidates || []).length > 0", what="the models writing")
-    writing = ana.evaluate(f"{TURN}.waiting")  # killed while SmolLM2 writes (or just after: candidates shown)
-    run = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, ben2], "per-turn", args)
+    # killed while SmolLM2 writes (or, rarely, just after: then the candidates were shown and are kept)
+    run, writing = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, ben2], "per-turn", args,
+                                      before=lambda: ana.evaluate(f"{TURN}.waiting"))
     wait(ana, f"{TURN}.turn === 1 && ({TURN}.candidates || []).length === 2 && {idle(ana)}", RELAUNCH,
          "the interrupted turn's candidates after the relaunch")
     assert ("the candidates of turn 2 were never made" in run.log()) == writing, writing
@@ -214,7 +216,7 @@ MORE_ITEMS = [{"item_id": f"c{k}:x", "context": [f"What is your plan for day {k}
                "model": "generic_bot"} for k in range(3, 5)]
 
 
-def _label(page, double=False):
+def _label(page, double=False, reload_between=False):
     wait(page, f"{ITEM} && {ITEM}.item && {idle(page)}", what="an item to label")
     view = page.evaluate(ITEM)
     sensible, specific = label_like_a_person(view["item"])
@@ -223,6 +225,8 @@ def _label(page, double=False):
         click("#sensible-no")
     else:
         page.click("#sensible-yes")
+        if reload_between:  # back at the second question of the same item
+            reload(page, "__itemView", f"{ITEM}.position === {view['position']} && document.body.dataset.step === '2'")
         click("#specific-yes" if specific else "#specific-no")
     wait(page, f"{ITEM}.done >= {view['position']} && {idle(page)}", what="the label stored")
     return view["position"]
@@ -234,26 +238,24 @@ def test_ssa_label_crowd_chaos(tmp_path, chromium, runs):
     items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS + MORE_ITEMS)
     args = ["--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=3",
             "mephisto.blueprint.onboarding=false"]
-    run = _start(runs, tmp_path, "ssa", args, "ssa_chaos")
-    sue_ctx, vic_ctx = chromium.new_context(), chromium.new_context()
-    sue = open_page(sue_ctx, run.url, "sue", "s1", "__itemView")
-    vic = open_page(vic_ctx, run.url, "vic", "v1", "__itemView")
+    run, (_, vic_ctx), (sue, vic) = _start(runs, tmp_path, chromium, "ssa", args, "ssa_chaos", "__itemView",
+                                           ("sue", "vic"))
     _label(vic)
     freeze(vic, True)  # vic's laptop sleeps past the router's heartbeat while sue works
     asleep = time.time()
     for _ in range(2):  # sue: reload at every step, double-click every answer
         position = sue.evaluate(f"{ITEM}.position")
         reload(sue, "__itemView", f"{ITEM}.position === {position}")
-        _label(sue, double=True)
+        _label(sue, double=True, reload_between=True)
         reload(sue, "__itemView", f"{ITEM}.position === {position + 1}")
-    time.sleep(max(0.0, 25 - (time.time() - asleep)))
+    time.sleep(max(0.0, 21 - (time.time() - asleep)))  # the router marks a page silent 15-19 s after its last heartbeat
     freeze(vic, False)  # awake: the page notices, registers again and is back at item 2
     wait(vic, f"{ITEM}.position === 2 && {idle(vic)}", 60, "item 2 after the page slept")
     vic2 = open_page(vic_ctx, run.url, "vic", "v1", "__itemView")
     elsewhere(vic)
     _label(vic2)
 
-    run = _stop_and_relaunch(runs, tmp_path, run, "SIGTERM", [sue, vic2], "ssa", args)
+    run, _ = _stop_and_relaunch(runs, tmp_path, run, "SIGTERM", [sue, vic2], "ssa", args)
     for page in (sue, vic2):
         wait(page, f"{ITEM}.position === 3 && {idle(page)}", RELAUNCH, "item 3 after the relaunch")
         _label(page)
@@ -287,10 +289,8 @@ def test_multiref_crowd_chaos(tmp_path, chromium, runs):
     dialogues = write_jsonl(tmp_path / "d.jsonl", [[{"text": f"Opening line {k}?"}, {"text": f"Answer {k}."}]
                                                    for k in range(2)])
     args = ["--contexts", str(dialogues), "mephisto.blueprint.mode=2R2W", "mephisto.blueprint.contexts_per_unit=2"]
-    run = _start(runs, tmp_path, "multiref", args, "multiref_chaos")
-    wes_ctx, xia_ctx = chromium.new_context(), chromium.new_context()
-    wes = open_page(wes_ctx, run.url, "wes", "w1", "__itemView")
-    xia = open_page(xia_ctx, run.url, "xia", "x1", "__itemView")
+    run, (_, xia_ctx), (wes, xia) = _start(runs, tmp_path, chromium, "multiref", args, "multiref_chaos",
+                                           "__itemView", ("wes", "xia"))
     _reply(wes, LONG, expect_error="under")  # 5,000 characters: refused, nothing stored
     for n in range(3):  # wes: reload after every reply, double-click every submit
         _reply(wes, f"Wes writes reply number {n}", double=True)
@@ -301,7 +301,7 @@ def test_multiref_crowd_chaos(tmp_path, chromium, runs):
     wait(xia2, f"{ITEM}.item.written.length === 1", what="the second tab with xia's reply")
     _reply(xia2, "Xia writes the second one")
 
-    run = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [wes, xia2], "multiref", args)
+    run, _ = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [wes, xia2], "multiref", args)
     wait(wes, f"{ITEM}.position === 2 && {ITEM}.item.written.length === 1 && {idle(wes)}", RELAUNCH,
          "wes's second context, one reply written, after the relaunch")
     wait(xia2, f"{ITEM}.position === 2 && {ITEM}.item.written.length === 0 && {idle(xia2)}", RELAUNCH,

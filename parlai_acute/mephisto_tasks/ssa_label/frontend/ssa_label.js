@@ -7,6 +7,18 @@
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
   var step = 1;
+  // "It makes sense" stores nothing yet (the label is both answers): the step is kept in this tab's
+  // sessionStorage, so a reload comes back to the second question of the same item
+  var STEP_KEY = "parlai-acute-ssa-step:" + window.location.search;
+  function remember(position) {
+    try { window.sessionStorage.setItem(STEP_KEY, JSON.stringify({ position: position, step: step })); } catch (e) {}
+  }
+  function remembered(position) {
+    try {
+      var saved = JSON.parse(window.sessionStorage.getItem(STEP_KEY) || "null");
+      return saved && saved.position === position ? saved.step : 1;
+    } catch (e) { return 1; }
+  }
 
   function turn(t) {
     var node = document.createElement("div");
@@ -20,7 +32,8 @@
   }
 
   function render(v, isNew) {
-    if (isNew) step = 1;
+    if (isNew) step = remembered(v.position);
+    remember(v.position);
     $("progress").textContent = "Item " + v.position + " of " + v.n;
     $("q1-text").textContent = v.questions.sensible;
     $("q1-help").textContent = v.questions.sensible_help;
