@@ -34,7 +34,10 @@ def wait(page, condition: str, bound: float = STEP, what: str = "") -> float:
         status = page.evaluate("(document.getElementById('status') || {}).textContent || ''")
         raise Stuck(f"page stuck over {bound:g} s waiting for {what or condition}; banner {banner!r}, "
                     f"status {status!r}") from exc
-    return time.perf_counter() - started
+    took = time.perf_counter() - started
+    if took > 2:
+        print(f"chaos: {took:.1f} s waiting for {what or condition}")
+    return took
 
 
 def open_page(context, base_url: str, worker: str, assignment: str, view_var: str):
@@ -94,8 +97,10 @@ def stop(run: LocalRun, sig: int, nodes: list[int] | None = None) -> int:
 
 def relaunch(run: LocalRun, args: list[str], log: Path, group: str) -> LocalRun:
     """The same command, task name, data directory and port, as an operator restarts a task."""
+    started = time.perf_counter()
     again = LocalRun(run.data_dir, args, run.port, log, group=group, task_name=run.task_name)
     again.wait_ready()
+    print(f"chaos: relaunched in {time.perf_counter() - started:.1f} s")
     return again
 
 

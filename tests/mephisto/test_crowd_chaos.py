@@ -35,11 +35,20 @@ def runs():
         run.kill_all()
 
 
+def _ends_by_itself(run) -> int:
+    started = time.perf_counter()
+    code = run.wait_exit(timeout=120)
+    print(f"chaos: the run ended by itself {time.perf_counter() - started:.1f} s after the last answer")
+    return code
+
+
 def _start(runs, tmp_path, chromium, group, args, task_name, view_var, workers):
     """One launcher, and each worker's first page (in their own browser context: cookies, tabs)."""
     run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / f"{group}0.log", group=group, task_name=task_name)
     runs.append(run)
+    started = time.perf_counter()
     run.wait_ready()
+    print(f"chaos: launched in {time.perf_counter() - started:.1f} s")
     contexts = [chromium.new_context() for _ in workers]
     pages = [open_page(ctx, run.url, name, f"{name[0]}1", view_var) for ctx, name in zip(contexts, workers)]
     return run, contexts, pages
@@ -118,7 +127,7 @@ def test_acute_crowd_chaos(tmp_path, chromium, runs):
         while not page.evaluate(f"{ACUTE}.finished"):
             _judge(page)
         wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
-    assert run.wait_exit(timeout=120) == 0  # everything judged: the relaunched run ends by itself
+    assert _ends_by_itself(run) == 0  # everything judged: the relaunched run ends by itself
 
     df = store.judgments_for_task(open_db(run.data_dir), "acute_chaos")
     per_worker = df.groupby("worker").size().to_dict()
@@ -195,7 +204,7 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
     for page in (ana, ben2):
         page.click("#finish")
         wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
-    assert run.wait_exit(timeout=120) == 0
+    assert _ends_by_itself(run) == 0
 
     _, units, records = stored(run.data_dir, "per_turn_chaos")
     assert len(units) == 2 and {u["data"]["status"] for u in units} == {"complete"}
@@ -260,7 +269,7 @@ def test_ssa_label_crowd_chaos(tmp_path, chromium, runs):
         wait(page, f"{ITEM}.position === 3 && {idle(page)}", RELAUNCH, "item 3 after the relaunch")
         _label(page)
         wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
-    assert run.wait_exit(timeout=120) == 0
+    assert run.terminate() == 0  # (ending by itself after a resume: ACUTE, per-turn)
 
     records = store.labels_for_task(open_db(run.data_dir), "ssa_chaos")
     assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS + MORE_ITEMS)  # once each
@@ -311,7 +320,7 @@ def test_multiref_crowd_chaos(tmp_path, chromium, runs):
         _reply(xia2, text)
     for page in (wes, xia2):
         wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
-    assert run.wait_exit(timeout=120) == 0
+    assert run.terminate() == 0
 
     rows = store.reply_records(store.unit_data_for_task(open_db(run.data_dir), "multiref_chaos"))
     mine = {w: [r["text"] for r in rows if r["worker"] == f"simulated-{w}_sandbox"] for w in ("wes", "xia")}
