@@ -124,7 +124,11 @@ class ItemTaskRunner(LiveRunner):
         if rest and kept and kept[0] is not rest[0]:
             data["current"] = None  # the item on the page went to someone else meanwhile
         data["plan"] = data["plan"][:done] + kept
-        data["status"] = "working" if kept else "complete"
+        if not kept:  # everything left went to others meanwhile: the unit ends with what was done
+            data["status"] = "complete" if done else "unavailable"
+            data["message"] = "" if done else "There is no more work for you in this task. Thank you!"
+        else:
+            data["status"] = "working"
         agent.state.set_init_state(data)
 
     # ------------------------------------------------------------------ packets

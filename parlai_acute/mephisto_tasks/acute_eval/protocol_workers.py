@@ -55,7 +55,7 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
         return run
     agent_id, view = data["agent_id"], data["init_task_data"]
     ws_url = base.replace("http://", "ws://").replace("https://", "wss://") + "/"
-    async with websockets.connect(ws_url, max_size=None, ping_interval=None, open_timeout=timeout) as sock:
+    async with websockets.connect(ws_url, max_size=None, ping_interval=None) as sock:
         def packet(kind, payload):
             return json.dumps({"packet_type": kind, "subject_id": agent_id, "data": payload,
                                "client_timestamp": time.time()})
