@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
     parser.add_argument("--min-workers", type=int, default=5,
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
 
 
 def load(args, config) -> "pd.DataFrame":
@@ -77,4 +80,8 @@ def run(args) -> int:
     paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None)
     print("\n".join(summary_lines(result)))
     print(f"report: {paths['report.html']}")
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
     return 0

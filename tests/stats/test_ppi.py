@@ -108,3 +108,30 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     _tables(tmp_path)
     assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "nope.csv")]) != 0
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_ssa_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
+    _tables(tmp_path)
+    assert main(["ssa", "analyze", "--labels", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge.csv"), "--outdir", str(tmp_path / "out"), "--bootstrap", "50",
+                 "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "with the judge (prediction-powered):" in out and "worth" in out
+    saved = json.loads((tmp_path / "out" / "ppi.json").read_text())
+    assert saved["protocol"] == "ssa" and len(saved["rows"]) == 4 and "PPI++" in saved["method"]
+
+
+def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
+    from parlai_acute.perturn.simulate import simulate_turns
+    from parlai_acute.perturn.turns import turns_table, write_turns
+
+    turns = turns_table(simulate_turns({"m1": 0.5, "m2": 0.0, "m3": 0.0}, "mm", "sata_user", dialogues=60,
+                                       turns_per_dialogue=5, workers=12, seed=0, validate=False))
+    judged = turns.assign(worker="judge")  # a judge that agrees with people on every candidate
+    write_turns(tmp_path / "people.csv", turns[turns["dialogue"].isin(turns["dialogue"].unique()[:20])])
+    write_turns(tmp_path / "judge.csv", judged)
+    assert main(["per-turn", "analyze", "--turns", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge.csv"), "--outdir", str(tmp_path / "out"), "--bootstrap", "0"]) == 0
+    rows = json.loads((tmp_path / "out" / "ppi.json").read_text())["rows"]
+    assert {r["group"] for r in rows} == {"m1", "m2", "m3"}
+    assert all(r["lambda"] > 0.5 and r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in rows)
