@@ -2,7 +2,8 @@
 
 Reads people's table and a judge's table of the same protocol (ACUTE judgments, per-turn
 turns or SSA labels; the judge's as ``judge acute|per-turn|ssa`` writes them) and prints,
-for each ACUTE matchup win rate, per-turn pick rate and SSA rate, the people-only result
+for each ACUTE matchup win rate (and Bradley-Terry strengths), per-turn pick rate and SSA
+rate, the people-only result
 beside the PPI++ one (valid whatever the judge's bias; narrower when the judge tracks
 people) and the number of human judgments the judge was worth. ``--plan DELTA`` treats the
 items both answered as a pilot: human judgments needed to detect DELTA with and without
@@ -66,6 +67,17 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
                          f"alone, {p['with_judge']} with the judge on {p['judge_items']} items")
         except UserError as exc:
             lines.append(f"    plan: {exc}")
+    if protocol == "acute":
+        from parlai_acute.stats.ppi import ppi_ranking
+
+        ranking = ppi_ranking(people, judge, alpha)
+        table.attrs["ranking"] = ranking.to_dict("records")
+        for question, part in ranking.groupby("question", sort=True):
+            lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero), people | with judge:")
+            for r in part.sort_values("strength", ascending=False).to_dict("records"):
+                lines.append(f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
+                             f"{r['people_upper']:+.2f}] | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}]"
+                             + (f"  -- {r['note']}" if r["note"] else ""))
     return lines, table
 
 
@@ -76,7 +88,8 @@ def write_ppi_json(path, table, protocol: str, alpha: float, people: str, judge:
     write_json(path, {"protocol": protocol, "alpha": alpha, "version": __version__, "people": people,
                       "judge": judge, "method": "PPI++ with power tuning (Angelopoulos et al. 2024); the judge "
                       "weighed only when it correlates with people at level alpha on >= 10 shared items; the unit "
-                      "is the item", "rows": table.to_dict("records")})
+                      "is the item", "rows": table.to_dict("records"),
+                      "ranking": table.attrs.get("ranking", [])})
 
 
 def beside_analysis(people, judge_path: str, protocol: str, alpha: float, outdir: str) -> None:

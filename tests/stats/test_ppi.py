@@ -135,3 +135,44 @@ def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
     rows = json.loads((tmp_path / "out" / "ppi.json").read_text())["rows"]
     assert {r["group"] for r in rows} == {"m1", "m2", "m3"}
     assert all(r["lambda"] > 0.5 and r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in rows)
+
+
+def _bt_items(rng, theta, m):
+    k = len(theta)
+    a = rng.integers(0, k, m)
+    b = (a + rng.integers(1, k, m)) % k
+    return a, b, (rng.random(m) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
+
+
+@pytest.mark.parametrize("kind", ["good", "useless"])
+def test_bradley_terry_strengths_by_ppi_cover_and_shrink_with_a_good_judge(kind):
+    from parlai_acute.stats.ppi import ppi_bradley_terry
+
+    rng = np.random.default_rng(10)
+    theta = np.array([0.6, 0.2, 0.0, -0.8])
+    theta -= theta.mean()
+    covered, ratios = [], []
+    for _ in range(150):
+        a, b, y = _bt_items(rng, theta, 300)
+        au, bu, yu = _bt_items(rng, theta, 3000)
+        res = ppi_bradley_terry(a, b, y, judge(rng, y, kind), au, bu, judge(rng, yu, kind), 4)
+        covered.append((res["lower"] <= theta) & (theta <= res["upper"]))
+        ratios.append(np.median((res["upper"] - res["lower"]) / (res["people_upper"] - res["people_lower"])))
+    assert 0.92 <= np.mean(covered) <= 0.98  # 600 strengths (4 per run, correlated): wider Monte Carlo band
+    assert np.median(ratios) < 0.75 if kind == "good" else 0.97 <= np.median(ratios) <= 1.03
+
+
+def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
+    from parlai_acute.acute.judgments import write_judgments
+    from parlai_acute.stats.simulate import simulate_judgments
+
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.0}, 2000, seed=0, workers=100)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")  # agrees with the first person asked
+    write_judgments(tmp_path / "people.csv", people[people["pair_id"].isin(judged["pair_id"].iloc[::5])])
+    write_judgments(tmp_path / "judge.csv", judged)
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "judge.csv"),
+                 "--json", str(tmp_path / "ppi.json")]) == 0
+    assert "Bradley-Terry strengths (engaging" in capsys.readouterr().out
+    ranking = json.loads((tmp_path / "ppi.json").read_text())["ranking"]
+    assert [r["model"] for r in ranking] == ["a", "b", "c"] and ranking[0]["lambda"] > 0.3
+    assert all(r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in ranking)
