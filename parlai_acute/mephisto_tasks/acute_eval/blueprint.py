@@ -65,6 +65,17 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "usual thank-you: the unit ends there and they cannot take more units of this task."})
     seed: int = field(default=0, metadata={
         "help": "Seed for the order of pairs and the left/right sides (which are recorded per comparison)."})
+    pair_selection: str = field(default="balanced", metadata={
+        "help": "balanced: fewest-judged pairs first; adaptive: pairs whose model pair most reduces the "
+                "uncertainty of the Bradley-Terry ranking first (the reason is stored with each slot)."})
+    stop_alpha: Optional[float] = field(default=None, metadata={
+        "help": "Stop handing out comparisons once stop_comparisons (all model pairs if empty) are decided "
+                "by confidence sequences valid at every look, at this error rate; the decision is stored "
+                "with the judgment that settled it (stop_decision)."})
+    stop_comparisons: str = field(default="", metadata={
+        "help": "Comma-separated model pairs the stop rule waits for, e.g. 'model_a vs model_b'."})
+    stop_budget: Optional[int] = field(default=None, metadata={
+        "help": "Stop handing out comparisons after this many regular judgments (over all runs of the task)."})
     task_title: str = field(default="Compare two conversations", metadata={
         "help": "Title shown at the top of the page."})
 
@@ -95,7 +106,27 @@ def build_scheduler(args, db=None, task_name: str | None = None) -> Scheduler:
     return Scheduler(pairings, annotations_per_pair=int(b.annotations_per_pair),
                      comparisons_per_unit=int(b.comparisons_per_unit),
                      max_per_worker=b.get("max_judgments_per_worker"), use_onboarding=bool(b.onboarding),
-                     seed=int(b.seed), history=past)
+                     seed=int(b.seed), history=past, selection=str(b.get("pair_selection") or "balanced"),
+                     stop=stop_rule(b))
+
+
+def stop_rule(b) -> dict | None:
+    """The blueprint's stop options as the scheduler takes them (None: no stop rule)."""
+    from parlai_acute.mephisto_tasks.acute_eval.scheduler import SELECTIONS
+
+    if str(b.get("pair_selection") or "balanced") not in SELECTIONS:
+        raise UserError(f"mephisto.blueprint.pair_selection must be one of {', '.join(SELECTIONS)}, "
+                        f"got {b.get('pair_selection')!r}")
+    alpha, budget = b.get("stop_alpha"), b.get("stop_budget")
+    if alpha is None and budget is None:
+        return None
+    if alpha is not None and not 0 < float(alpha) < 1:
+        raise UserError(f"mephisto.blueprint.stop_alpha must be strictly between 0 and 1, got {alpha}")
+    if budget is not None and int(budget) < 1:
+        raise UserError(f"mephisto.blueprint.stop_budget must be at least 1, got {budget}")
+    named = [c.strip() for c in str(b.get("stop_comparisons") or "").split(",") if c.strip()]
+    return {"alpha": None if alpha is None else float(alpha), "budget": None if budget is None else int(budget),
+            "comparisons": named}
 
 
 def ensure_scheduler(task_run, args, shared_state) -> Scheduler:
