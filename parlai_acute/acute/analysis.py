@@ -235,9 +235,10 @@ def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
         table.to_csv(fh, index=index)
 
 
-def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None) -> dict[str, Path]:
-    """Write tables (CSV), results (strict JSON, with provenance) and the report (HTML,
-    with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
+def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None,
+                  report: bool = True) -> dict[str, Path]:
+    """Write tables (CSV), results (strict JSON, with provenance) and, with ``report``, the report
+    (HTML, with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
     ``model_configs`` (model name -> its configuration: agent, options, decoding) goes
     into the report's configuration block."""
     from parlai_acute.acute.report import build_report
@@ -271,6 +272,7 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dic
         {"question_key": r.question_key, **r.agreement} for r in q]})
     _csv(paths["workers.csv"], result.workers())
     _csv(paths["reasons.csv"], result.reasons())
-    paths.update({name: path for name, path in build_report(result, model_configs).write(outdir).items()})
+    if report:
+        paths.update(build_report(result, model_configs).write(outdir))
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
     return paths

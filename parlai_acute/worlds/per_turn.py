@@ -74,6 +74,7 @@ class ModelPool:
 
     def __init__(self, models: dict[str, str], datapath: str, *, timeout: float = 60.0, retries: int = 1,
                  max_workers: int = 32):
+        from parlai_acute.agents.llama_cpp import share_engines
         from parlai_acute.worlds.model_spec import create_agent_checked, model_opt
 
         if not models:
@@ -82,9 +83,11 @@ class ModelPool:
         self.specs = dict(models)
         self.opts, self._masters, self._locks = {}, {}, {}
         for name, spec in models.items():
-            opt = model_opt(spec, datapath, flag=f"model {name!r}")
+            self.opts[name] = model_opt(spec, datapath, flag=f"model {name!r}")
+        share_engines(self.opts.values())  # llama.cpp configurations: one engine per GGUF, the cores divided
+        for name, opt in self.opts.items():
             agent = create_agent_checked(opt)
-            self.opts[name], self._masters[name] = opt, agent
+            self._masters[name] = agent
             self._locks[name] = None if _thread_safe(agent) else threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="per-turn")
 
@@ -105,7 +108,7 @@ class ModelPool:
         opt = self.opts[name]
         keys = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
                 "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "seed",
-                "openai_base_url", "openai_model", "hf_model")
+                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots")
         return {"spec": self.specs[name], "agent": type(self._masters[name]).__name__,
                 "options": {k: opt.get(k) for k in keys if opt.get(k) not in (None, "")}}
 

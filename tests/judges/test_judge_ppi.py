@@ -43,8 +43,11 @@ def test_embedded_smollm2_judge_adds_nothing_and_the_result_stays_the_peoples(tm
     assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table",
                  str(tmp_path / "judge" / "judgments.csv"), "--json", str(tmp_path / "ppi.json")]) == 0
     out = capsys.readouterr().out
-    rows = json.loads((tmp_path / "ppi.json").read_text())["rows"]
-    assert len(rows) == 1 and out.count("the judge added nothing") == 1
+    saved = json.loads((tmp_path / "ppi.json").read_text())
+    rows = saved["rows"]
+    assert len(rows) == 1 and "the judge added nothing" in out.splitlines()[1]
+    assert len(saved["ranking"]) == 2 and all(r["lambda"] == 0 and r["strength"] == r["people_strength"]
+                                              and "added nothing" in r["note"] for r in saved["ranking"])
     for row in rows:
         assert row["people_items"] == ASKED and row["items_with_both"] == ASKED and row["judge_only_items"] == 3
         assert row["lambda"] == 0 and row["estimate"] == row["people_estimate"]
