@@ -216,7 +216,7 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
 def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """ACUTE-Eval Bradley-Terry strengths per question, people-only and prediction-powered,
     from the two judgments tables (items: a pair of conversations under one question)."""
-    hp, jp = _acute_items(people), _acute_items(judge)
+    hp, jp = acute_items(people), acute_items(judge)
     rows = []
     for question in sorted(set(hp["question"])):
         h = hp[hp["question"] == question].groupby(["item", "first", "second"])["value"].mean().reset_index()
@@ -242,7 +242,10 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) 
 
 # ----------------------------------------------------------------------------- tidy tables
 
-def _acute_items(df: pd.DataFrame) -> pd.DataFrame:
+def acute_items(df: pd.DataFrame) -> pd.DataFrame:
+    """ACUTE judgments (onboarding and A/A pairs left out) oriented by model name: ``value`` 1
+    when ``first`` (the model whose name sorts first) won; ``item`` = pair of conversations
+    under one question. The one orientation ``ppi`` and ``status`` share."""
     df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
     left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
     first, second = np.where(left < right, left, right), np.where(left < right, right, left)
@@ -250,7 +253,9 @@ def _acute_items(df: pd.DataFrame) -> pd.DataFrame:
                          "measure": np.char.add(first, " wins"), "first": first, "second": second,
                          "question": df["question_key"].astype(str).to_numpy(),
                          "item": df["pair_id"].astype(str).to_numpy() + "#" + df["question_key"].astype(str).to_numpy(),
-                         "value": (df["winner"].to_numpy(str) == first).astype(float)})
+                         "value": (df["winner"].to_numpy(str) == first).astype(float),
+                         "worker": df["worker"].astype(str).to_numpy(),
+                         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
 
 
 def _perturn_items(df: pd.DataFrame) -> pd.DataFrame:
@@ -268,7 +273,7 @@ def _ssa_items(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-ITEMS = {"acute": _acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
+ITEMS = {"acute": acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
 
 
 def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05) -> pd.DataFrame:

@@ -124,7 +124,7 @@ class Scheduler:
         import pandas as pd
 
         df = pd.DataFrame(self.judgments, columns=["worker", "model_left", "model_right", "winner", "timestamp"])
-        return df.assign(is_onboarding=False, question_key="q")
+        return df.assign(is_onboarding=False, question_key="q", pair_id="")
 
     def _check_stop(self) -> None:
         """Fire the stop rule (once) if its budget is spent or its comparisons are decided."""
