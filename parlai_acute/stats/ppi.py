@@ -67,8 +67,9 @@ def ppi_mean(y, f, f_unlabeled, alpha: float = 0.05, lam: float | None = None) -
     n, big_n = y.shape[-1], fu.shape[-1]
     if n < 2:
         raise UserError(f"PPI needs at least 2 items answered by people, got {n}; collect more")
-    if big_n < 1:
-        raise UserError("the judge answered no item beyond the people's; PPI needs the judge on more items")
+    if big_n < 2:
+        raise UserError(f"the judge answered {big_n} item(s) beyond the people's; PPI needs at least 2 (the "
+                        f"variance of its answers there enters the interval)")
     lam_ = tuned_lambda(y, f, fu) if lam is None else np.full(y.shape[:-1], float(lam))
     lam_e = lam_[..., None]
     estimate = (y - lam_e * f).mean(axis=-1) + lam_ * fu.mean(axis=-1)
@@ -168,8 +169,8 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
     x, xu = _bt_rows(np.asarray(first), np.asarray(second), k), _bt_rows(np.asarray(first_u), np.asarray(second_u), k)
     y, f, fu = (np.asarray(a, dtype=float) for a in (y, f, f_u))
     n, big_n = len(y), len(fu)
-    if n < 2 or big_n < 1:
-        raise UserError("PPI ranking needs at least 2 items judged by people and 1 by the judge alone")
+    if n < 2 or big_n < 2:
+        raise UserError("PPI ranking needs at least 2 items judged by people and 2 by the judge alone")
     fix = np.ones((k, k)) / k  # only differences are identified: pin the mean at zero
 
     def solve(weight_lam):
@@ -225,7 +226,7 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) 
         index = {m: i for i, m in enumerate(names)}
         both = h.merge(j, on=["item", "first", "second"], suffixes=("_people", "_judge"))
         only = j[~j["item"].isin(h["item"])]
-        if len(both) < 2 or only.empty or len(names) < 2:
+        if len(both) < 2 or len(only) < 2 or len(names) < 2:
             continue
         tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
         res = ppi_bradley_terry(both["first"].map(index), both["second"].map(index), both["value_people"],
@@ -295,9 +296,9 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         only = j.index[~j.index.isin(items)]
         row = {"group": group, "measure": measure, "people_items": int(h.size), "items_with_both": int(both.size),
                "judge_only_items": int(only.size)}
-        if both.size < 2 or only.size < 1:
+        if both.size < 2 or only.size < 2:
             row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
-                           "the judge answered no item beyond the people's") + ": people-only result only"
+                           "the judge answered fewer than 2 items beyond the people's") + ": people-only result only"
             y = h.to_numpy()
             se = y.std(ddof=1) / math.sqrt(y.size) if y.size > 1 else float("nan")
             row |= {"people_estimate": float(y.mean()), "people_lower": float(y.mean() - _z(alpha) * se),

@@ -176,3 +176,9 @@ def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
     ranking = json.loads((tmp_path / "ppi.json").read_text())["ranking"]
     assert [r["model"] for r in ranking] == ["a", "b", "c"] and ranking[0]["lambda"] > 0.3
     assert all(r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in ranking)
+
+
+def test_too_few_judge_only_items_are_said_not_computed():
+    y = np.r_[np.ones(8), np.zeros(4)]
+    with pytest.raises(UserError, match="at least 2"):
+        ppi_mean(y, y, [1.0])
