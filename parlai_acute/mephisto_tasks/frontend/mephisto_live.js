@@ -41,6 +41,11 @@ var MephistoLive = (function () {
   function banner(text, button) {
     var box = document.getElementById("live-banner");
     if (!box) {
+      // a tab that is not the assignment's owner shows its page greyed out and takes no clicks
+      var style = document.createElement("style");
+      style.textContent = "body[data-connection=elsewhere] > *:not(#live-banner)" +
+        "{pointer-events:none;opacity:0.45}";
+      document.head.appendChild(style);
       box = document.createElement("div");
       box.id = "live-banner";
       box.setAttribute("role", "status");
