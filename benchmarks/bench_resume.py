@@ -37,7 +37,8 @@ def run():
             "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1"]
     with tempfile.TemporaryDirectory(prefix="bench_resume_") as tmp:
         tmp = Path(tmp)
-        first = LocalRun(tmp / "data", args, free_port(), tmp / "launch0.log", group="per-turn", task_name="bench_resume")
+        first = LocalRun(tmp / "data", args, free_port(), tmp / "launch0.log", group="per-turn",
+                         task_name="bench_resume")
         runs = [first]
         try:
             first.wait_ready()

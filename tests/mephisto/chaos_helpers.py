@@ -1,7 +1,7 @@
 """What a paid crowd does all day, as scripted browser workers: reloads, second tabs, double clicks,
 pages that go to sleep, and a launcher stopped mid-step and relaunched on the same port and data.
 
-Every wait has a stated bound (:data:`STEP`, :data:`RELAUNCH`): a page that does not show what it
+Every wait has a stated bound (:data:`STEP`, :data:`MODELS`, :data:`RELAUNCH`): a page that does not show what it
 should within it fails the test with what it showed instead.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from parlai_acute.mephisto_tasks.browser import worker_url
 from parlai_acute.mephisto_tasks.local_run import LocalRun, pid_alive
 
 STEP = 20.0  # s: a reload, a reconnection or an answer shows the worker's current step within this
+MODELS = 60.0  # s: a per-turn turn's candidates (SmolLM2 on two busy cores) are on the page within this
 RELAUNCH = 150.0  # s: from a relaunch (models loaded again) to the page showing the same step
 
 

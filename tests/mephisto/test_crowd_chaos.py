@@ -8,7 +8,7 @@ SIGKILL while both pages stay open and relaunched on the same port and data: the
 "Reconnecting to the task server..." while it is down, come back by themselves to the same
 comparison / turn / item, and the workers finish. Asserted for every task: every action stored
 exactly once, none lost, every worker back at the same step, no page stuck past a stated bound
-(``chaos_helpers.STEP`` / ``RELAUNCH``).
+(``chaos_helpers.STEP`` / ``MODELS`` / ``RELAUNCH``).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import time
 import pytest
 
 from acute_task_helpers import make_pairings, write_pairings
-from chaos_helpers import (RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch, reload,
-                           stop, wait)
+from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch,
+                           reload, stop, wait)
 from label_task_helpers import SSA_ITEMS, label_like_a_person, open_db, write_jsonl
 from perturn_task_helpers import GENERIC, SMOL
 
@@ -131,7 +131,8 @@ def test_acute_crowd_chaos(tmp_path, chromium, runs):
 
     df = store.judgments_for_task(open_db(run.data_dir), "acute_chaos")
     per_worker = df.groupby("worker").size().to_dict()
-    assert per_worker == {"simulated-rita_sandbox": 4, "simulated-tom_sandbox": 4}, per_worker  # onboarding + 3, each once
+    # onboarding + 3 each, each judgment once
+    assert per_worker == {"simulated-rita_sandbox": 4, "simulated-tom_sandbox": 4}, per_worker
     assert not df.duplicated(["worker", "pair_id"]).any()
     assert df["reason"].str.startswith("judged at position").all()
     assert max(reloads) < 5  # seconds; the benchmark perturn_resume_seconds measures it properly
@@ -143,7 +144,7 @@ TURN = "window.__perTurnView"
 
 def _wait_turn(page, bound=None):
     cond = f"{TURN} && {TURN}.status !== 'onboarding' && !{TURN}.waiting && {idle(page)}"
-    return wait(page, cond, bound or 60, "a turn to act on")
+    return wait(page, cond, bound or MODELS, "a turn to act on")
 
 
 def _send(page, text):
@@ -155,7 +156,7 @@ def _pick(page, double=False):
     turn = page.evaluate(f"{TURN}.turn")
     (page.dblclick if double else page.click)("#pick-0")
     (page.dblclick if double else page.click)("#submit-choice")
-    wait(page, f"{TURN}.turns_done > {turn} && {idle(page)}", 60, "the choice stored")
+    wait(page, f"{TURN}.turns_done > {turn} && {idle(page)}", MODELS, "the choice stored")
 
 
 def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
@@ -259,7 +260,7 @@ def test_ssa_label_crowd_chaos(tmp_path, chromium, runs):
         reload(sue, "__itemView", f"{ITEM}.position === {position + 1}")
     time.sleep(max(0.0, 21 - (time.time() - asleep)))  # the router marks a page silent 15-19 s after its last heartbeat
     freeze(vic, False)  # awake: the page notices, registers again and is back at item 2
-    wait(vic, f"{ITEM}.position === 2 && {idle(vic)}", 60, "item 2 after the page slept")
+    wait(vic, f"{ITEM}.position === 2 && {idle(vic)}", RELAUNCH, "item 2 after the page slept")
     vic2 = open_page(vic_ctx, run.url, "vic", "v1", "__itemView")
     elsewhere(vic)
     _label(vic2)
