@@ -138,7 +138,7 @@ class ItemTaskRunner(LiveRunner):
         if update.get("type") != "answer":
             return UNKNOWN_ACTION
         if entry is None or update.get("position") != len(state.data["results"]) + 1:
-            return None  # already answered (a double click, another tab): the view shows the item to do
+            return "That item is already done; please continue with the one shown."  # a stale page's answer
         self.accept(state, update)  # saved with whatever the answer stores
         error, warning = self.answer(agent, update, entry)
         if error:

@@ -75,7 +75,7 @@ class MultirefRunner(ItemTaskRunner):
                                        "turn_index": context.turn_index, "replies": []}
         replies = current["replies"]
         if update.get("index") != len(replies) + 1:
-            return None, None  # already received (a double click, another tab): the view shows what is next
+            return "That reply was already received; please continue.", None
         text = " ".join(str(update.get("text") or "").split())
         if len(text) < self.min_chars:
             return f"Please write a reply of at least {self.min_chars} characters.", None
