@@ -162,7 +162,8 @@ def _pick(page, double=False):
 def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
     from perturn_task_helpers import stored
 
-    args = ["--model", GENERIC, "--model", f"smol={SMOL}", "mephisto.blueprint.min_turns=2",
+    smol = SMOL.replace("--max-new-tokens 16", "--max-new-tokens 8")  # short replies: the wait is not measured here
+    args = ["--model", GENERIC, "--model", f"smol={smol}", "mephisto.blueprint.min_turns=2",
             "mephisto.blueprint.max_turns=3", "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=2",
             "mephisto.blueprint.protocol=soba"]
     run, (_, ben_ctx), (ana, ben) = _start(runs, tmp_path, chromium, "per-turn", args, "per_turn_chaos",
