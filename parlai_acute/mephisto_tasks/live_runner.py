@@ -23,6 +23,7 @@ once for every task. The server, not the page, knows where a worker is:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from mephisto.abstractions.blueprint import TaskRunner
@@ -36,6 +37,7 @@ WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet 
 ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
 UNKNOWN_ACTION = "Unknown action; please reload the page."
 FAILED = "Something went wrong on our side; please try again."
+_STAMP = threading.RLock()
 
 
 class LiveRunner(TaskRunner):
@@ -100,14 +102,16 @@ class LiveRunner(TaskRunner):
         del actions[:-ACTIONS_KEPT]
 
     def stamped(self, state, **extra) -> dict:
-        d = state.data
-        d["version"] = max(int(d.get("version") or 0) + 1, int(time.time() * 1000))
-        view = self.view(state, **extra)
-        view.update(version=d["version"], tab=d.get("tab"))
-        return view
+        with _STAMP:  # views are made in several threads (a model finishing, the unit's loop): one order
+            d = state.data
+            d["version"] = max(int(d.get("version") or 0) + 1, int(time.time() * 1000))
+            view = self.view(state, **extra)
+            view.update(version=d["version"], tab=d.get("tab"))
+            return view
 
     def send_view(self, agent, **extra) -> None:
-        agent.observe(self.stamped(agent.state, **extra))
+        with _STAMP:  # sent in the order stamped: a page drops a view older than one it has shown
+            agent.observe(self.stamped(agent.state, **extra))
 
     # ------------------------------------------------------------------ start and packets
     def get_init_data_for_agent(self, agent) -> dict:
