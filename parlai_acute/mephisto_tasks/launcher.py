@@ -25,10 +25,8 @@ from typing import Callable
 from parlai_acute.errors import UserError
 
 
-def add_launch_arguments(parser: argparse.ArgumentParser, doc: str) -> None:
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every ``... launch`` subcommand shares (Hydra overrides come last)."""
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = doc.split("\n\n", 1)[1]
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                         help="Hydra overrides: mephisto.blueprint.* (see --help-blueprint), mephisto.task.*, "
                              "mephisto.architect.*, mephisto/architect=..., mephisto/provider=...")

@@ -30,9 +30,6 @@ MESSAGES = ["Hi! How is your day going?", "I just came back from a long walk in 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from parlai_acute.scripts.main import describe_from_docstring
-
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--workdir", default="out/per_turn_demo", help="Mephisto data and results go here")
     parser.add_argument("--workers", type=int, default=0,
                         help="scripted (SIMULATED) Chromium workers instead of a person (default 0: you)")
@@ -124,7 +121,8 @@ def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
 def _analyze(workdir: Path, task_name: str) -> int:
     from parlai_acute.mephisto_tasks.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+    from parlai_acute.perturn.outputs import write_outputs
     from parlai_acute.perturn.turns import turns_table
 
     db = open_mephisto_db(workdir / "mephisto" / "database.db")

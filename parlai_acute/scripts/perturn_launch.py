@@ -28,7 +28,7 @@ from parlai_acute.mephisto_tasks import launcher
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.worlds.model_spec import MODEL_HELP
 
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--model", action="append", default=[], metavar="NAME=MODEL",
                         help=f"a model to evaluate, with its name (repeat for each); MODEL is {MODEL_HELP}")
 
@@ -73,13 +73,14 @@ def run(args) -> int:
 
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.per_turn import onboarding, store
-    from parlai_acute.mephisto_tasks.per_turn.blueprint import LiveSetup, PerTurnSharedState, design_from_args
+    from parlai_acute.mephisto_tasks.per_turn.blueprint import PerTurnSharedState
+    from parlai_acute.mephisto_tasks.per_turn.live import LiveSetup, design_from_args
 
     if not models:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")
     design_from_args(b)  # bad settings fail here, before any port, database or model is touched
     onboarding.load_items(b.get("onboarding_file") or None)
-    from parlai_acute.mephisto_tasks.per_turn.blueprint import load_personas
+    from parlai_acute.mephisto_tasks.per_turn.live import load_personas
 
     load_personas(b.get("persona_file") or "", design_from_args(b))
     launcher.check_architect(cfg)

@@ -31,7 +31,7 @@ HI = "Hi!"
 class PerTurnRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
-        from parlai_acute.mephisto_tasks.per_turn.blueprint import ensure_live
+        from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 
         self.live = ensure_live(task_run, args, shared_state)
         self.design, self.scheduler = self.live.design, self.live.scheduler

@@ -14,7 +14,6 @@ from parlai_acute.perturn.turns import COLUMNS
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that started onboarding or a dialogue (see :mod:`..stored_units`)."""
-    from parlai_acute.mephisto_tasks.per_turn import blueprint  # noqa: F401  (registers the blueprint)
     from parlai_acute.mephisto_tasks.stored_units import stored_units
 
     return stored_units(db, task_name, lambda data: data.get("schema", "").startswith("parlai_acute.per_turn")

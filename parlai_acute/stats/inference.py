@@ -1,0 +1,473 @@
+"""Cluster-aware tests behind every headline mark: the unit that was sampled is resampled.
+
+Judgments are not independent: the turns of one dialogue share a worker and a
+conversation, the SSA items of one chat share a conversation, the ACUTE judgments of one
+worker share that worker's taste. A test that treats them as independent fires far more
+often than its nominal level when two models are equal (17 % for per-turn PM-SOBA at a
+nominal 5 %, 32 % for ACUTE with 20 workers). Every mark of this package therefore comes
+from a test over *clusters* (dialogues, conversations, workers):
+
+* **paired** comparisons (both models judged inside each cluster: per-turn PM and MM,
+  ACUTE per worker, static SSA per context): a **sign-flip test** of the cluster totals of
+  the per-judgment differences (+1 A won, -1 B won, 0 tie). Under "no difference" the two
+  models are exchangeable inside a cluster, so each cluster's total is as likely to be
+  negated: the test is exact for any number of clusters and any within-cluster
+  dependence. All 2^G sign patterns are enumerated when 2^G <= ``n_resamples``, otherwise
+  ``n_resamples`` seeded random patterns (p = (1 + hits) / (1 + B), never zero).
+* **two-sample** comparisons (each cluster saw one model: interactive SSA, per-turn SM):
+  a **permutation test** of the model labels of whole clusters, the difference of the
+  pooled means as statistic; exact enumeration or seeded Monte Carlo as above.
+* **omnibus** (per-turn MM: are the k models equal?): the per-dialogue pick counts are
+  permuted across the k models independently in each dialogue, statistic = spread of the
+  models' totals (Cochran's Q / Pearson's chi-squared up to constants that the
+  permutation keeps).
+
+Why these. Measured on seeded A/A simulations with dialogue random effects (sd 0.5 to 2
+on the logit scale) at 8, 20 and 60 dialogues (numbers in docs/inference.md): the
+cluster bootstrap fires 9-12 % at 8 dialogues and 6-7 % at 20; the CR2 sandwich with a
+t on G-1 degrees of freedom is close to 5 % from 20 clusters on but needs a symmetric
+design and over-rejects with 8 very unequal clusters; GEE with robust errors is a
+sandwich too (same small-sample problem) and costs a model fit per comparison. The
+randomisation tests are exact by construction at every size, as cheap as one matrix
+product, and say plainly when the data cannot reach ``alpha``: with G clusters the
+smallest sign-flip p-value is 2 / 2^G, so fewer than :func:`min_clusters` ``(alpha)``
+clusters (6 at 0.05) can never give a mark and the result says how many are needed.
+
+Intervals are the **inverted test**: every shift ``delta`` of the effect that the same
+test (same sign patterns or permutations, same seed) does not reject at
+``1 - confidence``, so the interval excludes 0 exactly when the mark fires at
+``alpha = 1 - confidence``. It is never a point: when every cluster has the same mean
+(all differences +1, say) the inverted set collapses and ``None`` is returned with the
+reason in words; with too few clusters for the confidence asked, likewise.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "two_sample_cluster_test",
+           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+           "shortfall"]
+
+_BISECT_STEPS = 60
+_CHUNK_CELLS = 4_000_000  # patterns x clusters per block: bounds memory for any number of clusters
+
+
+@dataclass(frozen=True)
+class ClusterTest:
+    """One headline verdict: effect, cluster-aware p-value and interval, what was assumed."""
+
+    estimate: float  # effect in the caller's units (e.g. win-rate difference)
+    p_value: float | None  # None when no calibrated test exists at this size (reason says why)
+    low: float | None  # interval at `confidence`; None (with reason) when none can be true
+    high: float | None
+    method: str  # words, e.g. "sign-flip test over dialogues (exact, 256 sign patterns)"
+    unit: str  # "dialogue" | "worker" | "conversation" | ...
+    n_clusters: int
+    n_judgments: int
+    reason: str | None  # why p/interval are absent
+    clusters_needed: int | None  # how many clusters a calibrated mark needs, when too few
+    confidence: float = 0.95
+    interval_method: str = ""
+
+    def as_dict(self, prefix: str = "") -> dict:
+        """Flat record for a tidy table (keys optionally prefixed)."""
+        return {f"{prefix}{k}": v for k, v in asdict(self).items()}
+
+
+def _plural(unit: str, n: int) -> str:
+    return unit if n == 1 else unit + "s"
+
+
+def min_clusters(alpha: float) -> int:
+    """Fewest clusters for which the (two-sided) sign-flip test can reach p < ``alpha``:
+    its smallest p-value is 2 / 2^G."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    g = 1
+    while 2.0 / 2 ** g >= alpha:
+        g += 1
+    return g
+
+
+def min_clusters_two_sample(alpha: float) -> int:
+    """Fewest clusters (split evenly between the two models) for which the two-sample
+    permutation test can reach p < ``alpha``: its smallest p-value is 2 / C(G, G/2)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    g = 2
+    while 2.0 / math.comb(g, g // 2) >= alpha:
+        g += 1
+    return g
+
+
+def shortfall(test: ClusterTest) -> str:
+    """'' or the sentence a reader needs: how many more clusters a calibrated mark needs."""
+    if test.clusters_needed is None or test.n_clusters >= test.clusters_needed:
+        return ""
+    more = test.clusters_needed - test.n_clusters
+    return (f"only {test.n_clusters} {_plural(test.unit, test.n_clusters)}: a calibrated test needs at least "
+            f"{test.clusters_needed} ({more} more)")
+
+
+def mark(test_or_p, alpha: float) -> str:
+    """'**' for p < alpha / 5, '*' for p < alpha, '' otherwise or when no calibrated test
+    exists (a :class:`ClusterTest` without p-value, None or NaN)."""
+    p = test_or_p.p_value if isinstance(test_or_p, ClusterTest) else test_or_p
+    if p is None or not np.isfinite(p):
+        return ""
+    return "**" if p < alpha / 5 else "*" if p < alpha else ""
+
+
+def legend(alpha: float) -> str:
+    """The one legend of the marks, printed by every command and shown in every report."""
+    return (f"* p < {alpha:g}, ** p < {alpha / 5:g}: cluster-aware randomisation test (whole dialogues, "
+            f"conversations or workers), Holm-adjusted within each family of comparisons; no mark: not "
+            f"significant, or too few clusters for a calibrated test (the row says how many more are needed). "
+            f"Columns named 'exact, judgments independent' are secondary and ignore the clustering.")
+
+
+def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
+    """Holm-adjusted p-values of the tests that have one (NaN for the others)."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.array([np.nan if t.p_value is None else t.p_value for t in tests], dtype=float)
+    out = np.full(len(p), np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = multipletests(p[ok], method="holm")[1]
+    return out
+
+
+# ---------------------------------------------------------------- machinery
+
+
+def _codes(clusters) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)))
+    if (codes < 0).any():
+        raise ValueError("cluster labels must not be missing")
+    return codes, len(uniques)
+
+
+def _pvalue(hits: np.ndarray, total: int, exact: bool) -> np.ndarray:
+    return hits / total if exact else (1.0 + hits) / (1.0 + total)
+
+
+def _tol(*scales) -> float:
+    return 1e-9 * (1.0 + sum(float(np.abs(s).sum()) for s in scales))
+
+
+def _invert(pvalue_at, estimate: float, spread: float, confidence: float):
+    """The interval {delta: p(delta) >= 1 - confidence} around ``estimate``: on each side an
+    outer value the test rejects is found by doubling the distance (up to 2^10 spreads),
+    then the boundary by bisection. None when some side has no rejected value (the data
+    set no bound)."""
+    level = 1.0 - confidence
+    bounds = []
+    for direction in (-1.0, 1.0):
+        outer = None
+        for factor in 2.0 ** np.arange(-1, 11):
+            if pvalue_at(estimate + direction * factor * spread) < level:
+                outer = estimate + direction * factor * spread
+                break
+        if outer is None:
+            return None
+        inside = estimate
+        for _ in range(_BISECT_STEPS):
+            middle = (inside + outer) / 2
+            if pvalue_at(middle) >= level:
+                inside = middle
+            else:
+                outer = middle
+            if abs(outer - inside) <= 1e-10 * spread:
+                break
+        bounds.append(inside)
+    return bounds[0], bounds[1]
+
+
+def _sign_projections(sums: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int):
+    """(A (B, m), C (B,), exact, B): every (or ``n_resamples`` random) sign pattern e applied
+    to the cluster totals: A = e @ sums, C = e @ counts. The statistic at any shift delta is
+    then A - delta * C, so inverting the test costs no further pass over the clusters."""
+    g = len(counts)
+    if g <= 30 and 2 ** g <= n_resamples:
+        signs = 1.0 - 2.0 * ((np.arange(2 ** g)[:, None] >> np.arange(g)[None, :]) & 1)
+        return signs @ sums, signs @ counts, True, 2 ** g
+    rng = np.random.default_rng(seed)
+    a, c = np.empty((n_resamples, sums.shape[1])), np.empty(n_resamples)
+    step = max(1, _CHUNK_CELLS // max(g, 1))
+    for start in range(0, n_resamples, step):
+        b = min(step, n_resamples - start)
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(b, g), dtype=np.int8)
+        a[start:start + b] = signs @ sums
+        c[start:start + b] = signs @ counts
+    return a, c, False, n_resamples
+
+
+def sign_flip_pvalues(sums, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """Two-sided sign-flip p-values of H0 "mean difference 0" for m comparisons at once:
+    ``sums`` is (clusters, m), each cluster's total of the per-judgment differences. The
+    same patterns serve every column (the analyses' and the calibration tests' one path)."""
+    sums = np.asarray(sums, dtype=float)
+    if sums.ndim == 1:
+        sums = sums[:, None]
+    a, _, exact, total = _sign_projections(sums, np.zeros(len(sums)), n_resamples, seed)
+    hits = (np.abs(a) >= np.abs(sums.sum(axis=0)) - _tol(sums)).sum(axis=0)
+    return _pvalue(hits, total, exact)
+
+
+def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """Two-sided two-sample permutation p-values for m outcomes at once: ``sums`` (clusters,
+    m) and ``counts`` (clusters,) per cluster, ``second`` (clusters,) True for the clusters
+    of the second group; whole clusters change group."""
+    sums = np.asarray(sums, dtype=float)
+    if sums.ndim == 1:
+        sums = sums[:, None]
+    counts, z = np.asarray(counts, dtype=float), np.asarray(second, dtype=bool)
+    assign, exact, total = _arrangements(len(counts), int(z.sum()), n_resamples, seed)
+    n1, n0 = assign @ counts, (1 - assign) @ counts
+    valid = (n1 > 0) & (n0 > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = (assign @ sums) / n1[:, None] - ((1 - assign) @ sums) / n0[:, None]
+    observed = sums[z].sum(axis=0) / counts[z].sum() - sums[~z].sum(axis=0) / counts[~z].sum()
+    hits = (np.abs(a[valid]) >= np.abs(observed) - _tol(sums) / max(counts.sum(), 1)).sum(axis=0)
+    return _pvalue(hits, int(valid.sum()) if exact else total, exact)
+
+
+def _arrangements(g: int, g1: int, n_resamples: int, seed: int):
+    """(assignments (R, g) of 0/1 with g1 ones, exact, R): every way to give g1 of g clusters to
+    the second group, or ``n_resamples`` seeded random ones."""
+    arrangements = math.comb(g, g1)
+    if arrangements <= n_resamples:
+        assign = np.zeros((arrangements, g))
+        for row, chosen in enumerate(itertools.combinations(range(g), g1)):
+            assign[row, list(chosen)] = 1.0
+        return assign, True, arrangements
+    rng = np.random.default_rng(seed)
+    assign = np.zeros((n_resamples, g))
+    np.put_along_axis(assign, rng.random((n_resamples, g)).argsort(axis=1)[:, :g1], 1.0, axis=1)
+    return assign, False, n_resamples
+
+
+def _sign_method(unit: str, g: int, exact: bool, total: int, seed: int) -> str:
+    plural = _plural(unit, 2)
+    if exact:
+        return f"sign-flip test over {plural} (exact, {total} sign patterns)"
+    return f"sign-flip test over {plural} (Monte Carlo, {total} random sign patterns, seed {seed})"
+
+
+def paired_cluster_tests(diffs, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
+                         seed: int = 0, n_resamples: int = 10_000) -> list[ClusterTest]:
+    """:func:`paired_cluster_test` for several columns of differences over the same judgments
+    and clusters at once (``diffs`` of shape (judgments, m)); the sign patterns are drawn
+    once and shared, so m comparisons cost about one. NaN differences are left out of
+    their column (a judgment that does not compare the pair)."""
+    diffs = np.asarray(diffs, dtype=float)
+    if diffs.ndim == 1:
+        diffs = diffs[:, None]
+    codes, g = _codes(clusters)
+    if len(codes) != len(diffs):
+        raise ValueError(f"{len(diffs)} differences but {len(codes)} cluster labels")
+    m = diffs.shape[1]
+    present = np.isfinite(diffs)
+    sums = np.zeros((g, m))
+    counts = np.zeros((g, m))
+    for j in range(m):
+        sums[:, j] = np.bincount(codes, weights=np.where(present[:, j], diffs[:, j], 0.0), minlength=g)
+        counts[:, j] = np.bincount(codes, weights=present[:, j].astype(float), minlength=g)
+    return [_paired_from_sums(sums[:, j], counts[:, j], unit, alpha, confidence, seed, n_resamples)
+            for j in range(m)]
+
+
+def paired_cluster_test(diffs, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
+                        seed: int = 0, n_resamples: int = 10_000) -> ClusterTest:
+    """H0: the mean of the per-judgment differences (e.g. +1 A won, -1 B won, 0 tie) is 0,
+    judgments clustered in ``clusters``; sign-flip test of the cluster totals and its
+    inverted interval (see the module docstring)."""
+    return paired_cluster_tests(diffs, clusters, unit=unit, alpha=alpha, confidence=confidence, seed=seed,
+                                n_resamples=n_resamples)[0]
+
+
+def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) -> ClusterTest:
+    keep = counts > 0
+    sums, counts = sums[keep], counts[keep]
+    g, n = int(len(counts)), int(counts.sum())
+    estimate = float(sums.sum() / n) if n else float("nan")
+    need = max(min_clusters(alpha), min_clusters(1 - confidence))
+    base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=n, confidence=confidence,
+                interval_method="inverted sign-flip test")
+    if n == 0:
+        return ClusterTest(p_value=None, low=None, high=None, method="sign-flip test", reason="no judgments compare "
+                           "this pair", clusters_needed=need, **base)
+    a, c, exact, total = _sign_projections(sums[:, None], counts, n_resamples, seed)
+    a = a[:, 0]
+    tol = _tol(sums, counts)
+    observed_sum, observed_count = float(sums.sum()), float(counts.sum())
+
+    def pvalue_at(delta: float) -> float:
+        stat = abs(observed_sum - delta * observed_count)
+        hits = int((np.abs(a - delta * c) >= stat - tol).sum())
+        return float(_pvalue(np.array(hits), total, exact))
+
+    method = _sign_method(unit, g, exact, total, seed)
+    if g < min_clusters(alpha):
+        return ClusterTest(p_value=None, low=None, high=None, method=method,
+                           reason=f"only {g} {_plural(unit, g)}: the sign-flip test cannot reach p < {alpha:g} "
+                                  f"with fewer than {min_clusters(alpha)}", clusters_needed=need, **base)
+    p = pvalue_at(0.0)
+    means = sums / counts
+    reason, low, high = None, None, None
+    if g < min_clusters(1 - confidence):
+        reason = (f"only {g} {_plural(unit, g)}: no {100 * confidence:g}% interval can be given with fewer than "
+                  f"{min_clusters(1 - confidence)}")
+    elif np.ptp(means) <= 1e-12 * (1 + np.abs(means).max()):
+        reason = (f"every {unit} has the same mean difference ({means[0]:+.3g}), so no interval of non-zero "
+                  f"width follows from the {unit}s")
+    else:
+        bounds = _invert(pvalue_at, estimate, float(np.ptp(means)), confidence)
+        if bounds is None or not bounds[1] > bounds[0]:
+            reason = f"the {unit}s set no {100 * confidence:g}% bound"
+        else:
+            low, high = float(bounds[0]), float(bounds[1])
+    return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason,
+                       clusters_needed=need if g < need else None, **base)
+
+
+def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
+                            seed: int = 0, n_resamples: int = 10_000) -> ClusterTest:
+    """H0: the two groups (e.g. models) have the same mean, where each cluster (e.g. an
+    interactive conversation) belongs to one group; the estimate is mean(second group) -
+    mean(first group), groups ordered as sorted labels. Permutation test of the group
+    labels of whole clusters and its inverted interval (module docstring)."""
+    values = np.asarray(values, dtype=float)
+    codes, g = _codes(clusters)
+    group_labels = pd.Series(np.asarray(groups, dtype=object))
+    names = sorted(group_labels.unique())
+    if len(names) != 2:
+        raise ValueError(f"two_sample_cluster_test needs exactly two groups, got {len(names)}")
+    if len(values) != len(codes) or len(group_labels) != len(codes):
+        raise ValueError("values, groups and clusters must have the same length")
+    second = (group_labels == names[1]).to_numpy()
+    per_cluster = pd.DataFrame({"c": codes, "z": second}).groupby("c")["z"].agg(["min", "max"])
+    if (per_cluster["min"] != per_cluster["max"]).any():
+        raise ValueError(f"a {unit} holds judgments of both groups; use paired_cluster_test for paired designs")
+    ok = np.isfinite(values)
+    sums = np.bincount(codes, weights=np.where(ok, values, 0.0), minlength=g)
+    counts = np.bincount(codes, weights=ok.astype(float), minlength=g)
+    z = per_cluster["max"].to_numpy().astype(bool)
+    keep = counts > 0
+    sums, counts, z = sums[keep], counts[keep], z[keep]
+    g1, g0 = int(z.sum()), int((~z).sum())
+    g, n = g0 + g1, int(counts.sum())
+    need_alpha, need_conf = min_clusters_two_sample(alpha), min_clusters_two_sample(1 - confidence)
+    need = max(need_alpha, need_conf)
+    estimate = (float(sums[z].sum() / counts[z].sum() - sums[~z].sum() / counts[~z].sum())
+                if g0 and g1 else float("nan"))
+    base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=n, confidence=confidence,
+                interval_method="inverted permutation test")
+    if g0 == 0 or g1 == 0:
+        return ClusterTest(p_value=None, low=None, high=None, method="permutation test", clusters_needed=need,
+                           reason=f"one of the groups has no {unit}s", **base)
+    assign, exact, total = _arrangements(g, g1, n_resamples, seed)
+    method = (f"permutation test of the model of whole {_plural(unit, 2)} (exact, {total} arrangements)" if exact
+              else f"permutation test of the model of whole {_plural(unit, 2)} (Monte Carlo, {total} random "
+                   f"arrangements, seed {seed})")
+    # statistic at shift delta (group 2 values minus delta): a - delta * b per arrangement
+    n1, n0 = assign @ counts, (1 - assign) @ counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = assign @ sums / n1 - (1 - assign) @ sums / n0
+        moved = counts * z
+        b = assign @ moved / n1 - (1 - assign) @ moved / n0
+    valid = (n1 > 0) & (n0 > 0)
+    a, b = a[valid], b[valid]
+    tol = _tol(sums, counts) / max(n, 1)
+
+    def pvalue_at(delta: float) -> float:
+        stat = abs(estimate - delta)
+        hits = int((np.abs(a - delta * b) >= stat - tol).sum())
+        return float(_pvalue(np.array(hits), len(a) if exact else total, exact))
+
+    # smallest p-value the data allow: the observed arrangement (and its mirror when balanced) alone
+    smallest = (2.0 if g0 == g1 else 1.0) / len(a) if exact else 1.0 / (total + 1)
+    if smallest >= alpha:
+        return ClusterTest(p_value=None, low=None, high=None, method=method, clusters_needed=need,
+                           reason=f"only {g} {_plural(unit, g)} ({g0} and {g1}): the permutation test cannot reach "
+                                  f"p < {alpha:g} with fewer than {need_alpha} split evenly", **base)
+    p = pvalue_at(0.0)
+    means = sums / counts
+    reason, low, high = None, None, None
+    if smallest >= 1 - confidence:
+        reason = (f"only {g} {_plural(unit, g)}: no {100 * confidence:g}% interval can be given with fewer than "
+                  f"{need_conf} split evenly")
+    elif np.ptp(means[z]) <= 1e-12 and np.ptp(means[~z]) <= 1e-12:
+        reason = f"every {unit} of each group has the same mean, so no interval of non-zero width follows"
+    else:
+        bounds = _invert(pvalue_at, estimate, float(np.ptp(means)), confidence)
+        if bounds is None or not bounds[1] > bounds[0]:
+            reason = f"the {unit}s set no {100 * confidence:g}% bound"
+        else:
+            low, high = float(bounds[0]), float(bounds[1])
+    return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason,
+                       clusters_needed=need if smallest >= min(alpha, 1 - confidence) else None, **base)
+
+
+def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, seed: int = 0,
+                         n_resamples: int = 10_000) -> ClusterTest:
+    """H0: the k models are exchangeable inside every cluster (all equal). ``counts`` is a
+    (judgments, k) array (e.g. per-turn picks, one column per model); the statistic is the
+    spread of the models' totals, sum_m (T_m - mean T)^2, and its null distribution comes
+    from permuting the k columns independently in every cluster. ``estimate`` is the
+    largest minus the smallest model share of the picks; there is no interval."""
+    counts = np.asarray(counts, dtype=float)
+    codes, g = _codes(clusters)
+    k = counts.shape[1]
+    per = np.zeros((g, k))
+    for j in range(k):
+        per[:, j] = np.bincount(codes, weights=counts[:, j], minlength=g)
+    per = per[per.sum(axis=1) > 0]
+    g = len(per)
+    totals = per.sum(axis=0)
+    share = totals / totals.sum() if totals.sum() > 0 else np.full(k, np.nan)
+    estimate = float(np.nanmax(share) - np.nanmin(share)) if totals.sum() > 0 else float("nan")
+    # smallest p: the k! arrangements of an aligned data set out of (k!)^G
+    need = 1
+    while math.factorial(k) ** (need - 1) * alpha <= 1:
+        need += 1
+    need = max(need, 2)
+    base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=int(len(counts)), low=None, high=None,
+                confidence=1 - alpha, interval_method="none (omnibus test)")
+    perms = np.array(list(itertools.permutations(range(k))))
+    exact = len(perms) ** g <= n_resamples
+    method_base = f"permutation of the {k} models within each {unit}"
+    if g < need or totals.sum() == 0:
+        return ClusterTest(p_value=None, method=method_base, clusters_needed=need,
+                           reason=(f"only {g} {_plural(unit, g)}: the permutation test cannot reach p < {alpha:g} "
+                                   f"with fewer than {need}") if g < need else "nothing was picked", **base)
+
+    def spread(t):
+        return ((t - t.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+
+    observed = float(spread(totals))
+    tol = _tol(totals) * max(1.0, observed)
+    if exact:
+        choice = np.array(list(itertools.product(range(len(perms)), repeat=g)))  # (P^G, G)
+        permuted = np.take_along_axis(np.broadcast_to(per, (len(choice), g, k)), perms[choice], axis=2).sum(axis=1)
+        hits, total = int((spread(permuted) >= observed - tol).sum()), len(choice)
+        method = f"{method_base} (exact, {total} arrangements)"
+    else:
+        rng = np.random.default_rng(seed)
+        hits, total = 0, n_resamples
+        step = max(1, _CHUNK_CELLS // max(g * k, 1))
+        for start in range(0, n_resamples, step):
+            b = min(step, n_resamples - start)
+            order = rng.random((b, g, k)).argsort(axis=2)
+            permuted = np.take_along_axis(np.broadcast_to(per, (b, g, k)), order, axis=2).sum(axis=1)
+            hits += int((spread(permuted) >= observed - tol).sum())
+        method = f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed})"
+    p = float(_pvalue(np.array(hits), total, exact))
+    return ClusterTest(p_value=p, method=method, reason="an omnibus test has no interval", clusters_needed=None,
+                       **base)
