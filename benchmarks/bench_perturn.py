@@ -102,45 +102,51 @@ def _replay(solo, history) -> None:
             pending = None
 
 
-def workers_load():
-    import parlai_acute  # noqa: F401
+def _crowd(args: list[str], task_name: str, workers: int, turns: int, exit_timeout: float):
+    """The real launcher with ``args`` and ``workers`` protocol clients chatting at once:
+    (runs, client errors, stored turn records, wall seconds, launcher exit code)."""
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
     from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
-    args = ["--model", f"greedy={CONFIGS['greedy']}", "--model", f"sampled={CONFIGS['sampled']}",
-            f"mephisto.blueprint.min_turns={TURNS}", f"mephisto.blueprint.max_turns={TURNS}",
-            "mephisto.blueprint.onboarding=false", f"mephisto.blueprint.target={WORKERS}"]
-    with tempfile.TemporaryDirectory(prefix="bench_perturn_") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{task_name}_") as tmp:
         tmp = Path(tmp)
-        task = LocalRun(tmp / "data", args, free_port(), tmp / "launch.log", group="per-turn", task_name="bench_load")
+        task = LocalRun(tmp / "data", args, free_port(), tmp / "launch.log", group="per-turn", task_name=task_name)
         try:
             task.wait_ready()
             time.sleep(11)  # Mephisto's unit launcher opens slots in 10 s batches
 
             async def all_workers():
                 return await asyncio.gather(*[
-                    pw.run_protocol_worker(task.url, f"load{i}", f"pl{i}", lambda v, i=i: f"Worker {i} says hello, "
-                                           f"turn {v['turns_done']}. What do you like to do?",
-                                           lambda v: Choice(picked=[0]), turns=TURNS)
-                    for i in range(WORKERS)], return_exceptions=True)
+                    pw.run_protocol_worker(task.url, f"{task_name}{i}", f"{task_name}{i}",
+                                           lambda v, i=i: f"Worker {i} says hello, turn {v['turns_done']}. "
+                                           "What do you like to do?", lambda v: Choice(picked=[0]), turns=turns)
+                    for i in range(workers)], return_exceptions=True)
 
             started = time.perf_counter()
             runs = asyncio.run(all_workers())
             wall = time.perf_counter() - started
-            exit_code = task.wait_exit(timeout=180)
+            exit_code = task.wait_exit(timeout=exit_timeout)
         finally:
             task.kill_all()
-        db = setup.open_db(tmp / "data")
-        records = store.turns_for_task(db, "bench_load")
+        records = store.turns_for_task(setup.open_db(tmp / "data"), task_name)
     errors = [repr(r) for r in runs if isinstance(r, BaseException)]
-    runs = [r for r in runs if not isinstance(r, BaseException)]
+    return [r for r in runs if not isinstance(r, BaseException)], errors, records, wall, exit_code
+
+
+def workers_load():
+    import parlai_acute  # noqa: F401
+
+    args = ["--model", f"greedy={CONFIGS['greedy']}", "--model", f"sampled={CONFIGS['sampled']}",
+            f"mephisto.blueprint.min_turns={TURNS}", f"mephisto.blueprint.max_turns={TURNS}",
+            "mephisto.blueprint.onboarding=false", f"mephisto.blueprint.target={WORKERS}"]
+    runs, errors, records, wall, exit_code = _crowd(args, "bench_load", WORKERS, TURNS, exit_timeout=180)
     judged = sum(len(r.turns) for r in runs)
     stored = len({(r["dialogue"], r["turn"]) for r in records})
-    waits = sorted(t["wait"] for r in runs for t in r.turns)
-    p95 = waits[min(len(waits) - 1, int(round(0.95 * (len(waits) - 1))))] if waits else float("nan")
+    waits = [t["wait"] for r in runs for t in r.turns]
+    p95 = _p95(waits)
     yield {"name": "perturn_workers_load.turns_stored", "value": stored, "unit": "turns", "target": judged,
            "lost": judged - stored, "workers": WORKERS, "complete_dialogues": sum(r.status == "complete" for r in runs),
            "client_errors": len(errors), "first_problem": errors[:1], "launcher_exit": exit_code}
@@ -178,11 +184,6 @@ def _p95(values):
 
 def endpoint_load():
     import parlai_acute  # noqa: F401
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
-    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
-    from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
     server = _endpoint()
     url = server.listening_address.rstrip("/") + "/v1"
@@ -193,30 +194,10 @@ def endpoint_load():
             "mephisto.blueprint.onboarding=false", f"mephisto.blueprint.target={ENDPOINT_WORKERS}",
             "mephisto.blueprint.model_timeout=300"]
     try:
-        with tempfile.TemporaryDirectory(prefix="bench_endpoint_") as tmp:
-            tmp = Path(tmp)
-            task = LocalRun(tmp / "data", args, free_port(), tmp / "launch.log", group="per-turn",
-                            task_name="bench_endpoint")
-            try:
-                task.wait_ready()
-                time.sleep(11)  # Mephisto's unit launcher opens slots in 10 s batches
-
-                async def all_workers():
-                    return await asyncio.gather(*[
-                        pw.run_protocol_worker(task.url, f"ep{i}", f"ep{i}", lambda v, i=i: f"Worker {i} here, turn "
-                                               f"{v['turns_done']}. What did you do today?",
-                                               lambda v: Choice(picked=[0]), turns=ENDPOINT_TURNS)
-                        for i in range(ENDPOINT_WORKERS)], return_exceptions=True)
-
-                runs = asyncio.run(all_workers())
-                exit_code = task.wait_exit(timeout=300)
-            finally:
-                task.kill_all()
-            records = store.turns_for_task(setup.open_db(tmp / "data"), "bench_endpoint")
+        runs, errors, records, _, exit_code = _crowd(args, "bench_endpoint", ENDPOINT_WORKERS, ENDPOINT_TURNS,
+                                                     exit_timeout=300)
     finally:
         del server
-    errors = [repr(r) for r in runs if isinstance(r, BaseException)]
-    runs = [r for r in runs if not isinstance(r, BaseException)]
     judged = sum(len(r.turns) for r in runs)
     per_turn: dict = {}
     for r in records:
