@@ -47,6 +47,7 @@ PERSONA_MISSING = "Please pick the description your partner was using."
 EMPTY_MESSAGE = "Please write a message before sending."
 JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
+CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
 
 
