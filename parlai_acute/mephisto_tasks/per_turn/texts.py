@@ -204,7 +204,8 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
         "pick_one": "Please pick exactly one reply.",
         "pick_some": "Please tick the acceptable replies, or \"none of these\".",
         "say_appropriate": "Please say whether the reply is appropriate.",
-        "survey_intro": SURVEY_INTRO, "survey_missing": "Please answer: {q}", "persona_question": PERSONA_QUESTION, "persona_missing": PERSONA_MISSING,
+        "survey_intro": SURVEY_INTRO, "survey_missing": "Please answer: {q}",
+        "persona_question": PERSONA_QUESTION, "persona_missing": PERSONA_MISSING,
         "assignment": f"Your assignment: {assignment}" if assignment else "",
     }
     return texts
