@@ -11,7 +11,7 @@ import pandas as pd
 
 from parlai_acute.perturn.analysis import AnalysisResult, grid, jsonable
 from parlai_acute.report import Report, interval_plot, win_rate_heatmap
-from parlai_acute.stats.paired import clopper_pearson
+from parlai_acute.stats.intervals import clopper_pearson
 
 MODEL_COLUMNS = ["model", "turns", "picked", "rate", "ci_low", "ci_high", "boot_low", "boot_high", "design_effect"]
 PAIR_COLUMNS = ["model_a", "model_b", "turns", "tie_win", "win_a", "win_b", "tie_loss", "diff", "test", "pvalue",
