@@ -29,7 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, help="cluster-bootstrap resamples (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")
+    parser.add_argument("--unit", choices=["auto", "conversation", "context", "worker"], default="auto",
+                        help="cluster of the marks: auto = the conversation for interactive/log items, else the "
+                             "context; worker = each worker's labels move together (static labelling)")
+    parser.add_argument("--permutations", type=int, default=10_000,
+                        help="sign patterns / arrangements of the cluster-aware tests (all of them when fewer exist)")
     parser.add_argument("--min-workers", type=int, default=5, help="flag models labelled by fewer workers")
     parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
 
@@ -65,9 +71,10 @@ def _pct(x) -> str:
 
 def run(args) -> int:
     from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+    from parlai_acute.stats.inference import legend
 
     config = SSAConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
-                       min_workers=args.min_workers)
+                       min_workers=args.min_workers, unit=args.unit, permutations=args.permutations)
     df, config.source = load(args)
     result = analyze(df, config)
     paths = write_outputs(result, args.outdir, report=not args.no_report)
@@ -79,14 +86,24 @@ def run(args) -> int:
         parts = [f"{_pct(getattr(m, q))} [{_pct(getattr(m, q + '_boot_low'))}, {_pct(getattr(m, q + '_boot_high'))}]"
                  for q in ("sensibleness", "specificity", "ssa")]
         print(f"  {m.model:<14} " + " / ".join(parts) + f"  ({m.items} items, {m.workers} workers)")
-    for p in result.pairs[result.pairs["measure"] == "ssa"].itertuples(index=False):
-        print(f"  SSA {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points [{100 * p.boot_low:+.1f}, "
-              f"{100 * p.boot_high:+.1f}] p={p.boot_pvalue:.3g} holm={p.boot_p_holm:.3g}{p.mark}")
+    for p in result.pairs.itertuples(index=False):
+        interval = (f" [{100 * p.cluster_low:+.1f}, {100 * p.cluster_high:+.1f}]" if p.cluster_low == p.cluster_low
+                    else "")
+        verdict = (f"p={p.cluster_pvalue:.3g} holm={p.cluster_p_holm:.3g}{p.mark}" if p.cluster_pvalue == p.cluster_pvalue
+                   else "no mark")
+        exact = (f"  | Fisher exact, items independent: p={p.fisher_pvalue:.3g}" if p.fisher_pvalue == p.fisher_pvalue
+                 else "")
+        if abs(p.cluster_estimate - p.diff) > 1e-9:  # e.g. per worker: the mean of each worker's own difference
+            interval = f" ({p.unit}-level {100 * p.cluster_estimate:+.1f}{interval})"
+        print(f"  {p.measure} {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points{interval} {verdict} "
+              f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
         print(f"  agreement {a.question}: {a.items} items, {_pct(a.percent_agreement).strip()}% agree, "
               f"Krippendorff's alpha {a.krippendorff_alpha:.3f} [{a.alpha_low:.3f}, {a.alpha_high:.3f}]"
               + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
+    print(f"marks: {legend(config.alpha)}")
+    print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
     return 0

@@ -133,7 +133,7 @@ def legend(alpha: float) -> str:
     return (f"* p < {alpha:g}, ** p < {alpha / 5:g}: cluster-aware randomisation test (whole dialogues, "
             f"conversations or workers), Holm-adjusted within each family of comparisons; no mark: not "
             f"significant, or too few clusters for a calibrated test (the row says how many more are needed). "
-            f"Columns named 'exact, judgments independent' are secondary and ignore the clustering.")
+            f"Exact tests named '... independent' are secondary columns and ignore the clustering.")
 
 
 def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
