@@ -35,7 +35,7 @@ def _agreement_block(human: pd.DataFrame, judge: pd.DataFrame, resamples: int, s
         "judge_vs_human": ra.summary(jh, resamples, seed, confidence),
         "on_items_with_two_or_more_humans": {
             "judge_vs_human": ra.summary(jh[jh["item"].isin(ceiling_items)], resamples, seed, confidence),
-            "human_vs_human": ra.summary(hh, resamples, seed, confidence)},
+            "human_vs_human": ra.summary(hh, resamples, seed, confidence, sides=("a person", "the other person"))},
     }
 
 

@@ -26,8 +26,15 @@ def _rows(prefix: str, summary: dict) -> list:
         rows.append({"comparison": label, "items": block["items"], "pairs": block["pairs"],
                      "percent_agreement": block["percent_agreement"], "percent_low": block["percent_ci"][0],
                      "percent_high": block["percent_ci"][1], "kappa": block["kappa"],
-                     "kappa_low": block["kappa_ci"][0], "kappa_high": block["kappa_ci"][1]})
+                     "kappa_low": block["kappa_ci"][0], "kappa_high": block["kappa_ci"][1],
+                     "note": "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)})
     return rows
+
+
+def _tau(r: dict) -> str:
+    tau = r["kendall_tau"]
+    return (f"{'undefined' if math.isnan(tau) else f'{tau:+.2f}'} over {r['systems']} systems"
+            + (f" ({r['note']})" if r.get("note") else ""))
 
 
 def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summary: dict | None = None) -> dict:
@@ -48,6 +55,9 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
             report.banner(f"This judge FAILED onboarding: {record}. Do not trust its judgments.")
     blocks = _block_rows(summary)
     section = report.section("Agreement on the same items")
+    if summary.get("judge_ties_left_out"):
+        section.text(f"{summary['judge_ties_left_out']} item(s) the judge answered both ways (it followed the "
+                     f"position in its orders; --inconsistent tie) are left out of the agreement: a tie is no label.")
     interval = summary["judge_vs_human"]["interval"]
     section.note(f"Percent agreement and Cohen's kappa over pairs of labels of one item; intervals: {interval}. "
                  "Human-vs-human pairs count both orientations (kappa on them is Scott's pi).")
@@ -63,7 +73,7 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
         for q in summary["questions"]:
             r = q["ranking"]
             systems.text(f"Question {q['question_key']}: " + (r["error"] if "error" in r else
-                         f"Kendall's tau of the Bradley-Terry rankings {r['kendall_tau']:+.2f} over {r['systems']} systems"))
+                         f"Kendall's tau of the Bradley-Terry rankings {_tau(r)}"))
         if len(scores):
             long = pd.concat([
                 pd.DataFrame({"row": scores["question_key"] + " " + scores["model_b"] + " vs " + scores["model_a"] + " (" + who + ")",
@@ -72,10 +82,8 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
             systems.figure(interval_plot(long, "row", "rate", "low", "high", "win rate of model_b",
                                          "95% Clopper-Pearson", reference=0.5), "winrates")
     else:
-        r = summary["ranking"]
-        tau = r["kendall_tau"]
-        systems.text(f"Kendall's tau of the pick-rate rankings: {'undefined' if math.isnan(tau) else f'{tau:+.2f}'} "
-                     f"over {r['systems']} systems.")
+        systems.text(f"Kendall's tau of the {summary['ranking'].get('scores', 'system')} rankings: "
+                     f"{_tau(summary['ranking'])}.")
     systems.table(scores, "scores", caption="People and judge side by side")
     if judge_summary:
         report.configuration("Judge run", {k: judge_summary.get(k) for k in (

@@ -3,14 +3,21 @@ and of per-model perplexity with per-model human scores (Meena's R^2).
 
 Per response: Pearson and Spearman (scipy) between each metric, single- and
 multi-reference, and the rating of each response. Per system: the same between models'
-mean metric and mean rating. Intervals: seeded percentile bootstrap, resampling
-responses (per system: within each model, so every model stays in; such an interval says
-how sure the ranking of *these* systems is, not how another choice of systems would
-correlate, and with few systems that second uncertainty dominates). With fewer than 3
-systems a system-level correlation is not computed (NaN).
+mean metric and mean rating.
+
+Intervals. Per response: seeded percentile bootstrap, resampling responses. Per system the
+sampled units are the systems, so the interval is over systems: Fisher's z for Pearson
+(se 1/sqrt(k - 3)) and Bonett and Wright's (2000) for Spearman (se sqrt((1 + r^2/2) /
+(k - 3))); it needs 4 or more systems and a correlation short of +-1 (then z is infinite
+and the interval would be a point). The old interval, resampling responses within each
+model (``*_within_low/high``), says only how sure the ordering of *these* systems is: with
+3 systems it printed +1.00 [+1.00, +1.00]; it is kept as a secondary column, named so.
+Where no interval can be given ``*_note`` says why in words. With fewer than 3 systems a
+system-level correlation is not computed (NaN).
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -18,6 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from parlai_acute.errors import UserError
+from parlai_acute.stats.intervals import percentile_interval
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -38,11 +46,27 @@ def _point(x, y) -> tuple[float, float]:
 
 
 def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
-    draws = draws[~np.isnan(draws)]
-    if len(draws) < 10:
+    """Percentile interval; NaN where it has no width or too few defined resamples."""
+    if draws.size < 10:
         return float("nan"), float("nan")
-    low, high = np.percentile(draws, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
-    return float(low), float(high)
+    low, high = percentile_interval(draws[:, None], level)
+    return float(low[0]), float(high[0])
+
+
+def fisher_z_interval(r: float, k: int, level: float, spearman: bool = False) -> tuple[float, float, str]:
+    """Interval over ``k`` systems of a correlation ``r`` (Fisher z; Bonett-Wright for
+    Spearman), and why none can be given ('' when it can)."""
+    if not np.isfinite(r):
+        return float("nan"), float("nan"), "undefined correlation (fewer than 3 systems, or a constant column)"
+    if k < 4:
+        return float("nan"), float("nan"), (f"{k} systems are too few for an interval over systems (Fisher z needs "
+                                            f"4 or more)")
+    if abs(r) >= 1 - 1e-12:
+        return float("nan"), float("nan"), (f"a perfect correlation over {k} systems: Fisher's z is infinite, so no "
+                                            f"interval of non-zero width follows from so few systems")
+    se = math.sqrt((1 + r ** 2 / 2) / (k - 3)) if spearman else 1 / math.sqrt(k - 3)
+    z = stats.norm.ppf(0.5 + level / 2)
+    return float(math.tanh(math.atanh(r) - z * se)), float(math.tanh(math.atanh(r) + z * se)), ""
 
 
 def response_level(table: pd.DataFrame, metric_columns: list[str], rating: str = "rating",
@@ -76,15 +100,19 @@ def system_level(table: pd.DataFrame, metric_columns: list[str], rating: str = "
         means = np.array([[g[column].mean(), g[rating].mean()] for g in groups], dtype=float)
         pearson, spearman = _point(means[:, 0], means[:, 1]) if k >= 3 else (float("nan"), float("nan"))
         row = {"metric": column, "n": k, "pearson": pearson, "spearman": spearman}
+        for stat, value in (("pearson", pearson), ("spearman", spearman)):
+            row[f"{stat}_low"], row[f"{stat}_high"], row[f"{stat}_note"] = fisher_z_interval(
+                value, k, level, spearman=stat == "spearman")
         if k >= 3 and resamples:
             draws = np.empty((resamples, k, 2))
             for j, g in enumerate(groups):
                 values = g[[column, rating]].to_numpy(dtype=float)
                 idx = rng.integers(0, len(values), size=(resamples, len(values)))
                 draws[:, j, :] = values[idx].mean(axis=1)
-            row["pearson_low"], row["pearson_high"] = _interval(_pearson_rows(draws[:, :, 0], draws[:, :, 1]), level)
+            row["pearson_within_low"], row["pearson_within_high"] = _interval(
+                _pearson_rows(draws[:, :, 0], draws[:, :, 1]), level)
             ranks = [stats.rankdata(draws[:, :, c], axis=1) for c in (0, 1)]
-            row["spearman_low"], row["spearman_high"] = _interval(_pearson_rows(*ranks), level)
+            row["spearman_within_low"], row["spearman_within_high"] = _interval(_pearson_rows(*ranks), level)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -102,6 +130,8 @@ def gupta_table(correlations: pd.DataFrame, base_metrics: list[str]) -> pd.DataF
                 for end in ("low", "high"):
                     name = f"{stat}_{end}"
                     row[f"{stat}_{kind}_{end}"] = by.loc[key, name] if key in by.index and name in by else float("nan")
+                if f"{stat}_note" in by:
+                    row[f"{stat}_{kind}_note"] = by.loc[key, f"{stat}_note"] if key in by.index else ""
         rows.append(row)
     return pd.DataFrame(rows)
 

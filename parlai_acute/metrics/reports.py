@@ -85,9 +85,10 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
     report = Report("Do the metrics agree with people?")
     for level, shaped in tables.items():
         section = report.section(f"Correlation with ratings per {level}")
-        stats = [c for c in shaped.columns if c != "metric" and not c.endswith(("_low", "_high"))]
-        what = "responses" if level == "response" else "responses within each system"
-        section.table(with_intervals(shaped, stats), f"correlations_{level}",
+        stats = [c for c in shaped.columns if c != "metric" and not c.endswith(("_low", "_high", "_note"))]
+        what = "responses" if level == "response" else "systems (Fisher z)"
+        notes = [c for c in shaped.columns if c.endswith("_note")]
+        section.table(with_intervals(shaped.drop(columns=notes), stats), f"correlations_{level}",
                       caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.level, what)}]")
         long = pd.concat([shaped.assign(label=shaped["metric"] + f" ({kind})", estimate=shaped[f"spearman_{kind}"],
                                         low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"],
@@ -96,8 +97,11 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
         section.figure(interval_plot(long, "label", "estimate", "low", "high", "Spearman correlation",
                                      _interval_label(config.level, what), reference=0.0), f"spearman_{level}")
         if level == "system":
-            section.note("Responses are resampled within each system: the interval is for these systems; a different "
-                         "choice of systems adds uncertainty it does not show, large when there are few systems.")
+            section.note("The systems are the sampled units: intervals are Fisher z over systems (Bonett-Wright for "
+                         "Spearman), given from 4 systems on and for a correlation short of +-1. correlations_system.csv "
+                         "says why where none is given.")
+            for note in sorted({v for c in notes for v in shaped[c] if isinstance(v, str) and v}):
+                section.note(f"No interval: {note}.")
     if fits is not None:
         section = report.section("Perplexity against human scores across models")
         section.table(with_intervals(fits, ["r"]), "perplexity_vs_human",

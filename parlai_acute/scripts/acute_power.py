@@ -2,6 +2,8 @@
 
 Prints the exact-binomial answer beside statsmodels' normal approximation; ``--json``
 writes both tables with the configuration and the package version.
+
+  parlai-acute acute power --delta 0.05 0.1 0.15 0.2 --budget 100 300 1000
 """
 from __future__ import annotations
 

@@ -21,11 +21,9 @@ import json
 import math
 from pathlib import Path
 
-from parlai_acute.scripts.main import describe_from_docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--protocol", required=True, choices=["acute", "per-turn", "ssa"], help="the protocol of both tables")
     parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
     parser.add_argument("--judge", required=True, help="the judge's table (from `parlai-acute judge acute|per-turn`)")
@@ -38,12 +36,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "consistency and configuration go into the report")
 
 
-def _fmt(block: dict) -> str:
+def _fmt(block: dict, ties: int = 0) -> str:
+    """One line of agreement; what cannot be given is said in words, with the reason."""
     if not block["pairs"]:
-        return "no items"
+        left_out = (f": the {ties} item{'s' if ties != 1 else ''} the judge answered both ways (it followed the "
+                    f"position; --inconsistent tie) {'were' if ties != 1 else 'was'} left out" if ties else "")
+        return "no items" + left_out
     p, (pl, ph), k, (kl, kh) = block["percent_agreement"], block["percent_ci"], block["kappa"], block["kappa_ci"]
-    kappa = "kappa undefined" if math.isnan(k) else f"kappa {k:+.2f} [{kl:+.2f}, {kh:+.2f}]"
-    return f"{100 * p:.1f}% [{100 * pl:.1f}, {100 * ph:.1f}], {kappa} ({block['items']} items, {block['pairs']} pairs)"
+    percent = f"{100 * p:.1f}% " + ("[no interval]" if math.isnan(pl) else f"[{100 * pl:.1f}, {100 * ph:.1f}]")
+    if math.isnan(k):
+        kappa = "kappa undefined"
+    else:
+        kappa = f"kappa {k:+.2f} " + ("[no interval]" if math.isnan(kl) else f"[{kl:+.2f}, {kh:+.2f}]")
+    notes = "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)
+    return f"{percent}, {kappa} ({block['items']} items, {block['pairs']} pairs)" + (f" ({notes})" if notes else "")
+
+
+def _tau(ranking: dict) -> str:
+    tau = ranking["kendall_tau"]
+    text = "undefined" if math.isnan(tau) else f"{tau:+.2f}"
+    return f"Kendall's tau {text} over {ranking['systems']} systems" + (f" ({ranking['note']})" if ranking.get("note") else "")
 
 
 def run(args) -> int:
@@ -94,7 +106,9 @@ def run(args) -> int:
     blocks = [("", s)] + [(f"{q['question']}: ", q) for q in s.get("questions", []) if args.protocol == "ssa"]
     for prefix, block in blocks:
         label = prefix or ("both answers: " if args.protocol == "ssa" else "")
-        print(f"  {label}judge vs human: {_fmt(block['judge_vs_human'])}")
+        print(f"  {label}judge vs human: {_fmt(block['judge_vs_human'], s.get('judge_ties_left_out', 0))}")
+        if s.get("judge_ties_left_out") and block["judge_vs_human"]["pairs"]:
+            print(f"  {label}({s['judge_ties_left_out']} item(s) the judge answered both ways were left out)")
         ceiling = block["on_items_with_two_or_more_humans"]
         pad = "  " * bool(label)
         if ceiling["human_vs_human"]["pairs"]:
@@ -112,18 +126,16 @@ def run(args) -> int:
             if "error" in r:
                 print(f"  {q['question_key']} ranking: {r['error']}")
             else:
-                print(f"  {q['question_key']} ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+                print(f"  {q['question_key']} ranking: {_tau(r)}")
     elif args.protocol == "ssa":
         for row in table.itertuples(index=False):
             print(f"  {row.model}: SSA by people {100 * row.ssa_human:.0f}% (n={row.n_human}), "
                   f"by the judge {100 * row.ssa_judge:.0f}% (n={row.n_judge})")
-        r = s["ranking"]
-        print(f"  ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+        print(f"  ranking: {_tau(s['ranking'])}")
     else:
         for row in table.itertuples(index=False):
             print(f"  {row.model}: picked by people {100 * row.pick_rate_human:.0f}% (n={row.n_human}), "
                   f"by the judge {100 * row.pick_rate_judge:.0f}% (n={row.n_judge})")
-        r = s["ranking"]
-        print(f"  ranking: Kendall's tau {r['kendall_tau']:+.2f} over {r['systems']} systems")
+        print(f"  ranking: {_tau(s['ranking'])}")
     print(f"wrote {outdir / 'agreement.json'}; report: {paths['report.html']}")
     return 0

@@ -18,12 +18,10 @@ import argparse
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.scripts.metrics_options import add_metric_arguments, score_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--ratings", default=None, metavar="CSV", help="one rated response per row")
     parser.add_argument("--response-column", default="response", help="the rated response (default: response)")
     parser.add_argument("--rating-column", default="rating", help="the human rating (default: rating)")
@@ -101,11 +99,16 @@ def run(args) -> int:
             unit = "responses" if level == "response" else "systems"
             write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
-            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} bootstrap intervals]")
+            how = "bootstrap over responses" if level == "response" else "Fisher z over systems"
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} {how}]")
             print(f"  {'metric':<12} {'single-ref':^44} {'multi-ref':^44}")
             for row in shaped.to_dict("records"):
                 cells = [_stat(row, f"{stat}_{kind}") for kind in ("single", "multi") for stat in ("spearman", "pearson")]
                 print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}")
+            notes = sorted({row[c] for row in shaped.to_dict("records") for c in shaped.columns
+                            if c.endswith("_note") and isinstance(row[c], str) and row[c]})
+            for note in notes:
+                print(f"  no interval: {note}")
     if args.system_scores:
         from parlai_acute.metrics.inputs import read_csv_rows
 

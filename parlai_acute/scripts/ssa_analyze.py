@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--labels", metavar="FILE", help="read the labels table from a .csv or .jsonl file")
-    source.add_argument("--task-name", help="read every label stored for this Mephisto SSA labelling task")
-    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="cluster-bootstrap resamples (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    add_table_source(parser, "--labels", "labels", "SSA labelling or per-turn (label_mode=ssa)")
+    add_output_dir(parser)
+    add_resampling(parser, "cluster-bootstrap resamples (0: none)")
+    add_confidence(parser)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")
     parser.add_argument("--unit", choices=["auto", "conversation", "context", "worker"], default="auto",
@@ -37,40 +33,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--permutations", type=int, default=10_000,
                         help="sign patterns / arrangements of the cluster-aware tests (all of them when fewer exist)")
     parser.add_argument("--min-workers", type=int, default=5, help="flag models labelled by fewer workers")
-    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
+    add_report_switch(parser)
 
 
 def load(args):
-    """The labels table and where it came from."""
-    from parlai_acute.ssa.labels import labels_table, read_labels
+    """The labels table and where it came from: a file, or a Mephisto run (static labelling, and
+    interactive SSA inside per-turn chats)."""
+    from parlai_acute import api
 
-    if args.labels:
-        return read_labels(args.labels), str(args.labels)
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
-
-    db = open_mephisto_db(args.mephisto_db)
-    # static labelling runs, and interactive SSA runs of the per-turn chat task (label_mode=ssa)
-    from parlai_acute.mephisto_tasks.per_turn import store as per_turn_store
-
-    records = per_turn_store.labels_for_task(db, args.task_name)
-    try:
-        from parlai_acute.mephisto_tasks.ssa_label.store import labels_for_task
-    except ModuleNotFoundError:
-        labels_for_task = None
-    if labels_for_task is not None:
-        records = records + labels_for_task(db, args.task_name)
-    if not records:
-        raise UserError(f"Mephisto task {args.task_name!r} has no stored SSA labels; check the task name and that "
-                        f"workers have labelled replies")
-    return labels_table(records), f"Mephisto task {args.task_name}"
+    table = api.load_table("ssa", args.labels, task_name=args.task_name, mephisto_db=args.mephisto_db)
+    return table, table.attrs["source"]
 
 
 def _pct(x) -> str:
     return "  n/a" if x != x else f"{100 * x:5.1f}"
 
 
+def _rate(m, q: str) -> tuple[str, bool]:
+    """'value [low, high]' from the cluster bootstrap; where it gives none, the exact interval
+    (marked ``+``: labels independent) rather than an impossible '[ n/a, n/a]'."""
+    value, low, high = getattr(m, q), getattr(m, q + "_boot_low"), getattr(m, q + "_boot_high")
+    if low == low:
+        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]", False
+    low, high = getattr(m, q + "_exact_low", float("nan")), getattr(m, q + "_exact_high", float("nan"))
+    if low == low:
+        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]+", True
+    return f"{_pct(value)} [no interval]", False
+
+
 def run(args) -> int:
-    from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+    from parlai_acute.ssa.analysis import SSAConfig, analyze
+    from parlai_acute.ssa.outputs import write_outputs
     from parlai_acute.stats.inference import legend
 
     config = SSAConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
@@ -82,25 +75,30 @@ def run(args) -> int:
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
     print(f"model: sensibleness / specificity / SSA, % [{level} cluster bootstrap, {config.bootstrap} resamples]")
+    exact = False
     for m in result.models.itertuples(index=False):
-        parts = [f"{_pct(getattr(m, q))} [{_pct(getattr(m, q + '_boot_low'))}, {_pct(getattr(m, q + '_boot_high'))}]"
-                 for q in ("sensibleness", "specificity", "ssa")]
-        print(f"  {m.model:<14} " + " / ".join(parts) + f"  ({m.items} items, {m.workers} workers)")
+        parts = [_rate(m, q) for q in ("sensibleness", "specificity", "ssa")]
+        exact |= any(flag for _, flag in parts)
+        print(f"  {m.model:<14} " + " / ".join(text for text, _ in parts) + f"  ({m.items} items, {m.workers} workers)")
+    if exact:
+        print(f"  +: {level} exact Clopper-Pearson (items independent), where the cluster bootstrap gives no interval "
+              f"(every resample agrees, or too few workers); [no interval]: neither can be given")
     for p in result.pairs.itertuples(index=False):
         interval = (f" [{100 * p.cluster_low:+.1f}, {100 * p.cluster_high:+.1f}]" if p.cluster_low == p.cluster_low
                     else "")
+        if abs(p.cluster_estimate - p.diff) > 1e-9:  # e.g. per worker: the mean of each worker's own difference
+            interval = f" ({p.unit}-level {100 * p.cluster_estimate:+.1f}{interval})"
         verdict = (f"p={p.cluster_pvalue:.3g} holm={p.cluster_p_holm:.3g}{p.mark}" if p.cluster_pvalue == p.cluster_pvalue
                    else "no mark")
         exact = (f"  | Fisher exact, items independent: p={p.fisher_pvalue:.3g}" if p.fisher_pvalue == p.fisher_pvalue
                  else "")
-        if abs(p.cluster_estimate - p.diff) > 1e-9:  # e.g. per worker: the mean of each worker's own difference
-            interval = f" ({p.unit}-level {100 * p.cluster_estimate:+.1f}{interval})"
         print(f"  {p.measure} {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points{interval} {verdict} "
               f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
+        alpha = ("undefined" if a.krippendorff_alpha != a.krippendorff_alpha else f"{a.krippendorff_alpha:.3f} "
+                 + ("[no interval]" if a.alpha_low != a.alpha_low else f"[{a.alpha_low:.3f}, {a.alpha_high:.3f}]"))
         print(f"  agreement {a.question}: {a.items} items, {_pct(a.percent_agreement).strip()}% agree, "
-              f"Krippendorff's alpha {a.krippendorff_alpha:.3f} [{a.alpha_low:.3f}, {a.alpha_high:.3f}]"
-              + (f" ({a.note})" if a.note else ""))
+              f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
     print(f"marks: {legend(config.alpha)}")

@@ -96,3 +96,44 @@ def test_perturn_agreement(tmp_path, capsys):
     assert s["judge_vs_human"]["percent_agreement"] == 0.5
     assert "not available (no item was judged by two or more people)" in out
     assert s["ranking"]["systems"] == 2
+
+
+def test_a_one_label_judge_gets_no_kappa_and_no_zero_width_interval():
+    """A judge that says "yes" to everything: kappa is 0 by construction, so it is undefined, said why."""
+    human = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3, 4, 4], "rater": ["h1", "h2"] * 4,
+                          "label": ["yes", "yes", "no", "no", "yes", "no", "no", "no"]})
+    judge = pd.DataFrame({"item": [1, 2, 3, 4], "rater": ["j"] * 4, "label": ["yes"] * 4})
+    s = ra.summary(ra.judge_human_pairs(human, judge), 200, seed=0)
+    assert s["percent_agreement"] == pytest.approx(3 / 8)
+    assert all(v != v for v in [s["kappa"], *s["kappa_ci"]])  # the old output: +0.00 [+0.00, +0.00]
+    assert "the judge gave one label ('yes') to every item" in s["kappa_note"] and "by construction" in s["kappa_note"]
+    tau = ra.rank_correlation({"a": 0.2, "b": 0.7}, {"a": 1.0, "b": 1.0})
+    assert tau["kendall_tau"] != tau["kendall_tau"] and "the judge gave every system the same score" in tau["note"]
+    assert "only 3 systems" in ra.rank_correlation({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 3, "c": 2})["note"]
+
+
+def test_perfect_agreement_keeps_an_exact_bound_over_items_instead_of_a_point():
+    human = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3, 4, 4, 5, 5], "rater": ["h1", "h2"] * 5,
+                          "label": ["x", "x", "y", "y", "x", "x", "y", "y", "x", "x"]})
+    s = ra.summary(ra.human_pairs(human), 200, seed=0, sides=("a person", "the other person"))
+    low, high = s["percent_ci"]
+    assert s["percent_agreement"] == 1.0 and high == 1.0
+    assert low == pytest.approx(0.025 ** (1 / 5))  # Clopper-Pearson 5 of 5 items, not [100, 100]
+    assert "every pair agreed" in s["percent_note"]
+    assert s["kappa"] == 1.0 and s["kappa_ci"][0] != s["kappa_ci"][0] and s["kappa_note"]
+
+
+def test_tied_items_left_out_are_said_where_the_agreement_is_printed(tmp_path, capsys):
+    pairings = three_model_pairings()
+    human_path = tmp_path / "human.jsonl"
+    human_path.write_text("".join(json.dumps(r) + "\n" for r in human_judgments(pairings)))
+    path = write_pairings(tmp_path / "p.jsonl", pairings)
+    assert main(["judge", "acute", "--pairings", path, "--judge", f"{SCRIPTED} --script first", "--inconsistent", "tie",
+                 "--no-onboarding", "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "j")]) == 0
+    capsys.readouterr()
+    assert main(["judge", "agreement", "--protocol", "acute", "--human", str(human_path), "--judge",
+                 str(tmp_path / "j" / "judgments.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "no items: the 6 items the judge answered both ways" in out and "were left out" in out
+    assert "Kendall's tau undefined over 3 systems (the judge gave every system the same score" in out
+    assert "6 item(s) the judge answered both ways" in (tmp_path / "a" / "report.html").read_text()

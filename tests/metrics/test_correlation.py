@@ -36,6 +36,11 @@ def test_system_level_uses_model_means(ratings):
     assert got["n"] == 4
     assert got["pearson"] == pytest.approx(stats.pearsonr(means["good_single"], means["rating"]).statistic)
     assert got["pearson_low"] < got["pearson_high"]  # few systems: a wide interval, never a zero-width one
+    # the interval is over the 4 systems (Fisher z, se 1/sqrt(k - 3)), not over responses within them
+    z = stats.norm.ppf(0.975)
+    assert got["pearson_low"] == pytest.approx(np.tanh(np.arctanh(got["pearson"]) - z))
+    assert got["pearson_high"] == pytest.approx(np.tanh(np.arctanh(got["pearson"]) + z))
+    assert got["pearson_within_low"] < got["pearson_within_high"]  # the old interval, kept as secondary
     two = correlation.system_level(ratings[ratings["model"].isin(["m0", "m1"])], ["good_single"], resamples=50)
     assert np.isnan(two.loc[0, "pearson"])
 
@@ -60,3 +65,17 @@ def test_perplexity_vs_human_is_scipys_linear_fit():
         correlation.perplexity_vs_human(table.head(2), scores=["ssa"])
     with pytest.raises(UserError, match="missing column 'win_rate'"):
         correlation.perplexity_vs_human(table, scores=["win_rate"])
+
+
+def test_three_systems_get_no_interval_and_are_told_why(ratings):
+    """`metrics correlate` with 3 systems printed +1.00 [+1.00, +1.00]: no interval over systems exists."""
+    three = ratings[ratings["model"] != "m3"].copy()
+    three["good_single"] = three["model"].map({"m0": 1.0, "m1": 2.0, "m2": 3.0}) + 0.01 * three["rating"]
+    three["rating"] = three["model"].map({"m0": 1.0, "m1": 2.0, "m2": 3.0}) + 0.01 * three["rating"]
+    got = correlation.system_level(three, ["good_single"], resamples=200, seed=1).iloc[0]
+    assert got["spearman"] == pytest.approx(1.0)
+    assert np.isnan(got["spearman_low"]) and np.isnan(got["spearman_high"])
+    assert "3 systems are too few for an interval over systems" in got["spearman_note"]
+    assert np.isnan(got["spearman_within_low"])  # every resample orders them the same: no zero-width interval
+    low, high, note = correlation.fisher_z_interval(1.0, 6, 0.95, spearman=True)
+    assert np.isnan(low) and "perfect correlation" in note
