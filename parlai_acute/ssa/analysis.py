@@ -200,27 +200,27 @@ def cluster_tests(df: pd.DataFrame, items: pd.DataFrame, a: str, b: str, unit: s
     kwargs = dict(unit=unit, alpha=config.alpha, confidence=config.confidence, seed=config.seed,
                   n_resamples=config.permutations)
     if unit == "worker":
-        labels = df[df["model"].isin([a, b])]
-        values = _item_values(labels)
-        means = pd.DataFrame(values, columns=list(MEASURES)).assign(worker=labels["worker"].to_numpy(),
-                                                                   model=labels["model"].to_numpy())
-        per = means.groupby(["worker", "model"])[list(MEASURES)].mean().unstack("model")
-        both = per.dropna()
-        diffs = np.column_stack([both[(m, b)] - both[(m, a)] for m in MEASURES]) if len(both) else np.zeros((0, 3))
-        return inference.paired_cluster_tests(diffs, both.index.to_numpy(), **kwargs) if len(both) else \
-            inference.paired_cluster_tests(np.full((1, 3), np.nan), ["none"], **kwargs)
-    mine = items[items["model"].isin([a, b])]
-    key = mine["conversation"] if unit == "conversation" else mine["context_id"]
-    cluster = np.where(key.astype(str) != "", unit + ":" + key.astype(str), "item:" + mine["item"].astype(str))
-    values = _item_values(mine)
-    models_per_cluster = pd.Series(mine["model"].to_numpy()).groupby(cluster).nunique()
-    if (models_per_cluster == 1).all():
-        return [inference.two_sample_cluster_test(values[:, q], mine["model"].to_numpy(), cluster, **kwargs)
+        rows = df[df["model"].isin([a, b])]
+        key = rows["worker"].astype(str).to_numpy()
+    else:
+        rows = items[items["model"].isin([a, b])]
+        key = (rows["conversation"] if unit == "conversation" else rows["context_id"]).astype(str).to_numpy()
+        key = np.where(key != "", key, "item:" + rows["item"].astype(str).to_numpy())
+    values = _item_values(rows)
+    codes, names = pd.factorize(key)
+    is_b = (rows["model"] == b).to_numpy()
+    g = len(names)
+    count_a = np.bincount(codes[~is_b], minlength=g).astype(float)
+    count_b = np.bincount(codes[is_b], minlength=g).astype(float)
+    if unit != "worker" and not ((count_a > 0) & (count_b > 0)).any():
+        return [inference.two_sample_cluster_test(values[:, q], np.where(is_b, "b", "a"), codes, **kwargs)
                 for q in range(len(MEASURES))]
-    frame = pd.DataFrame(values, columns=list(MEASURES)).assign(cluster=cluster, model=mine["model"].to_numpy())
-    per = frame.groupby(["cluster", "model"])[list(MEASURES)].mean().unstack("model").dropna()
-    diffs = np.column_stack([per[(m, b)] - per[(m, a)] for m in MEASURES])
-    return inference.paired_cluster_tests(diffs, per.index.to_numpy(), **kwargs)
+    both = (count_a > 0) & (count_b > 0)
+    diffs = np.column_stack([
+        np.bincount(codes[is_b], weights=values[is_b, q], minlength=g)[both] / count_b[both]
+        - np.bincount(codes[~is_b], weights=values[~is_b, q], minlength=g)[both] / count_a[both]
+        for q in range(len(MEASURES))]) if both.any() else np.full((1, len(MEASURES)), np.nan)
+    return inference.paired_cluster_tests(diffs, np.flatnonzero(both) if both.any() else [0], **kwargs)
 
 
 def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: pd.DataFrame,
