@@ -215,3 +215,20 @@ def test_report_escapes_text_names_intervals_and_labels_synthetic(tmp_path):
     assert "SYNTHETIC or SIMULATED" in html and "dialogue-bootstrap interval (200 resamples)" in html
     assert "Clopper-Pearson" in html and (tmp_path / "figures" / "grid_mm-sata_random.svg").is_file()
     assert "report.html" in strict((tmp_path / "run.json").read_text())["outputs"]
+
+
+def test_alpha_sets_the_marks_and_the_report_says_what_they_mean(tmp_path):
+    from parlai_acute.perturn.outputs import write_outputs
+
+    df = simulate_turns({"A": 0.0, "B": 0.35}, "pm", "soba", dialogues=30, dialogue_sd=0.5, seed=4)
+    strict = analyze(df, AnalysisConfig(bootstrap=0, alpha=0.01)).designs[0].comparisons.iloc[0]
+    loose = analyze(df, AnalysisConfig(bootstrap=0, alpha=0.2)).designs[0].comparisons.iloc[0]
+    assert strict.cluster_pvalue == loose.cluster_pvalue and 0.01 < loose.cluster_pvalue < 0.2
+    assert strict.mark == "" and loose.mark == ("**" if loose.cluster_p_holm < 0.04 else "*")
+    narrow = analyze(df, AnalysisConfig(bootstrap=0, confidence=0.8)).designs[0].comparisons.iloc[0]
+    assert loose.cluster_low < narrow.cluster_low < narrow.cluster_high < loose.cluster_high
+    paths = write_outputs(analyze(df, AnalysisConfig(bootstrap=0, alpha=0.2)), tmp_path)
+    html = paths["report.html"].read_text()
+    assert "* p &lt; 0.2, ** p &lt; 0.04" in html and "<h2>Methods</h2>" in html
+    methods = (tmp_path / "report_methods.txt").read_text()
+    assert "sign-flip" in methods and "Holm" in methods and parlai_acute.__version__ in methods

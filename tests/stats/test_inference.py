@@ -123,3 +123,22 @@ def test_holm_tests_skip_missing_p_values():
              paired_cluster_test([1.0, -1.0] * 8, np.repeat(np.arange(8), 2), unit="dialogue")]
     adjusted = inference.holm_tests(tests)
     assert np.isnan(adjusted[0]) and adjusted[1] == pytest.approx(tests[1].p_value)
+
+
+def test_many_clusters_use_the_normal_law_of_the_same_randomisation(monkeypatch):
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(600), 5)
+    diffs = np.where(rng.random(3000) < 0.5 + 0.06 * (clusters % 2), 1.0, -1.0)
+    normal = paired_cluster_test(diffs, clusters, unit="dialogue")
+    assert "normal law" in normal.method and normal.low < normal.estimate < normal.high
+    monkeypatch.setattr(inference, "LARGE", 10 ** 9)
+    monte_carlo = paired_cluster_test(diffs, clusters, unit="dialogue", n_resamples=20_000)
+    assert "Monte Carlo" in monte_carlo.method
+    assert normal.p_value == pytest.approx(monte_carlo.p_value, abs=0.01)
+    assert (normal.low, normal.high) == pytest.approx((monte_carlo.low, monte_carlo.high), abs=0.005)
+    picks = np.zeros((3000, 3))
+    picks[np.arange(3000), rng.choice(3, 3000, p=[0.36, 0.32, 0.32])] = 1
+    slow = omnibus_cluster_test(picks, clusters, unit="dialogue", n_resamples=4000).p_value
+    monkeypatch.setattr(inference, "LARGE", 500)
+    fast = omnibus_cluster_test(picks, clusters, unit="dialogue")
+    assert "chi-squared law" in fast.method and fast.p_value == pytest.approx(slow, abs=0.02)
