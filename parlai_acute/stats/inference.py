@@ -157,7 +157,8 @@ def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
 
 
 def _codes(clusters) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)))
+    values = np.asarray(clusters)
+    codes, uniques = pd.factorize(values if values.dtype.kind in "iub" else pd.Series(values.astype(object)))
     if (codes < 0).any():
         raise ValueError("cluster labels must not be missing")
     return codes, len(uniques)
