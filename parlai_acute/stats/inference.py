@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "two_sample_cluster_test",
+__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals", "two_sample_cluster_test",
            "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
            "shortfall"]
 
@@ -326,6 +326,15 @@ def paired_cluster_test(diffs, clusters, *, unit: str, alpha: float = 0.05, conf
     inverted interval (see the module docstring)."""
     return paired_cluster_tests(diffs, clusters, unit=unit, alpha=alpha, confidence=confidence, seed=seed,
                                 n_resamples=n_resamples)[0]
+
+
+def paired_test_from_totals(sums, counts, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
+                            seed: int = 0, n_resamples: int = 10_000) -> ClusterTest:
+    """:func:`paired_cluster_test` from each cluster's total difference and number of
+    judgments (e.g. per worker of one ACUTE matchup, from one ``np.bincount``): the fast
+    path when many comparisons each have their own clusters."""
+    return _paired_from_sums(np.asarray(sums, dtype=float), np.asarray(counts, dtype=float), unit, alpha,
+                             confidence, seed, n_resamples)
 
 
 def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) -> ClusterTest:

@@ -142,3 +142,13 @@ def test_many_clusters_use_the_normal_law_of_the_same_randomisation(monkeypatch)
     monkeypatch.setattr(inference, "LARGE", 500)
     fast = omnibus_cluster_test(picks, clusters, unit="dialogue")
     assert "chi-squared law" in fast.method and fast.p_value == pytest.approx(slow, abs=0.02)
+
+
+def test_paired_test_from_totals_is_the_same_test():
+    rng = np.random.default_rng(8)
+    clusters = np.repeat(np.arange(30), rng.integers(1, 9, 30))
+    diffs = rng.choice([-1.0, 1.0], size=len(clusters))
+    direct = paired_cluster_test(diffs, clusters, unit="worker", seed=4)
+    totals = inference.paired_test_from_totals(np.bincount(clusters, weights=diffs), np.bincount(clusters),
+                                               unit="worker", seed=4)
+    assert totals == direct
