@@ -7,16 +7,21 @@ group the turns become a (turns, models) 0/1 matrix of picks, and:
 * models: pick rate ("win rate": share of turns the model's reply was picked) with an exact
   Clopper-Pearson interval (turns independent) and a cluster-bootstrap interval (whole
   dialogues, or workers, resampled), and the design effect (bootstrap variance / binomial);
-* pairs: both / a only / b only / neither (the paper's Table 2: tie-win, wins, tie-loss), the
-  exact test -- binomial on the turns where exactly one of the two was picked for SOBA,
-  exact McNemar for SATA -- and the cluster-bootstrap test of the difference in pick rates,
-  each Holm-corrected within the design (PM: across its pairs; MM: within the model set);
-* omnibus: chi-squared goodness of fit (MM-SOBA), Cochran's Q (MM-SATA);
+* pairs: both / a only / b only / neither (the paper's Table 2: tie-win, wins, tie-loss); the
+  **mark**: a sign-flip test over whole dialogues (or workers) of the difference in pick rates
+  with its inverted interval (:mod:`parlai_acute.stats.inference`), Holm-corrected within the
+  design (PM: across its pairs; MM: within the model set); and, as secondary columns that assume
+  independent turns, the exact test -- binomial on the turns where exactly one of the two was
+  picked for SOBA, exact McNemar for SATA -- Holm-corrected the same way;
+* omnibus (MM): permutation of the models within each dialogue (the mark), with chi-squared
+  (MM-SOBA) or Cochran's Q (MM-SATA) as secondary;
 * positions: how often each position was picked, with the same omnibus test over positions.
 
-SM groups have one model each; the design compares them pairwise (Fisher exact, two-
-proportion z, two-sample cluster bootstrap). When several designs ran on the same models,
-:meth:`AnalysisResult.settings_table` puts them side by side (sensitivity, consistency).
+SM groups have one model each; the design compares them pairwise (a permutation of the model
+of whole dialogues for the mark; Fisher exact and the two-proportion z test secondary). Fewer
+dialogues than :func:`~parlai_acute.stats.inference.min_clusters` give no mark and a "FEW
+DIALOGUES" warning (:meth:`AnalysisResult.warnings`). When several designs ran on the same
+models, :meth:`AnalysisResult.settings_table` puts them side by side (sensitivity, consistency).
 
 Turn exclusions (first rule that applies, recorded in ``excluded_because``):
 ``incomplete turn`` always (a model failed, so the turn does not compare all models); the
@@ -470,7 +475,8 @@ class AnalysisResult:
         return pd.concat([rates, ranks], axis=1).rename_axis("model").reset_index()
 
     def sensitivity(self) -> pd.DataFrame:
-        """Per design: comparisons, share significant (Holm), mean |difference in pick rates|."""
+        """Per design: comparisons, share marked significant (cluster-aware, Holm), the count the
+        per-turn exact tests would give, mean |difference in pick rates|."""
         rows = []
         for d in self.designs:
             c = d.comparisons

@@ -4,8 +4,9 @@ Reads a per-turn run from the Mephisto database (``--task-name``) or a turns fil
 (``--turns``, .csv or .jsonl with the columns of parlai_acute/perturn/turns.py) and writes
 into ``--outdir``: turns.csv (kept), excluded.csv and exclusions.json (how many and why),
 flags.csv and workers.csv (quality flags, per-worker statistics), models.csv (pick rates
-with exact and cluster-bootstrap intervals), pairs.csv (tie-win / wins / tie-loss, exact
-binomial or McNemar and cluster-bootstrap tests, Holm), grid.csv (ACUTE-style win-rate grid),
+with exact and cluster-bootstrap intervals), pairs.csv (tie-win / wins / tie-loss; the mark from a
+sign-flip test over dialogues with its interval, exact binomial or McNemar beside it, Holm;
+--alpha sets the marks, the legend is printed), grid.csv (ACUTE-style win-rate grid),
 positions.csv (position bias), settings.csv / sensitivity.csv / consistency.csv (several
 settings side by side), results.json (everything, strict JSON) and run.json (configuration,
 seed, version).
@@ -30,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", choices=["dialogue", "worker"], default="dialogue",
                         help="unit the bootstrap resamples (worker: also allows for a worker's habits)")
     parser.add_argument("--min-clusters", type=int, default=5,
-                        help="fewer dialogues (or workers) than this in a model set: no bootstrap interval or test")
+                        help="fewer dialogues (or workers) than this in a model set: no bootstrap interval of a pick rate "
+                             "(marks need at least 5 at alpha 0.05, whatever this says)")
     add_confidence(parser)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")

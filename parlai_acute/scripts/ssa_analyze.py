@@ -4,7 +4,8 @@ Reads labels from a file (``--labels``, .csv or .jsonl with the columns of
 parlai_acute/ssa/labels.py) or from a run of the SSA labelling task in the Mephisto
 database (``--task-name``), and writes into ``--outdir``: models.csv (sensibleness,
 specificity and SSA per model, exact and cluster-bootstrap intervals), pairs.csv
-(pairwise differences, bootstrap and Fisher tests, Holm), items.csv (majority labels),
+(pairwise differences; the mark from a cluster-aware test over conversations, contexts or
+workers (--unit) with its interval, Fisher's exact test beside it, Holm), items.csv (majority labels),
 agreement.csv (percent agreement, Krippendorff's alpha with a bootstrap interval),
 workers.csv, results.json (strict JSON), run.json (configuration, seed, version) and
 report.html.

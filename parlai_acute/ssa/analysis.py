@@ -18,10 +18,14 @@ From a labels table (:mod:`parlai_acute.ssa.labels`):
   every model's reply to one context moves together, so differences between models are
   paired), otherwise the item. A bootstrap interval is never zero-width: when every resample
   agrees (e.g. all items sensible) it is reported as missing and the exact interval stands.
-* **pairwise comparisons**: for every pair of models and each measure, the difference, its
-  bootstrap interval and two-sided bootstrap p-value (clusters resampled jointly), and for
-  sensibleness and specificity Fisher's exact test on the item counts (items independent);
-  each family of p-values is Holm-corrected over the pairs (statsmodels).
+* **pairwise comparisons**: for every pair of models and each measure, the difference and
+  the **mark**: a cluster-aware randomisation test (:mod:`parlai_acute.stats.inference`) over
+  conversations (interactive and log items: the models of whole conversations permuted),
+  contexts (static items: each context's difference sign-flipped) or, with ``unit="worker"``,
+  workers (each worker's own difference sign-flipped), with its inverted interval; beside it,
+  for sensibleness and specificity, Fisher's exact test on the item counts (items
+  independent). Each family of p-values is Holm-corrected over the pairs (statsmodels).
+  Too few clusters for a calibrated test: no mark, and a "FEW ..." note says how many more.
 * **agreement** among workers on items labelled at least twice: percent agreement (share
   of agreeing pairs of labels) and Krippendorff's alpha (nominal) with a bootstrap interval
   over items, for each question.
