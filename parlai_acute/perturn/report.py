@@ -36,7 +36,9 @@ def methods(result: AnalysisResult) -> str:
                f"models' pick counts independently within each {config.cluster}."
                if any(d.setting == "mm" for d in result.designs) else "")
     return methods_paragraph(
-        data=f"{turns} per-turn choices from {dialogues} dialogues (designs {designs})", unit=config.cluster,
+        data=(f"{turns} per-turn choice{'s' if turns != 1 else ''} from {dialogues} "
+              f"dialogue{'s' if dialogues != 1 else ''} (design{'s' if len(result.designs) != 1 else ''} {designs})"),
+        unit=config.cluster,
         comparison="each pairwise difference in pick rates", alpha=config.alpha, confidence=config.confidence,
         permutations=config.permutations, seed=config.seed, family="each design (PM) or model set (MM)",
         omnibus=omnibus,
