@@ -222,7 +222,7 @@ PAIR_COLUMNS = ["model_a", "model_b", "turns", "both", "a_only", "b_only", "neit
 PAIR_HEADERS = {"cluster_low": "low", "cluster_high": "high", "cluster_pvalue": "p (cluster-aware)",
                 "cluster_p_holm": "Holm p (cluster-aware)", "cluster_note": "note",
                 "test": "secondary test (exact, judgments independent)",
-                "pvalue": "p (exact, judgments independent)", "p_holm": "Holm p (exact, judgments independent)"}
+                "pvalue": "exact p (judgments independent)", "p_holm": "exact Holm p (judgments independent)"}
 
 
 def _cluster_columns(test: inference.ClusterTest) -> dict:

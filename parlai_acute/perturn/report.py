@@ -15,14 +15,16 @@ from parlai_acute.stats.inference import legend, min_clusters
 from parlai_acute.stats.intervals import clopper_pearson
 
 MODEL_COLUMNS = ["model", "turns", "picked", "rate", "ci_low", "ci_high", "boot_low", "boot_high", "design_effect"]
-PAIR_COLUMNS = ["model_a", "model_b", "turns", "tie_win", "win_a", "win_b", "tie_loss", "diff", "clusters",
-                "cluster_low", "cluster_high", "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "test",
-                "pvalue", "p_holm"]
+PAIR_COLUMNS = ["model_a", "model_b", "tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high",
+                "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "pvalue", "p_holm"]
 
 
 def _in_words(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The pairs table with the test columns named in words, and the columns to show."""
     shown = [c for c in PAIR_COLUMNS if c in table]
+    rates = [c for c in ("tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high", "rate_a",
+                         "rate_b") if c in table]
+    table = table.assign(**{c: table[c].astype(float).round(3) for c in rates})
     return table.rename(columns=PAIR_HEADERS), [PAIR_HEADERS.get(c, c) for c in shown]
 
 
@@ -102,7 +104,8 @@ def build_report(result: AnalysisResult) -> Report:
             table, columns = _in_words(design.comparisons)
             section.table(table, f"pairs_{design.label}", caption=f"Pairwise comparisons (Holm within the design); "
                           f"diff = rate_b - rate_a; low/high: {level} interval of diff, inverted cluster-aware test "
-                          f"over {config.cluster}s; mark from the cluster-aware Holm p", columns=columns)
+                          f"over {config.cluster}s; mark from the cluster-aware Holm p; exact test: "
+                          f"{design.comparisons['test'].iloc[0]} (pairs.csv has every column)", columns=columns)
         elif len(design.comparisons):
             table, _ = _in_words(design.comparisons)
             section.table(table, "pairs_sm", caption=f"Single-model runs compared: permutation of the model of whole "
