@@ -39,8 +39,17 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
     pairs.note(f"diff = model_b - model_a. low/high: {100 * config.confidence:g}% interval of diff, the inverted "
                f"cluster-aware test over {unit}s (method column); p (Fisher exact, items independent): secondary. "
                f"Holm correction within each measure over all pairs; the mark comes from the cluster-aware Holm p.")
-    shown = [PAIR_HEADERS.get(c, c) for c in result.pairs.columns if c not in ("clusters_needed",)]
-    pairs.table(result.pairs.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences", columns=shown)
+    if len(result.pairs):
+        pairs.note(f"Cluster-aware test: {result.pairs['cluster_method'].iloc[0]}, over "
+                   f"{int(result.pairs['clusters'].max())} {unit}s at most (pairs.csv has every column).")
+    columns = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "cluster_low", "cluster_high",
+               "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "fisher_pvalue", "fisher_p_holm"]
+    if (result.pairs["unit"] == "worker").any():
+        columns.insert(6, "cluster_estimate")
+    rates = ["value_a", "value_b", "diff", "cluster_estimate", "cluster_low", "cluster_high"]
+    table = result.pairs.assign(**{c: result.pairs[c].astype(float).round(3) for c in rates})
+    pairs.table(table.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences",
+                columns=[PAIR_HEADERS.get(c, c) for c in columns])
     agreement = report.section("Agreement between workers")
     agreement.note(f"Items labelled at least twice. Percent agreement: share of agreeing pairs of labels. "
                    f"Krippendorff's alpha (nominal) with a {100 * config.confidence:g}% percentile bootstrap "
