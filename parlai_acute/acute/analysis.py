@@ -34,7 +34,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
+from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -61,6 +61,7 @@ class AnalysisConfig:
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     source: str = ""
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
+    alpha: float = 0.05  # significance level of every mark (cluster-aware tests, Holm within a question)
 
     def __post_init__(self):
         if self.bootstrap < 0:
@@ -73,6 +74,8 @@ class AnalysisConfig:
             raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
         if self.min_workers < 1:
             raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
+        if not 0 < self.alpha < 1:
+            raise UserError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
 
 
 @dataclass
@@ -103,6 +106,7 @@ class AnalysisResult:
     kept: pd.DataFrame
     excluded: pd.DataFrame
     questions: list[QuestionResult] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # judges/workers whose verdicts should not be trusted
 
     def meta(self) -> dict:
         """Provenance recorded in every JSON output."""
@@ -209,8 +213,43 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
                                               confidence=config.confidence))
 
 
-def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisResult:
-    """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per question."""
+def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float = 0.05) -> list[str]:
+    """Sentences flagging whose verdicts the results rest on and should not be trusted.
+
+    ``judges``: summaries of model-judge runs (``judge acute``'s summary.json): a judge that
+    failed onboarding is flagged. From the judgments themselves: a worker or judge whose
+    chosen side departs from 1/2 (exact binomial, Holm across workers, at ``alpha``) --
+    always the left/first conversation, say -- follows the position, not the conversations.
+    """
+    flags = []
+    for summary in judges or []:
+        onboarding = summary.get("onboarding") or {}
+        if onboarding.get("gold_items") and not onboarding.get("passed"):
+            flags.append(f"{summary.get('judge', 'the judge')} FAILED onboarding ({onboarding.get('orders_correct')}/"
+                         f"{onboarding.get('orders')} gold orders correct, {onboarding.get('items_correct_every_order')}"
+                         f"/{onboarding['gold_items']} gold pairs right in every order): do not trust its verdicts")
+    real = df[~df["is_onboarding"].astype(bool)] if len(df) else df
+    if len(real):
+        from scipy import stats
+
+        left = (real["winner_side"] == "left").groupby(real["worker"]).agg(["sum", "size"])
+        k, n = left["sum"].to_numpy(), left["size"].to_numpy()
+        p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5))
+        p_holm = holm(p)
+        for worker, wins, total, q in zip(left.index, k, n, p_holm):
+            if q < alpha:
+                side = "left (first shown)" if wins * 2 > total else "right (second shown)"
+                flags.append(f"{worker} chose the {side} conversation in {max(wins, total - wins)} of {total} "
+                             f"judgments (exact binomial against 1/2, Holm across workers, p = {q:.2g}): its verdicts "
+                             f"follow the position, not the conversations")
+    return flags
+
+
+def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
+            judges: list[dict] | None = None) -> AnalysisResult:
+    """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per
+    question; ``judges``: summaries of model-judge runs whose verdicts these are (flagged
+    when they failed onboarding, see :func:`judge_flags`)."""
     config = config or AnalysisConfig()
     if df.empty:
         raise UserError("there are no judgments to analyze; check the run has finished units")
@@ -219,7 +258,8 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
                         f"--max-per-worker/--min-reason-chars")
-    result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded)
+    result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
+                            flags=judge_flags(df, judges, config.alpha))
     for key in sorted(kept["question_key"].unique()):
         result.questions.append(analyze_question(kept[kept["question_key"] == key], config, key))
     return result

@@ -95,6 +95,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
     if simulated:
         report.banner(f"Judged by SIMULATED workers: {simulated} of {workers} workers are scripted programs, not "
                       f"people. These results say nothing about human judgment.")
+    for flag in result.flags:
+        report.banner(f"Verdicts of an untrustworthy judge are in these results: {flag}.")
     warnings = [w for q in result.questions for w in q.warnings()]
     if warnings:
         few = report.section("Results resting on very few workers")

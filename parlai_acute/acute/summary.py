@@ -17,6 +17,8 @@ def summary_lines(result) -> list[str]:
     simulated, workers = result.simulated_workers()
     if simulated:
         out.append(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
+    for flag in result.flags:
+        out.append(f"WARNING: {flag}")
     level = f"{100 * result.config.confidence:g}%"
     for q in result.questions:
         out.append(f"question {q.question_key}: win rate [{level} Clopper-Pearson], p, Holm p, workers")
