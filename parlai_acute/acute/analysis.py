@@ -14,10 +14,13 @@ the first rule that applies, recorded in ``excluded_because``):
 The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
 selects rows and assembles their results. Writing files is :func:`write_outputs`.
 
-Judgments are clustered by worker: every matchup reports its number of distinct workers,
-is flagged when they are fewer than ``min_workers`` (see :meth:`QuestionResult.warnings`),
-and gets, beside the per-judgment intervals (Clopper-Pearson for win rates), intervals
-from a bootstrap that resamples whole workers.
+Judgments are clustered by worker, the unit ACUTE samples: every matchup's p-value, mark
+and interval come from a test over workers (:func:`parlai_acute.stats.winrates.matchups`,
+on :mod:`parlai_acute.stats.inference`), Holm-adjusted within a question at
+``config.alpha``; the ranking's intervals resample whole workers. The per-judgment exact
+tests and intervals stay beside them, named "exact, judgments independent". Every matchup
+reports its number of distinct workers and is flagged when they are fewer than
+``min_workers`` (see :meth:`QuestionResult.warnings`).
 """
 from __future__ import annotations
 
@@ -200,12 +203,13 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     ranking, error = None, ""
     try:
         ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
-                                confidence=config.confidence, models=models, cluster="worker")
+                                confidence=config.confidence, models=models, cluster="worker",
+                                min_clusters=config.min_workers)
     except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
         error = str(exc)
     texts = [t for t in df["question"].unique() if t]
     table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
-                     bootstrap=config.bootstrap, seed=config.seed)
+                     alpha=config.alpha, seed=config.seed)
     return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
                           matchups=table, grid=grid_from_matchups(table), ranking=ranking,
                           ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,

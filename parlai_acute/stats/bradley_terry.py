@@ -25,8 +25,13 @@ from the regularisation and the other from a likelihood that overstates a few
 all-or-nothing judgments -- and the ``note`` column says so. ``interval`` names the method
 in every row.
 
-Judgments by one worker are not independent; ``cluster="worker"`` adds intervals from a
-bootstrap that resamples whole workers (``ci_low_workers``/``ci_high_workers``).
+Judgments by one worker are not independent. With ``cluster="worker"`` (the analysis) the
+headline interval (``ci_low``/``ci_high``, ``interval`` names it) is a percentile bootstrap
+that resamples whole workers -- the unit that was sampled -- and the intervals above, which
+treat judgments as independent, move to ``ci_low_judgments``/``ci_high_judgments``
+(``interval_judgments``). The worker bootstrap is given only where the judgment bootstrap
+is trusted (no separation, enough judgments) and from ``min_clusters`` workers on; else
+``note`` says why there is none.
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ MIN_JUDGMENTS_FOR_BOOTSTRAP = 20
 PROFILE_SPAN = 60.0
 BOOTSTRAP = "percentile bootstrap (judgments)"
 PROFILE = "profile likelihood (penalised)"
+WORKERS = "percentile bootstrap of whole workers"
 
 
 def fit_counts(wins: np.ndarray, alpha: float = DEFAULT_ALPHA, init: np.ndarray | None = None,
@@ -242,7 +248,7 @@ def cluster_bootstrap_counts(df: pd.DataFrame, cluster: str, models: list[str], 
 
 def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA,
                   confidence: float = 0.95, models: list[str] | None = None, cluster: str | None = None,
-                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP) -> pd.DataFrame:
+                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP, min_clusters: int = 5) -> pd.DataFrame:
     """Rank the models of a judgments table (``winner``/``loser`` columns).
 
     Returns one row per model, best first: model, strength (log-strength, mean zero),
@@ -297,11 +303,23 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         both = pd.concat([df[["winner", cluster]].set_axis(["model", "c"], axis=1),
                           df[["loser", cluster]].set_axis(["model", "c"], axis=1)])
         table["workers"] = both.drop_duplicates().groupby("model").size().reindex(models, fill_value=0).to_numpy()
-        c_low, c_high = nan, nan
-        if bootstrap > 0 and method == BOOTSTRAP and df[cluster].nunique() >= 2:
+        table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
+                                      "interval": "interval_judgments"})
+        c_low, c_high, why = nan, nan, ""
+        workers = df[cluster].nunique()
+        if bootstrap <= 0:
+            why = "no bootstrap asked (--bootstrap 0)"
+        elif method != BOOTSTRAP:
+            why = "no interval over workers: the data are separated or small (see the judgment interval)"
+        elif workers < min_clusters:
+            why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
+        else:
             counts = cluster_bootstrap_counts(df, cluster, models, bootstrap, rng)
             c_low, c_high = percentile_interval(fit_counts(counts, alpha=alpha, init=theta), confidence)
             if np.isnan(c_low).any():
                 c_low, c_high = nan, nan
-        table["ci_low_workers"], table["ci_high_workers"] = c_low, c_high
+                why = "no interval over workers: the worker resamples do not vary or are too often undefined"
+        table["ci_low"], table["ci_high"] = c_low, c_high
+        table["interval"] = WORKERS if np.isfinite(c_low).all() else ""
+        table["note"] = [n or why for n in table["note"]]
     return table.sort_values("rank").reset_index(drop=True)
