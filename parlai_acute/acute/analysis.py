@@ -166,35 +166,60 @@ def trivial_reason(reasons: pd.Series, min_chars: int) -> pd.Series:
 def default_cap(df: pd.DataFrame) -> int:
     """The paper's cap: one judgment per (model pair, question) per worker."""
     real = df[df["model_left"] != df["model_right"]]
-    pairs = {(min(l, r), max(l, r), q) for l, r, q in zip(real["model_left"], real["model_right"], real["question_key"])}
-    return max(1, len(pairs))
+    if real.empty:
+        return 1
+    a, models = pd.factorize(real["model_left"])
+    b = models.get_indexer(real["model_right"])
+    if (b < 0).any():  # a model only ever shown on the right
+        both, models = pd.factorize(np.concatenate([real["model_left"].to_numpy(), real["model_right"].to_numpy()]))
+        a, b = both[: len(real)], both[len(real):]
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    question = pd.factorize(real["question_key"])[0].astype(np.int64)
+    k = max(len(models), 1)
+    keys = (np.minimum(a, b) * k + np.maximum(a, b)) * (question.max() + 1) + question
+    return max(1, int(len(np.unique(keys))))
 
 
 def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """Split judgments into kept and excluded (with ``excluded_because``); returns the cap too."""
+    """Split judgments into kept and excluded (with ``excluded_because``); returns the cap too.
+
+    Rules are numbered in :data:`RULES` order; each judgment keeps the first that applies
+    (0: kept). Workers are integer codes throughout, so a million judgments take a second."""
     df = df.reset_index(drop=True)
-    because = pd.Series("", index=df.index, dtype=object)
+    rule = np.zeros(len(df), dtype=np.int8)
+    worker, workers = pd.factorize(df["worker"])
+    per_worker = len(workers)
 
-    def mark(mask, rule):
-        because[mask & (because == "")] = rule
+    def mark(mask, name):
+        rule[np.asarray(mask) & (rule == 0)] = RULES.index(name) + 1
 
-    onboarding = df["is_onboarding"].astype(bool)
-    failed = set(df.loc[onboarding & (df["onboarding_correct"] == False), "worker"])  # noqa: E712
-    mark(df["worker"].isin(failed), FAILED_ONBOARDING)
+    def any_per_worker(mask) -> np.ndarray:
+        return np.bincount(worker[np.asarray(mask)], minlength=per_worker) > 0
+
+    onboarding = df["is_onboarding"].astype(bool).to_numpy()
+    failed = any_per_worker(onboarding & (df["onboarding_correct"] == False).to_numpy())  # noqa: E712
+    mark(failed[worker], FAILED_ONBOARDING)
     mark(onboarding, ONBOARDING)
-    trivial = trivial_reason(df["reason"], config.min_reason_chars)
-    candidates = df[because == ""]
-    silent = trivial[candidates.index].groupby(candidates["worker"]).all()
-    mark(df["worker"].isin(set(silent[silent].index)), NO_REASON)
-    mark(df["model_left"] == df["model_right"], SAME_MODEL)
-    remaining = df[because == ""]
-    cap = config.max_per_worker or default_cap(remaining)
-    ordered = remaining.assign(_order=np.arange(len(remaining))).sort_values(["timestamp", "_order"], kind="stable",
-                                                                             na_position="last")
-    over = ordered.groupby("worker").cumcount() >= cap
-    because[over[over].index] = OVER_CAP
-    kept = df[because == ""].reset_index(drop=True)
-    excluded = df[because != ""].assign(excluded_because=because[because != ""]).reset_index(drop=True)
+    trivial = trivial_reason(df["reason"], config.min_reason_chars).to_numpy(dtype=bool)
+    candidate = rule == 0
+    said_something = any_per_worker(candidate & ~trivial)
+    silent = any_per_worker(candidate) & ~said_something
+    mark(silent[worker], NO_REASON)
+    mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
+    remaining = np.flatnonzero(rule == 0)
+    cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
+    # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
+    stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
+    order = remaining[np.lexsort((np.arange(len(remaining)), np.isnan(stamp), np.nan_to_num(stamp),
+                                  worker[remaining]))]
+    group = worker[order]
+    first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1]
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    rule[order[rank >= cap]] = RULES.index(OVER_CAP) + 1
+    keep = rule == 0
+    kept = df[keep].reset_index(drop=True)
+    names = np.array([""] + RULES, dtype=object)
+    excluded = df[~keep].assign(excluded_because=names[rule[~keep]]).reset_index(drop=True)
     return kept, excluded, cap
 
 
@@ -264,8 +289,10 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
                         f"--max-per-worker/--min-reason-chars")
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
-    for key in sorted(kept["question_key"].unique()):
-        result.questions.append(analyze_question(kept[kept["question_key"] == key], config, key))
+    keys = sorted(kept["question_key"].unique())
+    for key in keys:  # one question (the usual case): no copy of the table
+        part = kept if len(keys) == 1 else kept[kept["question_key"] == key]
+        result.questions.append(analyze_question(part, config, key))
     return result
 
 

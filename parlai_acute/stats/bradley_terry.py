@@ -300,9 +300,11 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         "p_beats_average": 1 / (1 + np.exp(-theta)),
     })
     if cluster is not None:
-        both = pd.concat([df[["winner", cluster]].set_axis(["model", "c"], axis=1),
-                          df[["loser", cluster]].set_axis(["model", "c"], axis=1)])
-        table["workers"] = both.drop_duplicates().groupby("model").size().reindex(models, fill_value=0).to_numpy()
+        index = pd.Index(models)
+        codes = pd.factorize(df[cluster])[0].astype(np.int64)
+        seen = np.unique(np.concatenate([index.get_indexer(df["winner"]) * (codes.max() + 1) + codes,
+                                         index.get_indexer(df["loser"]) * (codes.max() + 1) + codes]))
+        table["workers"] = np.bincount(seen // (codes.max() + 1), minlength=len(models))
         table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
                                       "interval": "interval_judgments"})
         c_low, c_high, why = nan, nan, ""
