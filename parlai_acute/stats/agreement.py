@@ -22,11 +22,17 @@ ITEM = ["pair_id", "question_key"]
 def item_labels(df: pd.DataFrame) -> pd.DataFrame:
     """Judgments as (item, label): label 0/1 = the winning conversation's position in the
     sorted pair of dialogue ids."""
-    left, right = df["dialogue_left"].astype(str).to_numpy(), df["dialogue_right"].astype(str).to_numpy()
+    left, right = (_strings(df[c]) for c in ("dialogue_left", "dialogue_right"))
     left_won = (df["winner_side"] == "left").to_numpy()
     later = np.where(left_won, left > right, right > left)  # the winner is the later id of the two
     return pd.DataFrame({"pair_id": df["pair_id"].to_numpy(), "question_key": df["question_key"].to_numpy(),
                          "label": later.astype(int)})
+
+
+def _strings(column: pd.Series) -> np.ndarray:
+    """The column as an object array of str (converted only when it holds something else)."""
+    values = column.to_numpy(dtype=object)
+    return values if pd.api.types.infer_dtype(values, skipna=False) == "string" else column.astype(str).to_numpy()
 
 
 def label_counts(df: pd.DataFrame) -> pd.DataFrame:
@@ -36,11 +42,12 @@ def label_counts(df: pd.DataFrame) -> pd.DataFrame:
     question, questions = pd.factorize(labels["question_key"])
     key, keys = pd.factorize(pair.astype(np.int64) * max(len(questions), 1) + question)
     counts = np.bincount(key * 2 + labels["label"].to_numpy(), minlength=2 * len(keys)).reshape(-1, 2)
-    index = pd.MultiIndex.from_arrays([np.asarray(pairs, dtype=object)[keys // max(len(questions), 1)],
-                                       np.asarray(questions, dtype=object)[keys % max(len(questions), 1)]],
-                                      names=ITEM)
-    table = pd.DataFrame(counts, index=index, columns=pd.Index([0, 1], name="label"))
-    return table[counts.sum(axis=1) >= 2].sort_index()
+    repeated = counts.sum(axis=1) >= 2
+    keys, counts = keys[repeated], counts[repeated]
+    width = max(len(questions), 1)
+    index = pd.MultiIndex(levels=[pd.Index(pairs, dtype=object), pd.Index(questions, dtype=object)],
+                          codes=[keys // width, keys % width], names=ITEM, verify_integrity=False)
+    return pd.DataFrame(counts, index=index, columns=pd.Index([0, 1], name="label"))
 
 
 def percent_agreement(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> float:

@@ -148,13 +148,17 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
 
     table = table.rename(columns={"pvalue": "pvalue_exact", "p_holm": "p_holm_exact", "ci_low": "ci_low_exact",
                                   "ci_high": "ci_high_exact"}).drop(columns=["mark"])
-    index = {(a, b): m for m, (a, b) in enumerate(zip(table["model_a"], table["model_b"]))}
-    winner, loser = df["winner"].astype(str).to_numpy(), df["loser"].astype(str).to_numpy()
-    pairs = pd.Series(list(zip(np.minimum(winner, loser), np.maximum(winner, loser))))
-    codes, uniques = pd.factorize(pairs)
-    lookup = np.array([index.get(u, -1) for u in uniques]) if len(uniques) else np.zeros(0, int)
-    column = lookup[codes] if len(codes) else np.zeros(0, int)
-    diff = np.where(winner == np.maximum(winner, loser), 1.0, -1.0)  # +1: model_b (the later name) won
+    names = pd.Index(sorted(set(table["model_a"]) | set(table["model_b"])))
+    k = max(len(names), 1)
+    w, l = names.get_indexer(df["winner"]), names.get_indexer(df["loser"])
+    lookup = np.full(k * k, -1)
+    lookup[names.get_indexer(table["model_a"]) * k + names.get_indexer(table["model_b"])] = np.arange(len(table))
+    # model_a comes first in the caller's order, which need not be sorted: look both ways
+    lookup[names.get_indexer(table["model_b"]) * k + names.get_indexer(table["model_a"])] = np.arange(len(table))
+    ok = (w >= 0) & (l >= 0)
+    column = np.where(ok, lookup[np.where(ok, w * k + l, 0)], -1)
+    b_index = np.append(names.get_indexer(table["model_b"]), -2)  # column -1 (unknown pair) -> -2: no model
+    diff = np.where(w == b_index[column], 1.0, -1.0)  # +1: model_b won
     known = column >= 0
     worker_codes, _ = pd.factorize(df[cluster])
     cells = pd.DataFrame({"m": column[known], "c": worker_codes[known], "d": diff[known]})

@@ -80,3 +80,20 @@ def test_alpha_means_what_it_says():
     strict, loose = (matchups(df, cluster="worker", alpha=a).iloc[0] for a in (0.001, 0.5))
     assert strict["pvalue"] == loose["pvalue"] and 0.001 < strict["pvalue"] < 0.5
     assert strict["mark"] == "" and loose["mark"] in ("*", "**")
+
+
+def test_bradley_terry_sandwich_agrees_with_the_worker_bootstrap_from_many_workers(monkeypatch):
+    import parlai_acute.stats.bradley_terry as bt
+    from parlai_acute.stats.bradley_terry import SANDWICH, SANDWICH_FROM, WORKERS, bradley_terry
+
+    df = simulate_judgments({"a": 0.0, "b": 0.3, "c": -0.3, "d": 0.1}, 6000, seed=3, workers=SANDWICH_FROM + 50,
+                            worker_sd=1.0)
+    sandwich = bradley_terry(df, bootstrap=400, cluster="worker").set_index("model")
+    assert set(sandwich["interval"]) == {SANDWICH}
+    monkeypatch.setattr(bt, "SANDWICH_FROM", 10 ** 9)  # the same data, the worker bootstrap instead
+    boot = bradley_terry(df, bootstrap=400, cluster="worker", seed=1).set_index("model")
+    assert set(boot["interval"]) == {WORKERS}
+    width_s = sandwich["ci_high"] - sandwich["ci_low"]
+    width_b = boot["ci_high"] - boot["ci_low"]
+    assert (width_s / width_b).between(0.85, 1.15).all()
+    assert (width_s > sandwich["ci_high_judgments"] - sandwich["ci_low_judgments"]).all()  # taste widens them
