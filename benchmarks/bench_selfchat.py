@@ -1,8 +1,9 @@
 """Self-chat with LlamaCppAgent against raw xllamacpp on the same requests, measured in one run.
 
 * ``selfchat_throughput``: generated tokens/s of a real self-chat (ParlAI worlds, our agent,
-  decoding, logging) over raw ``Server.handle_chat_completions`` replaying exactly the
-  requests that self-chat sent (same prompts, samplers, seeds, so the same tokens).
+  decoding, logging; default threads: the machine's cores) over raw ``Server.handle_chat_completions``
+  replaying exactly the requests that self-chat sent (same prompts, samplers, seeds, so the same
+  tokens) at the raw engine's best thread count (1 .. cores, each measured).
 * ``selfchat_batching``: our gain from ``--batchsize 8`` over 1 beside the raw engine's gain
   from 8 concurrent sequences over 1 (the batch-8 run's requests, replayed in groups of 8
   concurrently and then one at a time).
@@ -114,6 +115,8 @@ def _peak_rss_mb(tmp) -> float:
 
 def run():
     import parlai_acute  # noqa: F401
+    from parlai_acute.agents import llama_cpp
+    from parlai_acute.agents.llama_cpp import cores
 
     with tempfile.TemporaryDirectory() as tmp:
         rss = _peak_rss_mb(tmp)
@@ -121,10 +124,22 @@ def run():
                "ratio": round(rss / RSS_TARGET_MB, 2), "command": "parlai self_chat -m " + AGENT + " -t " + TASK}
 
         tok1, (sec1, cpu1), groups1, engine1 = _our_selfchat(tmp, 1, CHATS)
-        raw_tok1, (raw_sec1, raw_cpu1) = _raw(engine1.server, groups1, concurrent=False)
+        # raw llama.cpp at its best thread count (1 .. the cores), not at ours: the baseline is the engine's best
+        raw_by_threads = {}
+        for threads in range(1, cores() + 1):
+            engine = engine1 if threads == engine1.threads else llama_cpp.LlamaEngine(
+                engine1.model_path, engine1.context_length, engine1.slots, threads)
+            raw_by_threads[threads] = _raw(engine.server, groups1, concurrent=False)
+            if engine is not engine1:
+                engine.close()
+                del engine
+        best = max(raw_by_threads, key=lambda t: raw_by_threads[t][0] / raw_by_threads[t][1][0])
+        raw_tok1, (raw_sec1, raw_cpu1) = raw_by_threads[best]
         ours1, raw1 = tok1 / sec1, raw_tok1 / raw_sec1
         yield {"name": "selfchat_throughput", "value": round(ours1, 1), "unit": "tokens/s",
                "baseline": round(raw1, 1), "ratio": round(ours1 / raw1, 3), "target": THROUGHPUT_TARGET,
+               "threads": engine1.threads, "baseline_threads": best,
+               "raw_tokens_per_s_by_threads": {t: round(tok / sec, 1) for t, (tok, (sec, _)) in raw_by_threads.items()},
                # CPU seconds of this process (all threads): steadier than wall time on a shared machine
                "cpu_ratio": round((tok1 / cpu1) / (raw_tok1 / raw_cpu1), 3),
                "tokens": tok1, "raw_tokens": raw_tok1, "conversations": CHATS, "max_new_tokens": MAX_NEW_TOKENS,

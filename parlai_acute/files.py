@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from parlai_acute.errors import UserError
+
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator:
@@ -69,3 +71,26 @@ def write_json(path: str | os.PathLike, obj) -> None:
     with atomic_write(path) as fh:
         json.dump(json_ready(obj), fh, indent=2, ensure_ascii=False, sort_keys=True, allow_nan=False)
         fh.write("\n")
+
+
+def write_csv(path: str | os.PathLike, table, index: bool = False) -> Path:
+    """Write a pandas table as CSV atomically; returns the path (for an outputs dict)."""
+    with atomic_write(path) as fh:
+        table.to_csv(fh, index=index)
+    return Path(path)
+
+
+def check_outdir(outdir: str | os.PathLike, option: str = "--outdir") -> Path:
+    """``outdir`` as a directory we may write into, or a one-line UserError (checked before slow work)."""
+    outdir = Path(outdir)
+    for parent in [outdir, *outdir.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"{option} {outdir}: {parent} exists and is not a directory; pass a directory path")
+            break
+    return outdir
+
+
+def table_records(table) -> list[dict]:
+    """A pandas table's rows as strict-JSON-ready dicts (NaN and pandas NA -> None)."""
+    return json_ready(table.astype(object).where(table.notna(), None).to_dict(orient="records"))

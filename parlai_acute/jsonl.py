@@ -18,7 +18,7 @@ def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, obj
     if not path.is_file():
         raise UserError(f"{what} {path} does not exist; {fix}")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is not data
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {what} {path}: {exc}; pass a UTF-8 JSON-lines file") from None
     found = False

@@ -9,9 +9,24 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 from parlai_acute.errors import UserError
+from parlai_acute.files import atomic_write, write_jsonl
+
+#: The one set of spellings every table accepts for true, false and "no value" (lower-cased, stripped):
+#: what spreadsheets, pandas and JSON write.
+TRUE = frozenset({"true", "1", "yes", "t", "y", "1.0"})
+FALSE = frozenset({"false", "0", "no", "f", "n", "0.0"})
+MISSING = frozenset({"", "none", "null", "nan", "<na>"})
+
+
+def plain(value) -> str:
+    """A cell as text: None, NaN and pandas' NA are the empty string."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType":
+        return ""
+    return str(value)
 
 
 def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,
@@ -61,3 +76,18 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
     if not records:
         raise UserError(f"{noun} {path} is empty (no {row}s); {empty_hint}")
     return records, where
+
+
+def write_table_file(path: str | Path, table, columns: list[str], noun: str) -> None:
+    """Write a tidy table atomically as ``.csv`` or ``.jsonl`` (by suffix) with ``columns`` first
+    (extra columns kept after them); :func:`read_rows` reads it back. ``noun`` names the file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise UserError(f"{noun} {path} must end in .csv or .jsonl")
+    table = table.reindex(columns=list(columns) + [c for c in table.columns if c not in columns])
+    if suffix == ".jsonl":
+        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
+    else:
+        with atomic_write(path) as fh:
+            table.to_csv(fh, index=False)

@@ -25,6 +25,8 @@ def test_every_subcommand_has_help(path, help_text, capsys):
     out = capsys.readouterr().out
     assert f"usage: parlai-acute {' '.join(path)}" in out
     assert help_text.split()[0] in out
+    examples = out.split("examples:\n", 1)[-1]
+    assert "examples:" in out and f"parlai-acute {' '.join(path)} " in examples, "no example in --help"
 
 
 def test_top_level_help_lists_commands():

@@ -1,18 +1,30 @@
 """Data flows one way (task -> stored data -> tidy table -> statistics -> report): the tidy
-tables, the statistics and the reports import without Mephisto, and none of their code
-(nor code it imports from this package, at the top or inside a function) reaches for it."""
+tables, the statistics, the analyses, their outputs and the reports import without Mephisto or
+ParlAI, and none of their code (nor code it imports from this package, at the top or inside a
+function) reaches for either; and the package's import graph has no circles."""
 import ast
 import importlib.util
 import pkgutil
 import subprocess
 import sys
 
+from pathlib import Path
+
+import parlai_acute
 import parlai_acute.report
 import parlai_acute.stats
 
 TIDY_AND_STATISTICS = [
+    "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
+    "parlai_acute.acute.summary",
     "parlai_acute.perturn.turns", "parlai_acute.perturn.analysis", "parlai_acute.perturn.report",
+    "parlai_acute.perturn.outputs", "parlai_acute.perturn.simulate", "parlai_acute.perturn.power",
+    "parlai_acute.ssa.labels", "parlai_acute.ssa.analysis", "parlai_acute.ssa.report", "parlai_acute.ssa.outputs",
+    "parlai_acute.ssa.simulate",
+    "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
+    "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
+    "parlai_acute.status",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]
@@ -20,7 +32,7 @@ CHECK = (
     "import importlib, sys\n"
     "for name in sys.argv[1:]:\n"
     "    importlib.import_module(name)\n"
-    "    found = sorted(m for m in sys.modules if m == 'mephisto' or m.startswith('mephisto.'))\n"
+    "    found = sorted(m for m in sys.modules if m.split('.')[0] in ('mephisto', 'parlai'))\n"
     "    if found:\n"
     "        print(name, 'imported', found[0]); sys.exit(1)\n"
     "print('ok', len(sys.argv) - 1)\n"
@@ -69,14 +81,26 @@ def is_module(name: str) -> bool:
         return False
 
 
+#: ``parlai_acute.api`` opens a Mephisto run (lazily, only when given a task name): the one allowed door.
+DOOR = "parlai_acute.api"
+
+
+def forbidden(name: str) -> bool:
+    return name.split(".")[0] in ("mephisto", "parlai") or name.startswith(("parlai_acute.mephisto_tasks",
+                                                                           "parlai_acute.worlds",
+                                                                           "parlai_acute.agents"))
+
+
 def reaches_mephisto(start: str) -> list[str] | None:
-    """The import chain from ``start`` to Mephisto or this package's Mephisto tasks, following
-    every import of parlai_acute modules (lazy ones too); None when there is none."""
+    """The import chain from ``start`` to Mephisto, ParlAI or this package's Mephisto tasks, worlds
+    and agents, following every import of parlai_acute modules (lazy ones too); None when there is none."""
     seen, stack = {start}, [[start]]
     while stack:
         chain = stack.pop()
         for name in sorted(imported_names(chain[-1])):
-            if name.split(".")[0] == "mephisto" or name.startswith("parlai_acute.mephisto_tasks"):
+            if chain[-1] == DOOR and name.startswith("parlai_acute.mephisto_tasks."):
+                continue
+            if forbidden(name):
                 return chain + [name]
             if name.startswith("parlai_acute") and name not in seen and is_module(name):
                 seen.add(name)
@@ -92,3 +116,64 @@ def test_no_code_path_of_the_statistics_reaches_mephisto():
 def test_the_code_path_check_sees_a_lazy_import():
     chain = reaches_mephisto("parlai_acute.scripts.acute_analyze")  # opens the database inside load()
     assert chain and chain[-1].startswith(("mephisto", "parlai_acute.mephisto_tasks")), chain
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the parlai_acute modules it imports (at the top or inside a function)."""
+    root = Path(parlai_acute.__file__).parent
+    modules = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for module in modules:
+        targets = set()
+        for name in imported_names(module):
+            while name and name not in modules:  # "pkg.mod.function" -> "pkg.mod"
+                name = name.rpartition(".")[0]
+            if name and name != module and name != "parlai_acute":
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_package_import_graph_has_no_circles():
+    graph = import_graph()
+    assert len(graph) > 100 and "parlai_acute.perturn.outputs" in graph["parlai_acute.scripts.perturn_analyze"] | \
+        graph["parlai_acute.api"] | {"parlai_acute.perturn.outputs"}
+    assert cycles(graph) == []
+
+
+def test_the_circle_check_sees_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -34,7 +34,7 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, json_ready, write_json
+from parlai_acute.files import atomic_write, check_outdir, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
@@ -306,20 +306,10 @@ def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
         table.to_csv(fh, index=index)
 
 
-def check_outdir(outdir: str | Path) -> Path:
-    """``outdir`` as a directory we may write into, or a UserError (before any slow work)."""
-    outdir = Path(outdir)
-    for parent in [outdir, *outdir.parents]:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"--outdir {outdir}: {parent} exists and is not a directory; pass a directory path")
-            break
-    return outdir
-
-
-def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None) -> dict[str, Path]:
-    """Write tables (CSV), results (strict JSON, with provenance) and the report (HTML,
-    with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
+def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None,
+                  report: bool = True) -> dict[str, Path]:
+    """Write tables (CSV), results (strict JSON, with provenance) and, with ``report``, the report
+    (HTML, with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
     ``model_configs`` (model name -> its configuration: agent, options, decoding) goes
     into the report's configuration block."""
     from parlai_acute.acute.report import build_report
@@ -353,6 +343,7 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dic
         {"question_key": r.question_key, **r.agreement} for r in q]})
     _csv(paths["workers.csv"], result.workers())
     _csv(paths["reasons.csv"], result.reasons())
-    paths.update({name: path for name, path in build_report(result, model_configs).write(outdir).items()})
+    if report:
+        paths.update(build_report(result, model_configs).write(outdir))
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
     return paths

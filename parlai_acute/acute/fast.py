@@ -141,14 +141,14 @@ def make_pairings(cfg: FastConfig, logs: dict[str, str]) -> Path:
 def analyze_run(cfg: FastConfig) -> Path:
     """What ``acute analyze --task-name RUN --mephisto-db WORKDIR/mephisto/database.db`` does:
     the stored judgments, analysed with the run's own per-worker cap unless one is given."""
-    from parlai_acute.acute.analysis import AnalysisConfig, analyze, check_outdir, write_outputs
+    from parlai_acute import api
+    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
     from parlai_acute.acute.summary import summary_lines
-    from parlai_acute.mephisto_tasks.acute_eval.store import judgments_for_analysis
 
     config = AnalysisConfig(bootstrap=cfg.bootstrap, seed=cfg.seed, max_per_worker=cfg.max_per_worker)
     check_outdir(cfg.results)
-    df = judgments_for_analysis(cfg.run_name, config, cfg.data_dir / "database.db")
-    result = analyze(df, config)
+    table = api.load_table("acute", task_name=cfg.run_name, mephisto_db=cfg.data_dir / "database.db")
+    result = api.analyze("acute", table, config, warn=False)
     paths = write_outputs(result, cfg.results)
     print("\n".join(summary_lines(result)))
     print(f"report: {paths['report.html']}", flush=True)

@@ -31,8 +31,6 @@ returned by ``parlai_acute.mephisto_tasks.acute_eval.store.unit_data_for_task``)
 """
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 from typing import Iterable
@@ -40,7 +38,7 @@ from typing import Iterable
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write
+from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
 
 # name -> (required in files?, description). Order is the column order of written tables.
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -68,12 +66,10 @@ REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
 _TEXT = ["run_id", "unit_id", "assignment_id", "worker", "pair_id", "model_left", "model_right",
          "dialogue_left", "dialogue_right", "winner", "loser", "winner_side", "reason", "question",
          "question_key"]
-_TRUE = {"true", "1", "yes", "t", "y"}
-_FALSE = {"false", "0", "no", "f", "n"}
 
 
 def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+    return plain(value).strip().lower() in MISSING
 
 
 def _bool(value, where: str, field: str, optional: bool = False):
@@ -84,12 +80,10 @@ def _bool(value, where: str, field: str, optional: bool = False):
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     text = str(value).strip().lower()
-    if text in _TRUE:
+    if text in TRUE:
         return True
-    if text in _FALSE:
+    if text in FALSE:
         return False
-    if optional and text in {"none", "null", "nan"}:
-        return None
     raise UserError(f"{where}: field {field!r} must be true or false, got {value!r}; fix that value")
 
 
@@ -97,9 +91,13 @@ def _number(value, where: str, field: str):
     if _is_missing(value):
         return float("nan")
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise UserError(f"{where}: field {field!r} must be a number (seconds), got {value!r}; fix that value") from None
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):
+        raise UserError(f"{where}: field {field!r} must be a number of seconds (0 or more), got {value!r}; fix that "
+                        f"value or leave it empty")
+    return number
 
 
 def normalize_row(raw: dict, where: str) -> dict:
@@ -158,54 +156,29 @@ def to_frame(rows: Iterable[dict]) -> pd.DataFrame:
     return df
 
 
+def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
+    """Validate judgment rows (dicts or a DataFrame) into the :data:`COLUMNS` table; errors name the
+    row (``where``, default ``row N``) and the field."""
+    rows = records.to_dict(orient="records") if isinstance(records, pd.DataFrame) else list(records)
+    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(rows))]
+    return to_frame(normalize_row(raw, w) for raw, w in zip(rows, where))
+
+
 def read_judgments(path: str | Path) -> pd.DataFrame:
-    """Read a judgments ``.jsonl`` or ``.csv`` file (columns: :data:`COLUMNS`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"judgments file {path} does not exist; pass a .jsonl or .csv written by "
-                        f"`parlai-acute acute analyze` or your own export")
-    suffix = path.suffix.lower()
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # spreadsheets' "CSV UTF-8" starts with a byte-order mark
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read judgments file {path}: {exc}; it must be UTF-8 text") from None
-    if not text.strip():
-        raise UserError(f"judgments file {path} is empty; export the judgments again (a header line and one "
-                        f"line per judgment)")
-    rows = []
-    if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one judgment "
-                                f"object") from None
-            rows.append(normalize_row(raw, f"{path}:{number}"))
-    elif suffix == ".csv":
-        reader = csv.DictReader(text.splitlines(keepends=True))
-        header = reader.fieldnames or []
-        for name in REQUIRED:
-            if name not in header:
-                raise UserError(f"{path}:1: missing column {name!r} in the header; the columns needed are "
-                                f"{', '.join(REQUIRED)}")
-        for raw in reader:
-            if None in raw:  # more cells than header names
-                raise UserError(f"{path}:{reader.line_num}: more values than columns; quote fields that "
-                                f"contain commas")
-            rows.append(normalize_row(raw, f"{path}:{reader.line_num}"))
-    else:
-        raise UserError(f"judgments file {path} must end in .jsonl or .csv")
-    if not rows:
-        raise UserError(f"judgments file {path} has no judgments; export a run that has finished units")
-    return to_frame(rows)
+    """Read a judgments ``.jsonl`` or ``.csv`` file (UTF-8, a spreadsheet's byte-order mark allowed;
+    columns: :data:`COLUMNS`) through the one table reader, :func:`parlai_acute.table_files.read_rows`."""
+    records, where = read_rows(path, noun="judgments file", row="judgment", required=REQUIRED,
+                               missing_hint="pass a .jsonl or .csv written by `parlai-acute acute export` or "
+                                            "`acute analyze`, or your own export",
+                               empty_hint="export the judgments again (a header line and one line per judgment)")
+    return judgments_table(records, where)
 
 
-def write_judgments(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a judgments table as CSV (atomically); :func:`read_judgments` reads it back."""
-    with atomic_write(path) as fh:
-        df.to_csv(fh, index=False)
+def write_judgments(path: str | Path, df) -> None:
+    """Write a judgments table (or judgment rows, validated first) atomically as ``.csv`` or ``.jsonl``
+    (by suffix); :func:`read_judgments` reads it back."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else judgments_table(df), list(COLUMNS),
+                     "judgments file")
 
 
 def _comparisons_of(data) -> list:

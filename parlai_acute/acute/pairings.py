@@ -227,6 +227,7 @@ class Dialogue:
     turns: list[dict]
     context: list = field(default_factory=list)
     setting: str = SELF_CHAT  # who talked: SELF_CHAT, HUMAN_MODEL, HUMAN_HUMAN or MODEL_MODEL
+    cut: int = 0  # turns dropped from the end: from the first one a person wrote in the other side's place
 
     def as_dict(self) -> dict:
         speakers: list[str] = []
@@ -235,6 +236,23 @@ class Dialogue:
                 speakers.append(turn["id"])
         return {"id": self.uid, "speakers": speakers, "dialogue": self.turns, "context": self.context,
                 "source": self.source}
+
+
+def person_in_partners_place(turns: list[dict]) -> int | None:
+    """Index of the first turn a person wrote in the other side's place: the same person id twice in
+    a row, as a per-turn SATA-User log records a reply the worker wrote instead of the models'.
+
+    ACUTE-Eval's judge reads every turn of the evaluated side as the model's, so a conversation
+    is cut before the message that turn answers (the worker's words are never credited to a model,
+    and the conversation ends on the model's last turn)."""
+    from parlai_acute.logs import HUMAN, turn_role
+
+    if len({t["id"] for t in turns}) != 2:
+        return None
+    for i in range(1, len(turns)):
+        if turns[i]["id"] == turns[i - 1]["id"] and turn_role(turns[i]) == HUMAN:
+            return i
+    return None
 
 
 def _split_context(ep: Episode) -> tuple[list[dict], list]:
@@ -365,6 +383,13 @@ def load_dialogues(ml: ModelLog, self_chat_side: str = DEFAULT_SELF_CHAT_SIDE, s
     for ep in read_log(ml.path):
         where = f"{ep.source}:{ep.line}"
         turns, context = _split_context(ep)
+        cut_at = person_in_partners_place(turns)
+        cut = 0
+        if cut_at is not None:
+            keep = cut_at - 1  # also the message the person then answered themselves: ends on the model's turn
+            cut, turns = len(turns) - keep, turns[:keep]
+            if len(turns) < 2:
+                continue  # nothing of the model's before the person's turn: nothing to compare
         distinct = {t["id"] for t in turns}
         if len(distinct) > 2:
             raise UserError(f"{where}: {len(distinct)} speakers ({', '.join(sorted(distinct))}); ACUTE-Eval "
@@ -388,7 +413,7 @@ def load_dialogues(ml: ModelLog, self_chat_side: str = DEFAULT_SELF_CHAT_SIDE, s
                 row["image_src"] = turn["image_src"]
             out.append(row)
         dialogues.append(Dialogue(f"{ml.name}:{ep.line}", ml.name, where, out, context,
-                                  _setting(turns, self_chat)))
+                                  _setting(turns, self_chat), cut))
     return dialogues
 
 

@@ -40,6 +40,11 @@ class PairingsFile:
             uses = [used[d.uid] for d in convs]
             out.append(f"{name:<24} {len(convs):>13} {sum(u > 0 for u in uses):>5} "
                        f"{f'{min(uses)}-{max(uses)}':>13}")
+        for name, convs in self.dialogues.items():
+            cut = sum(d.cut > 0 for d in convs)
+            if cut:
+                out.append(f"{name}: {cut} conversation(s) cut before a turn a person wrote in the model's place "
+                           "(a per-turn worker's own reply is never credited to a model)")
         return out
 
 

@@ -16,6 +16,9 @@ Why it is built this way:
 * Each reply is built with the model's own chat template (``/v1/chat/completions``) and
   comes back with the log-probability of every sampled token, which the shared
   :mod:`parlai_acute.agents.decoding` uses to rank, filter and record candidates.
+* Threads default to the machine's cores (``--llama-threads 0``); several configurations in one
+  process (per-turn's models) share one engine per GGUF and divide the cores between engines
+  (:func:`share_engines`), so no core idles while a worker waits and none is fought over.
 * Persona lines, history and seed keys are kept as for every model wrapper, by
   :class:`parlai_acute.agents.turn_agent.TurnTakingAgent`; speaking first, the system
   prompt gets a cue to open the conversation.
@@ -190,6 +193,51 @@ def get_engine(model_path: str, context_length: int, slots: int, threads: int,
         return engine
 
 
+def cores() -> int:
+    """CPU cores this process may run on (a container's or taskset's limit, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def is_llama_opt(opt) -> bool:
+    return str(opt.get("model") or "").endswith("llama_cpp:LlamaCppAgent")
+
+
+def engine_key(opt) -> tuple:
+    """What decides which engine an opt's agent uses (its threads aside)."""
+    path, context_length, slots, _, kv = engine_settings(opt, decoding.DecodingConfig.from_opt(opt))
+    return path, context_length, slots, kv
+
+
+def share_engines(opts) -> None:
+    """Plan the engines of several llama.cpp configurations loaded in one process (in place).
+
+    Configurations of one GGUF (same context length and KV type) left on automatic slots get
+    the same slot count -- room for all of them -- so they share ONE engine whose continuous
+    batching decodes their replies in the same forward passes; configurations left on
+    automatic threads divide the machine's cores between the distinct engines. Four decoding
+    configurations of SmolLM2 in a per-turn task are one engine on every core, not four
+    engines fighting over the cores nor one engine on one of them.
+    """
+    llama = [opt for opt in opts if is_llama_opt(opt)]
+    groups: dict[tuple, list] = {}
+    for opt in llama:
+        config = decoding.DecodingConfig.from_opt(opt)
+        path, context_length, slots, _, kv = engine_settings(opt, config)
+        if not int(opt.get("llama_slots") or 0):
+            groups.setdefault((path, context_length, kv), []).append((opt, slots))
+    for members in groups.values():
+        shared = min(16, sum(slots for _, slots in members))
+        for opt, _ in members:
+            opt["llama_slots"] = shared
+    engines = {engine_key(opt) for opt in llama}
+    for opt in llama:
+        if not int(opt.get("llama_threads") or 0):
+            opt["llama_threads"] = max(1, cores() // max(1, len(engines)))
+
+
 # --------------------------------------------------------------------------- agent
 
 class LlamaCppAgent(TurnTakingAgent):
@@ -214,7 +262,9 @@ class LlamaCppAgent(TurnTakingAgent):
                            help="persona text added to the system prompt (contexts' 'your persona:' lines add to it)")
         group.add_argument("--context-length", type=int, default=1024,
                            help="tokens of context per conversation; older turns are dropped to fit")
-        group.add_argument("--llama-threads", type=int, default=1, help="CPU threads for llama.cpp")
+        group.add_argument("--llama-threads", type=int, default=0,
+                           help="CPU threads for llama.cpp (0: the machine's cores, divided between the engines "
+                                "of one per-turn task)")
         group.add_argument("--kv-cache-type", type=str, default="q8_0", choices=sorted(KV_CACHE_TYPES),
                            help="llama.cpp KV cache precision: q8_0 uses half the memory of f16")
         group.add_argument("--llama-slots", type=int, default=0,
@@ -281,14 +331,15 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
     def number(key, default):
         return int(default if opt.get(key) is None else opt[key])
 
-    context_length, threads, slots = number("context_length", 1024), number("llama_threads", 1), number("llama_slots", 0)
+    context_length, threads, slots = number("context_length", 1024), number("llama_threads", 0), number("llama_slots", 0)
     if context_length < 64:
         raise UserError(f"--context-length {context_length} is too small; use 64 or more (e.g. 1024)")
     if config.max_new_tokens >= context_length // 2:
         raise UserError(f"--max-new-tokens {config.max_new_tokens} leaves too little of --context-length "
                         f"{context_length} for the conversation; lower it or raise --context-length")
-    if threads < 1:
-        raise UserError(f"--llama-threads {threads} is too small; use 1 or more")
+    if threads < 0:
+        raise UserError(f"--llama-threads {threads} is negative; use 0 (the machine's cores) or a positive number")
+    threads = threads or cores()
     if slots < 0:
         raise UserError(f"--llama-slots {slots} is negative; use 0 (automatic) or a positive number")
     if slots == 0:

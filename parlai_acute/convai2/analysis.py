@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,7 +31,6 @@ from scipy import stats
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, write_json
 from parlai_acute.stats.calibration import calibrate, estimate_variances, gibbs
 from parlai_acute.stats.paired import clopper_pearson
 from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
@@ -207,32 +205,3 @@ def run_record(config: ConvAI2Config) -> dict:
             "configuration": dataclasses.asdict(config),
             "model": "score = quality[model] + bias[worker] + noise; bias ~ N(0, sigma_b^2), noise ~ N(0, "
                      "sigma_e^2), flat prior on quality (Kulikov et al. 2018)"}
-
-
-def write_outputs(result: ConvAI2Result, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """likert.csv, persona.csv, annotators.csv, results.json, run.json, report.html."""
-    outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise UserError(f"--outdir {outdir}: exists and is not a directory; pass a directory path")
-    paths = {}
-    for name, table in (("likert.csv", result.likert), ("persona.csv", result.persona),
-                        ("differences.csv", result.differences), ("annotators.csv", result.annotators())):
-        with atomic_write(outdir / name) as fh:
-            table.to_csv(fh, index=False)
-        paths[name] = outdir / name
-
-    def records(table):
-        return table.astype(object).where(table.notna(), None).to_dict(orient="records")
-
-    calibration = {q: {k: v for k, v in d.items() if k != "annotator_bias"} for q, d in result.calibration.items()}
-    write_json(outdir / "results.json", {"likert": records(result.likert), "persona": records(result.persona),
-                                         "differences": records(result.differences),
-                                         "calibration": calibration, "intervals": result.config.interval_names(),
-                                         "run": run_record(result.config)})
-    write_json(outdir / "run.json", run_record(result.config))
-    paths["results.json"], paths["run.json"] = outdir / "results.json", outdir / "run.json"
-    if report:
-        from parlai_acute.convai2.report import build_report
-
-        paths.update(build_report(result).write(outdir))
-    return paths

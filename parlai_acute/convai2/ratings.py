@@ -10,15 +10,13 @@ never contradicts itself within a dialogue.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
 
 COLUMNS: dict[str, tuple[bool, str]] = {
     "dialogue": (True, "dialogue id, unique within the collection"),
@@ -32,20 +30,15 @@ COLUMNS: dict[str, tuple[bool, str]] = {
     "timestamp": (False, "when the survey was stored, seconds since the epoch (UTC)"),
 }
 REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
-_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
-_FALSE = {"false", "0", "no", "f", "n", "0.0"}
-_MISSING = {"", "none", "null", "nan"}
+#: ConvAI2's Likert scale (lowest, highest), the default of every score check
+SCALE = (1, 4)
 
 
-def _plain(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return str(value)
 
-
-def ratings_table(records, where: list[str] | None = None) -> pd.DataFrame:
+def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int] = SCALE) -> pd.DataFrame:
     """Validate rows (dicts or a DataFrame) into the :data:`COLUMNS` table; one-line errors
-    naming the row (``where``, default ``row N``) and field."""
+    naming the row (``where``, default ``row N``) and field. Scores must be whole numbers on
+    ``scale`` (lowest, highest): ConvAI2's 1-4 unless a study used another."""
     raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
         list(records))
     where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
@@ -60,26 +53,30 @@ def ratings_table(records, where: list[str] | None = None) -> pd.DataFrame:
             fail(0, f"missing field {name!r}; every rating row needs {', '.join(REQUIRED)}")
     out = pd.DataFrame(index=raw.index)
     for name in ("dialogue", "worker", "model", "question", "reason"):
-        out[name] = raw[name].map(_plain).astype(object) if name in raw else ""
+        out[name] = raw[name].map(plain).astype(object) if name in raw else ""
     for name in ("dialogue", "worker", "model", "question"):
         empty = (out[name].str.strip() == "").to_numpy()
         if empty.any():
             fail(np.flatnonzero(empty)[0], f"field {name!r} is empty; fill it in or drop the row")
-    text = raw["score"].map(lambda v: _plain(v).strip())
+    text = raw["score"].map(lambda v: plain(v).strip())
     score = pd.to_numeric(text, errors="coerce")
-    bad = score.isna().to_numpy() | ~np.isfinite(score.to_numpy(float))
+    low, high = scale
+    values = score.to_numpy(float)
+    bad = score.isna().to_numpy() | ~np.isfinite(values)
+    bad |= ~bad & ((values < low) | (values > high) | (values != np.round(values)))
     if bad.any():
         i = np.flatnonzero(bad)[0]
-        fail(i, f"field 'score' must be a number, got {raw['score'].iloc[i]!r}")
+        fail(i, f"field 'score' must be a whole number from {low} to {high}, got {raw['score'].iloc[i]!r}; fix "
+                f"that value (or give the study's scale: --scale LOW HIGH)")
     out["score"] = score.astype(float)
     if "persona_choice_correct" in raw:
-        flag = raw["persona_choice_correct"].map(lambda v: _plain(v).strip().lower())
-        bad = ~(flag.isin(_TRUE) | flag.isin(_FALSE) | flag.isin(_MISSING))
+        flag = raw["persona_choice_correct"].map(lambda v: plain(v).strip().lower())
+        bad = ~(flag.isin(TRUE) | flag.isin(FALSE) | flag.isin(MISSING))
         if bad.any():
             i = np.flatnonzero(bad.to_numpy())[0]
             fail(i, f"field 'persona_choice_correct' must be true, false or empty, got "
                     f"{raw['persona_choice_correct'].iloc[i]!r}")
-        out["persona_choice_correct"] = pd.array(np.where(flag.isin(_MISSING), None, flag.isin(_TRUE)),
+        out["persona_choice_correct"] = pd.array(np.where(flag.isin(MISSING), None, flag.isin(TRUE)),
                                                  dtype="boolean")
     else:
         out["persona_choice_correct"] = pd.array([None] * len(raw), dtype="boolean")
@@ -108,22 +105,15 @@ def ratings_table(records, where: list[str] | None = None) -> pd.DataFrame:
     return out[list(COLUMNS)].reset_index(drop=True)
 
 
-def read_ratings(path: str | Path) -> pd.DataFrame:
-    """Read a ratings ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table."""
+def read_ratings(path: str | Path, scale: tuple[int, int] = SCALE) -> pd.DataFrame:
+    """Read a ratings ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table (scores on ``scale``)."""
     records, where = read_rows(path, noun="ratings file", row="rating row", required=REQUIRED,
                                missing_hint=f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}",
                                empty_hint="export a run with finished surveys")
-    return ratings_table(records, where)
+    return ratings_table(records, where, scale)
 
 
-def write_ratings(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a ratings table atomically as ``.csv`` or ``.jsonl`` (by suffix)."""
-    path = Path(path)
-    table = df.reindex(columns=list(COLUMNS))
-    if path.suffix.lower() == ".jsonl":
-        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
-    elif path.suffix.lower() == ".csv":
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
-    else:
-        raise UserError(f"ratings file {path} must end in .csv or .jsonl")
+def write_ratings(path: str | Path, df) -> None:
+    """Write a ratings table (or the rating records a run stored, validated first) atomically as
+    ``.csv`` or ``.jsonl`` (by suffix); :func:`read_ratings` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else ratings_table(df), list(COLUMNS), "ratings file")

@@ -25,10 +25,8 @@ from typing import Callable
 from parlai_acute.errors import UserError
 
 
-def add_launch_arguments(parser: argparse.ArgumentParser, doc: str) -> None:
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every ``... launch`` subcommand shares (Hydra overrides come last)."""
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = doc.split("\n\n", 1)[1]
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                         help="Hydra overrides: mephisto.blueprint.* (see --help-blueprint), mephisto.task.*, "
                              "mephisto.architect.*, mephisto/architect=..., mephisto/provider=...")
@@ -63,6 +61,8 @@ def compose(config_dir: Path, config_name: str, overrides: list[str], script: st
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
     except (HydraException, OmegaConfBaseException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "Ambiguous value" in first:  # Hydra reads key=a,b as a sweep over a and b
+            first += " (a value with commas must be quoted for Hydra: write 'KEY=\"a,b\"' in the shell)"
         raise UserError(f"bad configuration override: {first}; see `parlai-acute {script} --help-blueprint`") from None
     OmegaConf.set_struct(cfg, False)
     return cfg

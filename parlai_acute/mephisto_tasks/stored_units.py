@@ -12,32 +12,46 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-def _agent_data(agent, tries: int = 20) -> dict:
-    """The agent's saved data. Mephisto rewrites its own metadata file (``agent_meta.json``) in
-    place, not atomically: a read racing a write sees an empty file, so read again shortly; a
-    file left empty for good (process killed mid-write) costs only Mephisto's start/end times,
-    never our own state file (``*_state.json``, always written atomically)."""
+def _read_json(path: Path, tries: int = 20):
+    """A JSON file's content, or None when absent. Mephisto rewrites its own metadata file
+    (``agent_meta.json``) in place, not atomically: a read racing a write sees an empty or
+    partial file, so read again shortly; a file left broken for good (process killed
+    mid-write) costs only Mephisto's start/end times, never our own state file (always
+    written atomically)."""
     for _ in range(tries):
+        if not path.is_file():
+            return None
         try:
-            return agent.state.get_data() or {}
+            return json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
-            agent._state = None  # reload from disk
             time.sleep(0.1)
-    for path in sorted(Path(agent.get_data_dir()).glob("*_state.json")):
-        return json.loads(path.read_text(encoding="utf-8"))
-    return {}
+    return None
+
+
+def _agent_data(directory: Path) -> dict:
+    """An agent's saved data, read from its files: our task state (``*_state.json``, see
+    :mod:`.json_state`) or a static task's ``agent_data.json``, and Mephisto's start/end times.
+    Read directly rather than through ``agent.state``, which would need the task's blueprint
+    imported (and ParlAI with it) just to read a finished run."""
+    data = {}
+    # ours first; then a static Mephisto blueprint's (e.g. ParlAI's own acute_eval task)
+    for path in [*sorted(directory.glob("*_state.json")), directory / "agent_data.json"]:
+        if path.is_file():
+            data = _read_json(path, tries=1) or {}
+            break
+    meta = _read_json(directory / "agent_meta.json") or {}
+    return dict(data, start_time=meta.get("task_start"), end_time=meta.get("task_end"))
 
 
 def stored_units(db, task_name: str, keep: Callable[[dict], bool]) -> list[dict[str, Any]]:
     """One dict per agent whose saved data passes ``keep``: ids, worker name, status, times, ``data``.
 
-    The task's blueprint must be registered (imported) first: agent states are loaded through it.
-    """
+    No task blueprint needs to be imported: the files are read directly."""
     units, names = [], {}
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                data = _agent_data(agent)
+                data = _agent_data(Path(agent.get_data_dir()))
                 if not keep(data):
                     continue
                 if agent.worker_id not in names:

@@ -8,7 +8,8 @@ and an id that replies are matched by. Sources:
   dialogue, either a list of turns or ``{"dialogue": [...]}``; every turn has ``text``
   and may have ``responses`` (further replies to that turn). The reply to turn ``i`` has
   the references ``[turn i+1's text] + turn i's responses``; a last turn with responses
-  gives an item with those alone. Item ids are ``<line>:<turn>``;
+  gives an item with those alone; when only some turns carry ``responses`` (a collection's
+  export), only those are items. Item ids are ``<line>:<turn>``;
 * a CSV with one context per row: columns for the context (turns separated by newlines
   or `` __eou__ ``), the gold response (the single reference), further references (a
   JSON list or a tab-separated list) and optionally an id and a model reply;
@@ -64,25 +65,26 @@ def _open_text(path: Path, what: str) -> str:
 
 
 def read_dailydialog(path: str | Path) -> list[Item]:
-    path = Path(path)
+    """Items of a multi-reference file. A dialogue in which only some turns carry ``responses``
+    (what ``multiref export`` writes: the context turns before a collected one carry none) gives
+    items for those turns only, so the collected contexts alone are scored."""
+    from parlai_acute.jsonl import read_jsonl
+
     items = []
-    for number, line in enumerate(_open_text(path, "test set").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one dialogue") from None
+    for where, raw in read_jsonl(path, "test set", "pass a JSON-lines file, one dialogue per line"):
+        number = where.rsplit(":", 1)[1]
         turns = raw.get("dialogue", raw.get("dialog", raw.get("turns"))) if isinstance(raw, dict) else raw
         if not isinstance(turns, list) or not all(isinstance(t, dict) and isinstance(t.get("text"), str) for t in turns):
             raise UserError(f"{where}: a dialogue must be a list of turns, each with a 'text' string "
                             "(and optionally a 'responses' list)")
         texts = [t["text"] for t in turns]
+        only_collected = any("responses" in t for t in turns) and not all("responses" in t for t in turns[:-1])
         for i, turn in enumerate(turns):
             responses = turn.get("responses") or []
             if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
                 raise UserError(f"{where}: turn {i + 1}'s 'responses' must be a list of strings")
+            if only_collected and "responses" not in turn:
+                continue
             refs = ([texts[i + 1]] if i + 1 < len(texts) else []) + list(responses)
             if refs:
                 items.append(Item(f"{number}:{i}", texts[:i + 1], refs))

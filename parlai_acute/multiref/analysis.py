@@ -21,7 +21,6 @@ Per mode: the mean over contexts with a percentile bootstrap interval over conte
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,22 +38,12 @@ ORDERS = (1, 2, 3, 4)
 
 def read_collection(path: str | Path) -> list[dict]:
     """Contexts with collected replies: context_id, context, original, collected."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"multi-reference file {path} does not exist; pass the .jsonl the collection task wrote")
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {exc}; it must be UTF-8 JSON lines") from None
+    from parlai_acute.jsonl import read_jsonl
+
     out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one dialogue") from None
+    for where, raw in read_jsonl(path, "multi-reference file", "pass the .jsonl `parlai-acute multiref export` "
+                                                               "wrote"):
+        number = where.rsplit(":", 1)[1]
         turns = raw.get("dialogue", raw.get("dialog")) if isinstance(raw, dict) else raw
         if not isinstance(turns, list) or not all(isinstance(t, dict) and isinstance(t.get("text"), str)
                                                   for t in turns):

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,7 +38,6 @@ from scipy import stats as sstats
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, write_json
 from parlai_acute.stats import paired
 from parlai_acute.stats.winrates import grid_from_matchups, holm, significance_mark
 
@@ -483,76 +481,3 @@ def grid(pairs: pd.DataFrame) -> pd.DataFrame:
                           "wins_b": pairs["b_only"], "pvalue": pairs["pvalue"], "p_holm": pairs["p_holm"],
                           "mark": pairs["mark"]})
     return grid_from_matchups(table[table["n"] > 0])
-
-
-def _csv(path: Path, table: pd.DataFrame) -> None:
-    with atomic_write(path) as fh:
-        table.to_csv(fh, index=False)
-
-
-def _group_frame(result: AnalysisResult, attribute: str) -> pd.DataFrame:
-    parts = [getattr(g, attribute).assign(design=d.label, model_set=g.model_set)
-             for d in result.designs for g in d.groups]
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    front = ["design", "model_set"]
-    return table[front + [c for c in table.columns if c not in front]]
-
-
-def results_json(result: AnalysisResult) -> dict:
-    """Every statistic of the run, with provenance, as strict JSON."""
-    designs = []
-    for d in result.designs:
-        designs.append({
-            "design": d.label, "setting": d.setting, "protocol": d.protocol,
-            "groups": [{"model_set": g.model_set, "models": g.models, "turns": g.turns, "dialogues": g.dialogues,
-                        "workers": g.workers, "models_table": g.models_table, "pairs": g.pairs,
-                        "omnibus": g.omnibus, "positions": g.positions, "position_test": g.position_test}
-                       for g in d.groups],
-            "comparisons": d.comparisons,
-            "grid": grid(d.comparisons) if d.setting != "sm" else None})
-    return jsonable({**result.meta(), "designs": designs, "settings": result.settings_table(),
-                     "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
-                     "consistency": result.consistency()})
-
-
-def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """Write tidy tables (CSV), results (strict JSON with provenance), the HTML report (with
-    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``."""
-    from parlai_acute.perturn.turns import write_turns
-
-    outdir = Path(outdir)
-    meta = result.meta()
-    names = ["turns.csv", "excluded.csv", "flags.csv", "workers.csv", "exclusions.json", "models.csv", "pairs.csv",
-             "grid.csv", "positions.csv", "results.json", "run.json"]
-    several = len(result.designs) > 1
-    if several:
-        names += ["settings.csv", "sensitivity.csv", "consistency.csv"]
-    paths = {name: outdir / name for name in names}
-    write_turns(paths["turns.csv"], result.kept)
-    _csv(paths["excluded.csv"], result.excluded)
-    _csv(paths["flags.csv"], result.flags())
-    _csv(paths["workers.csv"], result.workers())
-    write_json(paths["exclusions.json"], jsonable({
-        **meta, "turns": int(len(result.turns)), "kept_turns": int((result.turns["excluded_because"] == "").sum()),
-        "excluded": result.exclusion_summary(), "flags": result.flag_summary()}))
-    _csv(paths["models.csv"], _group_frame(result, "models_table"))
-    comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
-    _csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
-    grids = [grid(part).assign(design=d.label, model_set=model_set) for d in result.designs if d.setting != "sm"
-             for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
-                                                          np.zeros(len(d.comparisons)))]
-    _csv(paths["grid.csv"], pd.concat(grids, ignore_index=True) if grids else pd.DataFrame())
-    _csv(paths["positions.csv"], _group_frame(result, "positions"))
-    if several:
-        _csv(paths["settings.csv"], result.settings_table())
-        _csv(paths["sensitivity.csv"], result.sensitivity())
-        _csv(paths["consistency.csv"], result.consistency())
-    write_json(paths["results.json"], results_json(result))
-    if report:
-        from parlai_acute.perturn.report import build_report
-
-        for name, path in build_report(result).write(outdir).items():
-            paths[name] = path
-    write_json(paths["run.json"], jsonable({**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
-                                            "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))}))
-    return paths

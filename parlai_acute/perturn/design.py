@@ -112,6 +112,11 @@ class Design:
             return [(self.baseline, m) for m in self.models if m != self.baseline]
         return list(itertools.combinations(self.models, 2))
 
+    @property
+    def replies_per_turn(self) -> int:
+        """How many replies a worker judges at a turn (the largest model set)."""
+        return max(len(names) for names in self.model_sets)
+
     @staticmethod
     def set_key(names) -> str:
         return "|".join(sorted(names))

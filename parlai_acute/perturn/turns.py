@@ -16,15 +16,13 @@ and report how many.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
 
 SETTINGS = ("pm", "mm", "sm")
 PROTOCOLS = ("soba", "sata_random", "sata_user", "sm")
@@ -69,9 +67,6 @@ _TEXT = ["run_id", "unit_id", "dialogue", "worker", "setting", "protocol", "mode
          "error", "text", "worker_message", "user_reply", "justification", "dialogue_status"]
 _NONEMPTY = ["dialogue", "worker", "setting", "protocol", "model_set", "model"]
 _NUMBERS = ["decision_seconds", "latency_seconds", "timestamp"]
-_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
-_FALSE = {"false", "0", "no", "f", "n", "0.0"}
-_MISSING = {"", "none", "null", "nan"}
 MODELS_PER_SETTING = {"pm": (2, 2), "mm": (3, None), "sm": (1, 1)}
 
 
@@ -94,9 +89,9 @@ def _bool_column(df: pd.DataFrame, name: str, where, default=None) -> pd.Series:
     col = df[name]
     if col.dtype == bool:
         return col
-    text = col.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip().lower())
-    true, false = text.isin(_TRUE), text.isin(_FALSE)
-    missing = text.isin(_MISSING)
+    text = col.map(lambda v: plain(v).strip().lower())
+    true, false = text.isin(TRUE), text.isin(FALSE)
+    missing = text.isin(MISSING)
     if default is not None:
         bad = ~(true | false | missing)
     else:
@@ -115,9 +110,9 @@ def _number_column(df: pd.DataFrame, name: str, where, integer=False, required=F
             _fail(where, 0, f"missing field {name!r}; every turn row needs {', '.join(REQUIRED)}")
         return pd.Series(np.nan, index=df.index, dtype=float)
     col = df[name]
-    blank = col.isna() | col.map(lambda v: isinstance(v, str) and v.strip().lower() in _MISSING)
+    blank = col.isna() | col.map(lambda v: isinstance(v, str) and v.strip().lower() in MISSING)
     values = pd.to_numeric(col.where(~blank, np.nan), errors="coerce")
-    bad = (values.isna() & ~blank) | (values < 0)
+    bad = (values.isna() & ~blank) | (values < 0) | np.isinf(values)
     if integer:
         bad |= values.notna() & (values != values.round())
     if required:
@@ -331,15 +326,7 @@ def read_turns(path: str | Path) -> pd.DataFrame:
     return turns_table(records, where)
 
 
-def write_turns(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a turns table atomically as ``.csv`` or ``.jsonl`` (by suffix); :func:`read_turns` reads it."""
-    path = Path(path)
-    table = df.reindex(columns=list(COLUMNS) + [c for c in df.columns if c not in COLUMNS])
-    if path.suffix.lower() == ".jsonl":
-        rows = table.astype(object).where(table.notna(), None).to_dict(orient="records")
-        write_jsonl(path, rows)
-    elif path.suffix.lower() == ".csv":
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
-    else:
-        raise UserError(f"turns file {path} must end in .csv or .jsonl")
+def write_turns(path: str | Path, df) -> None:
+    """Write a turns table (or turn records, validated first) atomically as ``.csv`` or ``.jsonl``
+    (by suffix); :func:`read_turns` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else turns_table(df), list(COLUMNS), "turns file")

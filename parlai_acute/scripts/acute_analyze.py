@@ -9,32 +9,32 @@ marks, workers per matchup and worker-resampling intervals), ranking.csv and ran
 agreement.json (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,
 report.html (self-contained; figures/ and tables/ beside it as SVG/PDF and LaTeX/Markdown)
 and run.json (configuration, seed, version). Every JSON file is strict JSON (null, never NaN).
+
+  parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
+  parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
 """
 from __future__ import annotations
 
 import argparse
 
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--task-name", help="read the finished run of this Mephisto task from the Mephisto database")
-    source.add_argument("--judgments", metavar="FILE", help="read judgments from a .jsonl or .csv file")
-    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database.db; its directory is used as Mephisto's data directory "
-                             "(default: the database in Mephisto's configured data directory)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report.html")
+    add_table_source(parser, "--judgments", "judgments", "ACUTE-Eval")
+    add_output_dir(parser)
     parser.add_argument("--pairings", metavar="FILE", default=None,
                         help="the pairings file the judgments came from: the report then lists each model's "
                              "configuration (agent, options, decoding) from its logs (default for --task-name: "
                              "the run's own pairings file)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for ranking intervals")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
+    add_resampling(parser, "bootstrap resamples for ranking intervals")
     parser.add_argument("--max-per-worker", type=int, default=None,
                         help="cap on judgments per worker (default: with --task-name the cap the run was launched "
                              "with, read from the Mephisto database; otherwise number of model pairs x questions)")
     parser.add_argument("--min-reason-chars", type=int, default=3,
                         help="a reason with fewer letters/digits counts as no reason")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    add_confidence(parser)
     parser.add_argument("--bt-alpha", type=float, default=0.01, metavar="ALPHA",
                         help="Bradley-Terry regularisation: penalty ALPHA * sum(strength^2) keeps strengths finite "
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
@@ -45,21 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-summary", metavar="FILE", default=None,
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
+    add_report_switch(parser)
 
 
 def load(args, config) -> "pd.DataFrame":
     """The judgments table; records where it came from in ``config``, and for a Mephisto run
     the per-worker cap the run was launched with unless ``--max-per-worker`` says otherwise."""
-    if args.judgments:
-        from parlai_acute.acute.judgments import read_judgments
+    from parlai_acute import api
 
-        if config.max_per_worker is not None:
-            config.cap_source = "--max-per-worker"
-        config.source = str(args.judgments)
-        return read_judgments(args.judgments)
-    from parlai_acute.mephisto_tasks.acute_eval.store import judgments_for_analysis
-
-    return judgments_for_analysis(args.task_name, config, args.mephisto_db)
+    if config.max_per_worker is not None:
+        config.cap_source = "--max-per-worker"
+    return api.load_table("acute", args.judgments, task_name=args.task_name, mephisto_db=args.mephisto_db)
 
 
 def judge_summaries(args) -> list:
@@ -71,7 +67,8 @@ def judge_summaries(args) -> list:
 
 
 def run(args) -> int:
-    from parlai_acute.acute.analysis import AnalysisConfig, analyze, check_outdir, write_outputs
+    from parlai_acute import api
+    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
     from parlai_acute.acute.summary import summary_lines
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
@@ -79,15 +76,21 @@ def run(args) -> int:
                             bt_alpha=args.bt_alpha, alpha=args.alpha,
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
-    df = load(args, config)
-    result = analyze(df, config, judges=judge_summaries(args))
+    table = load(args, config)
+    result = api.analyze("acute", table, config, warn=False)
+    judges = judge_summaries(args)
+    if judges:  # a model judge's run: its onboarding and position bias flagged where its verdicts are used
+        from parlai_acute.acute.analysis import judge_flags
+
+        result.flags = judge_flags(table, judges, config.alpha)
     if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
         from parlai_acute.mephisto_tasks.acute_eval.store import run_pairings_file
 
         args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
     from parlai_acute.acute.pairings import model_configs
 
-    paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None)
+    paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None,
+                          report=not args.no_report)
     print("\n".join(summary_lines(result)))
-    print(f"report: {paths['report.html']}")
+    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
     return 0

@@ -28,7 +28,6 @@ def _named(value: str) -> tuple[str, str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = __doc__.split("\n\n", 2)[2]
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                         help="Hydra overrides passed to `acute launch` (mephisto.blueprint.*, mephisto/provider=...)")
     parser.add_argument("--model", action="append", type=_named, default=[], metavar="NAME=MODEL",

@@ -25,7 +25,7 @@ from parlai_acute.mephisto_tasks import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--pairings", help="shortcut for mephisto.blueprint.pairings_file=PATH")
 
 
@@ -51,7 +51,8 @@ def run(args) -> int:
         return 0
 
     from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import AcuteEvalSharedState, build_scheduler
+    from parlai_acute.mephisto_tasks.acute_eval.blueprint import AcuteEvalSharedState
+    from parlai_acute.mephisto_tasks.acute_eval.live import build_scheduler
 
     launcher.check_architect(cfg)
     db = setup.open_db(args.data_dir)

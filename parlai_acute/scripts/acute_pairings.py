@@ -2,6 +2,8 @@
 
 The file is in ParlAI's acute_eval format (runs unchanged in ParlAI's task and ours); a
 ``<name>.metadata.json`` beside it records the configuration, seed and version.
+
+  parlai-acute acute pairings smol=logs/smol.jsonl generic=logs/generic.jsonl --comparisons-per-pair 6 -o pairings.jsonl
 """
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ judgments into workers (design effect 1 + (m - 1) ICC); ``--pilot`` estimates bo
 pilot's judgments table (after the analysis' quality control) and also plans at the
 upper end of the ICC's interval.
 
+  parlai-acute acute power --delta 0.05 0.1 0.15 0.2 --budget 100 300 1000
   parlai-acute acute power --delta 0.1 --pilot pilot/judgments.csv
 """
 from __future__ import annotations

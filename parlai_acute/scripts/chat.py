@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.paths import default_datapath
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.worlds.self_chat_opt import check_outfile
 from parlai_acute.worlds.model_spec import MODEL_HELP, model_args, parse_parlai
 
@@ -23,7 +22,6 @@ CONTEXTS = ("none", "chitchat", "persona", "topics")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
                         help=MODEL_HELP)
     parser.add_argument("-c", "--context", choices=CONTEXTS, default="none",

@@ -1,23 +1,28 @@
 """``parlai-acute convai2 analyze``: end-of-chat ratings -> Likert means, calibrated scores, persona detection.
 
 Reads a ratings table (``--ratings``, .csv or .jsonl: dialogue, worker, model, question,
-score, and optionally persona_choice_correct, reason; see parlai_acute/convai2/ratings.py)
-and writes into ``--outdir``: likert.csv (per question and model: raw mean with t and
+score, and optionally persona_choice_correct, reason; see parlai_acute/convai2/ratings.py),
+or the ConvAI2 survey answered at the end of per-turn chats (``--task-name``, a per-turn
+run launched with ``mephisto.blueprint.survey=convai2``), and writes into ``--outdir``: likert.csv (per question and model: raw mean with t and
 worker-bootstrap intervals, calibrated posterior mean and sd, ranks), persona.csv
 (detection rate with a Clopper-Pearson interval), annotators.csv (posterior bias per
 worker), results.json (strict JSON), run.json (configuration, seed, version), report.html.
 
   parlai-acute convai2 analyze --ratings ratings.csv --outdir convai2_results
+  parlai-acute convai2 analyze --task-name my-per-turn-task --mephisto-db data/database.db -o convai2_results
   parlai-acute convai2 analyze --ratings ratings.csv --outdir out --variances estimate --gibbs 2000
 """
 from __future__ import annotations
 
 import argparse
 
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ratings", metavar="FILE", required=True, help="the ratings table (.csv or .jsonl)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report")
+    add_table_source(parser, "--ratings", "ratings", "per-turn (survey=convai2)")
+    add_output_dir(parser)
     parser.add_argument("--variances", choices=["fixed", "estimate"], default="fixed",
                         help="fixed: annotator-bias and noise sd as given (default 1 and 1, as Kulikov et al.); "
                              "estimate: REML estimates (statsmodels MixedLM), then the same posterior")
@@ -25,22 +30,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sigma-e", type=float, default=1.0, help="sd of the noise (fixed variances)")
     parser.add_argument("--gibbs", type=int, default=0, metavar="ITERATIONS",
                         help="also run the Gibbs sampler this long and record its distance to the closed form")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="worker-bootstrap resamples (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (bootstrap, Gibbs)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    parser.add_argument("--scale", type=int, nargs=2, default=[1, 4], metavar=("LOW", "HIGH"),
+                        help="the Likert scale the study used; scores outside it are rejected (default: 1 4, ConvAI2)")
+    add_resampling(parser, "worker-bootstrap resamples (0: none)", "random seed (bootstrap, Gibbs)")
+    add_confidence(parser)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
-    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
+    add_report_switch(parser)
 
 
 def run(args) -> int:
-    from parlai_acute.convai2.analysis import ConvAI2Config, analyze, write_outputs
-    from parlai_acute.convai2.ratings import read_ratings
+    from parlai_acute.convai2.analysis import ConvAI2Config, analyze
+    from parlai_acute.convai2.outputs import write_outputs
+    from parlai_acute import api
 
     config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
                            variances=args.variances, sigma_b=args.sigma_b, sigma_e=args.sigma_e, gibbs=args.gibbs,
-                           source=str(args.ratings), alpha=args.alpha)
-    df = read_ratings(args.ratings)
+                           alpha=args.alpha)
+    df = api.load_table("convai2", args.ratings, task_name=args.task_name, mephisto_db=args.mephisto_db,
+                        scale=tuple(args.scale))
+    config.source = df.attrs["source"]
     result = analyze(df, config)
     paths = write_outputs(result, args.outdir, report=not args.no_report)
     print(f"{len(df)} ratings of {df['dialogue'].nunique()} dialogues by {df['worker'].nunique()} workers")

@@ -6,6 +6,8 @@ served on localhost for you to judge in a browser (the address is printed; the c
 then the analysis is written. With ``DEMO_WORKERS=n`` (or ``--workers n``), n scripted Chromium
 workers judge instead, labelled as simulated. Rerunning reuses the logs and the run in
 ``--workdir``; delete it for a fresh start.
+
+  parlai-acute demo --workdir /tmp/demo --workers 2 --num-self-chats 3 --max-turns 3
 """
 from __future__ import annotations
 

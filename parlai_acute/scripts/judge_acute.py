@@ -24,11 +24,9 @@ import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, make_runner
-from parlai_acute.scripts.main import describe_from_docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--pairings", required=True, help="pairings .jsonl (from `parlai-acute acute pairings` or ParlAI's)")
     parser.add_argument("--question", default="engaging",
                         help="question preset: engaging, interesting, humanlike, knowledgeable (default: engaging)")

@@ -20,11 +20,9 @@ import argparse
 import math
 from pathlib import Path
 
-from parlai_acute.scripts.main import describe_from_docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--protocol", required=True, choices=["acute", "per-turn", "ssa"], help="the protocol of both tables")
     parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
     parser.add_argument("--judge", required=True, help="the judge's table (from `parlai-acute judge acute|per-turn`)")

@@ -20,11 +20,9 @@ import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, make_runner
-from parlai_acute.scripts.main import describe_from_docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--turns", required=True, help="per-turn choices table (.csv or .jsonl)")
     parser.add_argument("--worker", default=None,
                         help="judge the turns as seen by this worker (default: the first worker of each dialogue)")

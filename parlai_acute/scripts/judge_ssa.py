@@ -22,11 +22,9 @@ import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, make_runner
-from parlai_acute.scripts.main import describe_from_docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--items", required=True, help="SSA items .jsonl (from `parlai-acute ssa generate`)")
     parser.add_argument("--sensible-template", default=None, help="template id NAME@VERSION (default: ssa_sensible, newest)")
     parser.add_argument("--specific-template", default=None, help="template id NAME@VERSION (default: ssa_specific, newest)")

@@ -13,16 +13,19 @@ import sys
 
 from parlai_acute.errors import UserError
 
-# name -> (module, one-line help). Groups are nested dicts.
+# name -> (module, one-line help[, defaults the module's run reads]). Groups are nested dicts.
 COMMANDS: dict = {
     "self-chat": ("parlai_acute.scripts.self_chat", "run model-model conversations and write a ParlAI Conversations log"),
     "chat": ("parlai_acute.scripts.chat", "chat with a model in the terminal and save the conversation as a Conversations log"),
     "demo": ("parlai_acute.scripts.demo", "end-to-end run on the embedded default model (what `make demo` runs)"),
+    "ppi": ("parlai_acute.scripts.ppi", "people's judgments corrected by a model judge's (prediction-powered inference): results beside people-only, the judge's worth, planning"),
+    "status": ("parlai_acute.scripts.status", "where a running ACUTE, per-turn or SSA evaluation stands: intervals valid at every look, what is decided, judgments still needed"),
     "acute": {
         "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",
         "pairings": ("parlai_acute.scripts.acute_pairings", "turn Conversations logs into an ACUTE-Eval pairings file"),
         "launch": ("parlai_acute.scripts.acute_launch", "serve the ACUTE-Eval Mephisto task (local by default, MTurk by config)"),
         "analyze": ("parlai_acute.scripts.acute_analyze", "win rates, significance, Bradley-Terry ranking and an HTML report"),
+        "export": ("parlai_acute.scripts.export", "write the judgments a Mephisto run stored to a judgments table file", {"protocol": "acute"}),
         "power": ("parlai_acute.scripts.acute_power", "how many judgments are needed to detect a win-rate difference"),
         "fast": ("parlai_acute.scripts.acute_fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
     },
@@ -31,6 +34,7 @@ COMMANDS: dict = {
         "launch": ("parlai_acute.scripts.perturn_launch", "serve the per-turn Mephisto task with live models (PM, MM, SM; SOBA, SATA)"),
         "demo": ("parlai_acute.scripts.perturn_demo", "a short multi-model SATA-User per-turn evaluation on the embedded model"),
         "analyze": ("parlai_acute.scripts.perturn_analyze", "pick rates, paired tests, dialogue-level bootstrap, flags, settings side by side"),
+        "export": ("parlai_acute.scripts.export", "write the turns a Mephisto run stored to a turns table file", {"protocol": "per-turn"}),
         "power": ("parlai_acute.scripts.perturn_power", "how many turns a per-turn design needs, and what a budget detects"),
     },
     "judge": {
@@ -52,10 +56,12 @@ COMMANDS: dict = {
         "launch": ("parlai_acute.scripts.ssa_launch", "serve the static SSA labelling Mephisto task over an items file"),
         "generate": ("parlai_acute.scripts.ssa_generate", "items to label: each model's reply to fixed contexts, or the model turns of a log"),
         "analyze": ("parlai_acute.scripts.ssa_analyze", "sensibleness, specificity and SSA per model with intervals, agreement, report"),
+        "export": ("parlai_acute.scripts.export", "write the SSA labels a Mephisto run stored (labelling or per-turn runs) to a labels table file", {"protocol": "ssa"}),
     },
     "convai2": {
         "_help": "ConvAI2's human evaluation: end-of-chat Likert ratings and persona detection",
         "analyze": ("parlai_acute.scripts.convai2_analyze", "Likert means, Bayesian calibration of annotator bias, persona detection"),
+        "export": ("parlai_acute.scripts.export", "write the ConvAI2 survey answers of per-turn runs to a ratings table file", {"protocol": "convai2"}),
     },
     "multiref": {
         "_help": "multi-reference collection (Gupta et al. 2019): collection task, export, analysis of the references",
@@ -66,12 +72,22 @@ COMMANDS: dict = {
 }
 
 
-def describe_from_docstring(parser: argparse.ArgumentParser, doc: str) -> None:
-    """Subcommand help from its module docstring: "``cmd``: summary", details, then examples."""
-    summary, details = doc.split("\n\n")[:2]
-    parser.description = summary.split(": ", 1)[1] + "\n\n" + details
+def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: str = "") -> None:
+    """Subcommand help: its purpose (the one-line help, else the docstring's "``cmd``: summary"),
+    the docstring's details, then its examples (paragraphs of ``parlai-acute ...`` lines) as the epilog."""
+    paragraphs = [p for p in doc.strip().split("\n\n") if p.strip()]
+
+    def example(paragraph: str) -> bool:
+        lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip().lower() != "examples:"]
+        return bool(lines) and lines[0].startswith(("parlai-acute ", "python -m ", "$ "))
+
+    examples = ["\n".join(line for line in p.splitlines() if line.strip().lower() != "examples:")
+                for p in paragraphs[1:] if example(p)]
+    details = [p for p in paragraphs[1:] if not example(p)]
+    summary = purpose or paragraphs[0].split(": ", 1)[-1]
+    parser.description = "\n\n".join([summary, *details])
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = "\n".join(doc.split("\n\n")[2:]).strip()
+    parser.epilog = ("examples:\n" + "\n".join(examples)) if examples else None
 
 
 def _add(subparsers, name: str, entry) -> None:
@@ -82,7 +98,7 @@ def _add(subparsers, name: str, entry) -> None:
             if sub != "_help":
                 _add(inner, sub, sub_entry)
         return
-    module, help_text = entry
+    module, help_text = entry[:2]
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
     parser.set_defaults(_module=module)
     # The module's own arguments are added only for the subcommand actually used.
@@ -92,8 +108,14 @@ def _add(subparsers, name: str, entry) -> None:
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parlai-acute",
-        description="Evaluate open-domain dialogue models: self-chat and human-chat logs, ACUTE-Eval on "
-                    "Mephisto (pairings, task, analysis, sample size). `parlai-acute COMMAND --help` explains each.")
+        description="Evaluate open-domain dialogue models with people, models as judges and automatic metrics. "
+                    "Conversations: self-chat and human chat as ParlAI logs. Protocols, each with a Mephisto task "
+                    "(launch), its table (export) and its analysis (analyze): ACUTE-Eval (pairwise comparison of "
+                    "whole conversations), per-turn evaluation with live models (PM/MM/SM, SOBA/SATA), SSA "
+                    "(sensibleness and specificity), ConvAI2 ratings (Likert, calibration, persona detection) and "
+                    "multi-reference collection. Also: sample size (power), models as judges (judge) and "
+                    "reference-based metrics (metrics). `parlai-acute COMMAND --help` explains each, with examples.",
+        epilog="Python: `from parlai_acute import api` (load_table, analyze, write_outputs, export); see the README.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, entry in COMMANDS.items():
         _add(subparsers, name, entry)
@@ -108,7 +130,10 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         leaf = subparsers.choices[path[0]]
         for token in path[1:]:
             leaf = next(a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
-        importlib.import_module(entry[0]).add_arguments(leaf)
+        module = importlib.import_module(entry[0])
+        describe_from_docstring(leaf, module.__doc__ or "", entry[1])
+        module.add_arguments(leaf)
+        leaf.set_defaults(**(entry[2] if len(entry) > 2 else {}))
     return parser
 
 

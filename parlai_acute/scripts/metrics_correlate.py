@@ -18,12 +18,10 @@ import argparse
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.scripts.metrics_options import add_metric_arguments, score_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--ratings", default=None, metavar="CSV", help="one rated response per row")
     parser.add_argument("--response-column", default="response", help="the rated response (default: response)")
     parser.add_argument("--rating-column", default="rating", help="the human rating (default: rating)")

@@ -17,7 +17,6 @@ import argparse
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.main import describe_from_docstring
 
 SHOWN = ["log", "speaker", "role", "utterances", "words_per_utt", "chars_per_utt", "freq1h", "freq1k",
          "repeat_within_1", "repeat_within_2", "repeat_within_3", "repeat_self_1", "repeat_self_2", "repeat_self_3",
@@ -27,7 +26,6 @@ SHOWN = ["log", "speaker", "role", "utterances", "words_per_utt", "chars_per_utt
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.logs import HUMAN_IDS
 
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("logs", nargs="+", metavar="[NAME=]LOG", help="Conversations logs (.jsonl), optionally named")
     parser.add_argument("--human-ids", default=",".join(HUMAN_IDS),
                         help=f"speaker ids that are people, comma-separated (default: {','.join(HUMAN_IDS)})")

@@ -18,14 +18,12 @@ import math
 import sys
 from pathlib import Path
 
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.scripts.metrics_options import add_test_set_arguments, load_test_set, test_set_description
 
 HF_AGENT = "parlai_acute.agents.hf_transformers:HfTransformersAgent"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     add_test_set_arguments(parser)
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
                         help="a model that can score replies, as a model string (default: the embedded SmolLM2 "

@@ -19,14 +19,12 @@ import sys
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test_set_arguments, load_test_set,
                                                   score_config, test_set_description)
 from parlai_acute.worlds.model_spec import MODEL_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     add_test_set_arguments(parser)
     replies = parser.add_argument_group("replies (one of --replies, --model; a CSV may carry a reply column)")
     replies.add_argument("--replies", default=None, metavar="FILE",

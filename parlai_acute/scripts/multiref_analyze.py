@@ -13,16 +13,16 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import add_confidence, add_output_dir, add_report_switch, add_resampling
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--collection", action="append", required=True, metavar="MODE=FILE",
                         help="a multi-reference file and the mode it was collected in (repeatable)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples over contexts (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
-    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
+    add_output_dir(parser)
+    add_resampling(parser, "bootstrap resamples over contexts (0: none)")
+    add_confidence(parser)
+    add_report_switch(parser)
 
 
 def run(args) -> int:

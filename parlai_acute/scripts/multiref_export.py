@@ -20,7 +20,6 @@ from parlai_acute.errors import UserError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = __doc__.split("\n\n", 1)[1]
     parser.add_argument("--task-name", required=True, help="the Mephisto task name the replies were collected under")
     parser.add_argument("--mephisto-db", metavar="PATH", default=None,
                         help="Mephisto database.db (default: the one in Mephisto's configured data directory)")

@@ -23,7 +23,7 @@ from parlai_acute.mephisto_tasks import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--contexts", metavar="FILE", help="JSON lines of dialogues in the DailyDialog multi-reference "
                                                            "layout (default: the package's static contexts)")
 
@@ -47,7 +47,8 @@ def run(args) -> int:
 
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.multiref import store
-    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefLive, MultirefSharedState, check_args
+    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefSharedState
+    from parlai_acute.mephisto_tasks.multiref.live import MultirefLive, check_args
 
     check_args(cfg.mephisto.blueprint)  # bad settings fail before any port or database is touched
     MultirefLive(cfg.mephisto)  # so does a bad contexts file

@@ -17,23 +17,21 @@ from __future__ import annotations
 
 import argparse
 
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
+
 from parlai_acute.perturn.analysis import FLAG_RULES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--turns", metavar="FILE", help="read the turns table from a .csv or .jsonl file")
-    source.add_argument("--task-name", help="read every turn stored for this Mephisto per-turn task")
-    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables and JSON results")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="cluster-bootstrap resamples (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
+    add_table_source(parser, "--turns", "turns", "per-turn")
+    add_output_dir(parser)
+    add_resampling(parser, "cluster-bootstrap resamples (0: none)")
     parser.add_argument("--cluster", choices=["dialogue", "worker"], default="dialogue",
                         help="unit the bootstrap resamples (worker: also allows for a worker's habits)")
     parser.add_argument("--min-clusters", type=int, default=5,
                         help="fewer dialogues (or workers) than this in a model set: no bootstrap interval or test")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    add_confidence(parser)
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level for counts of differences")
     parser.add_argument("--min-decision-seconds", type=float, default=2.0,
                         help="flag decisions made faster than this")
@@ -42,28 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="flag a worker whose single picks were all at one position over at least this many turns")
     parser.add_argument("--exclude", nargs="+", default=[], choices=list(FLAG_RULES), metavar="FLAG",
                         help=f"exclude flagged turns (flags are always reported): {', '.join(FLAG_RULES)}")
+    add_report_switch(parser)
 
 
 def load(args):
     """The turns table and a description of where it came from."""
-    from parlai_acute.perturn.turns import read_turns, turns_table
+    from parlai_acute import api
 
-    if args.turns:
-        return read_turns(args.turns), str(args.turns)
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
-    from parlai_acute.errors import UserError
-
-    db = open_mephisto_db(args.mephisto_db)
-    try:
-        from parlai_acute.mephisto_tasks.per_turn.store import turns_for_task
-    except ModuleNotFoundError as exc:
-        raise UserError(f"this installation has no per-turn Mephisto task ({exc}); export the turns to a file "
-                        f"and pass --turns") from None
-    records = turns_for_task(db, args.task_name)
-    if not records:
-        raise UserError(f"Mephisto task {args.task_name!r} has no stored turns; check the task name and that "
-                        f"workers have judged turns")
-    return turns_table(records), f"Mephisto task {args.task_name}"
+    table = api.load_table("per-turn", args.turns, task_name=args.task_name, mephisto_db=args.mephisto_db)
+    return table, table.attrs["source"]
 
 
 def _pct(x) -> str:
@@ -71,15 +56,17 @@ def _pct(x) -> str:
 
 
 def run(args) -> int:
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+    from parlai_acute.perturn.outputs import write_outputs
 
-    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, min_clusters=args.min_clusters, confidence=args.confidence, alpha=args.alpha,
+    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, min_clusters=args.min_clusters,
+                            confidence=args.confidence, alpha=args.alpha,
                             cluster=args.cluster, min_decision_seconds=args.min_decision_seconds,
                             min_message_words=args.min_message_words,
                             same_position_min_turns=args.same_position_min_turns, exclude=list(args.exclude))
     df, config.source = load(args)
     result = analyze(df, config)
-    paths = write_outputs(result, args.outdir)
+    paths = write_outputs(result, args.outdir, report=not args.no_report)
     kept = int((result.turns["excluded_because"] == "").sum())
     why = ", ".join(f"{r['reason']}: {r['turns']}" for r in result.exclusion_summary() if r["turns"])
     flagged = ", ".join(f"{f['flag']}: {f['turns']}" for f in result.flag_summary() if f["turns"])

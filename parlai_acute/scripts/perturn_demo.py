@@ -30,9 +30,6 @@ MESSAGES = ["Hi! How is your day going?", "I just came back from a long walk in 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from parlai_acute.scripts.main import describe_from_docstring
-
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("--workdir", default="out/per_turn_demo", help="Mephisto data and results go here")
     parser.add_argument("--workers", type=int, default=0,
                         help="scripted (SIMULATED) Chromium workers instead of a person (default 0: you)")
@@ -49,7 +46,9 @@ def simulated_choice(view, rng: random.Random):
 
     if view["status"] == "onboarding":
         wrong = {item["replies"][item["wrong"]] for item in ITEMS}
-        return Choice(picked=[r["position"] for r in view["onboarding"]["replies"] if r["text"] not in wrong])
+        fine = [r["position"] for r in view["onboarding"]["replies"] if r["text"] not in wrong]
+        fine = fine[:1] if view["protocol"] == "soba" else fine
+        return Choice(picked=fine, none=not fine, sensible=bool(fine), specific=False)
     good = [c["position"] for c in view["candidates"]
             if len({w.lower().strip(".,!?") for w in c["text"].split()}) >= 4 and "don't know" not in c["text"]]
     if good:
@@ -122,7 +121,8 @@ def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
 def _analyze(workdir: Path, task_name: str) -> int:
     from parlai_acute.mephisto_tasks.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+    from parlai_acute.perturn.outputs import write_outputs
     from parlai_acute.perturn.turns import turns_table
 
     db = open_mephisto_db(workdir / "mephisto" / "database.db")

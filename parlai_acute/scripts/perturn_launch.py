@@ -17,6 +17,7 @@ all dialogues are also written as a ParlAI Conversations log in the data directo
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from parlai_acute.mephisto_tasks import launcher
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.worlds.model_spec import MODEL_HELP
 
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--model", action="append", default=[], metavar="NAME=MODEL",
                         help=f"a model to evaluate, with its name (repeat for each); MODEL is {MODEL_HELP}")
 
@@ -72,13 +73,14 @@ def run(args) -> int:
 
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.per_turn import onboarding, store
-    from parlai_acute.mephisto_tasks.per_turn.blueprint import LiveSetup, PerTurnSharedState, design_from_args
+    from parlai_acute.mephisto_tasks.per_turn.blueprint import PerTurnSharedState
+    from parlai_acute.mephisto_tasks.per_turn.live import LiveSetup, design_from_args
 
     if not models:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")
     design_from_args(b)  # bad settings fail here, before any port, database or model is touched
     onboarding.load_items(b.get("onboarding_file") or None)
-    from parlai_acute.mephisto_tasks.per_turn.blueprint import load_personas
+    from parlai_acute.mephisto_tasks.per_turn.live import load_personas
 
     load_personas(b.get("persona_file") or "", design_from_args(b))
     launcher.check_architect(cfg)
@@ -97,8 +99,11 @@ def run(args) -> int:
         print(f"Per-turn task {task_name!r} ({live.design.setting}, {live.design.protocol}): "
               f"{live.scheduler.dialogues_needed()} dialogues to collect over model sets {sets}.", flush=True)
         if launcher.is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
-            print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each "
-                  f"dialogue).", flush=True)
+            # a fresh assignment_id each launch: "1" would send a person back to an earlier run's attempt
+            token = secrets.token_hex(3)
+            print(f"Open {launcher.worker_url(cfg, assignment=token + '-1')} in a browser (any worker_id; a new "
+                  f"assignment_id for each dialogue, e.g. {token}-2). The page shows the Mephisto assignment it "
+                  f"was given, and this console prints it as each worker starts.", flush=True)
 
     try:
         data_dir = launcher.run_task(cfg, PerTurnSharedState(live=live), data_dir=args.data_dir, db=db,

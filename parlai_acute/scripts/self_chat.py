@@ -18,13 +18,11 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.paths import default_datapath
-from parlai_acute.scripts.main import describe_from_docstring
 from parlai_acute.worlds.model_spec import MODEL_HELP
 from parlai_acute.worlds.self_chat_opt import check_counts, check_outfile, self_chat_opt
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    describe_from_docstring(parser, __doc__)
     parser.add_argument("-m", "--model", default=None, metavar="MODEL",
                         help=MODEL_HELP)
     parser.add_argument("-p", "--partner-model", default=None, metavar="MODEL",

@@ -16,47 +16,27 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--labels", metavar="FILE", help="read the labels table from a .csv or .jsonl file")
-    source.add_argument("--task-name", help="read every label stored for this Mephisto SSA labelling task")
-    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
-    parser.add_argument("--outdir", required=True, help="directory for the tables, JSON results and report")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="cluster-bootstrap resamples (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval")
+    add_table_source(parser, "--labels", "labels", "SSA labelling or per-turn (label_mode=ssa)")
+    add_output_dir(parser)
+    add_resampling(parser, "cluster-bootstrap resamples (0: none)")
+    add_confidence(parser)
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
     parser.add_argument("--min-workers", type=int, default=5, help="flag models labelled by fewer workers")
-    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only")
+    add_report_switch(parser)
 
 
 def load(args):
-    """The labels table and where it came from."""
-    from parlai_acute.ssa.labels import labels_table, read_labels
+    """The labels table and where it came from: a file, or a Mephisto run (static labelling, and
+    interactive SSA inside per-turn chats)."""
+    from parlai_acute import api
 
-    if args.labels:
-        return read_labels(args.labels), str(args.labels)
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
-
-    db = open_mephisto_db(args.mephisto_db)
-    # static labelling runs, and interactive SSA runs of the per-turn chat task (label_mode=ssa)
-    from parlai_acute.mephisto_tasks.per_turn import store as per_turn_store
-
-    records = per_turn_store.labels_for_task(db, args.task_name)
-    try:
-        from parlai_acute.mephisto_tasks.ssa_label.store import labels_for_task
-    except ModuleNotFoundError:
-        labels_for_task = None
-    if labels_for_task is not None:
-        records = records + labels_for_task(db, args.task_name)
-    if not records:
-        raise UserError(f"Mephisto task {args.task_name!r} has no stored SSA labels; check the task name and that "
-                        f"workers have labelled replies")
-    return labels_table(records), f"Mephisto task {args.task_name}"
+    table = api.load_table("ssa", args.labels, task_name=args.task_name, mephisto_db=args.mephisto_db)
+    return table, table.attrs["source"]
 
 
 def _pct(x) -> str:
@@ -76,7 +56,8 @@ def _rate(m, q: str) -> tuple[str, bool]:
 
 
 def run(args) -> int:
-    from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+    from parlai_acute.ssa.analysis import SSAConfig, analyze
+    from parlai_acute.ssa.outputs import write_outputs
 
     config = SSAConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence, alpha=args.alpha,
                        min_workers=args.min_workers)

@@ -21,7 +21,7 @@ from parlai_acute.mephisto_tasks import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser, __doc__)
+    launcher.add_launch_arguments(parser)
     parser.add_argument("--items", metavar="FILE", help="JSON-lines items file: item_id, context (list of turns), "
                                                         "reply, model (from `parlai-acute ssa generate`)")
 
@@ -45,7 +45,8 @@ def run(args) -> int:
 
     from parlai_acute.mephisto_tasks import setup
     from parlai_acute.mephisto_tasks.ssa_label import store
-    from parlai_acute.mephisto_tasks.ssa_label.blueprint import SsaLabelSharedState, SsaLive, check_numbers
+    from parlai_acute.mephisto_tasks.ssa_label.blueprint import SsaLabelSharedState
+    from parlai_acute.mephisto_tasks.ssa_label.live import SsaLive, check_numbers
 
     check_numbers(cfg.mephisto.blueprint)  # bad settings fail before any port or database is touched
     SsaLive(cfg.mephisto)  # so does a bad items file

@@ -34,14 +34,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, write_json
 from parlai_acute.stats import agreement as agree
 from parlai_acute.stats.paired import bootstrap_pvalue, clopper_pearson, fisher_exact
 from parlai_acute.stats.resample import percentile_interval, resample_weights
@@ -300,38 +298,3 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
 def run_record(config: SSAConfig) -> dict:
     return {"analysis": "ssa", "version": parlai_acute.__version__, "seed": config.seed,
             "configuration": dataclasses.asdict(config), "tie_rule": TIE_RULE}
-
-
-def results_json(result: SSAResult) -> dict:
-    def records(table):
-        return table.astype(object).where(table.notna(), None).to_dict(orient="records")
-
-    return {"summary": result.summary(), "models": records(result.models), "pairs": records(result.pairs),
-            "agreement": records(result.agreement), "notes": result.notes, "run": run_record(result.config)}
-
-
-def _csv(path: Path, table: pd.DataFrame) -> None:
-    with atomic_write(path) as fh:
-        table.to_csv(fh, index=False)
-
-
-def write_outputs(result: SSAResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """models.csv, pairs.csv, items.csv (majority labels), agreement.csv, workers.csv,
-    results.json (strict JSON), run.json and, with ``report``, report.html and its exports."""
-    outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise UserError(f"--outdir {outdir}: exists and is not a directory; pass a directory path")
-    paths = {}
-    for name, table in (("models.csv", result.models), ("pairs.csv", result.pairs),
-                        ("items.csv", result.items), ("agreement.csv", result.agreement),
-                        ("workers.csv", result.workers)):
-        _csv(outdir / name, table)
-        paths[name] = outdir / name
-    write_json(outdir / "results.json", results_json(result))
-    write_json(outdir / "run.json", run_record(result.config))
-    paths["results.json"], paths["run.json"] = outdir / "results.json", outdir / "run.json"
-    if report:
-        from parlai_acute.ssa.report import build_report
-
-        paths.update(build_report(result).write(outdir))
-    return paths

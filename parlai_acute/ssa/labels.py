@@ -25,15 +25,13 @@ Replies of one conversation are not independent: analyses resample whole convers
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import read_rows
-from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
 
 SOURCES = ("static", "interactive", "log")
 
@@ -62,9 +60,6 @@ REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
 _TEXT = ["item", "model", "worker", "source", "context_id", "context", "reply", "conversation", "run_id", "unit_id"]
 _NONEMPTY = ["item", "model", "worker"]
 _NUMBERS = ["decision_seconds", "timestamp"]
-_TRUE = {"true", "1", "yes", "t", "y", "1.0"}
-_FALSE = {"false", "0", "no", "f", "n", "0.0"}
-_MISSING = {"", "none", "null", "nan"}
 #: fields that describe the item, so every label of one item must agree on them
 ITEM_FIELDS = ["model", "source", "context_id", "conversation", "turn"]
 
@@ -77,22 +72,17 @@ def _first(mask) -> int:
     return int(np.flatnonzero(np.asarray(mask))[0])
 
 
-def _plain(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return str(value)
-
 
 def _text(raw: pd.DataFrame, name: str) -> pd.Series:
     if name not in raw:
         return pd.Series("", index=raw.index, dtype=object)
-    return raw[name].map(_plain).astype(object)
+    return raw[name].map(plain).astype(object)
 
 
 def _bools(raw: pd.DataFrame, name: str, where) -> tuple[pd.Series, pd.Series]:
     """(value, missing) of a true/false column; anything else is an error naming the row."""
-    text = raw[name].map(lambda v: _plain(v).strip().lower())
-    true, false, missing = text.isin(_TRUE), text.isin(_FALSE), text.isin(_MISSING)
+    text = raw[name].map(lambda v: plain(v).strip().lower())
+    true, false, missing = text.isin(TRUE), text.isin(FALSE), text.isin(MISSING)
     bad = ~(true | false | missing)
     if bad.any():
         i = _first(bad)
@@ -103,10 +93,10 @@ def _bools(raw: pd.DataFrame, name: str, where) -> tuple[pd.Series, pd.Series]:
 def _numbers(raw: pd.DataFrame, name: str, where, integer: bool = False) -> pd.Series:
     if name not in raw:
         return pd.Series(np.nan, index=raw.index, dtype=float)
-    text = raw[name].map(lambda v: _plain(v).strip())
-    blank = text.str.lower().isin(_MISSING)
+    text = raw[name].map(lambda v: plain(v).strip())
+    blank = text.str.lower().isin(MISSING)
     values = pd.to_numeric(text.where(~blank, None), errors="coerce")
-    bad = (values.isna() & ~blank) | (values < 0)
+    bad = (values.isna() & ~blank) | (values < 0) | np.isinf(values)
     if integer:
         bad |= values.notna() & (values != values.round())
     if bad.any():
@@ -214,14 +204,7 @@ def read_labels(path: str | Path) -> pd.DataFrame:
     return labels_table(records, where)
 
 
-def write_labels(path: str | Path, df: pd.DataFrame) -> None:
-    """Write a labels table atomically as ``.csv`` or ``.jsonl`` (by suffix); :func:`read_labels` reads it."""
-    path = Path(path)
-    if path.suffix.lower() not in (".csv", ".jsonl"):
-        raise UserError(f"labels file {path} must end in .csv or .jsonl")
-    table = df.reindex(columns=list(COLUMNS) + [c for c in df.columns if c not in COLUMNS])
-    if path.suffix.lower() == ".jsonl":
-        write_jsonl(path, table.astype(object).where(table.notna(), None).to_dict(orient="records"))
-    else:
-        with atomic_write(path) as fh:
-            table.to_csv(fh, index=False)
+def write_labels(path: str | Path, df) -> None:
+    """Write a labels table (or label records, validated first) atomically as ``.csv`` or ``.jsonl``
+    (by suffix); :func:`read_labels` reads it."""
+    write_table_file(path, df if isinstance(df, pd.DataFrame) else labels_table(df), list(COLUMNS), "labels file")

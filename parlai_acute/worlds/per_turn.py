@@ -23,7 +23,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from parlai.core.message import Message
 
@@ -74,6 +74,7 @@ class ModelPool:
 
     def __init__(self, models: dict[str, str], datapath: str, *, timeout: float = 60.0, retries: int = 1,
                  max_workers: int = 32):
+        from parlai_acute.agents.llama_cpp import share_engines
         from parlai_acute.worlds.model_spec import create_agent_checked, model_opt
 
         if not models:
@@ -82,9 +83,11 @@ class ModelPool:
         self.specs = dict(models)
         self.opts, self._masters, self._locks = {}, {}, {}
         for name, spec in models.items():
-            opt = model_opt(spec, datapath, flag=f"model {name!r}")
+            self.opts[name] = model_opt(spec, datapath, flag=f"model {name!r}")
+        share_engines(self.opts.values())  # llama.cpp configurations: one engine per GGUF, the cores divided
+        for name, opt in self.opts.items():
             agent = create_agent_checked(opt)
-            self.opts[name], self._masters[name] = opt, agent
+            self._masters[name] = agent
             self._locks[name] = None if _thread_safe(agent) else threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="per-turn")
 
@@ -105,7 +108,7 @@ class ModelPool:
         opt = self.opts[name]
         keys = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
                 "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "seed",
-                "openai_base_url", "openai_model", "hf_model")
+                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots")
         return {"spec": self.specs[name], "agent": type(self._masters[name]).__name__,
                 "options": {k: opt.get(k) for k in keys if opt.get(k) not in (None, "")}}
 
@@ -173,8 +176,12 @@ class PerTurnDialogue:
             self.continue_with(text, source="seed")
 
     # ------------------------------------------------------------------ one turn
-    def candidates(self, human_text: str) -> list[Candidate]:
-        """Every model's reply to the person's message, produced concurrently, in model order."""
+    def candidates(self, human_text: str, on_ready: Callable[[int], None] | None = None) -> list[Candidate]:
+        """Every model's reply to the person's message, produced concurrently, in model order.
+
+        ``on_ready(n)`` is called (in this thread) each time a model is settled -- replied, or
+        failed for good -- with how many are, so a page can show the wait's progress.
+        """
         human_text = (human_text or "").strip()
         message = Message({"id": HUMAN_ID, "text": human_text, "episode_done": False})
         self.history.append({"speaker": HUMAN_ID, "text": human_text})
@@ -183,25 +190,36 @@ class PerTurnDialogue:
         pending = {name: (self._start(name, observations[name]), time.monotonic(), 1) for name in self.models}
         results: dict[str, Candidate] = {}
         while pending:
-            name = next(iter(pending))
-            future, started, attempt = pending.pop(name)
-            remaining = self.pool.timeout - (time.monotonic() - started)
-            try:
-                reply, seconds = future.result(timeout=max(0.0, remaining))
-                text, extra = _reply_record(reply)
-                if not text:
-                    raise ValueError("the model returned an empty reply")
-                results[name] = Candidate(name, text, seconds, attempt, extra=extra, context_digest=digests[name])
-                continue
-            except concurrent.futures.TimeoutError:
-                error = f"no reply within {self.pool.timeout:g} s"
-            except Exception as exc:  # the model's own failure: recorded, never fatal to the dialogue
-                error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            if attempt <= self.pool.retries:
-                pending[name] = (self._start(name, observations[name]), time.monotonic(), attempt + 1)
-            else:
-                results[name] = Candidate(name, "", time.monotonic() - started, attempt, error=error,
-                                          context_digest=digests[name])
+            deadline = min(started for _, started, _ in pending.values()) + self.pool.timeout
+            concurrent.futures.wait([f for f, _, _ in pending.values()], return_when=concurrent.futures.FIRST_COMPLETED,
+                                    timeout=max(0.0, deadline - time.monotonic()))
+            for name, (future, started, attempt) in list(pending.items()):
+                if not future.done() and time.monotonic() - started < self.pool.timeout:
+                    continue
+                del pending[name]
+                try:
+                    if not future.done():
+                        raise concurrent.futures.TimeoutError
+                    reply, seconds = future.result()
+                    text, extra = _reply_record(reply)
+                    if not text:
+                        raise ValueError("the model returned an empty reply")
+                    results[name] = Candidate(name, text, seconds, attempt, extra=extra,
+                                              context_digest=digests[name])
+                except concurrent.futures.TimeoutError:
+                    error = f"no reply within {self.pool.timeout:g} s"
+                except Exception as exc:  # the model's own failure: recorded, never fatal to the dialogue
+                    error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+                if name in results:
+                    pass
+                elif attempt <= self.pool.retries:
+                    pending[name] = (self._start(name, observations[name]), time.monotonic(), attempt + 1)
+                    continue
+                else:
+                    results[name] = Candidate(name, "", time.monotonic() - started, attempt, error=error,
+                                              context_digest=digests[name])
+                if on_ready is not None:
+                    on_ready(len(results))
         return [results[name] for name in self.models]
 
     def replay(self, human_text: str, reply: str, *, source: str) -> None:

@@ -240,7 +240,7 @@ def test_eval_model_with_batches(tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["--gguf", "/nonexistent/model.gguf"], "does not exist"),
     (["--context-length", "16"], "--context-length"),
-    (["--llama-threads", "0"], "--llama-threads"),
+    (["--llama-threads", "-1"], "--llama-threads"),
     (["--llama-slots", "-1"], "--llama-slots"),
     (["--max-new-tokens", "600"], "--max-new-tokens"),
     (["--temperature", "-1"], "--temperature"),
@@ -295,3 +295,28 @@ def test_default_budget_is_large_enough_for_whole_replies(make):
     parser = ParlaiParser(True, True)
     LlamaCppAgent.add_cmdline_args(parser)
     assert parser.parse_args([])["max_new_tokens"] == DEFAULT_MAX_NEW_TOKENS == 64
+
+
+def test_configurations_of_one_gguf_share_one_engine_and_the_cores_are_divided(tmp_path):
+    """per-turn's four decoding configurations are one engine on every core, not one core for all."""
+    from parlai_acute.agents.llama_cpp import cores, engine_key, engine_settings, share_engines
+    from parlai_acute.agents import decoding
+    from parlai_acute.worlds.model_spec import model_opt
+
+    smol = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent"
+    greedy, rank, generic, short, pinned = opts = [
+        model_opt(f"{smol} --inference greedy", str(tmp_path)),
+        model_opt(f"{smol} --inference sample_rank --num-samples 4", str(tmp_path)),
+        model_opt("parlai_acute.agents.generic_bot:GenericBotAgent", str(tmp_path)),
+        model_opt(f"{smol} --context-length 512", str(tmp_path)),
+        model_opt(f"{smol} --llama-threads 1 --llama-slots 3", str(tmp_path))]
+    assert engine_settings(greedy, decoding.DecodingConfig.from_opt(greedy))[3] == cores()  # default: every core
+    share_engines(opts)
+    assert engine_key(greedy) == engine_key(rank) and greedy["llama_slots"] == rank["llama_slots"] == 2 + 8
+    assert len({engine_key(o) for o in (greedy, rank, short, pinned)}) == 3  # three engines, cores divided
+    assert greedy["llama_threads"] == rank["llama_threads"] == short["llama_threads"] == max(1, cores() // 3)
+    assert pinned["llama_threads"] == 1 and pinned["llama_slots"] == 3  # what a user set is kept
+    assert "llama_threads" not in generic or not generic.get("llama_threads")
+    alone = [model_opt(f"{smol} --inference greedy", str(tmp_path)), model_opt(f"{smol} --inference sample", str(tmp_path))]
+    share_engines(alone)
+    assert [o["llama_threads"] for o in alone] == [cores(), cores()]  # one engine: all of them

@@ -16,7 +16,13 @@ def row(**kw):
 
 
 @pytest.mark.parametrize("rows,message", [
-    ([row(score="great")], "row 1: field 'score' must be a number"),
+    ([row(score="great")], "row 1: field 'score' must be a whole number from 1 to 4, got 'great'"),
+    ([row(score="nan")], "row 1: field 'score' must be a whole number from 1 to 4"),
+    ([row(score="inf")], "row 1: field 'score' must be a whole number from 1 to 4"),
+    ([row(), row(question="fluency", score=7)], "row 2: field 'score' must be a whole number from 1 to 4, got 7"),
+    ([row(score=0)], "row 1: field 'score' must be a whole number from 1 to 4, got 0"),
+    ([row(score=-3)], "row 1: field 'score' must be a whole number from 1 to 4, got -3"),
+    ([row(score=2.5)], "row 1: field 'score' must be a whole number from 1 to 4, got 2.5"),
     ([row(), row()], "row 2: dialogue 'd1' answers question 'engagingness' twice"),
     ([row(), row(question="fluency", model="other")], "row 2: field 'model' is 'other'"),
     ([row(persona_choice_correct="yes"), row(question="fluency", persona_choice_correct="no")],
@@ -31,7 +37,7 @@ def test_bad_rows(rows, message):
 
 def test_cli_writes_tables_json_run_and_report(tmp_path, capsys):
     df = simulate_ratings({"a": 3.0, "b": 2.5}, annotators=20, per_annotator=4, persona_rate={"a": 0.9, "b": 0.6},
-                          seed=1)
+                          seed=1, rounded=True)
     path = tmp_path / "ratings.csv"
     write_ratings(path, df)
     assert read_ratings(path)["persona_choice_correct"].notna().all()
@@ -51,3 +57,19 @@ def test_cli_writes_tables_json_run_and_report(tmp_path, capsys):
     empty.write_text("dialogue,worker,model,question,score\n")
     assert main(["convai2", "analyze", "--ratings", str(empty), "--outdir", str(out)]) == 2
     assert "is empty" in capsys.readouterr().err
+
+
+def test_the_study_scale_is_honoured_and_out_of_scale_scores_stop_the_cli(tmp_path, capsys):
+    import pandas as pd
+
+    path = tmp_path / "ratings.csv"
+    with pytest.raises(UserError, match="row 1: field 'score' must be a whole number from 1 to 4, got 5"):
+        write_ratings(path, [row(score=5)])  # records are validated before they are written
+    write_ratings(path, pd.DataFrame([row(score=5), row(dialogue="d2", worker="w2", model="n", score=1)]))
+    assert ratings_table([row(score=5)], scale=(1, 5))["score"].tolist() == [5.0]
+    code = main(["convai2", "analyze", "--ratings", str(path), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"{path}:2: field 'score' must be a whole number from 1 to 4" in err
+    assert not (tmp_path / "out").exists()
+    assert main(["convai2", "analyze", "--ratings", str(path), "--scale", "1", "5", "-o", str(tmp_path / "out"),
+                 "--bootstrap", "0", "--no-report"]) == 0

@@ -14,11 +14,11 @@ WRONG = {item["replies"][item["wrong"]] for item in onboarding.ITEMS}
 
 
 def careful(view) -> Choice:
-    """Onboarding: never the plainly wrong reply (SM: call it not appropriate)."""
+    """Onboarding: never the plainly wrong reply (SM: the one reply appropriate exactly when it is not)."""
     replies = view["onboarding"]["replies"]
     good = [r["position"] for r in replies if r["text"] not in WRONG]
     if view["protocol"] == "sm":
-        return Choice(none=True)
+        return Choice(picked=good, none=not good, sensible=bool(good), specific=True)
     if view["protocol"] == "soba":
         return Choice(picked=good[:1])
     return Choice(picked=good)

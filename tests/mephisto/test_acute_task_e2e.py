@@ -132,3 +132,15 @@ def test_workers_judgments_quality_control_and_readback(tmp_path, launch, chromi
     reasons = collections.Counter(zip(excluded["worker"].map(name_of), excluded["excluded_because"]))
     assert any(name == "simulated-lazy" and "reason" in why for name, why in reasons)
     assert any(name == "simulated-failer" and "onboarding" in why for name, why in reasons)
+
+    # a new process reaches the analysis (with the cap the run was launched with) and the judgments
+    # table from the task name alone, importing no blueprint and no ParlAI
+    from fresh_process import analyze_and_export
+
+    from parlai_acute.acute.judgments import read_judgments
+
+    analysis, export = analyze_and_export("acute", "acute_test", task.data_dir, tmp_path, "judgments.csv")
+    assert f"{len(kept)} judgments kept, {len(excluded)} excluded" in analysis.out
+    assert f"per-worker cap: {CAP} (as launched" in analysis.out
+    again = read_judgments(tmp_path / "judgments.csv")
+    assert sorted(again["reason"]) == sorted(df["reason"]) and len(again) == len(df)

@@ -126,3 +126,14 @@ def test_multiref_export_is_what_workers_typed_and_the_server_checks_every_reply
         "simulated-ann": "4", "simulated-bob": "4", "simulated-pat": "4"}
     assert pages and xss and all(x == [None, 0] for x in xss)
 
+    # `metrics score` scores the collected contexts only (one per dialogue here), not the earlier
+    # turns of each dialogue as single-reference items; in a new process, as a user runs it
+    from fresh_process import run_cli
+
+    replies = tmp_path / "replies.txt"
+    replies.write_text("I am not sure.\n" * len(collected))
+    done = run_cli("metrics", "score", "--data", out, "--replies", replies, "--metrics", "f1", "--bootstrap", "0",
+                   "-o", tmp_path / "score")
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"{len(collected)} contexts, "), done.out
+

@@ -247,3 +247,21 @@ def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, lau
     assert model_persona in options and worker_persona not in options  # the decoy is never the worker's own
     assert ratings["engagingness"]["persona_choice_correct"] == (options[1] == model_persona)
     assert seen[-1]["survey"]["personas"] == options  # what the page showed is what was stored
+
+    # a new process reaches every analysis of this run from the task name alone: the turns, the
+    # interactive SSA labels and the ConvAI2 survey, each also exported to its table file
+    from fresh_process import analyze_and_export
+
+    from parlai_acute.convai2.ratings import read_ratings
+    from parlai_acute.perturn.turns import read_turns
+    from parlai_acute.ssa.labels import read_labels
+
+    analysis, export = analyze_and_export("convai2", "per_turn_test", task.data_dir, tmp_path, "ratings.csv")
+    assert "2 ratings of 1 dialogues by 1 workers" in analysis.out and "raw 2.000" in analysis.out
+    assert sorted(read_ratings(tmp_path / "ratings.csv")["score"]) == [2.0, 4.0]
+    analysis, export = analyze_and_export("ssa", "per_turn_test", task.data_dir, tmp_path, "labels.jsonl")
+    assert "2 labels of 2 items by 1 workers" in analysis.out
+    assert list(read_labels(tmp_path / "labels.jsonl")["sensible"]) == [True, False]
+    analysis, export = analyze_and_export("per-turn", "per_turn_test", task.data_dir, tmp_path, "turns.csv")
+    assert "2 of 2 turns kept" in analysis.out
+    assert len(read_turns(tmp_path / "turns.csv")) == len(records)

@@ -7,6 +7,7 @@ texts are shown as text, never markup; the server refuses what breaks Meena's ru
 """
 from __future__ import annotations
 
+from fresh_process import analyze_and_export
 from label_task_helpers import GOLD, SSA_ITEMS, XSS, label_like_a_person, open_db, write_jsonl
 
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
@@ -107,3 +108,13 @@ def test_ssa_labels_are_what_workers_clicked_gold_blocks_server_enforces(tmp_pat
 
     table = labels_table(records)
     assert len(table) == 8 and table["decision_seconds"].notna().all()
+
+    # a new process reaches the analysis and the labels table from the task name alone
+    analysis, export = analyze_and_export("ssa", "ssa_test", task.data_dir, tmp_path, "labels.csv")
+    assert "8 labels of 4 items by 3 workers" in analysis.out  # rex, blocked at the gold item, labelled none
+    assert f"wrote {tmp_path / 'labels.csv'}: 8 labels from Mephisto task ssa_test" in export.out
+    from parlai_acute.ssa.labels import read_labels
+
+    exported = read_labels(tmp_path / "labels.csv")
+    assert sorted(zip(exported["item"], exported["worker"], exported["sensible"], exported["specific"])) == sorted(
+        zip(table["item"], table["worker"], table["sensible"], table["specific"]))

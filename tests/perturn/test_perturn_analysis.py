@@ -11,7 +11,8 @@ from statsmodels.stats.contingency_tables import cochrans_q, mcnemar
 from statsmodels.stats.multitest import multipletests
 
 import parlai_acute
-from parlai_acute.perturn.analysis import AnalysisConfig, analyze, write_outputs
+from parlai_acute.perturn.analysis import AnalysisConfig, analyze
+from parlai_acute.perturn.outputs import write_outputs
 from parlai_acute.perturn.simulate import simulate_turns
 from parlai_acute.perturn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main

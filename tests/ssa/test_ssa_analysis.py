@@ -10,7 +10,8 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from parlai_acute.scripts.main import main
-from parlai_acute.ssa.analysis import SSAConfig, analyze, write_outputs
+from parlai_acute.ssa.analysis import SSAConfig, analyze
+from parlai_acute.ssa.outputs import write_outputs
 from parlai_acute.ssa.labels import labels_table, write_labels
 from parlai_acute.ssa.simulate import simulate_labels
 
@@ -162,8 +163,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 
 def test_task_name_reads_through_the_labelling_store_or_says_why_not(tmp_path, capsys):
-    """A real (empty) Mephisto database: without the SSA labelling task installed, or with it
-    and no labels stored, the answer is one line and exit 2."""
+    """A real (empty) Mephisto database: an unknown task, or one with no labels stored, is one
+    line and exit 2."""
     from mephisto.abstractions.databases.local_database import LocalMephistoDB
 
     db = tmp_path / "data" / "database.db"
@@ -172,4 +173,11 @@ def test_task_name_reads_through_the_labelling_store_or_says_why_not(tmp_path, c
     assert main(["ssa", "analyze", "--task-name", "nothing-here", "--mephisto-db", str(db),
                  "--outdir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and ("no SSA labelling Mephisto task" in err or "has no stored SSA labels" in err)
+    assert "\n" not in err and "no Mephisto task named 'nothing-here' (known: none)" in err
+    from mephisto.abstractions.databases.local_database import LocalMephistoDB as DB
+
+    DB(str(db)).new_task("empty-run", "parlai_acute_ssa_label")
+    assert main(["ssa", "analyze", "--task-name", "empty-run", "--mephisto-db", str(db),
+                 "--outdir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Mephisto task 'empty-run' has no stored labels yet" in err

@@ -73,7 +73,9 @@ def test_a_failing_model_is_retried_then_recorded_and_the_others_go_on(tmp_path)
                      str(tmp_path), timeout=1.0, retries=1)
     try:
         dialogue = PerTurnDialogue(pool, ["flaky", "broken", "hangs", "generic"])
-        flaky, broken, hangs, generic = dialogue.candidates("Are you there?")
+        settled = []
+        flaky, broken, hangs, generic = dialogue.candidates("Are you there?", on_ready=settled.append)
+        assert settled == [1, 2, 3, 4]  # the wait's progress: one call as each model is settled, for good
         assert flaky.ok and flaky.attempts == 2 and flaky.text == "second try: Are you there?"
         assert not broken.ok and broken.attempts == 2 and "model crashed" in broken.error
         assert not hangs.ok and hangs.attempts == 2 and "no reply within 1 s" in hangs.error

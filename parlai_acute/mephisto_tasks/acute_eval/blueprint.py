@@ -6,23 +6,21 @@ slots; :mod:`.scheduler` decides what each one contains when a worker takes it, 
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from mephisto.abstractions.blueprint import Blueprint, SharedTaskState
-from mephisto.data_model.assignment import InitializationData
+from mephisto.abstractions.blueprint import SharedTaskState
 from mephisto.operations.registry import register_mephisto_abstraction
 from omegaconf import MISSING
 
-from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
+from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
+from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
-from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
 from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
 DEFAULT_ONBOARDING_FAILED = (
@@ -75,42 +73,12 @@ class AcuteEvalSharedState(SharedTaskState):
         "help": "Scheduler built by the launcher (pairings + earlier judgments); built from args if None."})
 
 
-def build_scheduler(args, db=None, task_name: str | None = None) -> Scheduler:
-    """Scheduler from the blueprint args; earlier judgments of ``task_name`` in ``db`` are not reassigned."""
-    from parlai_acute.acute.pairings import read_pairings
-    from parlai_acute.mephisto_tasks.acute_eval import store
-
-    b = args.blueprint
-    resolve(b.question, b.get("custom_question"), b.custom_question_key)  # fail early on a bad preset
-    pairings = read_pairings(os.path.expanduser(b.pairings_file))
-    if b.onboarding and not any(p["is_onboarding"] for p in pairings):
-        raise UserError(f"{b.pairings_file} has no onboarding line (is_onboarding: true); add a gold pair "
-                        f"or set mephisto.blueprint.onboarding=false")
-    if not any(not p["is_onboarding"] for p in pairings):
-        raise UserError(f"{b.pairings_file} has only onboarding lines; add pairs to compare")
-    for name in ("comparisons_per_unit", "annotations_per_pair"):
-        if int(b[name]) < 1:
-            raise UserError(f"mephisto.blueprint.{name} must be at least 1, got {b[name]}")
-    past = store.history(store.unit_data_for_task(db, task_name)) if db is not None and task_name else []
-    return Scheduler(pairings, annotations_per_pair=int(b.annotations_per_pair),
-                     comparisons_per_unit=int(b.comparisons_per_unit),
-                     max_per_worker=b.get("max_judgments_per_worker"), use_onboarding=bool(b.onboarding),
-                     seed=int(b.seed), history=past)
-
-
-def ensure_scheduler(task_run, args, shared_state) -> Scheduler:
-    """The run's scheduler: the launcher's, or built here (lazily: reading back stored data needs none)."""
-    if shared_state.scheduler is None:
-        shared_state.scheduler = build_scheduler(args, task_run.db, task_run.get_task().task_name)
-    return shared_state.scheduler
-
-
 class AcuteEvalTaskBuilder(StaticPageBuilder):
     FRONTEND_DIR = FRONTEND_DIR
 
 
 @register_mephisto_abstraction()
-class AcuteEvalBlueprint(Blueprint):
+class AcuteEvalBlueprint(TaskBlueprint):
     AgentStateClass = AcuteEvalAgentState
     OnboardingAgentStateClass = AcuteEvalAgentState
     TaskBuilderClass = AcuteEvalTaskBuilder
@@ -118,20 +86,8 @@ class AcuteEvalBlueprint(Blueprint):
     ArgsClass = AcuteEvalBlueprintArgs
     SharedStateClass = AcuteEvalSharedState
     BLUEPRINT_TYPE = BLUEPRINT_TYPE
+    TASK_LABEL = "ACUTE-Eval"
+    LAUNCH_COMMAND = "parlai-acute acute launch"
 
-    def __init__(self, task_run, args, shared_state: AcuteEvalSharedState):
-        super().__init__(task_run, args, shared_state)
-        self.task_run = task_run
-
-    @classmethod
-    def assert_task_args(cls, args, shared_state) -> None:
-        if not isinstance(shared_state, AcuteEvalSharedState):
-            raise UserError("the ACUTE-Eval blueprint needs AcuteEvalSharedState; launch it with "
-                            "`parlai-acute acute launch`")
-
-    def get_frontend_args(self) -> dict[str, Any]:
-        return {"task_title": self.args.blueprint.task_title}
-
-    def get_initialization_data(self):
-        scheduler = ensure_scheduler(self.task_run, self.args, self.shared_state)
-        return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(scheduler.units_needed())]
+    def units_needed(self) -> int:
+        return ensure_scheduler(self.task_run, self.args, self.shared_state).units_needed()

@@ -54,7 +54,7 @@ def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
 class AcuteEvalRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
-        from parlai_acute.mephisto_tasks.acute_eval.blueprint import ensure_scheduler
+        from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 
         self.scheduler = ensure_scheduler(task_run, args, shared_state)
         self.pairings = self.scheduler.pairings

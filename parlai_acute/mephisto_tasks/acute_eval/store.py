@@ -20,7 +20,6 @@ from parlai_acute.errors import UserError
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that stored anything, in the shape ``judgments_from_unit_data`` reads."""
-    from parlai_acute.mephisto_tasks.acute_eval import blueprint  # noqa: F401  (registers the blueprint)
     from parlai_acute.mephisto_tasks.stored_units import stored_units
 
     # our live state keeps "comparisons" at the top; a static task's submit nests it in "outputs"
@@ -43,6 +42,11 @@ def judgments_for_task(db, task_name: str) -> pd.DataFrame:
     """Tidy judgments table (parlai_acute.acute.judgments schema) of everything stored for
     ``task_name``; empty while nothing is stored (a live run's progress)."""
     return judgments_from_unit_data(unit_data_for_task(db, task_name))
+
+
+def judgment_records(db, task_name: str) -> list[dict]:
+    """The judgments of :func:`judgments_for_task` as records (for ``parlai_acute.api``)."""
+    return judgments_for_task(db, task_name).to_dict(orient="records")
 
 
 def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:
@@ -121,22 +125,3 @@ def run_pairings_file(task_name: str, database_path=None) -> str | None:
 
     files = [r["blueprint"].get("pairings_file") for r in run_settings(open_mephisto_db(database_path), task_name)]
     return next((f for f in reversed(files) if f), None)
-
-
-def judgments_for_analysis(task_name: str, config, database_path=None) -> pd.DataFrame:
-    """The judgments of the run ``task_name`` (database: ``database_path``, default Mephisto's
-    configured one), with ``config`` (an ``AnalysisConfig``) told where they came from and,
-    unless it sets a cap, given the per-worker cap the run was launched with: the analysis of
-    a run uses the run's own settings."""
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
-
-    if config.max_per_worker is not None:
-        config.cap_source = "--max-per-worker"
-    db = open_mephisto_db(database_path)
-    df = judgments_from_mephisto_db(task_name, db=db)
-    config.source = f"Mephisto task {task_name}"
-    if config.max_per_worker is None:
-        cap, where = stored_cap(db, task_name)
-        config.max_per_worker = cap
-        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
-    return df

@@ -46,7 +46,7 @@ def client_timing(raw) -> dict:
 class MultirefRunner(ItemTaskRunner):
     @classmethod
     def setup(cls, task_run, args, shared_state):
-        from parlai_acute.mephisto_tasks.multiref.blueprint import ensure_live
+        from parlai_acute.mephisto_tasks.multiref.live import ensure_live
 
         return ensure_live(task_run, args, shared_state)
 

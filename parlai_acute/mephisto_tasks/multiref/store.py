@@ -19,7 +19,6 @@ WORKER_COLUMNS = ["worker", "replies", "sets_complete", "sets_partial", "median_
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that was given a plan (see :mod:`..stored_units`)."""
-    from parlai_acute.mephisto_tasks.multiref import blueprint  # noqa: F401  (registers the blueprint)
     from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
     from parlai_acute.mephisto_tasks.stored_units import stored_units
 

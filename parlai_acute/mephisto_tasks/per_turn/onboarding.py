@@ -1,7 +1,8 @@
 """Onboarding items of the per-turn task: a short context and replies of which one is plainly wrong.
 
-A worker who picks the wrong reply as the best (SOBA), ticks it as acceptable (SATA) or calls it
-appropriate (SM) fails, is told so and gets the block qualification (as in ACUTE-Eval).
+A worker who picks the wrong reply as the best (SOBA), ticks it as acceptable (SATA), or in SM
+(one reply, the wrong one or a good one) calls the wrong one appropriate or a good one not,
+fails, is told so and gets the block qualification (as in ACUTE-Eval).
 Written for this project; a lab can pass its own file (JSON list of the same objects).
 """
 from __future__ import annotations
@@ -50,9 +51,24 @@ def load_items(path: str | None) -> list[dict]:
     return items
 
 
+def practice_order(item: dict, k: int, rng) -> list[int]:
+    """The replies of the practice turn, as many as a real turn shows (at most the item's): the wrong
+    one among good ones in random order; with one reply (SM) the wrong one or a good one, each half the time,
+    so "not appropriate" is not always the right answer."""
+    good = [i for i in range(len(item["replies"])) if i != item["wrong"]]
+    if k <= 1:
+        return [item["wrong"]] if rng.random() < 0.5 else [rng.choice(good)]
+    order = [item["wrong"]] + rng.sample(good, min(k, len(item["replies"])) - 1)
+    rng.shuffle(order)
+    return order
+
+
 def passed(item: dict, protocol: str, picked: list[int], order: list[int]) -> bool:
-    """Did the worker avoid the wrong reply? ``order[position]`` is the reply shown there."""
+    """Did the worker judge the practice replies right? ``order[position]`` is the reply shown there.
+
+    SM (one reply): called appropriate exactly when it is not the wrong one; otherwise the wrong
+    reply must not be chosen (and SOBA picks exactly one)."""
     chosen = {order[p] for p in picked}
-    if protocol == "sm":  # SM shows only the wrong reply: calling it appropriate fails
-        return not chosen
+    if protocol == "sm":
+        return bool(chosen) == (order[0] != item["wrong"])
     return item["wrong"] not in chosen and (protocol != "soba" or len(chosen) == 1)

@@ -96,7 +96,8 @@ class Client:
 def _wire(choice: Choice, view: dict) -> dict:
     return {"type": "choice" if view["status"] == "chatting" else "onboarding", "turn": view.get("turn"),
             "picked": list(choice.picked), "none": choice.none, "user_reply": choice.user_reply,
-            "justification": choice.justification}
+            "justification": choice.justification,
+            **({"sensible": choice.sensible, "specific": bool(choice.specific)} if choice.sensible is not None else {})}
 
 
 async def run_protocol_worker(base_url: str, worker: str, assignment: str, write: Callable[[dict], str],

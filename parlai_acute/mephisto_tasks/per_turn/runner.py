@@ -19,7 +19,7 @@ import random
 import threading
 import time
 
-from parlai_acute.mephisto_tasks.per_turn import onboarding, survey
+from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
 from parlai_acute.mephisto_tasks.live_runner import LiveRunner
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
@@ -28,25 +28,15 @@ logger = logging.getLogger(__name__)
 MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
-QUESTIONS = {
-    "soba": "Which reply is the best next turn of the conversation? Pick exactly one, even if none is good.",
-    "sata_random": "Which replies are acceptable next turns of the conversation? Tick every one that is, "
-                   "or \"none of these\".",
-    "sata_user": "Which replies are acceptable next turns of the conversation? Tick every one that is, or "
-                 "\"none of these\" and write a better reply yourself.",
-    "sm": "Is this reply an appropriate next turn of the conversation?",
-}
-
-
 class PerTurnRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
-        from parlai_acute.mephisto_tasks.per_turn.blueprint import ensure_live
+        from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 
         self.live = ensure_live(task_run, args, shared_state)
         self.design, self.scheduler = self.live.design, self.live.scheduler
         b = args.blueprint
-        self.question = b.get("custom_question") or QUESTIONS[self.design.protocol]
+        self.custom_question = b.get("custom_question") or None
         self.fail_message = b.onboarding_fail_message
         self.block_qualification = b.block_qualification
         self.seed = int(b.seed)
@@ -60,9 +50,16 @@ class PerTurnRunner(LiveRunner):
         d = state.data
         pending = d.get("pending")
         turns = len(d["turns"])
+        k = len(d.get("model_set") or ())
+        ob = d.get("onboarding") or {}
+        text = texts.page_texts(
+            self.design, status=d["status"], k=k, turns_done=turns, pending=pending is not None,
+            ready=(pending or {}).get("ready", 0), practice_replies=len(ob.get("order") or ()),
+            passed_practice=bool(ob.get("passed")), worker_context=d.get("worker_context", ""),
+            custom_question=self.custom_question, message=d.get("message", ""), assignment=d.get("assignment", ""))
         v = {"type": "state", "version": d.get("version", 0), "status": d["status"],
-             "protocol": self.design.protocol, "setting": self.design.setting, "question": self.question,
-             "k": len(d.get("model_set") or ()), "justification": self.design.justification,
+             "protocol": self.design.protocol, "setting": self.design.setting, "question": text["question"],
+             "text": text, "k": k, "justification": self.design.justification,
              "min_turns": self.design.min_turns, "max_turns": self.design.max_turns, "turns_done": turns,
              "worker_context": d.get("worker_context", ""),
              "messages": [{"speaker": m["speaker"], "text": m["text"], "seed": bool(m.get("seed"))}
@@ -103,13 +100,14 @@ class PerTurnRunner(LiveRunner):
             worker = str(agent.worker_id)
             data = {"worker_name": agent.get_worker().worker_name, "setting": self.design.setting,
                     "protocol": self.design.protocol, "dialogue_id": f"r{self.task_run.db_id}-a{agent.db_id}",
-                    "config": self.live.config, "last_seq": -1, "version": 0}
+                    "config": self.live.config, "last_seq": -1, "version": 0,
+                    "assignment": f"{agent.assignment_id} (unit {agent.unit_id})"}
+            print(f"worker {data['worker_name']} took assignment {agent.assignment_id} (unit {agent.unit_id}): "
+                  f"dialogue {data['dialogue_id']}", flush=True)  # the launcher's console: who is where
             if self.scheduler.needs_onboarding(worker):
                 rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
                 index = rng.randrange(len(self.live.onboarding_items))
-                item = self.live.onboarding_items[index]
-                order = ([item["wrong"]] if self.design.protocol == "sm"
-                         else rng.sample(range(len(item["replies"])), len(item["replies"])))
+                order = onboarding.practice_order(self.live.onboarding_items[index], self.design.replies_per_turn, rng)
                 data.update(status="onboarding", onboarding={"item": index, "order": order, "picked": None,
                                                              "passed": None})
             else:
@@ -181,20 +179,25 @@ class PerTurnRunner(LiveRunner):
         if self.design.opening == "hi" and not d["turns"]:
             text = HI  # Meena's protocol: every conversation starts with the same "Hi!"
         if d["status"] != "chatting" or d.get("pending") is not None:
-            return "Please judge the replies shown before writing your next message."
+            return texts.JUDGE_FIRST
         if len(d["turns"]) >= self.design.max_turns:
-            return "You have reached the last turn of this conversation; please finish it."
+            return texts.LAST_TURN
         if not text:
-            return "Please write a message."
+            return texts.EMPTY_MESSAGE
         if len(text) > MAX_MESSAGE_CHARS:
-            return f"Please keep your message under {MAX_MESSAGE_CHARS} characters."
+            return texts.TOO_LONG.format(limit=MAX_MESSAGE_CHARS, length=len(text))
         self._accept(state, seq)
         turn = len(d["turns"])
         d["messages"].append({"speaker": "human", "text": text, "source": "human"})
         d["pending"] = {"turn": turn, "worker_message": text, "candidates": [], "shown_at": None}
         state.save_data()
         self._send(agent, waiting=True, ack=seq)  # "the models are replying": nobody stares at a frozen page
-        candidates = self._dialogues[agent.get_agent_id()].candidates(text)
+        def ready(n: int) -> None:  # "2 of 4 ready": the wait shows progress as each model settles
+            d["pending"]["ready"] = n
+            if n < len(d["model_set"]):
+                self._send(agent, waiting=True, ack=seq)
+
+        candidates = self._dialogues[agent.get_agent_id()].candidates(text, on_ready=ready)
         ok = [c for c in candidates if c.ok]
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{turn}:order")
         positions = rng.sample(range(len(ok)), len(ok))
@@ -219,7 +222,7 @@ class PerTurnRunner(LiveRunner):
         if self.design.label_mode == "ssa" and shown:
             sensible, specific = update.get("sensible"), update.get("specific")
             if not isinstance(sensible, bool) or (sensible and not isinstance(specific, bool)):
-                return "Please answer whether the response makes sense and, if it does, whether it is specific."
+                return texts.SSA_MISSING
             ssa = {"sensible": sensible, "specific": bool(sensible and specific)}  # nonsense is never specific
             update = dict(update, picked=[0] if sensible else [], none=not sensible)
         try:
@@ -250,6 +253,8 @@ class PerTurnRunner(LiveRunner):
             d["messages"].append({"speaker": "bot", "text": text, "source": source})
         state.save_data()  # stored before anything else happens
         self._dialogues[agent.get_agent_id()].continue_with(text, source=source)
+        if len(d["turns"]) >= self.design.max_turns:
+            self._close(agent)  # the last turn: the chat ends by itself (survey or thanks), no button to find
         return None
 
     def _onboarding(self, agent, update: dict, seq: int) -> str | None:
@@ -259,6 +264,12 @@ class PerTurnRunner(LiveRunner):
             return None
         ob = d["onboarding"]
         item = self.live.onboarding_items[ob["item"]]
+        if self.design.label_mode == "ssa":  # the practice asks Meena's questions too: a wrong reply makes no sense
+            sensible, specific = update.get("sensible"), update.get("specific")
+            if not isinstance(sensible, bool) or (sensible and not isinstance(specific, bool)):
+                return texts.SSA_MISSING
+            ob["ssa"] = {"sensible": sensible, "specific": bool(sensible and specific)}
+            update = dict(update, picked=[0] if sensible else [], none=not sensible)
         picked = update.get("picked")
         try:  # the same rules as a real turn: exactly one for SOBA, an explicit "none" otherwise
             decide(self.design.protocol if self.design.protocol != "sata_user" else "sata_random", len(ob["order"]),
@@ -289,9 +300,16 @@ class PerTurnRunner(LiveRunner):
         if d.get("pending") is not None:
             return "Please judge the replies shown first."
         if len(d["turns"]) < self.design.min_turns:
-            return (f"Please chat for at least {self.design.min_turns} turns "
+            return (f"Please chat for at least {texts.turns(self.design.min_turns)} "
                     f"({len(d['turns'])} so far).")
         self._accept(state, seq)
+        self._close(agent)
+        return None
+
+    def _close(self, agent) -> None:
+        """The chat is over (finished by the worker, or its last turn judged): the survey, or done."""
+        state = agent.state
+        d = state.data
         if self.design.survey != "none":
             personas = (d.get("seed") or {}).get("personas")
             if personas and len(personas) == 2:
@@ -299,11 +317,10 @@ class PerTurnRunner(LiveRunner):
                                                              self.live.personas)
             d["status"] = "survey"
             state.save_data()
-            return None
+            return
         d["status"] = "complete"
         state.save_data()
         self.end(agent)
-        return None
 
     def _survey(self, agent, update: dict, seq: int) -> str | None:
         state = agent.state

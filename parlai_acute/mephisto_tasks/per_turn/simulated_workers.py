@@ -50,9 +50,10 @@ def _wait_view(page, condition: str, ms: int):
 
 
 def _click_choice(page, view: dict, choice: Choice) -> None:
-    if view.get("label_mode") == "ssa" and view["status"] == "chatting":
-        page.check("#sensible-yes" if choice.sensible else "#sensible-no")
-        if choice.sensible:
+    if view.get("label_mode") == "ssa":  # the practice turn asks Meena's questions too
+        sensible = bool(choice.picked) if choice.sensible is None else choice.sensible
+        page.check("#sensible-yes" if sensible else "#sensible-no")
+        if sensible:
             page.check("#specific-yes" if choice.specific else "#specific-no")
     elif view["protocol"] == "sm":
         page.check("#appropriate-yes" if choice.picked else "#appropriate-no")

@@ -14,7 +14,6 @@ from parlai_acute.perturn.turns import COLUMNS
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that started onboarding or a dialogue (see :mod:`..stored_units`)."""
-    from parlai_acute.mephisto_tasks.per_turn import blueprint  # noqa: F401  (registers the blueprint)
     from parlai_acute.mephisto_tasks.stored_units import stored_units
 
     return stored_units(db, task_name, lambda data: data.get("schema", "").startswith("parlai_acute.per_turn")
@@ -135,9 +134,11 @@ def episodes(units: list[dict]) -> list[list[dict]]:
     """Each dialogue as a list of turn dicts in ParlAI's Conversations style.
 
     Worker turns have id ``human``; the turns that continued the conversation have id ``bot``
-    and carry ``per_turn``: the turn index, who wrote the continuation (a model, ``human`` for a
-    worker-written reply, ``seed`` for a seeded opening), the fallback used and every candidate
-    with its model, position, and whether it was picked.
+    -- except a reply the worker wrote (SATA-User), which is theirs: id ``human``, so logs
+    readers (:func:`parlai_acute.logs.turn_role`), ACUTE pairings (cut before it) and SSA items
+    never credit it to a model. Continuations carry ``per_turn``: the turn index, who wrote the
+    continuation (a model, or ``human``), the fallback used and every candidate with its model,
+    position, and whether it was picked.
     """
     out = []
     for unit in units:
@@ -152,9 +153,10 @@ def episodes(units: list[dict]) -> list[list[dict]]:
             text = turn["user_reply"] if turn["fallback"] == "user" else (continued or {}).get("text", "")
             if not text:
                 continue
-            turns.append({"id": "bot", "text": text, "per_turn": {
+            written = turn["fallback"] == "user"  # the worker wrote it: their turn, never a model's
+            turns.append({"id": "human" if written else "bot", "text": text, "per_turn": {
                 "turn": turn["turn"], "fallback": turn["fallback"],
-                "continued_by": "human" if turn["fallback"] == "user" else continued["model"],
+                "continued_by": "human" if written else continued["model"],
                 "candidates": [{k: c.get(k) for k in ("model", "text", "position", "picked", "continued", "error")}
                                for c in turn["candidates"]]}})
         out.append({"turns": turns, "dialogue_id": data["dialogue_id"], "worker": unit["worker_name"],

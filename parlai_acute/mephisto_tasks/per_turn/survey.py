@@ -1,8 +1,8 @@
 """End-of-chat questions of the per-turn task: ConvAI2's ratings and persona detection (Dinan et al. 2019).
 
 After the chat the worker rates the partner on 1-4 Likert questions (engagingness as in the
-ConvAI2 report, and any of the others named in ``survey_questions``), each with an optional
-reason, then sees two personas -- the model's and a random other one that is neither the
+ConvAI2 report, and any of the others named in ``survey_questions``; their wording and anchors
+are in :mod:`.texts`), each with an optional reason, then sees two personas -- the model's and a random other one that is neither the
 worker's nor the model's -- in random order and picks the one the partner was using.
 """
 from __future__ import annotations
@@ -11,24 +11,18 @@ import hashlib
 import random
 
 from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.per_turn import texts
 
-QUESTIONS = {
-    "engagingness": "How much did you enjoy talking to this user?",
-    "fluency": "How naturally did this user speak English?",
-    "consistency": "How often did this user say something which did NOT make sense? (1 = very often, 4 = never)",
-    "humanness": "Do you think this user is a bot or a human? (1 = surely a bot, 4 = surely a human)",
-}
 SCALE = (1, 2, 3, 4)
-SCALE_LABELS = {1: "not at all", 2: "a little", 3: "somewhat", 4: "a lot"}
 
 
 def questions(keys: str) -> list[dict]:
     """The survey's questions from a comma-separated list of keys (engagingness always first)."""
     chosen = ["engagingness"] + [k.strip() for k in (keys or "").split(",") if k.strip() and k.strip() != "engagingness"]
-    unknown = [k for k in chosen if k not in QUESTIONS]
+    unknown = [k for k in chosen if k not in texts.SURVEY]
     if unknown:
-        raise UserError(f"survey question {unknown[0]!r} is unknown; choose from {', '.join(QUESTIONS)}")
-    return [{"key": k, "text": QUESTIONS[k], "scale": list(SCALE)} for k in chosen]
+        raise UserError(f"survey question {unknown[0]!r} is unknown; choose from {', '.join(texts.SURVEY)}")
+    return texts.survey_questions(chosen)
 
 
 def persona_choice(model_persona: list[str], worker_persona: list[str], seed: int, dialogue_id: str,
@@ -59,6 +53,6 @@ def validate(answer: dict, asked: list[dict], personas: dict | None) -> dict:
     if personas is not None:
         pick = answer.get("persona")
         if not isinstance(pick, int) or isinstance(pick, bool) or pick not in (0, 1):
-            raise ValueError("Please pick the persona your partner was using.")
+            raise ValueError(texts.PERSONA_MISSING)
         out.update(persona_options=personas["options"], persona_pick=pick, persona_correct=pick == personas["correct"])
     return out

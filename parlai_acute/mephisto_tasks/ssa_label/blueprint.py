@@ -7,20 +7,18 @@ workers), and :mod:`.runner` stores every label the moment it is given.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
-from mephisto.abstractions.blueprint import Blueprint, SharedTaskState
-from mephisto.data_model.assignment import InitializationData
 from mephisto.operations.registry import register_mephisto_abstraction
 
-from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
+from parlai_acute.mephisto_tasks.ssa_label.live import ensure_live
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_ssa_label"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
@@ -55,51 +53,8 @@ class SsaLabelBlueprintArgs(TaskArgs):
 
 
 @dataclass
-class SsaLabelSharedState(SharedTaskState):
-    live: Any = field(default=None, metadata={"help": "SsaLive built by the launcher; built from args if None."})
-
-
-class SsaLive:
-    """What a running task holds once: items, gold items, scheduler, configuration record."""
-
-    def __init__(self, args, history: list[dict] = ()):
-        from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
-        from parlai_acute.mephisto_tasks.ssa_label import onboarding
-        from parlai_acute.mephisto_tasks.ssa_label.items import read_items
-
-        b = args.blueprint
-        check_numbers(b)
-        if not b.get("items_file"):
-            raise UserError("no items file; pass --items FILE (made by `parlai-acute ssa generate`)")
-        self.items = read_items(os.path.expanduser(b.items_file))
-        self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None) if b.onboarding else []
-        self.seed = int(b.seed)
-        self.scheduler = ItemScheduler([i.item_id for i in self.items], per_item=int(b.labels_per_item),
-                                       items_per_unit=int(b.items_per_unit),
-                                       max_per_worker=b.get("max_labels_per_worker"),
-                                       use_onboarding=bool(b.onboarding), seed=self.seed, history=history)
-        self.config = {"items_file": str(b.items_file), "labels_per_item": int(b.labels_per_item),
-                       "items_per_unit": int(b.items_per_unit), "onboarding": bool(b.onboarding), "seed": self.seed}
-
-
-def check_numbers(b) -> None:
-    for name in ("labels_per_item", "items_per_unit"):
-        value = b.get(name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise UserError(f"mephisto.blueprint.{name} must be a whole number of at least 1, got {value}")
-    cap = b.get("max_labels_per_worker")
-    if cap is not None and (not isinstance(cap, int) or cap < 1):
-        raise UserError(f"mephisto.blueprint.max_labels_per_worker must be at least 1 (or unset), got {cap}")
-
-
-def ensure_live(task_run, args, shared_state) -> SsaLive:
-    """The run's live setup: the launcher's, or built here from the args and the stored labels."""
-    if shared_state.live is None:
-        from parlai_acute.mephisto_tasks.ssa_label import store
-
-        history = store.history(store.unit_data_for_task(task_run.db, task_run.get_task().task_name))
-        shared_state.live = SsaLive(args, history)
-    return shared_state.live
+class SsaLabelSharedState(LiveSharedState):
+    """``live``: the SsaLive built by the launcher."""
 
 
 class SsaLabelPageBuilder(StaticPageBuilder):
@@ -107,7 +62,7 @@ class SsaLabelPageBuilder(StaticPageBuilder):
 
 
 @register_mephisto_abstraction()
-class SsaLabelBlueprint(Blueprint):
+class SsaLabelBlueprint(TaskBlueprint):
     AgentStateClass = SsaLabelAgentState
     OnboardingAgentStateClass = SsaLabelAgentState
     TaskBuilderClass = SsaLabelPageBuilder
@@ -115,20 +70,8 @@ class SsaLabelBlueprint(Blueprint):
     ArgsClass = SsaLabelBlueprintArgs
     SharedStateClass = SsaLabelSharedState
     BLUEPRINT_TYPE = BLUEPRINT_TYPE
+    TASK_LABEL = "SSA labelling"
+    LAUNCH_COMMAND = "parlai-acute ssa launch"
 
-    def __init__(self, task_run, args, shared_state: SsaLabelSharedState):
-        super().__init__(task_run, args, shared_state)
-        self.task_run = task_run
-
-    @classmethod
-    def assert_task_args(cls, args, shared_state) -> None:
-        if not isinstance(shared_state, SsaLabelSharedState):
-            raise UserError("the SSA labelling blueprint needs SsaLabelSharedState; launch it with "
-                            "`parlai-acute ssa launch`")
-
-    def get_frontend_args(self) -> dict[str, Any]:
-        return {"task_title": self.args.blueprint.task_title}
-
-    def get_initialization_data(self):
-        live = ensure_live(self.task_run, self.args, self.shared_state)
-        return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(live.scheduler.units_needed())]
+    def units_needed(self) -> int:
+        return ensure_live(self.task_run, self.args, self.shared_state).scheduler.units_needed()

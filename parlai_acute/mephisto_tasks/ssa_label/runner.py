@@ -25,7 +25,7 @@ class SsaLabelRunner(ItemTaskRunner):
 
     @classmethod
     def setup(cls, task_run, args, shared_state):
-        from parlai_acute.mephisto_tasks.ssa_label.blueprint import ensure_live
+        from parlai_acute.mephisto_tasks.ssa_label.live import ensure_live
 
         return ensure_live(task_run, args, shared_state)
 

@@ -15,7 +15,6 @@ COLUMNS = ["item", "model", "worker", "sensible", "specific", "source", "context
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that was given a plan (see :mod:`..stored_units`)."""
-    from parlai_acute.mephisto_tasks.ssa_label import blueprint  # noqa: F401  (registers the blueprint)
     from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
     from parlai_acute.mephisto_tasks.stored_units import stored_units
 

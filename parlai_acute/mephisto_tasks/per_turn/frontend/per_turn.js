@@ -3,7 +3,9 @@
  * The server holds the dialogue and the candidates; this page shows the views it sends and
  * sends back only positions, "none of these", the worker's own text and a reason. Every
  * packet carries a sequence number and is resent until a view acknowledges it (the server
- * handles each once). All text from models or workers goes in with textContent.
+ * handles each once). All text from models or workers goes in with textContent. The page has no
+ * wording of its own: every instruction, label and notice is in the view's ``text`` (rendered by
+ * the server from the task's configuration, mephisto_tasks/per_turn/texts.py).
  */
 (function () {
   "use strict";
@@ -17,7 +19,9 @@
     if (text !== undefined) node.textContent = text;  // text only, never markup
     return node;
   }
-  function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
+  // the status line keeps its space when empty ("Sending…" never pushes the page down)
+  function setStatus(text) { $("status").textContent = text; $("status").style.visibility = text ? "visible" : "hidden"; }
+  function say(v, key) { return (v && v.text && v.text[key]) || ""; }  // every word comes from the server
 
   function sendPacket(data) {
     seq += 1;
@@ -37,26 +41,16 @@
     if (view && v.version !== undefined && view.version !== undefined && v.version <= view.version) return;
     if (inflight && v.ack === inflight.seq && !v.waiting) { inflight = null; clearTimeout(resendTimer); }
     var newTurn = !view || v.turn !== view.turn || v.status !== view.status;
+    var newStep = newTurn || !!v.waiting !== !!view.waiting;
     view = v;
     window.__perTurnView = v;  // for the simulated workers and tests
     if (newTurn) clearChoice();
     render(v);
+    if (newStep) reveal(v);
   }
 
   function clearChoice() {
     $("none").checked = false; $("user-reply").value = ""; $("justification").value = "";
-  }
-
-  function introText(v) {
-    var k = v.k || (v.onboarding ? v.onboarding.replies.length : 1);  // no model set yet during the practice turn
-    var what = v.protocol === "soba" ? "pick the best reply (exactly one, even if none is good)"
-      : v.protocol === "sm" ? "say whether the reply is an appropriate next turn"
-      : "tick every reply that would be an acceptable next turn, or \"none of these\"" +
-        (v.protocol === "sata_user" ? " and then write a better reply yourself" : "");
-    return "Chat with a partner as you would with a new acquaintance. After each of your messages you " +
-      "will see " + (k > 1 ? k + " possible replies" : "a possible reply") + ": " + what + ". " +
-      "The chosen reply continues the conversation. Please do at least " + v.min_turns + " turns (at most " +
-      v.max_turns + "); that takes about " + Math.max(5, Math.round(v.min_turns * 1.5)) + " minutes.";
   }
 
   function renderMessages(list) {
@@ -73,6 +67,7 @@
   }
 
   function renderCards(items, v) {
+    var ssa = v.label_mode === "ssa";  // Meena's two questions, in the practice turn too
     var box = $("candidates");
     var checked = {};  // a re-render of the same turn keeps what the worker ticked; a new turn starts empty
     var key = v.status + ":" + v.turn;
@@ -84,11 +79,11 @@
     if (v.protocol === "sm") {
       var c = items[0];
       var card = el("div", "card");
-      card.appendChild(el("span", "label", "Reply"));
+      card.appendChild(el("span", "label", say(v, "reply_label").replace("{n}", "1")));
       card.appendChild(document.createTextNode(c.text));
       box.appendChild(card);
-      if (v.label_mode === "ssa" && v.status === "chatting") { renderSsa(box, checked); return; }
-      [["yes", "Appropriate"], ["no", "Not appropriate"]].forEach(function (opt) {
+      if (ssa) { renderSsa(box, checked, v); return; }
+      [["yes", say(v, "appropriate_yes")], ["no", say(v, "appropriate_no")]].forEach(function (opt) {
         var label = el("label", "card");
         var input = el("input");
         input.type = "radio"; input.name = "appropriate"; input.value = opt[0]; input.id = "appropriate-" + opt[0];
@@ -108,7 +103,7 @@
       input.checked = !!checked[input.id];
       input.addEventListener("change", function () { if (input.checked) $("none").checked = false; update(); });
       label.appendChild(input);
-      label.appendChild(el("span", "label", "Reply " + (c.position + 1)));
+      label.appendChild(el("span", "label", say(v, "reply_label").replace("{n}", String(c.position + 1))));
       label.appendChild(document.createTextNode(c.text));
       box.appendChild(label);
     });
@@ -131,11 +126,10 @@
     box.appendChild(group);
   }
 
-  function renderSsa(box, checked) {
+  function renderSsa(box, checked, v) {
     // Meena's order: sensibleness first; specificity is asked only of a reply that makes sense
-    yesNo(box, "sensible", "Does the response make sense? (common sense, logic, consistent with the conversation)", checked);
-    yesNo(box, "specific", "Is the response specific to the conversation? (not a reply that would fit almost " +
-          "anything, like \"I don't know\" or \"ok\")", checked);
+    yesNo(box, "sensible", say(v, "ssa_sensible"), checked);
+    yesNo(box, "specific", say(v, "ssa_specific"), checked);
   }
 
   function update() {
@@ -153,9 +147,11 @@
 
   function render(v) {
     if (!v) return;
-    $("intro-text").textContent = introText(v);
+    $("intro-text").textContent = say(v, "intro");
     $("intro").hidden = false;
-    $("question").textContent = v.question;
+    $("question").textContent = say(v, "question");
+    $("progress").textContent = say(v, "progress");
+    $("assignment").textContent = say(v, "assignment");
     var busy = !!inflight;
     if (v.status === "complete" || v.status === "blocked" || v.status === "unavailable") { finish(v); return; }
     if (v.status === "survey") { renderSurvey(v); return; }
@@ -164,24 +160,27 @@
     setStatus(v.error ? "" : busy ? "Sending…" : "");
     $("error").textContent = v.error || "";
     var onboarding = v.status === "onboarding";
-    $("progress").textContent = onboarding ? "Practice turn" :
-      "Turn " + Math.min(v.turns_done + 1, v.max_turns) + " (at least " + v.min_turns + ", at most " + v.max_turns + ")";
+    $("notice").textContent = say(v, "notice");
+    $("notice").hidden = !say(v, "notice");
     if (onboarding) {
       renderMessages(v.onboarding.context.map(function (t, i) { return { speaker: i % 2 ? "bot" : "human", text: t }; }));
     } else {
       renderMessages(v.messages);
     }
-    $("worker-context").hidden = !v.worker_context;
-    $("worker-context").textContent = v.worker_context ? "Your role: " + v.worker_context.replace(/your persona: /g, "") : "";
+    $("worker-context").hidden = onboarding || !say(v, "role");
+    $("worker-context").textContent = say(v, "role");
     var items = onboarding ? v.onboarding.replies : v.candidates;
     var judging = !!(items && items.length);
     $("waiting").hidden = !v.waiting;
+    $("waiting").textContent = say(v, "waiting");
     $("choice").hidden = !judging;
     if (judging) renderCards(items, v);
     var sata = v.protocol === "sata_random" || v.protocol === "sata_user";
     $("none-label").hidden = !(judging && sata);
+    $("none-text").textContent = say(v, "none");
+    $("user-reply-label").textContent = say(v, "user_reply");
     $("justification-box").hidden = !(judging && !onboarding && v.justification !== "off");
-    $("justification-label").textContent = v.justification === "required" ? "Why? (required)" : "Why? (optional)";
+    $("justification-label").textContent = say(v, "justification");
     $("composer").hidden = onboarding;
     $("send").disabled = busy || !v.can_send;
     $("message").disabled = busy || !v.can_send;
@@ -189,16 +188,24 @@
     else { $("message").readOnly = false; }
     $("finish").hidden = onboarding;
     $("finish").disabled = busy || !v.can_finish;
-    $("finish").textContent = v.turns_done >= v.min_turns ? "Finish the conversation"
-      : "Finish (after " + v.min_turns + " turns)";
+    $("finish").textContent = say(v, "finish");
     $("submit-choice").disabled = busy;
     update();
+  }
+
+  // a new step brings its controls into view: the replies to judge, or the message box (no hunting)
+  function reveal(v) {
+    if (!v || ["chatting", "onboarding"].indexOf(v.status) < 0) return;
+    var judging = v.status === "onboarding" || (v.candidates && v.candidates.length);
+    var target = judging ? $("judge-column") : v.waiting ? $("waiting") : $("composer");
+    if (target && target.scrollIntoView) target.scrollIntoView({ block: judging ? "start" : "nearest" });
   }
 
   function renderSurvey(v) {
     $("task").hidden = true;
     $("survey").hidden = false;
-    $("progress").textContent = "Last step";
+    $("survey-intro").textContent = say(v, "survey_intro");
+    $("persona-question").textContent = say(v, "persona_question");
     $("survey-error").textContent = v.error || "";
     $("submit-survey").disabled = !!inflight;
     setStatus("");
@@ -208,12 +215,13 @@
     v.survey.questions.forEach(function (q) {
       var group = el("fieldset", "likert");
       group.appendChild(el("legend", null, q.text));
-      q.scale.forEach(function (n) {
-        var label = el("label");
+      q.scale.forEach(function (point) {  // ConvAI2's anchors: every point says what it means
+        var label = el("label", "anchor");
         var input = el("input");
-        input.type = "radio"; input.name = "q-" + q.key; input.value = String(n); input.id = "q-" + q.key + "-" + n;
+        input.type = "radio"; input.name = "q-" + q.key; input.value = String(point.value);
+        input.id = "q-" + q.key + "-" + point.value;
         label.appendChild(input);
-        label.appendChild(document.createTextNode(" " + n + " "));
+        label.appendChild(document.createTextNode(point.value + " - " + point.label));
         group.appendChild(label);
       });
       var reason = el("input");
@@ -245,11 +253,11 @@
       if (picked) scores[q.key] = parseInt(picked.value, 10);
       reasons[q.key] = $("reason-" + q.key).value;
     });
-    if (missing) { $("survey-error").textContent = "Please answer: " + missing; return; }
+    if (missing) { $("survey-error").textContent = say(view, "survey_missing").replace("{q}", missing); return; }
     var packet = { type: "survey", scores: scores, reasons: reasons };
     if (view.survey.personas) {
       var p = document.querySelector("input[name=persona]:checked");
-      if (!p) { $("survey-error").textContent = "Please pick the description your partner was using."; return; }
+      if (!p) { $("survey-error").textContent = say(view, "persona_missing"); return; }
       packet.persona = parseInt(p.value, 10);
     }
     sendPacket(packet);
@@ -262,8 +270,7 @@
     document.body.setAttribute("data-status", v.status);
     if (submitting) return;
     submitting = true;
-    var done = v.status === "complete" ? "Thank you! Your conversation and choices are saved. You can close this page."
-      : v.message;
+    var done = say(v, "done");
     setStatus("Saving…");
     MephistoLive.submit({ status: v.status, turns: v.turns_done }).then(function () {
       setStatus(done);
@@ -275,29 +282,29 @@
     ev.preventDefault();
     if (!view || inflight) return;
     var picked = [], none = false;
-    if (view.label_mode === "ssa" && view.status === "chatting") {
+    if (view.label_mode === "ssa") {
       var sens = document.querySelector("input[name=sensible]:checked");
       var spec = document.querySelector("input[name=specific]:checked");
-      if (!sens || (sens.value === "yes" && !spec)) {
-        $("error").textContent = "Please answer whether the response makes sense and, if so, whether it is specific.";
+      if (!sens || (sens.value === "yes" && !spec)) { $("error").textContent = say(view, "ssa_missing"); return; }
+      var labels = { sensible: sens.value === "yes", specific: sens.value === "yes" && spec.value === "yes" };
+      if (view.status === "onboarding") {
+        sendPacket({ type: "onboarding", sensible: labels.sensible, specific: labels.specific });
         return;
       }
-      sendPacket({ type: "choice", turn: view.turn, sensible: sens.value === "yes",
-                   specific: sens.value === "yes" && spec.value === "yes", justification: $("justification").value });
+      sendPacket({ type: "choice", turn: view.turn, sensible: labels.sensible, specific: labels.specific,
+                   justification: $("justification").value });
       return;
     }
     if (view.protocol === "sm") {
       var a = document.querySelector("input[name=appropriate]:checked");
-      if (!a) { $("error").textContent = "Please say whether the reply is appropriate."; return; }
+      if (!a) { $("error").textContent = say(view, "say_appropriate"); return; }
       if (a.value === "yes") picked = [0]; else none = true;
     } else {
       Array.prototype.forEach.call(document.querySelectorAll("input[name=pick]:checked"),
                                    function (i) { picked.push(parseInt(i.value, 10)); });
       none = $("none").checked;
-      if (view.protocol === "soba" && picked.length !== 1) { $("error").textContent = "Please pick exactly one reply."; return; }
-      if (view.protocol !== "soba" && !picked.length && !none) {
-        $("error").textContent = "Please tick the acceptable replies, or \"none of these\"."; return;
-      }
+      if (view.protocol === "soba" && picked.length !== 1) { $("error").textContent = say(view, "pick_one"); return; }
+      if (view.protocol !== "soba" && !picked.length && !none) { $("error").textContent = say(view, "pick_some"); return; }
     }
     if (view.status === "onboarding") { sendPacket({ type: "onboarding", picked: picked, none: none }); return; }
     sendPacket({ type: "choice", turn: view.turn, picked: picked, none: none,
@@ -307,7 +314,8 @@
   function onSend(ev) {
     ev.preventDefault();
     var text = $("message").value.trim();
-    if (!view || inflight || !text) return;
+    if (!view || inflight) return;
+    if (!text) { $("error").textContent = say(view, "empty_message"); $("message").focus(); return; }
     $("message").value = "";
     sendPacket({ type: "message", text: text });
   }

@@ -1,0 +1,42 @@
+"""``parlai-acute status`` speed: the anytime-valid state of every comparison of a run of
+100,000 judgments, timed on the tidy table (what the command does after reading it).
+
+* ACUTE-Eval: 100,000 judgments, 4 models (6 pairs), 2,000 workers (units: workers);
+* per-turn PM-SOBA: 100,000 judged turns in 10,000 dialogues (units: dialogues).
+
+``value`` is the slower of the two, best of three; target < 2 s.
+"""
+import time
+
+TARGET_S = 2.0
+
+
+def _best(fn, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def run():
+    import parlai_acute  # noqa: F401
+    from parlai_acute.perturn.simulate import simulate_turns
+    from parlai_acute.perturn.turns import turns_table
+    from parlai_acute.stats.simulate import simulate_judgments
+    from parlai_acute.status import status
+
+    acute = simulate_judgments({"a": 0.2, "b": 0.1, "c": 0.0, "d": 0.0}, 100_000, seed=0, workers=2000)
+    turns = turns_table(simulate_turns({"model_a": 0.2, "model_b": 0.0}, "pm", "soba", dialogues=10_000,
+                                       turns_per_dialogue=10, workers=1_000, dialogue_sd=0.5, seed=0,
+                                       validate=False))
+    status(acute.head(2000))  # warm up imports
+    acute_s, acute_result = _best(lambda: status(acute))
+    turns_s, turns_result = _best(lambda: status(turns))
+    assert len(acute_result["rows"]) == 6 and turns_result["rows"][0]["clusters"] == 10_000
+    value = max(acute_s, turns_s)
+    yield {"name": "status_seconds", "value": round(value, 3), "unit": "s", "target": TARGET_S,
+           "ratio": round(value / TARGET_S, 3), "acute_seconds": round(acute_s, 3),
+           "perturn_seconds": round(turns_s, 3), "judgments": 100_000,
+           "decided": sum(r["decided"] != "undecided" for r in acute_result["rows"] + turns_result["rows"])}

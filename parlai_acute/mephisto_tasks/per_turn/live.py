@@ -1,0 +1,112 @@
+"""What a running per-turn task holds once (design, loaded models, scheduler, onboarding items),
+built by the launcher or, when Mephisto builds the task itself, from the arguments and the stored turns."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from parlai_acute.errors import UserError
+from parlai_acute.perturn.design import Design, parse_model_sets
+
+
+@dataclass
+class Opening:
+    """How one dialogue starts (shown to the worker, given to the models, recorded)."""
+
+    worker_context: str = ""
+    model_context: str = ""
+    opening: tuple = ()
+    info: dict = field(default_factory=dict)
+
+
+
+def design_from_args(b) -> Design:
+    models = dict(b.get("models") or {})
+    return Design(models=list(models), setting=str(b.setting), protocol=str(b.protocol),
+                  model_sets=parse_model_sets(b.get("model_sets") or ""), baseline=str(b.get("baseline") or ""),
+                  min_turns=int(b.min_turns), max_turns=int(b.max_turns), opening=str(b.opening),
+                  justification=str(b.justification), label_mode=str(b.get("label_mode") or "appropriate"),
+                  survey=str(b.get("survey") or "none"))
+
+
+
+class LiveSetup:
+    """Everything a running task holds once: design, models, scheduler, onboarding items, config record."""
+
+    def __init__(self, args, *, pool=None, history: list[dict] = ()):
+        from parlai_acute.mephisto_tasks.per_turn import onboarding
+        from parlai_acute.mephisto_tasks.per_turn.scheduler import Scheduler
+        from parlai_acute.paths import default_datapath
+
+        b = args.blueprint
+        self.design = design_from_args(b)
+        if not self.design.models:
+            raise UserError("no models; pass --model NAME=MODEL (two or more for pm/mm) or mephisto.blueprint.models")
+        if int(b.target) < 1:
+            raise UserError(f"mephisto.blueprint.target must be at least 1, got {b.target}")
+        self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None)
+        from parlai_acute.mephisto_tasks.per_turn import survey
+
+        self.survey_questions = survey.questions(b.get("survey_questions") or "") if self.design.survey != "none" else []
+        self.personas = load_personas(b.get("persona_file") or "", self.design)
+        self.seed = int(b.seed)
+        self.scheduler = Scheduler(self.design.model_sets, target=int(b.target), unit=str(b.target_unit),
+                                   turns_per_dialogue=self.design.min_turns,
+                                   max_dialogues_per_worker=b.get("max_dialogues_per_worker"),
+                                   use_onboarding=bool(b.onboarding), seed=self.seed, history=history)
+        if pool is None:
+            from parlai_acute.worlds.per_turn import ModelPool
+
+            pool = ModelPool(dict(b.models), b.get("datapath") or default_datapath(),
+                             timeout=float(b.model_timeout), retries=int(b.model_retries))
+        self.pool = pool
+        self.config = {"models": {name: pool.describe(name) for name in self.design.models},
+                       "setting": self.design.setting, "protocol": self.design.protocol,
+                       "model_sets": ["+".join(s) for s in self.design.model_sets], "min_turns": self.design.min_turns,
+                       "max_turns": self.design.max_turns, "opening": self.design.opening,
+                       "justification": self.design.justification, "label_mode": self.design.label_mode,
+                       "survey": self.design.survey, "survey_questions": [q["key"] for q in self.survey_questions],
+                       "seed": self.seed}
+
+    def opening(self, dialogue_id: str) -> Opening:
+        """The dialogue's start, a pure function of (seed, dialogue id)."""
+        from parlai_acute.tasks import sources
+
+        index = int(hashlib.sha1(f"{self.seed}:{dialogue_id}".encode()).hexdigest(), 16) % 100_000
+        kind = self.design.opening
+        if kind == "chitchat":
+            seed = sources.chitchat_seed(index, self.seed, "valid", 1)
+            return Opening(opening=tuple(seed.openers), info=seed.info)
+        if kind == "persona":
+            seed = sources.persona_seed(index, self.seed, self.personas)
+            return Opening(worker_context=seed.contexts[0], model_context=seed.contexts[1], info=seed.info)
+        if kind == "topic":
+            seed = sources.topic_seed(index, self.seed)
+            return Opening(worker_context=seed.contexts[0], model_context=seed.contexts[1], info=seed.info)
+        return Opening(info={"source": kind})
+
+
+
+def load_personas(path: str, design: Design) -> list[list[str]] | None:
+    """A lab's persona set (None: the packaged personas), checked against what the design needs."""
+    if not path:
+        return None
+    from parlai_acute.tasks import sources
+
+    personas = sources.read_personas(path)
+    need = 3 if design.survey == "convai2" else 2
+    if len(personas) < need:
+        raise UserError(f"persona file {path} has {len(personas)} persona(s); a persona chat needs at least 2 "
+                        f"(the worker's and the model's) and the convai2 survey 3 (a decoy that is neither)")
+    return personas
+
+
+
+def ensure_live(task_run, args, shared_state) -> LiveSetup:
+    """The run's live setup: the launcher's, or built here (loads the models)."""
+    if shared_state.live is None:
+        from parlai_acute.mephisto_tasks.per_turn import store
+
+        history = store.history(store.unit_data_for_task(task_run.db, task_run.get_task().task_name))
+        shared_state.live = LiveSetup(args, history=history)
+    return shared_state.live

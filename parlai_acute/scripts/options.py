@@ -1,0 +1,87 @@
+"""The options every command spells the same way (one vocabulary for the CLI).
+
+* ``-o/--output-dir`` a directory of results (``--outdir`` still accepted); ``--output`` one file;
+* ``--confidence`` the level of every interval (``--level`` still accepted, with a note);
+* ``--seed``, ``--bootstrap`` (resamples, 0: none), ``--no-report`` (tables and JSON only);
+* ``--task-name`` / ``--mephisto-db``: read a Mephisto run instead of a table file;
+* ``--progress`` / ``--no-progress``: the progress bar on stderr (default: only on a terminal).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class DeprecatedAlias(argparse.Action):
+    """Stores like the option it stands for, and says once on stderr which spelling to use."""
+
+    def __init__(self, option_strings, dest, preferred: str, **kwargs):
+        self.preferred = preferred
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"parlai-acute: note: {option_string} is now spelled {self.preferred}; it still works",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_output_dir(parser: argparse.ArgumentParser, what: str = "the tables, JSON results and report") -> None:
+    parser.add_argument("-o", "--output-dir", "--outdir", dest="outdir", required=True, metavar="DIR",
+                        help=f"directory for {what}")
+
+
+def add_output_file(parser: argparse.ArgumentParser, what: str, *aliases: str, metavar: str = "FILE") -> None:
+    """``-o/--output FILE`` (plus older spellings in ``aliases``, e.g. ``--outfile``)."""
+    parser.add_argument("-o", "--output", *aliases, dest="output", required=True, metavar=metavar,
+                        help=f"{what} to write")
+
+
+def add_confidence(parser: argparse.ArgumentParser, level_alias: bool = False, default: float = 0.95) -> None:
+    parser.add_argument("--confidence", type=float, default=default,
+                        help=f"level of every interval (default: {default})")
+    if level_alias:
+        parser.add_argument("--level", dest="confidence", type=float, action=DeprecatedAlias,
+                            preferred="--confidence", help=argparse.SUPPRESS)
+
+
+def add_resampling(parser: argparse.ArgumentParser, bootstrap: str = "bootstrap resamples (0: none)",
+                   seed: str = "random seed of the bootstrap", default_seed: int = 0) -> None:
+    parser.add_argument("--bootstrap", type=int, default=1000, help=f"{bootstrap} (default: 1000)")
+    parser.add_argument("--seed", type=int, default=default_seed, help=f"{seed} (default: {default_seed})")
+
+
+def add_report_switch(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-report", action="store_true", help="write tables and JSON only (no report.html)")
+
+
+def add_table_source(parser: argparse.ArgumentParser, option: str, what: str, task: str,
+                     required: bool = True) -> None:
+    """A table file (``option``) or a Mephisto run (``--task-name``), and ``--mephisto-db``."""
+    source = parser.add_mutually_exclusive_group(required=required)
+    source.add_argument(option, metavar="FILE", help=f"read the {what} table from a .csv or .jsonl file")
+    source.add_argument("--task-name", help=f"read every {what.rstrip('s')} stored for this Mephisto {task} task "
+                                            f"(its mephisto.task.task_name)")
+    add_mephisto_db(parser)
+
+
+def add_mephisto_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
+                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="show a progress bar with an estimate on stderr even when it is not a terminal")
+    group.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bar (default: shown when stderr is a terminal)")
+
+
+def progress(args, total: int | None, desc: str, unit: str = "it"):
+    """A tqdm bar on stderr (elapsed, rate, time left), or a no-op one: off when stderr is not a
+    terminal unless ``--progress``; ``--no-progress`` always off."""
+    from tqdm import tqdm
+
+    wanted = getattr(args, "progress", None)
+    disable = (not sys.stderr.isatty()) if wanted is None else not wanted
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable, dynamic_ncols=True)

@@ -1,0 +1,96 @@
+"""``parlai-acute status``: where a running evaluation stands, safe to look at any time.
+
+Reads a Mephisto run (``--task-name``; ACUTE-Eval, per-turn or SSA, found from what the run
+stored) or a tidy table file (``--table``: ACUTE judgments, per-turn turns or SSA labels) and
+prints each comparison's estimate with its confidence sequence (an interval valid however
+often one looks), whether it is decided, and about how many more judgments the undecided
+ones need. The unit is the worker (ACUTE), the dialogue (per-turn), the conversation or
+worker (SSA). ``--json FILE`` also writes the result.
+
+  parlai-acute status --task-name my-acute-task
+  parlai-acute status --table turns.csv --alpha 0.05 --json status.json
+"""
+from __future__ import annotations
+
+import argparse
+
+from parlai_acute.errors import UserError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--task-name", help="read what this Mephisto task has stored so far")
+    source.add_argument("--table", metavar="FILE", help="read a tidy table (.csv or .jsonl) of judgments, turns or labels")
+    parser.add_argument("--protocol", choices=["acute", "per-turn", "ssa"], default=None,
+                        help="which protocol the data are (default: found from the table's columns or the run)")
+    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
+                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="error rate over all comparisons together, at every look (default: %(default)s)")
+    parser.add_argument("--budget", type=int, default=1_000_000,
+                        help="judgments beyond which a projection says 'no decision in sight'")
+    parser.add_argument("--json", metavar="FILE", default=None, help="also write the status as JSON")
+
+
+def _read_table(path: str, protocol: str | None):
+    """A table file through its protocol's own reader (validation and one-line errors included)."""
+    from parlai_acute.acute.judgments import read_judgments
+    from parlai_acute.perturn.turns import read_turns
+    from parlai_acute.ssa.labels import read_labels
+
+    readers = {"acute": read_judgments, "per-turn": read_turns, "ssa": read_labels}
+    if protocol is None:
+        with open(path, encoding="utf-8") as handle:  # the header (csv) or first row (jsonl) names the columns
+            head = handle.readline()
+        from parlai_acute.status import SIGNATURE
+
+        found = [p for p, column in SIGNATURE.items() if f'"{column}"' in head or column in head.split(",")]
+        if len(found) != 1:
+            raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol acute|per-turn|ssa")
+        protocol = found[0]
+    return readers[protocol](path), protocol
+
+
+def _read_run(args):
+    """The run's table: the first protocol whose store holds rows for the task."""
+    tried = []
+    for protocol in ([args.protocol] if args.protocol else ["acute", "per-turn", "ssa"]):
+        try:
+            if protocol == "acute":
+                from parlai_acute.mephisto_tasks.acute_eval.store import judgments_from_mephisto_db
+                from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
+                df = judgments_from_mephisto_db(args.task_name, db=open_mephisto_db(args.mephisto_db))
+            elif protocol == "per-turn":
+                from parlai_acute.scripts.perturn_analyze import load
+
+                df = load(argparse.Namespace(turns=None, task_name=args.task_name, mephisto_db=args.mephisto_db))[0]
+            else:
+                from parlai_acute.scripts.ssa_analyze import load
+
+                df = load(argparse.Namespace(labels=None, task_name=args.task_name, mephisto_db=args.mephisto_db))[0]
+        except UserError as exc:
+            tried.append(f"{protocol}: {exc}")
+            continue
+        if len(df):
+            return df, protocol
+        tried.append(f"{protocol}: no rows")
+    raise UserError(f"Mephisto task {args.task_name!r} has no stored judgments, turns or labels yet "
+                    f"({'; '.join(tried)}); check the task name and --mephisto-db")
+
+
+def run(args) -> int:
+    from parlai_acute.status import status, status_lines
+
+    if args.budget < 1:
+        raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
+    df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
+    result = status(df, protocol, alpha=args.alpha, budget=args.budget)
+    print("\n".join(status_lines(result)))
+    if args.json:
+        from parlai_acute.files import write_json
+        from parlai_acute import __version__
+
+        write_json(args.json, result | {"source": args.table or f"Mephisto task {args.task_name}",
+                                        "version": __version__})
+    return 0

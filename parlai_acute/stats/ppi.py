@@ -1,0 +1,202 @@
+"""Prediction-powered inference: a model judge carries the load, people keep the result honest.
+
+The judge answers every item; people answer a random subset. PPI (Angelopoulos, Bates,
+Fannjiang, Jordan & Zrnic, Science 2023) estimates a rate as the judge's rate on all items
+corrected by the people-minus-judge difference on the items people answered; PPI++
+(Angelopoulos, Duchi & Zrnic 2024) weighs the judge by lambda, chosen from the data to
+minimise the variance (power tuning):
+
+    theta = mean_people(Y - lambda f) + lambda mean_judge_only(f)
+    var   = Var(Y - lambda f) / n + lambda^2 Var(f) / N
+    lambda* = Cov(Y, f) / ((1 + n / N) Var(f)),   clipped to [0, 1]
+
+With lambda = 0 it is the people-only estimate, so a useless judge (lambda* near 0) costs
+almost nothing, and a biased judge's bias is removed by the correction term whatever it is:
+the interval stays valid; only its width depends on how well the judge tracks people. The
+"effective number of human judgments" is n x Var(people only) / Var(PPI): how many
+people's answers the PPI interval is worth.
+
+The unit is the item (an ACUTE pair under one question, a per-turn candidate, an SSA
+reply): several people's answers to one item are averaged first, so their correlation is
+respected. Items must be a random subset of the judge's items for the guarantee. The tables
+(:func:`ppi_table`) weigh the judge only when its answers correlate positively with the
+people's at level alpha (:func:`judge_tracks_people`), so a judge that picks a position or
+answers at random is reported as adding nothing.
+Intervals are normal (Wald) with the plug-in variance, as in the papers; coverage is
+checked by simulation (tests/stats/test_ppi.py, benchmarks/bench_ppi.py).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from parlai_acute.errors import UserError
+
+
+def _z(alpha: float) -> float:
+    if not 0 < alpha < 1:
+        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
+    return float(stats.norm.ppf(1 - alpha / 2))
+
+
+def tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabeled: np.ndarray) -> np.ndarray:
+    """PPI++ power-tuned weight of the judge, along the last axis (vectorised over runs)."""
+    n, big_n = y.shape[-1], f_unlabeled.shape[-1]
+    fc = f - f.mean(axis=-1, keepdims=True)
+    cov = (fc * (y - y.mean(axis=-1, keepdims=True))).sum(axis=-1) / max(n - 1, 1)
+    allf = np.concatenate([f, f_unlabeled], axis=-1)
+    var_f = allf.var(axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(var_f > 0, cov / ((1 + n / big_n) * var_f), 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def ppi_mean(y, f, f_unlabeled, alpha: float = 0.05, lam: float | None = None) -> dict:
+    """PPI++ estimate and interval for the mean of the people's answers ``y`` (items people
+    answered, in [0, 1] or any bounded scale), with the judge's answers ``f`` on those items
+    and ``f_unlabeled`` on the items only the judge answered. Vectorised over leading axes
+    (simulated runs). Returns estimate, lower, upper, se, lambda, and the people-only
+    estimate, lower, upper, se, and effective_n beside it."""
+    z = _z(alpha)
+    y, f, fu = (np.asarray(a, dtype=float) for a in (y, f, f_unlabeled))
+    if y.shape != f.shape:
+        raise UserError("people's and the judge's answers must be on the same items (same length)")
+    n, big_n = y.shape[-1], fu.shape[-1]
+    if n < 2:
+        raise UserError(f"PPI needs at least 2 items answered by people, got {n}; collect more")
+    if big_n < 1:
+        raise UserError("the judge answered no item beyond the people's; PPI needs the judge on more items")
+    lam_ = tuned_lambda(y, f, fu) if lam is None else np.full(y.shape[:-1], float(lam))
+    lam_e = lam_[..., None]
+    estimate = (y - lam_e * f).mean(axis=-1) + lam_ * fu.mean(axis=-1)
+    var = (y - lam_e * f).var(axis=-1, ddof=1) / n + lam_ ** 2 * fu.var(axis=-1, ddof=1) / big_n
+    people_var = y.var(axis=-1, ddof=1) / n
+    se, people_se = np.sqrt(var), np.sqrt(people_var)
+    people = y.mean(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effective = np.where(var > 0, n * people_var / var, np.nan)
+    out = {"estimate": estimate, "lower": estimate - z * se, "upper": estimate + z * se, "se": se, "lambda": lam_,
+           "people_estimate": people, "people_lower": people - z * people_se, "people_upper": people + z * people_se,
+           "people_se": people_se, "effective_n": effective, "n_people": n, "n_judge_only": big_n, "alpha": alpha}
+    if y.ndim == 1:
+        out = {k: (float(v) if isinstance(v, np.ndarray) else v) for k, v in out.items()}
+    return out
+
+
+def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_human: float = 10.0) -> dict:
+    """Human judgments a study needs with and without the judge, from a pilot where both
+    answered the same items (``y`` people, ``f`` judge): the n at which a normal test of a
+    ``delta`` difference from the null has the given power, with the people-only variance
+    Var(Y), and with the PPI++ variance when the judge answers ``judge_per_human`` times as
+    many items as people do."""
+    z = _z(alpha) + float(stats.norm.ppf(power))
+    y, f = np.asarray(y, dtype=float), np.asarray(f, dtype=float)
+    if y.size < MIN_PILOT or y.shape != f.shape:
+        raise UserError(f"a pilot needs at least {MIN_PILOT} items answered by both people and the judge, "
+                        f"got {min(y.size, f.size)}")
+    if delta <= 0:
+        raise UserError(f"--delta must be a positive difference such as 0.1, got {delta}")
+    var_y, var_f = y.var(ddof=1), f.var(ddof=1)
+    cov = float(np.cov(y, f)[0, 1])
+    ratio = 1 / judge_per_human
+    lam = float(np.clip(cov / ((1 + ratio) * var_f), 0, 1)) if var_f > 0 else 0.0
+    var_ppi = var_y - 2 * lam * cov + lam ** 2 * var_f + lam ** 2 * var_f * ratio
+    without = math.ceil(z ** 2 * var_y / delta ** 2)
+    with_judge = math.ceil(z ** 2 * max(var_ppi, 1e-12) / delta ** 2)
+    return {"people_only": without, "with_judge": min(with_judge, without), "judge_items": math.ceil(
+        min(with_judge, without) * judge_per_human), "lambda": lam, "correlation": float(np.corrcoef(y, f)[0, 1])
+        if var_f > 0 and var_y > 0 else 0.0, "delta": delta, "alpha": alpha, "power": power,
+        "pilot_items": int(y.size)}
+
+
+#: items both people and the judge answered before the judge may carry weight (and for a plan)
+MIN_PILOT = 10
+
+
+def judge_tracks_people(y, f, alpha: float = 0.05) -> dict:
+    """Does the judge demonstrably track people on the items both answered? One-sided test of
+    a positive Pearson correlation at ``alpha``. Power tuning alone would give a useless judge a
+    random positive weight on a few items (and claim it was worth extra people); the tables
+    give the judge weight only when this test passes."""
+    y, f = np.asarray(y, dtype=float), np.asarray(f, dtype=float)
+    if y.size < MIN_PILOT:
+        return {"tracks": False, "r": None, "p": None,
+                "why": f"too few items both answered ({y.size}; {MIN_PILOT} needed) to tell whether it tracks people"}
+    if y.std() == 0 or f.std() == 0:
+        return {"tracks": False, "r": None, "p": None,
+                "why": "its answers (or the people's) do not vary on the items both answered"}
+    r, p = stats.pearsonr(y, f, alternative="greater")
+    tracks = bool(p <= alpha)
+    return {"tracks": tracks, "r": float(r), "p": float(p),
+            "why": "" if tracks else f"its answers do not track the people's (r = {r:+.2f}, p = {p:.2g})"}
+
+
+# ----------------------------------------------------------------------------- tidy tables
+
+def _acute_items(df: pd.DataFrame) -> pd.DataFrame:
+    df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
+    left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
+    first, second = np.where(left < right, left, right), np.where(left < right, right, left)
+    return pd.DataFrame({"group": np.char.add(np.char.add(first, " vs "), second),
+                         "measure": np.char.add(first, " wins"),
+                         "item": df["pair_id"].astype(str).to_numpy() + "#" + df["question_key"].astype(str).to_numpy(),
+                         "value": (df["winner"].to_numpy(str) == first).astype(float)})
+
+
+def _perturn_items(df: pd.DataFrame) -> pd.DataFrame:
+    df = df[~df["incomplete"].fillna(False).astype(bool)]
+    return pd.DataFrame({"group": df["model"].astype(str).to_numpy(), "measure": "pick rate",
+                         "item": (df["dialogue"].astype(str) + "#" + df["turn"].astype(str) + "#"
+                                  + df["model"].astype(str)).to_numpy(),
+                         "value": df["picked"].astype(float).to_numpy()})
+
+
+def _ssa_items(df: pd.DataFrame) -> pd.DataFrame:
+    parts = [pd.DataFrame({"group": df["model"].astype(str).to_numpy(), "measure": f"{m} rate",
+                           "item": df["item"].astype(str).to_numpy(), "value": df[m].astype(float).to_numpy()})
+             for m in ("sensible", "specific")]
+    return pd.concat(parts, ignore_index=True)
+
+
+ITEMS = {"acute": _acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
+
+
+def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05) -> pd.DataFrame:
+    """One row per (group, measure) -- ACUTE matchup win rate, per-turn pick rate per model,
+    SSA sensible/specific rate per model -- with the people-only and the PPI++ result and the
+    judge's worth in human judgments. Items people answered are averaged over people; the
+    judge's answers to an item (several orders) are averaged too."""
+    if protocol not in ITEMS:
+        raise UserError(f"protocol must be one of {', '.join(ITEMS)}, got {protocol!r}")
+    hp = ITEMS[protocol](people).groupby(["group", "measure", "item"], sort=True)["value"].mean()
+    jp = ITEMS[protocol](judge).groupby(["group", "measure", "item"], sort=True)["value"].mean()
+    if jp.empty:
+        raise UserError("the judge's table has no rows of this protocol to use; check --judge-table")
+    rows = []
+    for (group, measure), h in hp.groupby(level=[0, 1], sort=True):
+        j = jp.loc[(group, measure)] if (group, measure) in jp.index.droplevel(2) else pd.Series(dtype=float)
+        items = h.index.get_level_values(2)
+        both = items[items.isin(j.index)]
+        only = j.index[~j.index.isin(items)]
+        row = {"group": group, "measure": measure, "people_items": int(h.size), "items_with_both": int(both.size),
+               "judge_only_items": int(only.size)}
+        if both.size < 2 or only.size < 1:
+            row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
+                           "the judge answered no item beyond the people's") + ": people-only result only"
+            y = h.to_numpy()
+            se = y.std(ddof=1) / math.sqrt(y.size) if y.size > 1 else float("nan")
+            row |= {"people_estimate": float(y.mean()), "people_lower": float(y.mean() - _z(alpha) * se),
+                    "people_upper": float(y.mean() + _z(alpha) * se)}
+        else:
+            y, f = h.droplevel([0, 1]).loc[both].to_numpy(), j.loc[both].to_numpy()
+            tracks = judge_tracks_people(y, f, alpha)
+            res = ppi_mean(y, f, j.loc[only].to_numpy(), alpha, lam=None if tracks["tracks"] else 0.0)
+            row |= res | {"judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
+            row["note"] = "" if res["lambda"] >= 0.01 else (
+                "the judge added nothing: " + (tracks["why"] if not tracks["tracks"] else "its weight tuned to 0")
+                + "; the result is the people's")
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,200 @@
+"""Where a running evaluation stands: each comparison's estimate, its anytime-valid interval,
+whether it is decided, and how many more judgments the undecided ones are likely to need.
+
+Pure functions over the protocols' tidy tables (ACUTE judgments, per-turn turns, SSA labels):
+the command ``parlai-acute status`` reads a Mephisto run or a table file and hands the table
+here. Because the intervals are confidence sequences (:mod:`parlai_acute.stats.sequential`),
+looking at a live run as often as one likes and stopping once a comparison is decided keeps
+the error rate: a fixed-sample p-value checked this way would not.
+
+The observation is the sampled unit, as in the issue "Verdicts that hold on real data": the
+worker for ACUTE-Eval (a worker's taste spans their judgments), the dialogue for per-turn
+runs, the conversation for interactive SSA items (the worker for static ones). A unit counts
+once it is in the table; units are taken in the order they finished (last timestamp).
+
+Several comparisons are watched at once, so each gets alpha / (number of comparisons)
+(Bonferroni): "decided" then holds for all of them together at level alpha.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide
+
+PROTOCOLS = ("acute", "per-turn", "ssa")
+#: columns that tell the protocols' tables apart
+SIGNATURE = {"acute": "winner", "per-turn": "picked", "ssa": "sensible"}
+
+
+def detect_protocol(df: pd.DataFrame) -> str:
+    """The protocol whose tidy table ``df`` is, from its columns."""
+    for protocol, column in SIGNATURE.items():
+        if column in df.columns:
+            return protocol
+    raise UserError("the table is none of an ACUTE judgments table (column 'winner'), a per-turn turns table "
+                    "('picked') or an SSA labels table ('sensible'); pass one of those")
+
+
+def acute_streams(df: pd.DataFrame) -> list[dict]:
+    """One preference stream per (question, model pair): does the first model (by name) win,
+    one value per worker (their share of wins), workers in the order they finished."""
+    df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
+    left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
+    first, second = np.where(left < right, left, right), np.where(left < right, right, left)
+    work = pd.DataFrame({"question": df["question_key"].to_numpy(str), "a": first, "b": second,
+                         "worker": df["worker"].to_numpy(str), "a_won": df["winner"].to_numpy(str) == first,
+                         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
+    out = []
+    for (question, a, b), part in work.groupby(["question", "a", "b"], sort=True):
+        out.append({"protocol": "acute", "group": question, "comparison": f"{a} vs {b}", "measure": f"{a} wins",
+                    "unit": "worker", "stream": cluster_stream(part, "a_won", "worker", "timestamp")})
+    return out
+
+
+def perturn_streams(df: pd.DataFrame) -> list[dict]:
+    """One stream per (setting, protocol, model set, model pair), one value per dialogue.
+
+    SOBA: among turns where one of the two was picked, the share won by the first model
+    (1/2 when the models are equal). SATA: the pick difference first - second on every turn,
+    shifted to [0, 1] as (d + 1) / 2. SM runs compare models across dialogues; they are not
+    watched here."""
+    df = df[~df["incomplete"].fillna(False).astype(bool)]
+    df = df[df["protocol"] != "sm"]
+    out = []
+    for (setting, protocol, model_set), part in df.groupby(["setting", "protocol", "model_set"], sort=True):
+        picks = part.pivot_table(index=["dialogue", "turn"], columns="model", values="picked", aggfunc="max")
+        stamp = part.groupby(["dialogue", "turn"])["timestamp"].max()
+        stamp = pd.to_numeric(stamp, errors="coerce").reindex(picks.index)
+        models = sorted(picks.columns)
+        for a, b in itertools.combinations(models, 2):
+            pa, pb = picks[a].astype(float), picks[b].astype(float)
+            ok = pa.notna() & pb.notna()
+            if protocol == "soba":
+                ok &= (pa + pb) == 1
+                value = pa
+            else:
+                value = (pa - pb + 1) / 2
+            rows = pd.DataFrame({"dialogue": picks.index.get_level_values(0)[ok.to_numpy()],
+                                 "value": value[ok].to_numpy(), "timestamp": stamp[ok].to_numpy()})
+            measure = f"{a} wins" if protocol == "soba" else "pick rate difference"
+            out.append({"protocol": "per-turn", "group": f"{setting} {protocol} {model_set}",
+                        "difference": protocol != "soba",
+                        "comparison": f"{a} vs {b}", "measure": measure, "unit": "dialogue",
+                        "stream": cluster_stream(rows, "value", "dialogue", "timestamp")})
+    return out
+
+
+def ssa_streams(df: pd.DataFrame) -> list[dict]:
+    """One stream per (model, sensible | specific): the model's rate, one value per
+    conversation (interactive and log items) or per worker (static items)."""
+    unit = np.where(df["conversation"].fillna("").astype(str) != "", "c:" + df["conversation"].fillna("").astype(str),
+                    "w:" + df["worker"].astype(str))
+    work = df.assign(_unit=unit, timestamp=pd.to_numeric(df["timestamp"], errors="coerce"))
+    out = []
+    for model, part in work.groupby("model", sort=True):
+        for measure in ("sensible", "specific"):
+            out.append({"protocol": "ssa", "group": measure, "comparison": model, "measure": f"{measure} rate",
+                        "unit": "conversation or worker",
+                        "stream": cluster_stream(part.assign(_v=part[measure].astype(float)), "_v", "_unit",
+                                                 "timestamp")})
+    return out
+
+
+STREAMS = {"acute": acute_streams, "per-turn": perturn_streams, "ssa": ssa_streams}
+
+
+def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, budget: int = 1_000_000,
+           grid: int = GRID) -> dict:
+    """Every comparison's anytime-valid state. Returns ``{"protocol", "alpha", "per_comparison_alpha",
+    "rows": [...]}``; each row has the comparison, estimate, lower, upper (confidence
+    sequence at the per-comparison level), decided, more (judgments likely still needed;
+    None when decided or when no decision is in sight within ``budget``), clusters, judgments.
+
+    ACUTE and per-turn comparisons are decided against 1/2 (no preference). SSA rates have no
+    null; two models' rates are decided apart when their sequences (each at half the
+    comparison's level) are disjoint, listed as extra rows ``A - B``.
+    """
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
+    protocol = protocol or detect_protocol(df)
+    if protocol not in STREAMS:
+        raise UserError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    streams = STREAMS[protocol](df)
+    if protocol == "ssa":
+        pairs = [(s, t) for s, t in itertools.combinations(streams, 2) if s["group"] == t["group"]]
+        count = max(len(pairs), 1)
+        each = alpha / count
+        rows = [_rate_row(s, each / 2, grid) for s in streams]
+        by = {(r["group"], r["comparison"]): r for r in rows}
+        rows += [_pair_row(by[(s["group"], s["comparison"])], by[(t["group"], t["comparison"])]) for s, t in pairs]
+    else:
+        count = max(len(streams), 1)
+        each = alpha / count
+        rows = []
+        for s in streams:
+            result = decide(s["stream"], each, 0.5, grid, budget)
+            if s.get("difference") and result["estimate"] is not None:  # back from (d + 1) / 2 to d in [-1, 1]
+                result |= {k: 2 * result[k] - 1 for k in ("estimate", "lower", "upper")} | {"m0": 0.0}
+            rows.append({k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")} | result)
+    return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
+            "judgments": int(len(df)), "rows": rows}
+
+
+def _rate_row(s: dict, alpha: float, grid: int) -> dict:
+    x = s["stream"]["mean"].to_numpy(float)
+    base = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")}
+    base |= {"clusters": int(x.size), "judgments": int(s["stream"]["judgments"].sum()), "alpha": alpha,
+             "decided": "rate (no null)", "more": None, "decided_at_judgments": None, "m0": None}
+    if not x.size:
+        return base | {"estimate": None, "lower": None, "upper": None, "note": "no labels yet"}
+    cs = confidence_sequence(x, alpha, grid=grid)
+    return base | {"estimate": float(x.mean()), "lower": float(cs["lower"][-1]), "upper": float(cs["upper"][-1]),
+                   "note": ""}
+
+
+def _pair_row(a: dict, b: dict) -> dict:
+    """Two models' rates: decided apart when their sequences are disjoint (a valid test of
+    equal rates at the sum of their levels, at every look)."""
+    row = {"protocol": "ssa", "group": a["group"], "comparison": f"{a['comparison']} - {b['comparison']}",
+           "measure": f"{a['group']} rate difference", "unit": a["unit"], "clusters": a["clusters"] + b["clusters"],
+           "judgments": a["judgments"] + b["judgments"], "alpha": a["alpha"] * 2, "m0": 0.0, "more": None,
+           "decided_at_judgments": None, "note": "decided when the two rates' sequences are disjoint"}
+    if a["estimate"] is None or b["estimate"] is None:
+        return row | {"estimate": None, "lower": None, "upper": None, "decided": "undecided"}
+    lower, upper = a["lower"] - b["upper"], a["upper"] - b["lower"]
+    decided = "above" if lower > 0 else "below" if upper < 0 else "undecided"
+    return row | {"estimate": a["estimate"] - b["estimate"], "lower": lower, "upper": upper, "decided": decided}
+
+
+def _pct(value) -> str:
+    return "   n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:6.1f}"
+
+
+def status_lines(result: dict) -> list[str]:
+    """The status as text, one comparison a line, then the legend."""
+    lines = [f"{result['protocol']}: {result['judgments']} rows, {result['comparisons']} comparison(s); "
+             f"intervals are confidence sequences valid at every look (alpha {result['alpha']:g} over all, "
+             f"{result['per_comparison_alpha']:.3g} each)"]
+    group = None
+    for row in result["rows"]:
+        if row["group"] != group:
+            group = row["group"]
+            lines.append(f"[{group}]")
+        verdict = {"above": "DECIDED: first ahead", "below": "DECIDED: second ahead"}.get(row["decided"], row["decided"])
+        if row["protocol"] == "ssa" and row["decided"] in ("above", "below"):
+            verdict = "DECIDED: rates differ"
+        if row["decided"] == "undecided":
+            verdict += (f", ~{row['more']} more judgments" if row["more"] else ", no decision in sight")
+        if row["decided_at_judgments"]:
+            verdict += f" (at {row['decided_at_judgments']} judgments)"
+        lines.append(f"  {row['comparison']:<32} {row['measure']:<28} {_pct(row['estimate'])} "
+                     f"[{_pct(row['lower'])}, {_pct(row['upper'])}]  {row['clusters']} {row['unit']}s, "
+                     f"{row['judgments']} judgments  {verdict}")
+    lines.append("more: judgments still to collect before the interval would exclude no difference, if the "
+                 "estimate held (a projection, not a promise)")
+    return lines

@@ -1,0 +1,16 @@
+"""``parlai-acute status --task-name``: a live ACUTE run read from a real Mephisto database."""
+from parlai_acute.scripts.main import main
+from test_analyze_inputs import add_unit, comparison, launched_run, mephisto_db  # noqa: F401 (fixture)
+
+
+def test_status_of_a_stored_run_counts_workers_and_decides_nothing_yet(tmp_path, capsys, mephisto_db):  # noqa: F811
+    task_id, requester_id, run = launched_run(mephisto_db, "live", pairings_file=str(tmp_path / "p.jsonl"))
+    for worker, choices in (("w1", ["smol", "smol", "generic"]), ("w2", ["smol", "smol", "smol"])):
+        add_unit(mephisto_db, task_id, requester_id, run, worker, [comparison(i, c) for i, c in enumerate(choices)])
+    db_file = str(tmp_path / "mephisto_data" / "database.db")
+    assert main(["status", "--task-name", "live", "--mephisto-db", db_file]) == 0
+    out = capsys.readouterr().out
+    assert "acute: 6 rows, 1 comparison(s)" in out
+    assert "generic vs smol" in out and "2 workers, 6 judgments" in out and "undecided" in out
+    assert main(["status", "--task-name", "nosuch", "--mephisto-db", db_file]) != 0
+    assert "has no stored" in capsys.readouterr().err

@@ -1,0 +1,52 @@
+"""Prediction-powered results with the embedded SmolLM2 judge (a real, weak judge that picks a
+position): the result stays the people's, and says the judge added nothing."""
+import json
+
+import numpy as np
+import pandas as pd
+
+from judge_fixtures import LINES, three_model_pairings, write_pairings
+from parlai_acute.scripts.main import main
+
+PER_PAIR, ASKED = 12, 10  # comparisons per model pair; of them, answered by people
+
+
+def people_rows(pairings, seed=0):
+    """Three people per asked comparison; each picks the better (longer) model 80% of the time,
+    and sees the sides in a random order."""
+    rng = np.random.default_rng(seed)
+    rank = {name: i for i, name in enumerate(LINES)}
+    rows = []
+    for n, p in enumerate(pairings):
+        if int(p["dialogue_ids"][0].split(":")[1]) >= ASKED:
+            continue
+        a, b = p["speakers_to_eval"]
+        better, worse = (a, b) if rank[a] < rank[b] else (b, a)
+        for w in ("w1", "w2", "w3"):
+            swap = rng.random() < 0.5
+            rows.append({"worker": w, "model_left": b if swap else a, "model_right": a if swap else b,
+                         "dialogue_left": p["dialogue_ids"][1 if swap else 0],
+                         "dialogue_right": p["dialogue_ids"][0 if swap else 1],
+                         "winner": better if rng.random() < 0.8 else worse, "reason": "more to say",
+                         "question_key": "engaging", "is_onboarding": False, "timestamp": float(n)})
+    return pd.DataFrame(rows)
+
+
+def test_embedded_smollm2_judge_adds_nothing_and_the_result_stays_the_peoples(tmp_path, embedded_judge, capsys):
+    pairings = three_model_pairings(per_pair=PER_PAIR)
+    path = write_pairings(tmp_path / "p.jsonl", pairings)
+    assert main(["judge", "acute", "--pairings", path, "--no-onboarding", "--answer-from", "logprobs",
+                 "--orders", "none", "--concurrency", "2", "--cache", str(tmp_path / "c.sqlite"),
+                 "--outdir", str(tmp_path / "judge")]) == 0
+    people_rows(pairings).to_csv(tmp_path / "people.csv", index=False)
+    capsys.readouterr()
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge" / "judgments.csv"), "--json", str(tmp_path / "ppi.json")]) == 0
+    out = capsys.readouterr().out
+    rows = json.loads((tmp_path / "ppi.json").read_text())["rows"]
+    assert len(rows) == 3 and out.count("the judge added nothing") == 3
+    for row in rows:
+        assert row["people_items"] == ASKED and row["items_with_both"] >= 8
+        assert row["lambda"] == 0 and row["estimate"] == row["people_estimate"]
+        assert row["lower"] == row["people_lower"] and row["effective_n"] == row["items_with_both"]
+    print(out)

@@ -1,0 +1,110 @@
+"""Prediction-powered inference (parlai_acute.stats.ppi): valid with any judge, narrower with a good one."""
+import json
+
+import numpy as np
+import pytest
+
+from parlai_acute.errors import UserError
+from parlai_acute.scripts.main import main
+from parlai_acute.ssa.labels import write_labels
+from parlai_acute.ssa.simulate import simulate_labels
+from parlai_acute.stats.ppi import plan, ppi_mean, ppi_table
+
+RUNS, N, BIG_N, RATE = 4000, 200, 2000, 0.6
+
+
+def judge(rng, truth, kind):
+    if kind == "good":  # agrees with people on 90% of items
+        return np.where(rng.random(truth.shape) < 0.9, truth, 1 - truth)
+    if kind == "biased":  # agrees on 80%, and says yes far more often
+        return np.maximum(np.where(rng.random(truth.shape) < 0.8, truth, 1 - truth), rng.random(truth.shape) < 0.25)
+    return (rng.random(truth.shape) < 0.5).astype(float)  # useless: a coin
+
+
+@pytest.mark.parametrize("kind, widest", [("good", 0.7), ("biased", 0.95), ("useless", 1.03)])
+def test_coverage_and_width_with_good_biased_and_useless_judges(kind, widest):
+    rng = np.random.default_rng({"good": 0, "biased": 1, "useless": 2}[kind])
+    y = (rng.random((RUNS, N)) < RATE).astype(float)
+    hidden = (rng.random((RUNS, BIG_N)) < RATE).astype(float)
+    res = ppi_mean(y, judge(rng, y, kind), judge(rng, hidden, kind))
+    coverage = ((res["lower"] <= RATE) & (RATE <= res["upper"])).mean()
+    assert 0.935 <= coverage <= 0.965  # 94-96% up to Monte Carlo error (se 0.35 points)
+    ratio = np.median((res["upper"] - res["lower"]) / (res["people_upper"] - res["people_lower"]))
+    assert ratio <= widest
+    if kind == "useless":
+        assert np.median(res["lambda"]) < 0.05 and ratio >= 0.99
+    if kind == "good":
+        assert np.median(res["effective_n"]) > 2 * N
+
+
+def test_a_biased_judge_alone_would_be_wrong_and_ppi_is_not():
+    rng = np.random.default_rng(3)
+    y = (rng.random((RUNS, N)) < RATE).astype(float)
+    hidden = (rng.random((RUNS, BIG_N)) < RATE).astype(float)
+    fu = judge(rng, hidden, "biased")
+    assert fu.mean() - RATE > 0.06  # the judge alone is 7 points off
+    res = ppi_mean(y, judge(rng, y, "biased"), fu)
+    assert abs(res["estimate"].mean() - RATE) < 0.005
+
+
+def test_lambda_zero_is_people_only_and_one_is_plain_ppi():
+    rng = np.random.default_rng(4)
+    y, f, fu = (rng.random(50) < 0.5) * 1.0, (rng.random(50) < 0.5) * 1.0, (rng.random(500) < 0.5) * 1.0
+    zero = ppi_mean(y, f, fu, lam=0)
+    assert zero["estimate"] == pytest.approx(y.mean()) and zero["se"] == pytest.approx(zero["people_se"])
+    one = ppi_mean(y, f, fu, lam=1)
+    assert one["estimate"] == pytest.approx(fu.mean() + (y - f).mean())
+
+
+def test_plan_from_a_pilot_needs_fewer_people_with_a_good_judge_and_as_many_with_a_coin():
+    rng = np.random.default_rng(5)
+    y = (rng.random(300) < 0.6).astype(float)
+    good = plan(y, judge(rng, y, "good"), 0.1)
+    coin = plan(y, judge(rng, y, "useless"), 0.1)
+    assert good["with_judge"] < 0.6 * good["people_only"] and good["judge_items"] == 10 * good["with_judge"]
+    assert coin["with_judge"] >= 0.9 * coin["people_only"]
+    assert 150 < good["people_only"] < 230  # (1.96 + 0.84)^2 0.24 / 0.01 = 188
+    with pytest.raises(UserError, match="pilot"):
+        plan(y[:5], y[:5], 0.1)
+
+
+def _tables(tmp_path, agree=0.9):
+    people = simulate_labels({"good": (0.8, 0.6), "bad": (0.5, 0.3)}, contexts=600, labels_per_item=1, workers=30,
+                             noise=0.0, seed=0)
+    rng = np.random.default_rng(0)
+    items = people["item"].unique()
+    asked = set(rng.choice(items, 200, replace=False))
+    judged = people.copy()
+    flip = rng.random(len(judged)) > agree
+    judged["sensible"] = judged["sensible"] ^ flip
+    judged["specific"] = judged["specific"] & judged["sensible"]
+    judged["worker"] = "judge"
+    write_labels(tmp_path / "people.csv", people[people["item"].isin(asked)])
+    write_labels(tmp_path / "judge.csv", judged)
+    return people[people["item"].isin(asked)], judged
+
+
+def test_table_rows_per_protocol_measure(tmp_path):
+    people, judged = _tables(tmp_path)
+    table = ppi_table(people, judged, "ssa")
+    assert set(zip(table["group"], table["measure"])) == {(m, f"{q} rate") for m in ("good", "bad")
+                                                           for q in ("sensible", "specific")}
+    sens = table[table["measure"] == "sensible rate"]
+    assert (sens["items_with_both"] + sens["judge_only_items"] == 600).all()
+    assert (sens["upper"] - sens["lower"] < sens["people_upper"] - sens["people_lower"]).all()
+
+
+def test_cli_prints_both_results_plans_and_writes_json(tmp_path, capsys):
+    _tables(tmp_path)
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "judge.csv"),
+                 "--plan", "0.1", "--json", str(tmp_path / "ppi.json")]) == 0
+    out = capsys.readouterr().out
+    assert "with judge" in out and "plan for a 0.1 difference" in out and "items answered by people" in out
+    rows = json.loads((tmp_path / "ppi.json").read_text())["rows"]
+    assert len(rows) == 4 and all(r["effective_n"] > r["items_with_both"] for r in rows if "sensible" in r["measure"])
+
+
+def test_cli_bad_input_is_one_line(tmp_path, capsys):
+    _tables(tmp_path)
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "nope.csv")]) != 0
+    assert capsys.readouterr().err.count("\n") == 1
