@@ -32,7 +32,7 @@ def test_equal_models_are_marked_at_the_nominal_rate_despite_harsh_and_kind_work
 
 def test_paired_workers_see_through_harshness_and_too_few_get_no_mark(tmp_path, capsys):
     df = simulate_ratings({"best": 3.0, "fair": 2.4, "poor": 2.0}, annotators=40, per_annotator=8, bias_sd=1.0,
-                          harsh_on_best=True, seed=2).assign(question="engaging")
+                          harsh_on_best=True, seed=2, rounded=True).assign(question="engaging")
     result = analyze(df, ConvAI2Config(bootstrap=100, seed=0))
     row = result.differences.iloc[0]
     assert (row["model_a"], row["model_b"]) == ("best", "fair") and "sign-flip" in row["test"]
