@@ -185,7 +185,8 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
 
     Rules are numbered in :data:`RULES` order; each judgment keeps the first that applies
     (0: kept). Workers are integer codes throughout, so a million judgments take a second."""
-    df = df.reset_index(drop=True)
+    if not df.index.equals(pd.RangeIndex(len(df))):
+        df = df.reset_index(drop=True)
     rule = np.zeros(len(df), dtype=np.int8)
     worker, workers = pd.factorize(df["worker"])
     per_worker = len(workers)
@@ -217,9 +218,10 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
     rule[order[rank >= cap]] = RULES.index(OVER_CAP) + 1
     keep = rule == 0
-    kept = df[keep].reset_index(drop=True)
+    kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
+    kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))  # no second copy
     names = np.array([""] + RULES, dtype=object)
-    excluded = df[~keep].assign(excluded_because=names[rule[~keep]]).reset_index(drop=True)
+    excluded = excluded.assign(excluded_because=names[rule[~keep]])
     return kept, excluded, cap
 
 
@@ -257,12 +259,15 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
             flags.append(f"{summary.get('judge', 'the judge')} FAILED onboarding ({onboarding.get('orders_correct')}/"
                          f"{onboarding.get('orders')} gold orders correct, {onboarding.get('items_correct_every_order')}"
                          f"/{onboarding['gold_items']} gold pairs right in every order): do not trust its verdicts")
-    real = df[~df["is_onboarding"].astype(bool)] if len(df) else df
-    if len(real):
+    real = ~df["is_onboarding"].astype(bool).to_numpy()
+    if real.any():
         from scipy import stats
 
-        left = (real["winner_side"] == "left").groupby(real["worker"]).agg(["sum", "size"])
-        k, n = left["sum"].to_numpy(), left["size"].to_numpy()
+        worker, names = pd.factorize(df["worker"])
+        k = np.bincount(worker[real], weights=(df["winner_side"] == "left").to_numpy()[real], minlength=len(names))
+        n = np.bincount(worker[real], minlength=len(names)).astype(float)
+        left = pd.DataFrame({"sum": k, "size": n}, index=names)[n > 0]
+        k, n = left["sum"].to_numpy().astype(int), left["size"].to_numpy().astype(int)
         p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5))
         p_holm = holm(p)
         for worker, wins, total, q in zip(left.index, k, n, p_holm):
