@@ -36,6 +36,7 @@ from scipy import optimize, special, stats
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats import power as binomial_power
+from parlai_acute.stats.winrates import binomial_p_half  # noqa: F401 (re-exported: tests, simulations)
 
 DESIGNS = ("pm-soba", "pm-sata", "mm-soba", "mm-sata", "sm")
 SIMULATED = ("mm-soba", "mm-sata")
@@ -111,14 +112,6 @@ def z_closed_form(delta: float, alpha: float = 0.05, power: float = 0.8, rounded
     if rounded:
         za, zb = round(za, 2), round(zb, 2)
     return (za + zb) ** 2 / (2 * delta) ** 2
-
-
-def binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Two-sided exact binomial p-values against 1/2, vectorised (equal to scipy's binomtest:
-    the distribution is symmetric, so p = 2 min(P(X <= k), P(X >= k)), capped at 1; 1 if n = 0)."""
-    k, n = np.asarray(k), np.asarray(n)
-    low = stats.binom.cdf(np.minimum(k, n - k), n, 0.5)
-    return np.where(n > 0, np.minimum(1.0, 2 * low), 1.0)
 
 
 def holm_rows(p: np.ndarray) -> np.ndarray:
