@@ -14,7 +14,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from parlai_acute.stats.resample import percentile_interval
+from parlai_acute.stats.intervals import percentile_interval
 
 ITEM = ["pair_id", "question_key"]
 

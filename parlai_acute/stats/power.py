@@ -219,7 +219,7 @@ def icc_anova(values, clusters) -> float:
 def pilot_icc(values, clusters, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
     """ICC of a pilot's outcomes within clusters, with a cluster-bootstrap interval, the mean
     cluster size and the number of clusters (what a plan from this pilot rests on)."""
-    from parlai_acute.stats.resample import percentile_interval
+    from parlai_acute.stats.intervals import percentile_interval
 
     y = np.asarray(values, dtype=float)
     labels = np.asarray(clusters, dtype=object)

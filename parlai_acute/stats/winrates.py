@@ -52,16 +52,9 @@ def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.nd
     return counts, models
 
 
-@functools.lru_cache(maxsize=65536)
-def exact_interval(wins: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Clopper-Pearson interval of the proportion ``wins / n`` (never narrower than the
-    data allow: 6 of 6 gives [0.54, 1] at 95 %)."""
-    ci = binomtest(int(wins), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
-
-
 def exact_intervals(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`exact_interval` for arrays of counts at once (beta quantiles; NaN where n = 0)."""
+    """:func:`parlai_acute.stats.intervals.clopper_pearson` for arrays of counts at once (beta
+    quantiles, no call per matchup; NaN where n = 0)."""
     k, n = np.asarray(wins, dtype=float), np.asarray(n, dtype=float)
     tail = (1 - confidence) / 2
     with np.errstate(invalid="ignore", divide="ignore"):

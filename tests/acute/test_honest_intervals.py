@@ -15,7 +15,8 @@ from parlai_acute.stats.agreement import agreement, alpha_interval, label_counts
 from parlai_acute.stats.bradley_terry import (BOOTSTRAP, PROFILE, bradley_terry, fit_counts, profile_loglik,
                                               penalised_loglik, separated)
 from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.stats.winrates import exact_interval, exact_intervals, grid_from_matchups, matchups
+from parlai_acute.stats.intervals import clopper_pearson
+from parlai_acute.stats.winrates import exact_intervals, grid_from_matchups, matchups
 
 
 def wins_table(winner, loser, count, workers=("w1",)):
@@ -106,11 +107,11 @@ def test_worker_resampling_widens_intervals_when_workers_disagree_systematically
 # ---------------------------------------------------------------- win rates and workers
 
 def test_every_win_rate_has_a_clopper_pearson_interval():
-    assert exact_interval(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
+    assert clopper_pearson(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
     k, n = np.array([0, 3, 6, 17, 0]), np.array([6, 6, 6, 40, 0])
     low, high = exact_intervals(k, n, 0.9)  # vectorised: the 1M-judgment analysis makes no per-matchup calls
     for i in range(4):
-        assert (low[i], high[i]) == pytest.approx(exact_interval(int(k[i]), int(n[i]), 0.9), abs=1e-12)
+        assert (low[i], high[i]) == pytest.approx(clopper_pearson(int(k[i]), int(n[i]), 0.9), abs=1e-12)
     assert np.isnan(low[4]) and np.isnan(high[4])
     df = pd.concat([wins_table("b", "a", 6, ("w1", "w2")), wins_table("a", "b", 2, ("w3",))])
     table = matchups(df, cluster="worker", min_clusters=5)
