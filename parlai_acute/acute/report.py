@@ -128,9 +128,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
     for (key, matchup), group in result.reasons().groupby(["question_key", "matchup"], sort=True):
         reasons.section(f"{key}: {matchup} ({len(group)})", collapsed=True).table(
             group, columns=["winner", "loser", "worker", "reason"], max_rows=MAX_REASONS_SHOWN, more="in reasons.csv")
-    methods = report.section("Methods")
-    methods.text(methods_paragraph(result))
-    methods.note(f"Marks: {legend(result.config.alpha)}")
+    report.section("Marks").note(legend(result.config.alpha))
+    report.methods(methods_paragraph(result))
     if model_configs:
         report.configuration("Models", model_configs)
     report.configuration("Analysis", meta)

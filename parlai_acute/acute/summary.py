@@ -55,21 +55,23 @@ def summary_lines(result) -> list[str]:
 
 
 def methods_paragraph(result) -> str:
-    """What a researcher pastes into a paper: tests, intervals, corrections, unit, version."""
-    import parlai_acute
+    """What a researcher pastes into a paper (the report layer's paragraph, ACUTE's words)."""
+    from parlai_acute.report.methods import methods_paragraph as paragraph
+    from parlai_acute.stats.bradley_terry import SANDWICH_FROM
     from parlai_acute.stats.winrates import NORMAL_FROM
 
     c = result.config
     level = f"{100 * c.confidence:g}%"
-    return (f"Judgments were analysed with parlai_acute {parlai_acute.__version__} (seed {c.seed}). Quality control "
-            f"excluded workers who failed onboarding or never gave a reason, A/A pairs, and judgments beyond "
-            f"{result.cap} per worker. The worker was the unit of analysis. For each pair of models, the win rate was "
-            f"tested against 50% with a sign-flip randomisation test of each worker's total of the judgments (+1/-1) "
-            f"(exact enumeration up to 10,000 sign patterns, else 10,000 seeded random patterns; its normal limit "
-            f"with a t reference on G-1 degrees of freedom from {NORMAL_FROM} workers on); {level} intervals invert "
-            f"the same test; p-values were Holm-adjusted across the pairs of a question and marked at alpha = "
-            f"{c.alpha:g}. Pairs judged by fewer workers than the test needs to reach alpha received no mark. "
-            f"Models were ranked by a Bradley-Terry model (penalty {c.bt_alpha:g} x sum of squared strengths) with "
-            f"{level} percentile intervals from {c.bootstrap} bootstrap resamples of whole workers. Exact binomial "
-            f"tests and Clopper-Pearson intervals that treat judgments as independent are reported as secondary. "
-            f"Agreement: Krippendorff's alpha (nominal) with a bootstrap over items.")
+    return paragraph(
+        data=(f"{len(result.kept)} pairwise ACUTE-Eval judgments by {result.kept['worker'].nunique()} workers "
+              f"(quality control excluded {len(result.excluded)}: failed onboarding, no reasons, A/A pairs, more than "
+              f"{result.cap} per worker)"), unit="worker",
+        comparison="each pair of models' win rate against 50% (each judgment +1 or -1)", alpha=c.alpha,
+        confidence=c.confidence, permutations=10_000, seed=c.seed, family="the pairs of models of a question",
+        extra=(f"From {NORMAL_FROM} workers per pair the sign-flip distribution was taken in its normal limit "
+               f"(t on G-1 degrees of freedom). Models were ranked by a Bradley-Terry model (penalty {c.bt_alpha:g} "
+               f"x the sum of squared strengths) with {level} intervals from {c.bootstrap} bootstrap resamples of "
+               f"whole workers (from {SANDWICH_FROM} workers a cluster-robust sandwich with a t on G-1 degrees of "
+               f"freedom); agreement is Krippendorff's alpha (nominal) with a bootstrap over items"),
+        secondary=("Exact binomial tests and Clopper-Pearson intervals, which treat judgments as independent, are "
+                   "reported as secondary columns"))

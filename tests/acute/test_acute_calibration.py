@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parlai_acute.stats.inference import sign_flip_pvalues
+from parlai_acute.stats.inference import min_clusters, sign_flip_pvalues
 from parlai_acute.stats.simulate import simulate_judgments
 from parlai_acute.stats.winrates import NORMAL_FROM, binomial_p_half, matchups
 
@@ -33,10 +33,9 @@ def test_false_marks_stay_at_five_percent(workers, taste_sd):
     totals = worker_totals(workers, taste_sd, 0.0, seed=workers * 10 + int(taste_sd * 10))
     fpr = float((sign_flip_pvalues(totals, seed=1) < 0.05).mean())
     naive = float((binomial_p_half((totals + PER_WORKER).sum(axis=0) / 2, workers * PER_WORKER) < 0.05).mean())
-    # Never above 7 %. The exact sign-flip test is conservative where many workers' totals tie (at taste sd 0.5
-    # about a quarter of them are 0 and cannot flip): measured 2.4 % at 8 workers (a mid-p version of the layer's
-    # test measures 5.2 %; that choice is the layer's), 3.5 % at 20, 4.2 % at 60; with sd 1.5: 3.1 / 4.7 / 4.7 %.
-    assert (0.015 if (workers, taste_sd) == (8, 0.5) else 0.03) <= fpr <= 0.07, fpr
+    # measured (mid-p sign-flip test of the layer): 5.2 / 4.3 / 4.9 % at 8 / 20 / 60 workers with taste sd 0.5,
+    # 4.6 / 5.4 / 5.1 % with sd 1.5
+    assert 0.03 <= fpr <= 0.07, fpr
     if taste_sd == 1.5:
         assert naive > 0.2  # what the per-judgment exact test did (the issue: 32 % at 20 workers)
     power = float((sign_flip_pvalues(worker_totals(workers, taste_sd, 0.8, seed=7), seed=1) < 0.05).mean())
@@ -48,7 +47,7 @@ def test_the_analysis_mark_is_the_simulated_test():
     row = matchups(df, cluster="worker", seed=1).iloc[0]
     worker = df["worker"].to_numpy()
     diff = np.where(df["winner"] == "b", 1.0, -1.0)
-    totals = pd.Series(diff).groupby(worker).sum().to_numpy()
+    totals = pd.Series(diff).groupby(worker, sort=False).sum().to_numpy()  # workers in order of appearance
     assert row["pvalue"] == pytest.approx(sign_flip_pvalues(totals[:, None], seed=1)[0])
     assert row["workers"] == 20 and "sign-flip test over workers" in row["test"]
     assert row["ci_low"] < row["winrate_b"] < row["ci_high"]
@@ -60,7 +59,7 @@ def test_too_few_workers_get_no_mark_and_say_how_many_are_needed():
     df = simulate_judgments({"a": 0.0, "b": 3.0}, 40, seed=0, workers=4)  # b wins nearly all, 4 workers
     row = matchups(df, cluster="worker").iloc[0]
     assert row["pvalue_exact"] < 1e-4 and row["mark"] == "" and np.isnan(row["pvalue"])
-    assert row["workers_needed"] == 6 and "only 4 workers" in row["reason"]
+    assert row["workers_needed"] == min_clusters(0.05) > 4 and "only 4 workers" in row["reason"]
 
 
 def test_normal_limit_agrees_with_the_sign_flip_distribution_from_many_workers():
