@@ -25,8 +25,8 @@ from scipy import stats
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.stats.calibration import calibrate, estimate_variances, gibbs
-from parlai_acute.stats.paired import clopper_pearson
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.resample import cluster_sums, resample_weights
 
 
 @dataclass

@@ -14,7 +14,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from parlai_acute.stats.resample import percentile_interval, resample_weights
+from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.resample import resample_weights
 
 ITEM = ["pair_id", "question_key"]
 

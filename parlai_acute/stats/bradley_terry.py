@@ -38,7 +38,8 @@ from scipy import optimize, stats
 from scipy.sparse.csgraph import connected_components
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.winrates import win_matrix
 
 DEFAULT_ALPHA = 0.01

@@ -19,7 +19,8 @@ import pandas as pd
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.resample import cluster_sums, resample_weights
 
 
 def models_of(df: pd.DataFrame) -> list[str]:
@@ -37,14 +38,6 @@ def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.nd
         l = df["loser"].map(index).to_numpy()
         np.add.at(counts, (w, l), 1)
     return counts, models
-
-
-@functools.lru_cache(maxsize=65536)
-def exact_interval(wins: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Clopper-Pearson interval of the proportion ``wins / n`` (never narrower than the
-    data allow: 6 of 6 gives [0.54, 1] at 95 %)."""
-    ci = binomtest(int(wins), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -90,7 +83,7 @@ def matchups(df: pd.DataFrame, models: list[str] | None = None, confidence: floa
             if n == 0:
                 continue
             pvalue = binomial_pvalue(int(counts[i, j]), n)
-            low, high = exact_interval(int(counts[j, i]), n, confidence)
+            low, high = clopper_pearson(int(counts[j, i]), n, confidence)
             rows.append({"model_a": models[i], "model_b": models[j], "n": n, "wins_a": int(counts[i, j]),
                          "wins_b": int(counts[j, i]), "winrate_b": counts[j, i] / n, "ci_low": low, "ci_high": high,
                          "pvalue": float(pvalue)})

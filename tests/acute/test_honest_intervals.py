@@ -15,7 +15,8 @@ from parlai_acute.stats.agreement import agreement, alpha_interval, label_counts
 from parlai_acute.stats.bradley_terry import (BOOTSTRAP, PROFILE, bradley_terry, fit_counts, profile_loglik,
                                               penalised_loglik, separated)
 from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.stats.winrates import exact_interval, grid_from_matchups, matchups
+from parlai_acute.stats.intervals import clopper_pearson
+from parlai_acute.stats.winrates import grid_from_matchups, matchups
 
 
 def wins_table(winner, loser, count, workers=("w1",)):
@@ -105,7 +106,7 @@ def test_worker_resampling_widens_intervals_when_workers_disagree_systematically
 # ---------------------------------------------------------------- win rates and workers
 
 def test_every_win_rate_has_a_clopper_pearson_interval():
-    assert exact_interval(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
+    assert clopper_pearson(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
     df = pd.concat([wins_table("b", "a", 6, ("w1", "w2")), wins_table("a", "b", 2, ("w3",))])
     table = matchups(df, cluster="worker", min_clusters=5)
     m = table.iloc[0]
