@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     gold.add_argument("--onboarding", default=None, metavar="FILE",
                       help="JSON list of gold items {context, reply, sensible[, specific]} (default: the SSA task's own)")
     gold.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
-    add_judge_arguments(parser)
+    add_judge_arguments(parser, orders=False)
 
 
 def run(args) -> int:
@@ -44,9 +44,6 @@ def run(args) -> int:
     from parlai_acute.mephisto_tasks.ssa_label.items import read_items
     from parlai_acute.ssa.labels import write_labels
 
-    if args.inconsistent != "drop":
-        raise UserError("SSA items show one reply each, so there are no orders to disagree and no ties; "
-                        "use --inconsistent drop")
     protocol = SsaProtocol(args.sensible_template, args.specific_template)
     ssa_items = read_items(args.items)[: args.limit]
     gold = [] if args.no_onboarding else onboarding.load_items(args.onboarding)

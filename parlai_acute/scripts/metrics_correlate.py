@@ -19,6 +19,7 @@ from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.metrics_options import add_metric_arguments, score_config
+from parlai_acute.scripts.options import add_output_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perplexity-column", default="perplexity", help="(default: perplexity)")
     parser.add_argument("--score-columns", default=None,
                         help="human score columns of --system-scores, comma-separated (default: all others)")
-    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+    add_output_dir(parser, "the result files")
 
 
 def rated_items(args):

@@ -31,7 +31,7 @@ class SsaLabelBlueprintArgs(TaskArgs):
         "help": "Static SSA labelling (Adiwardana et al. 2020): workers say whether each reply makes sense "
                 "and, if so, whether it is specific to its context."})
     items_file: str = field(default="", metadata={
-        "help": "JSON-lines items file (item_id, context, reply, model), from `parlai-acute ssa generate`. "
+        "help": "JSON-lines items file (item, context, reply, model), from `parlai-acute ssa generate`. "
                 "`parlai-acute ssa launch --items FILE` fills it.", "required": True})
     labels_per_item: int = field(default=5, metadata={
         "help": "Different workers who label each item (Meena: 5, majority vote)."})
