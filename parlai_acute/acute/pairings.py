@@ -119,26 +119,10 @@ def validate_pairing(obj: Any, where: str = "<pairing>") -> dict:
 
 def read_pairings(path: str | Path) -> list[dict]:
     """Read and validate a pairings JSONL file (ours or ParlAI's); blank lines are skipped."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"pairings file {path} does not exist; create it with `parlai-acute acute pairings`")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read pairings file {path}: {exc}; check it is a UTF-8 JSONL file") from None
-    pairings = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one pairing object") from None
-        pairings.append(validate_pairing(obj, where))
-    if not pairings:
-        raise UserError(f"pairings file {path} is empty; create it with `parlai-acute acute pairings`")
-    return pairings
+    from parlai_acute.jsonl import read_jsonl
+
+    return [validate_pairing(obj, where) for where, obj in
+            read_jsonl(path, "pairings file", "create it with `parlai-acute acute pairings`")]
 
 
 # ----------------------------------------------------------------------------- selection

@@ -56,12 +56,9 @@ def check_items(items: list[Item], where: str) -> list[Item]:
 
 
 def _open_text(path: Path, what: str) -> str:
-    if not path.is_file():
-        raise UserError(f"{what} {path} does not exist; pass an existing file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {what} {path}: {exc}; it must be a UTF-8 text file") from None
+    from parlai_acute.jsonl import read_text
+
+    return read_text(path, what, "pass an existing file")
 
 
 def read_dailydialog(path: str | Path) -> list[Item]:

@@ -13,7 +13,6 @@ turn), from a user's file (:func:`read_contexts`), or from a Conversations log
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -73,14 +72,9 @@ def read_contexts(path: str | Path) -> list[dict]:
         raise UserError(f"cannot read contexts file {path}: {exc}; it must be UTF-8 text") from None
     out = []
     if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one context object") from None
+        from parlai_acute.jsonl import read_jsonl
+
+        for where, raw in read_jsonl(path, "contexts file", "give one context per line"):
             if not isinstance(raw, dict):
                 raise UserError(f"{where}: each line must be an object with a 'context' field")
             out.append(_context_row(raw, where, len(out)))
@@ -153,21 +147,12 @@ def write_items(path: str | Path, items: list[dict]) -> int:
 
 def read_items(path: str | Path) -> list[dict]:
     """Read an items file written by :func:`write_items` (for the labelling task)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"items file {path} does not exist; write it with `parlai-acute ssa generate`")
+    from parlai_acute.jsonl import read_jsonl
+
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    for where, item in read_jsonl(path, "items file", "write it with `parlai-acute ssa generate`"):
         for name in ("item", "context", "model", "reply"):
-            if name not in item:
-                raise UserError(f"{path}:{number}: missing field {name!r}; items need item, context, model, reply")
+            if not isinstance(item, dict) or name not in item:
+                raise UserError(f"{where}: missing field {name!r}; items need item, context, model, reply")
         items.append(item)
-    if not items:
-        raise UserError(f"items file {path} is empty")
     return items
