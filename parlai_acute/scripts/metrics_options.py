@@ -32,7 +32,8 @@ def load_test_set(args):
 
     return load_items(args.data, args.task, datatype=args.datatype, datapath=args.datapath, limit=args.num_contexts,
                       csv_columns={"context": args.context_column, "response": args.response_column,
-                                   "references": args.references_column, "id_column": args.id_column})
+                                   "references": args.references_column, "id_column": args.id_column,
+                                   "reply": getattr(args, "reply_column", "reply")})
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
