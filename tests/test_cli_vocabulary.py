@@ -9,17 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from parlai_acute.scripts.main import COMMANDS, build_parser, main
+from test_main_cli import leaves as command_leaves
+
+from parlai_acute.scripts.main import build_parser
 
 
-def leaves(table=COMMANDS, prefix=()):
-    for name, entry in table.items():
-        if name == "_help":
-            continue
-        if isinstance(entry, dict):
-            yield from leaves(entry, prefix + (name,))
-        else:
-            yield prefix + (name,)
+def leaves():
+    """Every subcommand's path, e.g. ("ssa", "analyze")."""
+    return [path for path, _ in command_leaves()]
 
 
 def options_of(path) -> dict[str, list[str]]:
