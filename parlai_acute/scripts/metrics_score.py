@@ -74,7 +74,8 @@ def run(args) -> int:
     config = score_config(args, self_bleu_sample=args.self_bleu_sample)
     items = load_test_set(args)
     replies, source = get_replies(args, items)
-    result = score(items, replies, config)
+    with progress(args, None, "scoring", unit="metric") as bar:
+        result = score(items, replies, config, progress=bar)
     outdir = Path(args.outdir)
     write_csv(result.per_item, outdir / "per_item.csv")
     write_csv(result.summary, outdir / "summary.csv")
