@@ -57,6 +57,14 @@ def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) ->
     add_progress(group)
 
 
+def add_onboarding_arguments(parser: argparse.ArgumentParser, gold: str, default: str) -> None:
+    """``--onboarding FILE`` (the ``gold`` items to score the judge on; ``default`` says which are used
+    otherwise) or ``--no-onboarding``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--onboarding", default=None, metavar="FILE", help=f"{gold} (default: {default})")
+    group.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
+
+
 def make_runner(args):
     """JudgeModel + settings + cache -> a Runner, from the shared options."""
     from parlai_acute.errors import UserError

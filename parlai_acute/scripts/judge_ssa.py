@@ -21,17 +21,15 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items", required=True, help="SSA items .jsonl (from `parlai-acute ssa generate`)")
     parser.add_argument("--sensible-template", default=None, help="template id NAME@VERSION (default: ssa_sensible, newest)")
     parser.add_argument("--specific-template", default=None, help="template id NAME@VERSION (default: ssa_specific, newest)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--onboarding", default=None, metavar="FILE",
-                      help="JSON list of gold items {context, reply, sensible[, specific]} (default: the SSA task's own)")
-    gold.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
+    add_onboarding_arguments(parser, "JSON list of gold items {context, reply, sensible[, specific]}",
+                             "the SSA task's own")
     add_judge_arguments(parser, orders=False)
 
 
