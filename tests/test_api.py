@@ -50,7 +50,7 @@ def test_a_dataframe_missing_columns_is_one_line_naming_them_all(name):
 
 
 def test_bad_values_in_a_dataframe_name_the_row_and_column():
-    frame = TABLES["ssa"]()
+    frame = TABLES["ssa"]().astype({"sensible": object})  # as a spreadsheet's column of words would be
     frame.loc[3, "sensible"] = "maybe"
     with pytest.raises(UserError, match=r"^row 4: field 'sensible' must be true or false, got 'maybe'"):
         api.load_table("ssa", frame)
