@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
     add_report_switch(parser)
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
 
 
 def load(args, config) -> "pd.DataFrame":
@@ -93,4 +96,8 @@ def run(args) -> int:
                           report=not args.no_report)
     print("\n".join(summary_lines(result)))
     print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
     return 0

@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sign patterns / arrangements of the cluster-aware tests (all of them when fewer exist)")
     parser.add_argument("--min-workers", type=int, default=5, help="flag models labelled by fewer workers")
     add_report_switch(parser)
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
 
 
 def load(args):
@@ -86,14 +89,14 @@ def run(args) -> int:
     for p in result.pairs.itertuples(index=False):
         interval = (f" [{100 * p.cluster_low:+.1f}, {100 * p.cluster_high:+.1f}]" if p.cluster_low == p.cluster_low
                     else "")
-        verdict = (f"p={p.cluster_pvalue:.3g} holm={p.cluster_p_holm:.3g}{p.mark}" if p.cluster_pvalue == p.cluster_pvalue
-                   else "no mark")
-        fisher = (f"  | Fisher exact, items independent: p={p.fisher_pvalue:.3g}" if p.fisher_pvalue == p.fisher_pvalue
-                 else "")
         if abs(p.cluster_estimate - p.diff) > 1e-9:  # e.g. per worker: the mean of each worker's own difference
             interval = f" ({p.unit}-level {100 * p.cluster_estimate:+.1f}{interval})"
+        verdict = (f"p={p.cluster_pvalue:.3g} holm={p.cluster_p_holm:.3g}{p.mark}" if p.cluster_pvalue == p.cluster_pvalue
+                   else "no mark")
+        exact = (f"  | Fisher exact, items independent: p={p.fisher_pvalue:.3g}" if p.fisher_pvalue == p.fisher_pvalue
+                 else "")
         print(f"  {p.measure} {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points{interval} {verdict} "
-              f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){fisher}")
+              f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
         alpha = ("undefined" if a.krippendorff_alpha != a.krippendorff_alpha else f"{a.krippendorff_alpha:.3f} "
                  + ("[no interval]" if a.alpha_low != a.alpha_low else f"[{a.alpha_low:.3f}, {a.alpha_high:.3f}]"))
@@ -104,4 +107,8 @@ def run(args) -> int:
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
     return 0

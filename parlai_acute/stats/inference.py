@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "two_sample_cluster_test",
-           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
            "shortfall"]
 
 _BISECT_STEPS = 60
@@ -449,35 +449,51 @@ def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, se
     need = max(need, 2)
     base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=int(len(counts)), low=None, high=None,
                 confidence=1 - alpha, interval_method="none (omnibus test)")
-    perms = np.array(list(itertools.permutations(range(k))))
-    exact = len(perms) ** g <= n_resamples
     method_base = f"permutation of the {k} models within each {unit}"
     if g < need or totals.sum() == 0:
         return ClusterTest(p_value=None, method=method_base, clusters_needed=need,
                            reason=(f"only {g} {_plural(unit, g)}: the permutation test cannot reach p < {alpha:g} "
                                    f"with fewer than {need}") if g < need else "nothing was picked", **base)
 
-    def spread(t):
-        return ((t - t.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
-
-    observed = float(spread(totals))
-    tol = _tol(totals) * max(1.0, observed)
-    if exact:
-        choice = np.array(list(itertools.product(range(len(perms)), repeat=g)))  # (P^G, G)
-        permuted = np.take_along_axis(np.broadcast_to(per, (len(choice), g, k)), perms[choice], axis=2).sum(axis=1)
-        stats_all, total = spread(permuted), len(choice)
-        method = f"{method_base} (exact, {total} arrangements, mid-p)"
-    else:
-        rng = np.random.default_rng(seed)
-        stats_all, total = [], n_resamples
-        step = max(1, _CHUNK_CELLS // max(g * k, 1))
-        for start in range(0, n_resamples, step):
-            b = min(step, n_resamples - start)
-            order = rng.random((b, g, k)).argsort(axis=2)
-            permuted = np.take_along_axis(np.broadcast_to(per, (b, g, k)), order, axis=2).sum(axis=1)
-            stats_all.append(spread(permuted))
-        stats_all = np.concatenate(stats_all)
-        method = f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed}, mid-p)"
-    p = float(_midp(stats_all, observed, tol, total, exact))
+    p, exact, total = omnibus_pvalues(per, n_resamples=n_resamples, seed=seed)
+    method = (f"{method_base} (exact, {total} arrangements, mid-p)" if exact else
+              f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed}, mid-p)")
+    p = float(p[0])
     return ClusterTest(p_value=p, method=method, reason="an omnibus test has no interval", clusters_needed=None,
                        **base)
+
+
+def _spread(totals: np.ndarray) -> np.ndarray:
+    return ((totals - totals.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+
+
+def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[np.ndarray, bool, int]:
+    """Mid-p-values of the within-cluster permutation test of :func:`omnibus_cluster_test`
+    for R studies at once: ``per`` is (R, G, k) (or (G, k)), each cluster's counts per model.
+    The same arrangements serve every study. Returns (p (R,), exact, arrangements)."""
+    per = np.asarray(per, dtype=float)
+    if per.ndim == 2:
+        per = per[None]
+    r, g, k = per.shape
+    totals = per.sum(axis=1)
+    observed = _spread(totals)
+    tol = 1e-9 * (1.0 + np.abs(totals).sum(axis=1)) * np.maximum(1.0, observed)
+    perms = np.array(list(itertools.permutations(range(k))))
+    exact = len(perms) ** g <= n_resamples
+    rng = np.random.default_rng(seed)
+    total = len(perms) ** g if exact else n_resamples
+    greater, ties = np.zeros(r), np.zeros(r)
+    step = max(1, _CHUNK_CELLS // max(r * g * k, 1))
+    for start in range(0, total, step):
+        b = min(step, total - start)
+        if exact:
+            index = np.arange(start, start + b)[:, None] // len(perms) ** np.arange(g)[None, :] % len(perms)
+            order = perms[index]  # (b, G, k)
+        else:
+            order = rng.random((b, g, k)).argsort(axis=2)
+        permuted = np.take_along_axis(per[:, None], np.broadcast_to(order[None], (r, b, g, k)), axis=3).sum(axis=2)
+        spread = _spread(permuted)  # (R, b)
+        greater += (spread > observed[:, None] + tol[:, None]).sum(axis=1)
+        ties += (np.abs(spread - observed[:, None]) <= tol[:, None]).sum(axis=1)
+    p = (greater + 0.5 * ties) / total if exact else (greater + 0.5 * ties + 0.5) / (total + 1.0)
+    return p, exact, total
