@@ -63,6 +63,8 @@ def load(args, config) -> "pd.DataFrame":
 
 def judge_summaries(args) -> list:
     """The model-judge run's summary (given, or summary.json beside --judgments), if any."""
+    if not args.judge_summary and not args.judgments:  # a Mephisto run: people, no judge summary
+        return []
     from parlai_acute.judges.record import read_summary
 
     summary = read_summary(args.judge_summary, args.judgments)
