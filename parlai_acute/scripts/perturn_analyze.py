@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exclude", nargs="+", default=[], choices=list(FLAG_RULES), metavar="FLAG",
                         help=f"exclude flagged turns (flags are always reported): {', '.join(FLAG_RULES)}")
     add_report_switch(parser)
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
 
 
 def load(args):
@@ -118,4 +121,8 @@ def run(args) -> int:
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}")
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(result.kept, args.judge_table, "per-turn", 1 - args.confidence, args.outdir)
     return 0

@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sign patterns / arrangements of the cluster-aware tests (all of them when fewer exist)")
     parser.add_argument("--min-workers", type=int, default=5, help="flag models labelled by fewer workers")
     add_report_switch(parser)
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
 
 
 def load(args):
@@ -105,4 +108,8 @@ def run(args) -> int:
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
     return 0

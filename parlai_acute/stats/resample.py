@@ -20,9 +20,14 @@ __all__ = ["resample_weights", "cluster_sums", "cluster_totals", "cluster_bootst
 def resample_weights(size: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``(resamples, size)``: how often each of ``size`` units is drawn in each resample
     of ``size`` draws with replacement (rows sum to ``size``)."""
-    draws = rng.integers(0, size, size=(resamples, size))
-    offsets = (np.arange(resamples) * size)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=resamples * size).reshape(resamples, size)
+    out = np.empty((resamples, size), dtype=np.int64)
+    step = max(1, 4_000_000 // max(size, 1))  # blocks of resamples: bounded memory for any size
+    for start in range(0, resamples, step):
+        b = min(step, resamples - start)
+        draws = rng.integers(0, size, size=(b, size))
+        offsets = (np.arange(b) * size)[:, None]
+        out[start:start + b] = np.bincount((draws + offsets).ravel(), minlength=b * size).reshape(b, size)
+    return out
 
 
 def cluster_sums(weights: np.ndarray, cluster: np.ndarray, column: np.ndarray, values: np.ndarray,
