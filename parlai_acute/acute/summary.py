@@ -58,7 +58,7 @@ def methods_paragraph(result) -> str:
     """What a researcher pastes into a paper (the report layer's paragraph, ACUTE's words)."""
     from parlai_acute.report.methods import methods_paragraph as paragraph
     from parlai_acute.stats.bradley_terry import SANDWICH_FROM
-    from parlai_acute.stats.winrates import NORMAL_FROM
+    from parlai_acute.stats.inference import NORMAL_FROM
 
     c = result.config
     level = f"{100 * c.confidence:g}%"

@@ -38,6 +38,12 @@ clusters the smallest sign-flip mid-p-value is 1 / 2^G, so fewer than
 :func:`min_clusters` ``(alpha)`` clusters (5 at 0.05, 7 at 0.01) can never give a mark,
 and the result says how many are needed.
 
+From :data:`NORMAL_FROM` (200) clusters on, the sign flips are taken in their normal limit
+(mean 0, variance the sum of squared cluster totals; p from a t on G - 1 df: the
+cluster-robust score test) and the omnibus permutation in its chi-squared limit, both with
+the randomisation distribution's exact moments (:func:`normal_sign_flip`, shared with the
+ACUTE matchups); 10,000 patterns over 10,000 dialogues would cost seconds a test.
+
 Intervals are the **inverted test**: every shift ``delta`` of the effect that the same
 test (same sign patterns or permutations, same seed) does not reject at
 ``1 - confidence``, so the interval excludes 0 exactly when the mark fires at
@@ -55,15 +61,15 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals", "two_sample_cluster_test",
-           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "normal_sign_flip", "NORMAL_FROM", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
            "shortfall"]
 
 _BISECT_STEPS = 60
-#: From this many clusters on, a randomisation distribution is replaced by the normal (sign
-#: flips) or chi-squared (omnibus) law with its exact mean and variance, unless one cluster
-#: carries more than 1 % of that variance: with 500 clusters the two agree to the third
-#: decimal of p, and 10,000 patterns over 10,000 dialogues would cost seconds per test.
-LARGE = 500
+#: From this many clusters on, a randomisation distribution is replaced by its limit with the
+#: exact mean and variance: the normal limit of the sign flips (p from a t on G - 1 df, the
+#: cluster-robust score test) and the chi-squared limit of the omnibus permutation; the two
+#: agree there (tested), and 10,000 patterns over 10,000 dialogues would cost seconds a test.
+NORMAL_FROM = 200
 _CHUNK_CELLS = 4_000_000  # patterns x clusters per block: bounds memory for any number of clusters
 
 
@@ -245,15 +251,12 @@ def sign_flip_pvalues(sums, *, n_resamples: int = 10_000, seed: int = 0) -> np.n
 
 
 def _normal_ok(x: np.ndarray) -> bool:
-    squares = x ** 2
-    return len(x) >= LARGE and squares.sum() > 0 and squares.max() <= 0.01 * squares.sum()
+    return len(x) >= NORMAL_FROM
 
 
 def _normal_pvalue(x: np.ndarray) -> float:
-    """The sign-flip p-value from its normal law: mean 0, variance sum of x^2 (exact moments)."""
-    from scipy.stats import norm
-
-    return float(2 * norm.sf(abs(x.sum()) / np.sqrt((x ** 2).sum())))
+    """The sign-flip p-value in its normal limit (:func:`normal_sign_flip`)."""
+    return float(normal_sign_flip(np.zeros(len(x), dtype=int), x, np.ones(len(x)), 1, 0.95)[0][0])
 
 
 def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
@@ -384,30 +387,49 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
 
 
 def _paired_normal(sums, counts, unit, alpha, confidence, base) -> ClusterTest:
-    """The sign-flip test and its inverted interval from the normal law of the sign-flip
-    statistic at each shift delta: (S - delta N)^2 = z^2 sum (s_g - delta n_g)^2 is a
-    quadratic in delta."""
-    from scipy.stats import norm
-
+    """The sign-flip test and its inverted interval in the normal limit (:func:`normal_sign_flip`)."""
     g = len(counts)
-    method = f"sign-flip test over {_plural(unit, 2)} (normal law of its 2^{g} sign patterns, {g} >= {LARGE})"
-    p = _normal_pvalue(sums)
-    means = sums / counts
-    low = high = reason = None
-    if np.ptp(means) <= 1e-12 * (1 + np.abs(means).max()):
-        reason = f"every {unit} has the same mean difference ({means[0]:+.3g}), so no interval of non-zero width follows"
-    else:
-        z = norm.ppf(1 - (1 - confidence) / 2)
-        total, n = sums.sum(), counts.sum()
-        qa = n ** 2 - z ** 2 * (counts ** 2).sum()
-        qb = total * n - z ** 2 * (sums * counts).sum()
-        qc = total ** 2 - z ** 2 * (sums ** 2).sum()
-        disc = qb ** 2 - qa * qc
-        if qa <= 0 or disc <= 0:
-            reason = f"the {unit}s set no {100 * confidence:g}% bound"
-        else:
-            low, high = float((qb - np.sqrt(disc)) / qa), float((qb + np.sqrt(disc)) / qa)
+    method = f"sign-flip test over {_plural(unit, 2)} (normal limit, t on {g - 1} df; {g} >= {NORMAL_FROM})"
+    p, low, high = (float(v[0]) for v in normal_sign_flip(np.zeros(g, dtype=int), sums, counts, 1, confidence))
+    reason = None
+    if not np.isfinite(low):
+        means = sums / counts
+        reason = (f"every {unit} has the same mean difference ({means[0]:+.3g}), so no interval of non-zero width "
+                  f"follows" if np.ptp(means) <= 1e-12 * (1 + np.abs(means).max())
+                  else f"the {unit}s set no {100 * confidence:g}% bound")
+        low = high = None
     return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason, clusters_needed=None, **base)
+
+
+def normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, columns: int,
+                      confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column (matchup): the sign-flip test of the cluster totals ``sums`` (cluster sizes
+    ``sizes``) in its normal limit, p-value with a t on G - 1 df, and the interval of the mean
+    difference that inverts it (the deltas with |S - delta C| <= t sqrt(sum (s - delta c)^2)).
+    Used from :data:`NORMAL_FROM` clusters on by every paired test of the package."""
+    from scipy.stats import t as t_dist
+
+    def total(v):
+        return np.bincount(column, weights=v, minlength=columns)
+
+    g = np.bincount(column, minlength=columns).astype(float)
+    s_, c_ = total(sums), total(sizes)
+    q_, p_, r_ = total(sums ** 2), total(sums * sizes), total(sizes ** 2)
+    df_ = np.maximum(g - 1, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.abs(s_) / np.sqrt(q_)
+        pvalue = np.where(q_ > 0, 2 * t_dist.sf(z, df_), 1.0)
+        t2 = t_dist.ppf(0.5 + confidence / 2, df_) ** 2
+        a = c_ ** 2 - t2 * r_
+        b = s_ * c_ - t2 * p_
+        c = s_ ** 2 - t2 * q_
+        disc = b ** 2 - a * c
+        root = np.sqrt(np.maximum(disc, 0))
+        low, high = (b - root) / a, (b + root) / a
+    means_equal = (q_ * c_ ** 2 - s_ ** 2 * r_) <= 1e-9 * np.maximum(q_ * c_ ** 2, 1)  # Cauchy-Schwarz: equality
+    bad = (a <= 0) | (disc <= 0) | means_equal | (g < 2)
+    return pvalue, np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
 
 
 def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
@@ -520,7 +542,7 @@ def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, se
 
     p, exact, total = omnibus_pvalues(per, n_resamples=n_resamples, seed=seed)
     method = (f"{method_base} (exact, {total} arrangements, mid-p)" if exact else
-              f"{method_base} (chi-squared law of the arrangements, {g} >= {LARGE} {_plural(unit, 2)})"
+              f"{method_base} (chi-squared limit of the arrangements, {g} >= {NORMAL_FROM} {_plural(unit, 2)})"
               if total == 0 else
               f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed}, mid-p)")
     p = float(p[0])
@@ -542,7 +564,7 @@ def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[n
     r, g, k = per.shape
     spread_g = ((per - per.mean(axis=2, keepdims=True)) ** 2).mean(axis=2)  # (R, G): each cluster's variance
     variance = spread_g.sum(axis=1)
-    if g >= LARGE and (variance > 0).all() and (spread_g.max(axis=1) <= 0.01 * variance).all():
+    if g >= NORMAL_FROM and (variance > 0).all():
         from scipy.stats import chi2
 
         # permuted totals: mean equal for every model, covariance sum_g var_g * k/(k-1) * (I - J/k)

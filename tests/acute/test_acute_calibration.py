@@ -13,7 +13,8 @@ import pytest
 
 from parlai_acute.stats.inference import min_clusters, sign_flip_pvalues
 from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.stats.winrates import NORMAL_FROM, binomial_p_half, matchups
+from parlai_acute.stats.inference import NORMAL_FROM
+from parlai_acute.stats.winrates import binomial_p_half, matchups
 
 REPS = 2000
 PER_WORKER = 10

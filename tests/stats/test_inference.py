@@ -130,8 +130,8 @@ def test_many_clusters_use_the_normal_law_of_the_same_randomisation(monkeypatch)
     clusters = np.repeat(np.arange(600), 5)
     diffs = np.where(rng.random(3000) < 0.5 + 0.06 * (clusters % 2), 1.0, -1.0)
     normal = paired_cluster_test(diffs, clusters, unit="dialogue")
-    assert "normal law" in normal.method and normal.low < normal.estimate < normal.high
-    monkeypatch.setattr(inference, "LARGE", 10 ** 9)
+    assert "normal limit, t on 599 df" in normal.method and normal.low < normal.estimate < normal.high
+    monkeypatch.setattr(inference, "NORMAL_FROM", 10 ** 9)
     monte_carlo = paired_cluster_test(diffs, clusters, unit="dialogue", n_resamples=20_000)
     assert "Monte Carlo" in monte_carlo.method
     assert normal.p_value == pytest.approx(monte_carlo.p_value, abs=0.01)
@@ -139,9 +139,9 @@ def test_many_clusters_use_the_normal_law_of_the_same_randomisation(monkeypatch)
     picks = np.zeros((3000, 3))
     picks[np.arange(3000), rng.choice(3, 3000, p=[0.36, 0.32, 0.32])] = 1
     slow = omnibus_cluster_test(picks, clusters, unit="dialogue", n_resamples=4000).p_value
-    monkeypatch.setattr(inference, "LARGE", 500)
+    monkeypatch.setattr(inference, "NORMAL_FROM", 200)
     fast = omnibus_cluster_test(picks, clusters, unit="dialogue")
-    assert "chi-squared law" in fast.method and fast.p_value == pytest.approx(slow, abs=0.02)
+    assert "chi-squared limit" in fast.method and fast.p_value == pytest.approx(slow, abs=0.02)
 
 
 def test_paired_test_from_totals_is_the_same_test():
