@@ -12,9 +12,9 @@ import functools
 import warnings
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import beta, binomtest
 
-__all__ = ["clopper_pearson", "percentile_interval"]
+__all__ = ["clopper_pearson", "exact_intervals", "percentile_interval"]
 
 _NAN = float("nan")
 
@@ -27,6 +27,18 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         return _NAN, _NAN
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def exact_intervals(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`clopper_pearson` for arrays of counts at once (beta
+    quantiles, no call per matchup; NaN where n = 0)."""
+    k, n = np.asarray(wins, dtype=float), np.asarray(n, dtype=float)
+    tail = (1 - confidence) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, beta.ppf(tail, k, n - k + 1), 0.0)
+        high = np.where(k < n, beta.ppf(1 - tail, k + 1, n - k), 1.0)
+    bad = n <= 0
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:

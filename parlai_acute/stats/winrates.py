@@ -32,6 +32,7 @@ from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
 from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip
+from parlai_acute.stats.intervals import exact_intervals
 
 
 def models_of(df: pd.DataFrame) -> list[str]:
@@ -49,18 +50,6 @@ def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.nd
         l = df["loser"].map(index).to_numpy()
         np.add.at(counts, (w, l), 1)
     return counts, models
-
-
-def exact_intervals(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`parlai_acute.stats.intervals.clopper_pearson` for arrays of counts at once (beta
-    quantiles, no call per matchup; NaN where n = 0)."""
-    k, n = np.asarray(wins, dtype=float), np.asarray(n, dtype=float)
-    tail = (1 - confidence) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(k > 0, stats.beta.ppf(tail, k, n - k + 1), 0.0)
-        high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, n - k), 1.0)
-    bad = n <= 0
-    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
 
 @functools.lru_cache(maxsize=65536)

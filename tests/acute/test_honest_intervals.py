@@ -15,8 +15,8 @@ from parlai_acute.stats.agreement import agreement, alpha_interval, label_counts
 from parlai_acute.stats.bradley_terry import (BOOTSTRAP, PROFILE, bradley_terry, fit_counts, profile_loglik,
                                               penalised_loglik, separated)
 from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.stats.intervals import clopper_pearson
-from parlai_acute.stats.winrates import exact_intervals, grid_from_matchups, matchups
+from parlai_acute.stats.intervals import clopper_pearson, exact_intervals
+from parlai_acute.stats.winrates import grid_from_matchups, matchups
 
 
 def wins_table(winner, loser, count, workers=("w1",)):
