@@ -31,8 +31,7 @@ from scipy import stats
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
-#: Workers per matchup from which the sign-flip test is taken in its normal limit.
-NORMAL_FROM = 200
+from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
 
 
 def models_of(df: pd.DataFrame) -> list[str]:
@@ -165,7 +164,7 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     big = workers >= NORMAL_FROM
     if big.any():
         sub = per[big[per["m"].to_numpy()]]
-        res = _normal_sign_flip(sub["m"].to_numpy(), sub["sum"].to_numpy(float), sub["size"].to_numpy(float),
+        res = normal_sign_flip(sub["m"].to_numpy(), sub["sum"].to_numpy(float), sub["size"].to_numpy(float),
                                 m_count, confidence)
         p[big], low[big], high[big] = res[0][big], res[1][big], res[2][big]
         for m in np.flatnonzero(big):
@@ -196,33 +195,6 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
              "mark", "workers", "few_workers", "workers_needed", "test", "reason", "ci_low_exact", "ci_high_exact",
              "pvalue_exact", "p_holm_exact"]
     return table[order]
-
-
-def _normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, columns: int,
-                      confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per column (matchup): the sign-flip test of the cluster totals ``sums`` (cluster sizes
-    ``sizes``) in its normal limit, p-value with a t on G - 1 df, and the interval of the mean
-    difference that inverts it (the deltas with |S - delta C| <= t sqrt(sum (s - delta c)^2))."""
-    def total(v):
-        return np.bincount(column, weights=v, minlength=columns)
-
-    g = np.bincount(column, minlength=columns).astype(float)
-    s_, c_ = total(sums), total(sizes)
-    q_, p_, r_ = total(sums ** 2), total(sums * sizes), total(sizes ** 2)
-    df_ = np.maximum(g - 1, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.abs(s_) / np.sqrt(q_)
-        pvalue = np.where(q_ > 0, 2 * stats.t.sf(z, df_), 1.0)
-        t2 = stats.t.ppf(0.5 + confidence / 2, df_) ** 2
-        a = c_ ** 2 - t2 * r_
-        b = s_ * c_ - t2 * p_
-        c = s_ ** 2 - t2 * q_
-        disc = b ** 2 - a * c
-        root = np.sqrt(np.maximum(disc, 0))
-        low, high = (b - root) / a, (b + root) / a
-    means_equal = (q_ * c_ ** 2 - s_ ** 2 * r_) <= 1e-9 * np.maximum(q_ * c_ ** 2, 1)  # Cauchy-Schwarz: equality
-    bad = (a <= 0) | (disc <= 0) | means_equal | (g < 2)
-    return pvalue, np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
 
 def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:
