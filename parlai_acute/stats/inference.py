@@ -38,18 +38,22 @@ clusters the smallest sign-flip mid-p-value is 1 / 2^G, so fewer than
 :func:`min_clusters` ``(alpha)`` clusters (5 at 0.05, 7 at 0.01) can never give a mark,
 and the result says how many are needed.
 
-From :data:`NORMAL_FROM` (200) clusters on, the sign flips are taken in their normal limit
-(mean 0, variance the sum of squared cluster totals; p from a t on G - 1 df: the
-cluster-robust score test) and the omnibus permutation in its chi-squared limit, both with
-the randomisation distribution's exact moments (:func:`normal_sign_flip`, shared with the
-ACUTE matchups); 10,000 patterns over 10,000 dialogues would cost seconds a test.
-
 Intervals are the **inverted test**: every shift ``delta`` of the effect that the same
 test (same sign patterns or permutations, same seed) does not reject at
 ``1 - confidence``, so the interval excludes 0 exactly when the mark fires at
 ``alpha = 1 - confidence``. It is never a point: when every cluster has the same mean
 (all differences +1, say) the inverted set collapses and ``None`` is returned with the
 reason in words; with too few clusters for the confidence asked, likewise.
+
+**Many clusters.** From :data:`NORMAL_FROM` clusters on, each randomisation distribution is
+replaced by its normal limit, which is what makes 10,000 dialogues or 20,000 workers
+affordable (a Monte Carlo test over them costs patterns x clusters for every comparison
+and every step of the interval's bisection): the sign-flip test becomes the cluster-robust
+score test (variance = sum of squared cluster totals) with a t on G - 1 df, inverted in
+closed form; the two-sample permutation test the cluster-robust difference of the groups'
+ratio means with a t on G - 2 df; the omnibus permutation test the cluster-robust Wald
+test of the models' totals against their within-cluster expectation, chi-squared on k - 1
+df. With that many clusters the randomisation tests and their limits agree (tested).
 """
 from __future__ import annotations
 
@@ -60,15 +64,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals", "two_sample_cluster_test",
-           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "normal_sign_flip", "NORMAL_FROM", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
+           "two_sample_cluster_test",
+           "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
            "shortfall"]
 
 _BISECT_STEPS = 60
-#: From this many clusters on, a randomisation distribution is replaced by its limit with the
-#: exact mean and variance: the normal limit of the sign flips (p from a t on G - 1 df, the
-#: cluster-robust score test) and the chi-squared limit of the omnibus permutation; the two
-#: agree there (tested), and 10,000 patterns over 10,000 dialogues would cost seconds a test.
+#: Clusters from which every test is taken in its normal (t / chi-squared) limit.
 NORMAL_FROM = 200
 _CHUNK_CELLS = 4_000_000  # patterns x clusters per block: bounds memory for any number of clusters
 
@@ -239,24 +241,8 @@ def sign_flip_pvalues(sums, *, n_resamples: int = 10_000, seed: int = 0) -> np.n
     sums = np.asarray(sums, dtype=float)
     if sums.ndim == 1:
         sums = sums[:, None]
-    normal = np.array([_normal_ok(sums[:, j]) for j in range(sums.shape[1])], dtype=bool)
-    out = np.empty(sums.shape[1])
-    if normal.any():
-        out[normal] = [_normal_pvalue(sums[:, j]) for j in np.flatnonzero(normal)]
-    if (~normal).any():
-        rest = sums[:, ~normal]
-        a, _, exact, total = _sign_projections(rest, np.zeros(len(rest)), n_resamples, seed)
-        out[~normal] = _midp(np.abs(a), np.abs(rest.sum(axis=0)), _tol(rest), total, exact)
-    return out
-
-
-def _normal_ok(x: np.ndarray) -> bool:
-    return len(x) >= NORMAL_FROM
-
-
-def _normal_pvalue(x: np.ndarray) -> float:
-    """The sign-flip p-value in its normal limit (:func:`normal_sign_flip`)."""
-    return float(normal_sign_flip(np.zeros(len(x), dtype=int), x, np.ones(len(x)), 1, 0.95)[0][0])
+    a, _, exact, total = _sign_projections(sums, np.zeros(len(sums)), n_resamples, seed)
+    return _midp(np.abs(a), np.abs(sums.sum(axis=0)), _tol(sums), total, exact)
 
 
 def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
@@ -351,8 +337,8 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
     if n == 0:
         return ClusterTest(p_value=None, low=None, high=None, method="sign-flip test", reason="no judgments compare "
                            "this pair", clusters_needed=need, **base)
-    if _normal_ok(sums):
-        return _paired_normal(sums, counts, unit, alpha, confidence, base)
+    if g >= NORMAL_FROM:
+        return _paired_normal(sums, counts, alpha, confidence, need, base)
     a, c, exact, total = _sign_projections(sums[:, None], counts, n_resamples, seed)
     a = a[:, 0]
     tol = _tol(sums, counts)
@@ -386,28 +372,14 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
                        clusters_needed=need if g < need else None, **base)
 
 
-def _paired_normal(sums, counts, unit, alpha, confidence, base) -> ClusterTest:
-    """The sign-flip test and its inverted interval in the normal limit (:func:`normal_sign_flip`)."""
-    g = len(counts)
-    method = f"sign-flip test over {_plural(unit, 2)} (normal limit, t on {g - 1} df; {g} >= {NORMAL_FROM})"
-    p, low, high = (float(v[0]) for v in normal_sign_flip(np.zeros(g, dtype=int), sums, counts, 1, confidence))
-    reason = None
-    if not np.isfinite(low):
-        means = sums / counts
-        reason = (f"every {unit} has the same mean difference ({means[0]:+.3g}), so no interval of non-zero width "
-                  f"follows" if np.ptp(means) <= 1e-12 * (1 + np.abs(means).max())
-                  else f"the {unit}s set no {100 * confidence:g}% bound")
-        low = high = None
-    return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason, clusters_needed=None, **base)
-
-
 def normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, columns: int,
-                      confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per column (matchup): the sign-flip test of the cluster totals ``sums`` (cluster sizes
-    ``sizes``) in its normal limit, p-value with a t on G - 1 df, and the interval of the mean
-    difference that inverts it (the deltas with |S - delta C| <= t sqrt(sum (s - delta c)^2)).
-    Used from :data:`NORMAL_FROM` clusters on by every paired test of the package."""
-    from scipy.stats import t as t_dist
+                     confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sign-flip test in its normal limit for many comparisons at once: rows are
+    (comparison ``column``, cluster total ``sums``, cluster size ``sizes``). Per column the
+    two-sided p-value of |S| / sqrt(sum s^2) on a t with G - 1 df, and the interval of the
+    mean difference that inverts it (the deltas with |S - delta C| <= t sqrt(sum (s - delta c)^2),
+    a quadratic). NaN bounds where no interval of non-zero width exists."""
+    from scipy import stats
 
     def total(v):
         return np.bincount(column, weights=v, minlength=columns)
@@ -418,8 +390,8 @@ def normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, co
     df_ = np.maximum(g - 1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.abs(s_) / np.sqrt(q_)
-        pvalue = np.where(q_ > 0, 2 * t_dist.sf(z, df_), 1.0)
-        t2 = t_dist.ppf(0.5 + confidence / 2, df_) ** 2
+        pvalue = np.where(q_ > 0, 2 * stats.t.sf(z, df_), 1.0)
+        t2 = stats.t.ppf(0.5 + confidence / 2, df_) ** 2
         a = c_ ** 2 - t2 * r_
         b = s_ * c_ - t2 * p_
         c = s_ ** 2 - t2 * q_
@@ -430,6 +402,41 @@ def normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, co
     bad = (a <= 0) | (disc <= 0) | means_equal | (g < 2)
     return pvalue, np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
+
+def _paired_normal(sums, counts, alpha, confidence, need, base) -> ClusterTest:
+    g = len(counts)
+    p, low, high = normal_sign_flip(np.zeros(g, dtype=int), sums, counts, 1, confidence)
+    reason = None
+    if not np.isfinite(low[0]):
+        reason = f"every {base['unit']} has the same mean difference, so no interval of non-zero width follows"
+    return ClusterTest(p_value=float(p[0]), low=None if reason else float(low[0]),
+                       high=None if reason else float(high[0]), reason=reason, clusters_needed=None,
+                       method=f"sign-flip test over {_plural(base['unit'], 2)} (normal limit, t on {g - 1} df)",
+                       **base)
+
+
+def _two_sample_normal(sums, counts, z, estimate, confidence, base) -> ClusterTest:
+    """Cluster-robust difference of the two groups' ratio means, t on G - 2 df; the interval
+    is symmetric because shifting one group's values leaves its residuals unchanged."""
+    from scipy import stats
+
+    g = len(counts)
+    var = 0.0
+    for side in (z, ~z):
+        mean = sums[side].sum() / counts[side].sum()
+        var += float(((sums[side] - mean * counts[side]) ** 2).sum()) / counts[side].sum() ** 2
+    var *= g / (g - 2)  # the small-sample factor of the cluster-robust variance (CR1)
+    unit = base["unit"]
+    method = f"permutation test of the model of whole {_plural(unit, 2)} (normal limit, t on {g - 2} df)"
+    if var <= 0:
+        return ClusterTest(p_value=None, low=None, high=None, method=method, clusters_needed=None,
+                           reason=f"every {unit} of each group has the same mean, so no test or interval follows",
+                           **base)
+    se = math.sqrt(var)
+    half = float(stats.t.ppf(0.5 + confidence / 2, g - 2)) * se
+    p = float(2 * stats.t.sf(abs(estimate) / se, g - 2))
+    return ClusterTest(p_value=p, low=estimate - half, high=estimate + half, method=method, reason=None,
+                       clusters_needed=None, **base)
 
 
 def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
@@ -467,6 +474,8 @@ def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float
     if g0 == 0 or g1 == 0:
         return ClusterTest(p_value=None, low=None, high=None, method="permutation test", clusters_needed=need,
                            reason=f"one of the groups has no {unit}s", **base)
+    if g0 >= 2 and g1 >= 2 and g >= NORMAL_FROM:
+        return _two_sample_normal(sums, counts, z, estimate, confidence, base)
     assign, exact, total = _arrangements(g, g1, n_resamples, seed)
     method = (f"permutation test of the model of whole {_plural(unit, 2)} (exact, {total} arrangements, mid-p)" if exact
               else f"permutation test of the model of whole {_plural(unit, 2)} (Monte Carlo, {total} random "
@@ -540,14 +549,33 @@ def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, se
                            reason=(f"only {g} {_plural(unit, g)}: the permutation test cannot reach p < {alpha:g} "
                                    f"with fewer than {need}") if g < need else "nothing was picked", **base)
 
+    if g >= NORMAL_FROM:
+        p = _omnibus_wald(per)
+        return ClusterTest(p_value=p, method=f"{method_base} (normal limit: cluster-robust Wald test, chi-squared on "
+                                             f"{k - 1} df)", reason="an omnibus test has no interval",
+                           clusters_needed=None, **base)
     p, exact, total = omnibus_pvalues(per, n_resamples=n_resamples, seed=seed)
     method = (f"{method_base} (exact, {total} arrangements, mid-p)" if exact else
-              f"{method_base} (chi-squared limit of the arrangements, {g} >= {NORMAL_FROM} {_plural(unit, 2)})"
-              if total == 0 else
               f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed}, mid-p)")
     p = float(p[0])
     return ClusterTest(p_value=p, method=method, reason="an omnibus test has no interval", clusters_needed=None,
                        **base)
+
+
+def _omnibus_wald(per: np.ndarray) -> float:
+    """Large-G limit of the within-cluster permutation test: each cluster's deviation of its
+    counts from an equal split, d_g, summed; W = D' V^+ D with V = sum d_g d_g' (cluster-robust),
+    chi-squared on rank(V) <= k - 1 df."""
+    from scipy import stats
+
+    d = per - per.sum(axis=1, keepdims=True) / per.shape[1]
+    total = d.sum(axis=0)
+    v = d.T @ d
+    rank = int(np.linalg.matrix_rank(v))
+    if rank == 0:
+        return 1.0
+    w = float(total @ np.linalg.pinv(v) @ total)
+    return float(stats.chi2.sf(w, rank))
 
 
 def _spread(totals: np.ndarray) -> np.ndarray:
@@ -562,14 +590,6 @@ def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[n
     if per.ndim == 2:
         per = per[None]
     r, g, k = per.shape
-    spread_g = ((per - per.mean(axis=2, keepdims=True)) ** 2).mean(axis=2)  # (R, G): each cluster's variance
-    variance = spread_g.sum(axis=1)
-    if g >= NORMAL_FROM and (variance > 0).all():
-        from scipy.stats import chi2
-
-        # permuted totals: mean equal for every model, covariance sum_g var_g * k/(k-1) * (I - J/k)
-        stat = _spread(per.sum(axis=1)) / (variance * k / (k - 1))
-        return chi2.sf(stat, k - 1), False, 0
     totals = per.sum(axis=1)
     observed = _spread(totals)
     tol = 1e-9 * (1.0 + np.abs(totals).sum(axis=1)) * np.maximum(1.0, observed)

@@ -31,7 +31,7 @@ from scipy import stats
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
-from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip
+from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
 from parlai_acute.stats.intervals import exact_intervals
 
 
