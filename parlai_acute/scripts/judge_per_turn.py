@@ -11,7 +11,7 @@ configuration, templates, seed, consistency, position bias, calls and tokens).
 Examples::
 
     parlai-acute judge per-turn --turns turns.csv --outdir judge_turns
-    parlai-acute judge per-turn --turns turns.jsonl --answer-from logprobs --limit 20 --outdir judge_turns
+    parlai-acute judge per-turn --turns turns.jsonl --answer-from logprobs --num-items 20 -o judge_turns
 """
 from __future__ import annotations
 
