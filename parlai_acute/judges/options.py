@@ -68,6 +68,13 @@ def add_onboarding_arguments(parser: argparse.ArgumentParser, gold: str, default
     group.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
 
 
+def cost_line(summary: dict) -> str:
+    """What a judge run cost, in one line: calls made, cached and failed, and tokens."""
+    c = summary["costs"]
+    return (f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
+            f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+
+
 def make_runner(args):
     """JudgeModel + settings + cache -> a Runner, from the shared options."""
     from parlai_acute.errors import UserError
