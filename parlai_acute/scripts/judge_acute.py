@@ -97,6 +97,6 @@ def run(args) -> int:
             raise UserError("the judge produced no usable judgments to analyze; see items.jsonl for its answers")
         config = AnalysisConfig(seed=args.seed, max_per_worker=len(tables["judgments"]),
                                 source=str(outdir / "judgments.csv"))
-        paths = write_outputs(analyze(tables["judgments"], config), outdir / "analysis")
+        paths = write_outputs(analyze(tables["judgments"], config, judges=[summary]), outdir / "analysis")
         print(f"analysis: {paths['report.html']}")
     return 0

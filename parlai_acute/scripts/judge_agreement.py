@@ -17,7 +17,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -70,7 +69,7 @@ def run(args) -> int:
     from parlai_acute.files import atomic_write
     from parlai_acute.judges import agreement
     from parlai_acute.judges.agreement_report import render
-    from parlai_acute.judges.record import write_summary
+    from parlai_acute.judges.record import read_summary, write_summary
 
     if args.bootstrap < 0:
         raise UserError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
@@ -102,10 +101,7 @@ def run(args) -> int:
     write_summary(outdir / "agreement.json", summary)
     with atomic_write(outdir / "scores.csv") as fh:
         result["matchups"].to_csv(fh, index=False)
-    summary_path = Path(args.judge_summary) if args.judge_summary else Path(args.judge_table).parent / "summary.json"
-    if args.judge_summary and not summary_path.is_file():
-        raise UserError(f"--judge-summary {summary_path} does not exist; pass the summary.json of the judge run")
-    judge_summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    judge_summary = read_summary(args.judge_summary, args.judge_table)
     paths = render(summary, result["matchups"], outdir, judge_summary)
     s = summary
     print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")

@@ -41,11 +41,14 @@ import pandas as pd
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.stats import agreement as agree
-from parlai_acute.stats.paired import bootstrap_pvalue, clopper_pearson, fisher_exact
-from parlai_acute.stats.resample import percentile_interval, resample_weights
-from parlai_acute.stats.winrates import holm, significance_mark
+from parlai_acute.stats import inference
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.paired import fisher_exact
+from parlai_acute.stats.resample import resample_weights
+from parlai_acute.stats.winrates import holm
 
 MEASURES = ("sensibleness", "specificity", "ssa")
+UNITS = ("auto", "conversation", "context", "worker")
 TIE_RULE = "a tie (exactly half of an item's labels) counts as no"
 
 
@@ -58,6 +61,8 @@ class SSAConfig:
     confidence: float = 0.95
     alpha: float = 0.05
     min_workers: int = 5
+    unit: str = "auto"  # cluster of the marks: auto (conversation, else context), conversation, context or worker
+    permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests
     source: str = ""
 
     def __post_init__(self):
@@ -67,6 +72,10 @@ class SSAConfig:
             raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
         if not 0 < self.alpha < 1:
             raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        if self.unit not in UNITS:
+            raise UserError(f"--unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.permutations < 100:
+            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"
@@ -164,23 +173,75 @@ def model_table(df: pd.DataFrame, items: pd.DataFrame, boot: np.ndarray | None, 
     return pd.DataFrame(rows).sort_values(["ssa", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
-def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], table: pd.DataFrame,
+def _unit_of(items: pd.DataFrame, config: SSAConfig) -> str:
+    """The cluster of the marks: interactive and log items move with their conversation,
+    static items with their context (every model's reply to it), unless asked otherwise."""
+    if config.unit != "auto":
+        return config.unit
+    return "conversation" if (items["conversation"].astype(str) != "").all() else "context"
+
+
+def _item_values(items: pd.DataFrame) -> np.ndarray:
+    """(items, 3): sensible, specific and their average (the item's SSA) as numbers."""
+    sens, spec = items["sensible"].to_numpy(float), items["specific"].to_numpy(float)
+    return np.column_stack([sens, spec, (sens + spec) / 2])
+
+
+def cluster_tests(df: pd.DataFrame, items: pd.DataFrame, a: str, b: str, unit: str,
+                  config: SSAConfig) -> list[inference.ClusterTest]:
+    """The cluster-aware test of b - a for each measure.
+
+    ``conversation``/``context``: when each cluster holds replies of one model only
+    (interactive SSA) the models of whole clusters are permuted; when clusters hold both
+    (static contexts) each cluster's mean difference is sign-flipped, over the clusters
+    that hold both. ``worker``: each label counts, each worker's mean label of b minus of
+    a is sign-flipped over the workers who labelled both (static labelling, where one
+    worker's taste runs through all their labels)."""
+    kwargs = dict(unit=unit, alpha=config.alpha, confidence=config.confidence, seed=config.seed,
+                  n_resamples=config.permutations)
+    if unit == "worker":
+        labels = df[df["model"].isin([a, b])]
+        values = _item_values(labels)
+        means = pd.DataFrame(values, columns=list(MEASURES)).assign(worker=labels["worker"].to_numpy(),
+                                                                   model=labels["model"].to_numpy())
+        per = means.groupby(["worker", "model"])[list(MEASURES)].mean().unstack("model")
+        both = per.dropna()
+        diffs = np.column_stack([both[(m, b)] - both[(m, a)] for m in MEASURES]) if len(both) else np.zeros((0, 3))
+        return inference.paired_cluster_tests(diffs, both.index.to_numpy(), **kwargs) if len(both) else \
+            inference.paired_cluster_tests(np.full((1, 3), np.nan), ["none"], **kwargs)
+    mine = items[items["model"].isin([a, b])]
+    key = mine["conversation"] if unit == "conversation" else mine["context_id"]
+    cluster = np.where(key.astype(str) != "", unit + ":" + key.astype(str), "item:" + mine["item"].astype(str))
+    values = _item_values(mine)
+    models_per_cluster = pd.Series(mine["model"].to_numpy()).groupby(cluster).nunique()
+    if (models_per_cluster == 1).all():
+        return [inference.two_sample_cluster_test(values[:, q], mine["model"].to_numpy(), cluster, **kwargs)
+                for q in range(len(MEASURES))]
+    frame = pd.DataFrame(values, columns=list(MEASURES)).assign(cluster=cluster, model=mine["model"].to_numpy())
+    per = frame.groupby(["cluster", "model"])[list(MEASURES)].mean().unstack("model").dropna()
+    diffs = np.column_stack([per[(m, b)] - per[(m, a)] for m in MEASURES])
+    return inference.paired_cluster_tests(diffs, per.index.to_numpy(), **kwargs)
+
+
+def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: pd.DataFrame,
                config: SSAConfig) -> pd.DataFrame:
-    """Every pair (a, b), a before b in ``models``: difference b - a per measure and its tests."""
+    """Every pair (a, b), a before b in ``models``: difference b - a per measure, the
+    cluster-aware test behind the mark (:func:`cluster_tests`) and, for sensibleness and
+    specificity, Fisher's exact test on the item counts (items independent)."""
     by_model = table.set_index("model")
+    unit = _unit_of(items, config)
     rows = []
-    for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
-        for q, measure in enumerate(MEASURES):
-            diff = by_model.at[b, measure] - by_model.at[a, measure]
+    for a, b in itertools.combinations(models, 2):
+        tests = cluster_tests(df, items, a, b, unit, config)
+        for measure, test in zip(MEASURES, tests):
             row = {"model_a": a, "model_b": b, "measure": measure, "value_a": by_model.at[a, measure],
-                   "value_b": by_model.at[b, measure], "diff": diff}
-            if boot is not None:
-                samples = boot[:, j, q] - boot[:, i, q]
-                lo, hi = percentile_interval(samples[:, None], config.confidence)
-                row["boot_low"], row["boot_high"] = float(lo[0]), float(hi[0])
-                row["boot_pvalue"] = float(bootstrap_pvalue(diff, samples[:, None])[0])
-            else:
-                row["boot_low"] = row["boot_high"] = row["boot_pvalue"] = float("nan")
+                   "value_b": by_model.at[b, measure], "diff": by_model.at[b, measure] - by_model.at[a, measure],
+                   "unit": unit, "clusters": test.n_clusters, "cluster_estimate": test.estimate,
+                   "cluster_low": np.nan if test.low is None else test.low,
+                   "cluster_high": np.nan if test.high is None else test.high,
+                   "cluster_pvalue": np.nan if test.p_value is None else test.p_value,
+                   "cluster_note": inference.shortfall(test) or (test.reason or ""), "cluster_method": test.method,
+                   "clusters_needed": test.clusters_needed}
             if measure == "ssa":
                 row["fisher_pvalue"] = float("nan")
             else:
@@ -188,9 +249,8 @@ def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], 
                 row["fisher_pvalue"] = fisher_exact(int(by_model.at[a, count]), int(by_model.at[a, "items"]),
                                                     int(by_model.at[b, count]), int(by_model.at[b, "items"]))
             rows.append(row)
-    pairs = pd.DataFrame(rows, columns=["model_a", "model_b", "measure", "value_a", "value_b", "diff", "boot_low",
-                                        "boot_high", "boot_pvalue", "fisher_pvalue"])
-    for test in ("boot", "fisher"):
+    pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:-3])
+    for test in ("cluster", "fisher"):
         pairs[f"{test}_p_holm"] = np.nan
         for measure, group in pairs.groupby("measure"):
             p = group[f"{test}_pvalue"].to_numpy(float)
@@ -199,10 +259,19 @@ def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], 
                 adjusted = np.full(len(p), np.nan)
                 adjusted[ok] = holm(p[ok])
                 pairs.loc[group.index, f"{test}_p_holm"] = adjusted
-    main = pairs["boot_p_holm"].where(pairs["measure"] == "ssa", pairs["fisher_p_holm"])
-    main = main.where(main.notna(), pairs["boot_p_holm"])
-    pairs["mark"] = [significance_mark(p) if p == p else "" for p in main]
-    return pairs
+    pairs["mark"] = [inference.mark(p, config.alpha) for p in pairs["cluster_p_holm"]]
+    return pairs[PAIR_COLUMNS]
+
+
+PAIR_COLUMNS = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "unit", "clusters",
+                "cluster_estimate", "cluster_low",
+                "cluster_high", "cluster_pvalue", "cluster_note", "cluster_method", "clusters_needed",
+                "fisher_pvalue", "fisher_p_holm", "cluster_p_holm", "mark"]
+#: The test columns in words (report and exports).
+PAIR_HEADERS = {"cluster_estimate": "difference tested", "cluster_low": "low", "cluster_high": "high", "cluster_pvalue": "p (cluster-aware)",
+                "cluster_p_holm": "Holm p (cluster-aware)", "cluster_note": "note",
+                "fisher_pvalue": "p (Fisher exact, items independent)",
+                "fisher_p_holm": "Holm p (Fisher exact, items independent)"}
 
 
 # ---------------------------------------------------------------- agreement and workers
@@ -276,7 +345,7 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     models = sorted(items["model"].unique())
     boot = bootstrap_rates(items, models, config.bootstrap, config.seed)
     table = model_table(df, items, boot, models, config)
-    pairs = pair_table(items, boot, models, table, config)
+    pairs = pair_table(df, items, models, table, config)
     notes = []
     per_item = items["labels"]
     if per_item.max() < 3:
@@ -285,6 +354,12 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     ties = int(items["sensible_tie"].sum() + items["specific_tie"].sum())
     if ties:
         notes.append(f"{ties} majority vote(s) were ties; {TIE_RULE}")
+    needed = pd.to_numeric(pairs["clusters_needed"], errors="coerce")
+    short = pairs[needed.notna() & (pairs["clusters"] < needed)]
+    for p in short.drop_duplicates(["model_a", "model_b"]).itertuples(index=False):
+        notes.append(f"FEW {p.unit.upper()}S: {p.model_b} vs {p.model_a} rests on {p.clusters} {p.unit}"
+                     f"{'s' if p.clusters != 1 else ''}; replies of one {p.unit} are not independent, so no mark can "
+                     f"be given ({p.cluster_note})")
     few = table[table["few_workers"]]["model"].tolist()
     if few:
         notes.append(f"labels of {', '.join(few)} come from fewer than {config.min_workers} workers: "

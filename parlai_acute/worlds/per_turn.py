@@ -108,7 +108,7 @@ class ModelPool:
         opt = self.opts[name]
         keys = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
                 "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "seed",
-                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots")
+                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots", "llama_replica")
         return {"spec": self.specs[name], "agent": type(self._masters[name]).__name__,
                 "options": {k: opt.get(k) for k in keys if opt.get(k) not in (None, "")}}
 

@@ -40,7 +40,10 @@ def test_pm_sata_table2_columns_and_mcnemar():
     ci = stats.binomtest(8, 11).proportion_ci(0.95, method="exact")
     assert (models.loc["A", "ci_low"], models.loc["A", "ci_high"]) == pytest.approx((ci.low, ci.high))
     # two dialogues only: resampling them says nothing about other dialogues, so no bootstrap interval
-    assert np.isnan(models.loc["A", "boot_low"]) and np.isnan(pair.boot_pvalue)
+    assert np.isnan(models.loc["A", "boot_low"])
+    # and no calibrated cluster-aware test: no mark, and the row says how many dialogues are needed
+    assert np.isnan(pair.cluster_pvalue) and pair.mark == "" and pair.clusters == 2
+    assert pair.cluster_note == "only 2 dialogues: a calibrated test needs at least 5 (3 more)"
     few = analyze(turns_table(pm_sata_rows()), dataclasses.replace(CFG, min_clusters=2))
     boot = few.designs[0].groups[0].models_table.set_index("model")
     assert boot.loc["A", "boot_low"] <= 8 / 11 <= boot.loc["A", "boot_high"]
@@ -103,7 +106,10 @@ def test_sm_rates_and_comparisons():
     assert comp.fisher_pvalue == pytest.approx(stats.fisher_exact([[16, 4], [8, 12]]).pvalue)
     from statsmodels.stats.proportion import proportions_ztest
     assert comp.z_pvalue == pytest.approx(proportions_ztest([16, 8], [20, 20])[1])
-    assert comp["diff"] == pytest.approx(-0.4) and comp.boot_high < 0  # clearly different
+    assert comp["diff"] == pytest.approx(-0.4) and comp.cluster_high < 0  # clearly different
+    # every B dialogue picked less often than every A dialogue: the most extreme of the C(10, 5)
+    # ways to split the 10 dialogues (tied with its mirror image), mid-p = 1 / 252
+    assert comp.cluster_pvalue == pytest.approx(1 / 252) and comp.mark == "**" and comp.clusters == 10
     ci = stats.binomtest(16, 20).proportion_ci(0.95, method="exact")
     assert design.groups[0].models_table.loc[0, "ci_low"] == pytest.approx(ci.low)
 
