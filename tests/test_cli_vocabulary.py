@@ -67,6 +67,15 @@ def test_interval_level_is_confidence_and_the_old_level_still_works(tmp_path, ca
     assert parse("metrics", "rank", "--limit", "7", "-o", "out").num_contexts == 7
 
 
+def test_how_many_is_num_contexts_or_num_items_never_limit():
+    for path in leaves():
+        opts = options_of(path)
+        visible = [o for strings in opts.values() for o in strings]
+        assert "--limit" not in visible or any(o.startswith("--num-") for o in visible), path
+    assert parse("judge", "acute", "--pairings", "p.jsonl", "--num-items", "3", "-o", "o").limit == 3
+    assert parse("judge", "acute", "--pairings", "p.jsonl", "--limit", "4", "-o", "o").limit == 4
+
+
 def test_parlai_names_are_accepted_where_a_parlai_user_would_type_them():
     args = parse("self-chat", "--selfchat-max-turns", "3", "--num-selfchats", "2", "--outfile", "x.jsonl")
     assert (args.max_turns, args.num_self_chats, args.outfile) == (3, 2, "x.jsonl")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges.model import ANSWER_FROM
-from parlai_acute.scripts.options import add_output_dir, add_progress, progress
+from parlai_acute.scripts.options import DeprecatedAlias, add_output_dir, add_progress, progress
 from parlai_acute.worlds.model_spec import MODEL_HELP
 
 
@@ -52,7 +52,10 @@ def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) ->
     group.add_argument("--cache", default=None, metavar="PATH",
                        help=f"SQLite cache of judge calls (default: {default_cache()})")
     group.add_argument("--no-cache", action="store_true", help="ask every call afresh and store nothing")
-    group.add_argument("--limit", type=int, default=None, help="judge only the first N items (a quick look)")
+    group.add_argument("--num-items", dest="limit", type=int, default=None, metavar="N",
+                       help="judge only the first N items (a quick look)")
+    group.add_argument("--limit", dest="limit", type=int, action=DeprecatedAlias, preferred="--num-items",
+                       help=argparse.SUPPRESS)
     add_output_dir(group, "the tables, items.jsonl and summary.json")
     add_progress(group)
 
@@ -65,6 +68,13 @@ def add_onboarding_arguments(parser: argparse.ArgumentParser, gold: str, default
     group.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
 
 
+def cost_line(summary: dict) -> str:
+    """What a judge run cost, in one line: calls made, cached and failed, and tokens."""
+    c = summary["costs"]
+    return (f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
+            f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+
+
 def make_runner(args):
     """JudgeModel + settings + cache -> a Runner, from the shared options."""
     from parlai_acute.errors import UserError
@@ -73,7 +83,7 @@ def make_runner(args):
     from parlai_acute.judges.runner import JudgeSettings, Runner
 
     if args.limit is not None and args.limit < 1:
-        raise UserError(f"--limit {args.limit} must be at least 1")
+        raise UserError(f"--num-items {args.limit} must be at least 1")
     settings = JudgeSettings(answer_from=args.answer_from, retries=args.retries, order_mode=args.orders,
                              inconsistent=args.inconsistent, seed=args.seed)
     cache = NoCache() if args.no_cache else JudgeCache(args.cache or default_cache())

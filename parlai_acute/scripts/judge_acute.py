@@ -23,7 +23,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,9 +90,7 @@ def run(args) -> int:
         flag = "passed" if onboarding["passed"] else "FAILED (flagged: do not trust this judge)"
         print(f"onboarding: {onboarding['orders_correct']}/{onboarding['orders']} gold orders correct, "
               f"{onboarding['items_correct_every_order']}/{onboarding['gold_items']} gold pairs right in every order: {flag}")
-    c = summary["costs"]
-    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(cost_line(summary))
     print(f"wrote {len(tables['judgments'])} judgments to {outdir / 'judgments.csv'}")
     if args.analyze:
         if tables["judgments"].empty:

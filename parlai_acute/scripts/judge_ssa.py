@@ -21,7 +21,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,9 +91,7 @@ def run(args) -> int:
               f"({score['missing']} missing): {flag}")
     if warning:
         print(f"WARNING: {warning}")
-    c = summary["costs"]
-    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(cost_line(summary))
     print(f"wrote {len(table)} labels to {outdir / 'labels.csv'}")
     return 0
 
