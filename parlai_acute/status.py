@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.stats.ppi import acute_items
 from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide
 
 PROTOCOLS = ("acute", "per-turn", "ssa")
@@ -43,16 +44,11 @@ def detect_protocol(df: pd.DataFrame) -> str:
 def acute_streams(df: pd.DataFrame) -> list[dict]:
     """One preference stream per (question, model pair): does the first model (by name) win,
     one value per worker (their share of wins), workers in the order they finished."""
-    df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
-    left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
-    first, second = np.where(left < right, left, right), np.where(left < right, right, left)
-    work = pd.DataFrame({"question": df["question_key"].to_numpy(str), "a": first, "b": second,
-                         "worker": df["worker"].to_numpy(str), "a_won": df["winner"].to_numpy(str) == first,
-                         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
+    work = acute_items(df)
     out = []
-    for (question, a, b), part in work.groupby(["question", "a", "b"], sort=True):
+    for (question, a, b), part in work.groupby(["question", "first", "second"], sort=True):
         out.append({"protocol": "acute", "group": question, "comparison": f"{a} vs {b}", "measure": f"{a} wins",
-                    "unit": "worker", "stream": cluster_stream(part, "a_won", "worker", "timestamp")})
+                    "unit": "worker", "stream": cluster_stream(part, "value", "worker", "timestamp")})
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import add_mephisto_db
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--table", metavar="FILE", help="read a tidy table (.csv or .jsonl) of judgments, turns or labels")
     parser.add_argument("--protocol", choices=["acute", "per-turn", "ssa"], default=None,
                         help="which protocol the data are (default: found from the table's columns or the run)")
-    parser.add_argument("--mephisto-db", metavar="PATH", default=None,
-                        help="Mephisto database.db (default: the one in Mephisto's configured data directory)")
+    add_mephisto_db(parser)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="error rate over all comparisons together, at every look (default: %(default)s)")
     parser.add_argument("--budget", type=int, default=1_000_000,
@@ -33,50 +33,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_table(path: str, protocol: str | None):
-    """A table file through its protocol's own reader (validation and one-line errors included)."""
-    from parlai_acute.acute.judgments import read_judgments
-    from parlai_acute.perturn.turns import read_turns
-    from parlai_acute.ssa.labels import read_labels
+    """A table file through its protocol's reader (:func:`parlai_acute.api.load_table`); the
+    protocol, unless given, from the header (csv) or first row (jsonl)."""
+    from parlai_acute import api
+    from parlai_acute.status import SIGNATURE
 
-    readers = {"acute": read_judgments, "per-turn": read_turns, "ssa": read_labels}
     if protocol is None:
-        with open(path, encoding="utf-8") as handle:  # the header (csv) or first row (jsonl) names the columns
-            head = handle.readline()
-        from parlai_acute.status import SIGNATURE
-
-        found = [p for p, column in SIGNATURE.items() if f'"{column}"' in head or column in head.split(",")]
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                head = handle.readline()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it ({exc.strerror}); check the path") from None
+        found = [p for p, column in SIGNATURE.items() if f'"{column}"' in head or column in head.strip().split(",")]
         if len(found) != 1:
             raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol acute|per-turn|ssa")
         protocol = found[0]
-    return readers[protocol](path), protocol
+    return api.load_table(protocol, path), protocol
 
 
 def _read_run(args):
-    """The run's table: the first protocol whose store holds rows for the task."""
+    """The run's table: the first protocol whose Mephisto task stored rows for ``--task-name``."""
+    from parlai_acute import api
+
     tried = []
     for protocol in ([args.protocol] if args.protocol else ["acute", "per-turn", "ssa"]):
         try:
-            if protocol == "acute":
-                from parlai_acute.mephisto_tasks.acute_eval.store import judgments_from_mephisto_db
-                from parlai_acute.mephisto_tasks.database import open_mephisto_db
-
-                df = judgments_from_mephisto_db(args.task_name, db=open_mephisto_db(args.mephisto_db))
-            elif protocol == "per-turn":
-                from parlai_acute.scripts.perturn_analyze import load
-
-                df = load(argparse.Namespace(turns=None, task_name=args.task_name, mephisto_db=args.mephisto_db))[0]
-            else:
-                from parlai_acute.scripts.ssa_analyze import load
-
-                df = load(argparse.Namespace(labels=None, task_name=args.task_name, mephisto_db=args.mephisto_db))[0]
+            return api.load_table(protocol, task_name=args.task_name, mephisto_db=args.mephisto_db), protocol
         except UserError as exc:
-            tried.append(f"{protocol}: {exc}")
-            continue
-        if len(df):
-            return df, protocol
-        tried.append(f"{protocol}: no rows")
-    raise UserError(f"Mephisto task {args.task_name!r} has no stored judgments, turns or labels yet "
-                    f"({'; '.join(tried)}); check the task name and --mephisto-db")
+            if "no Mephisto task named" in str(exc):
+                raise
+            tried.append(protocol)
+    raise UserError(f"Mephisto task {args.task_name!r} has no stored judgments, turns or labels yet (looked for "
+                    f"{', '.join(tried)}); check the task name and --mephisto-db")
 
 
 def run(args) -> int:

@@ -64,10 +64,6 @@ def contrasts(theta: np.ndarray, goal: str, k: int) -> tuple[np.ndarray, np.ndar
     return a, b
 
 
-def _gather(matrix, i, j):
-    return np.take_along_axis(np.take_along_axis(matrix, i[..., :, None], axis=-2), j[..., None, :], axis=-1)
-
-
 def pair_scores(wins: np.ndarray, goal: str = "ranking", k: int = 3, alpha: float = DEFAULT_ALPHA,
                 scores: bool = True) -> dict:
     """Expected reduction of the goal's uncertainty from one more judgment of each pair.
@@ -83,7 +79,7 @@ def pair_scores(wins: np.ndarray, goal: str = "ranking", k: int = 3, alpha: floa
     a, b = contrasts(theta, goal, k)
     diff = np.take_along_axis(theta, a, -1) - np.take_along_axis(theta, b, -1)
     var = (np.take_along_axis(np.diagonal(cov, axis1=-2, axis2=-1), a, -1)
-           + np.take_along_axis(np.diagonal(cov, axis1=-2, axis2=-1), b, -1) - 2 * _diag_pairs(cov, a, b))
+           + np.take_along_axis(np.diagonal(cov, axis1=-2, axis2=-1), b, -1) - 2 * _entries(cov, a, b))
     sd = np.sqrt(np.maximum(var, 1e-12))
     z = diff / sd
     out = {"theta": theta, "a": a, "b": b, "z": z, "sd": sd}
@@ -104,7 +100,7 @@ def pair_scores(wins: np.ndarray, goal: str = "ranking", k: int = 3, alpha: floa
     return out | {"scores": gain}
 
 
-def _diag_pairs(cov, a, b):
+def _entries(cov, a, b):
     """cov[..., a, b] for index arrays a, b of shape (..., C)."""
     return np.take_along_axis(cov.reshape(*cov.shape[:-2], -1), a * cov.shape[-1] + b, axis=-1)
 

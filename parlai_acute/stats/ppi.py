@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from parlai_acute.errors import UserError
 
@@ -67,8 +67,9 @@ def ppi_mean(y, f, f_unlabeled, alpha: float = 0.05, lam: float | None = None) -
     n, big_n = y.shape[-1], fu.shape[-1]
     if n < 2:
         raise UserError(f"PPI needs at least 2 items answered by people, got {n}; collect more")
-    if big_n < 1:
-        raise UserError("the judge answered no item beyond the people's; PPI needs the judge on more items")
+    if big_n < 2:
+        raise UserError(f"the judge answered {big_n} item(s) beyond the people's; PPI needs at least 2 (the "
+                        f"variance of its answers there enters the interval)")
     lam_ = tuned_lambda(y, f, fu) if lam is None else np.full(y.shape[:-1], float(lam))
     lam_e = lam_[..., None]
     estimate = (y - lam_e * f).mean(axis=-1) + lam_ * fu.mean(axis=-1)
@@ -134,16 +135,128 @@ def judge_tracks_people(y, f, alpha: float = 0.05) -> dict:
             "why": "" if tracks else f"its answers do not track the people's (r = {r:+.2f}, p = {p:.2g})"}
 
 
+# ----------------------------------------------------------------------------- Bradley-Terry
+
+def _bt_rows(first, second, k):
+    x = np.zeros((len(first), k))
+    x[np.arange(len(first)), first] += 1
+    x[np.arange(len(first)), second] -= 1
+    return x
+
+
+def _bt_grad_hess(x, y, theta):
+    """Per-row gradients of the logistic loss -[y x'theta - log(1 + e^{x'theta})] and the mean Hessian."""
+    p = special.expit(x @ theta)
+    grads = -x * (y - p)[:, None]
+    hess = (x * (p * (1 - p))[:, None]).T @ x / max(len(y), 1)
+    return grads, hess
+
+
+def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, alpha: float = 0.05,
+                      lam: float | None = None, max_iter: int = 100) -> dict:
+    """Bradley-Terry strengths by PPI++ for M-estimators (Angelopoulos, Duchi & Zrnic 2024): the
+    people's logistic loss on the items they judged, minus lambda times the judge's loss on the
+    same items, plus lambda times the judge's loss on the items only the judge judged; sandwich
+    covariance; lambda tuned to minimise the trace of the covariance (the approach of
+    Chatzi et al. 2024's prediction-powered ranking, with strengths instead of rank-sets).
+
+    Items: model indices ``first``/``second`` and the share ``y`` (people) / ``f`` (judge) of
+    judgments the first model won; ``*_u`` for judge-only items. Returns strengths (sum zero)
+    with Wald intervals, people-only beside them, lambda and the covariance matrices.
+    """
+    z = _z(alpha)
+    k = int(models)
+    x, xu = _bt_rows(np.asarray(first), np.asarray(second), k), _bt_rows(np.asarray(first_u), np.asarray(second_u), k)
+    y, f, fu = (np.asarray(a, dtype=float) for a in (y, f, f_u))
+    n, big_n = len(y), len(fu)
+    if n < 2 or big_n < 2:
+        raise UserError("PPI ranking needs at least 2 items judged by people and 2 by the judge alone")
+    fix = np.ones((k, k)) / k  # only differences are identified: pin the mean at zero
+
+    def solve(weight_lam):
+        theta = np.zeros(k)
+        for _ in range(max_iter):
+            gy, hy = _bt_grad_hess(x, y, theta)
+            gf, _ = _bt_grad_hess(x, f, theta)
+            gu, hu = _bt_grad_hess(xu, fu, theta)
+            grad = gy.mean(0) - weight_lam * gf.mean(0) + weight_lam * gu.mean(0)
+            hess = (1 - weight_lam) * hy + weight_lam * hu + fix
+            step = np.linalg.solve(hess, grad)
+            theta = theta - step * min(1.0, 2.0 / max(np.abs(step).max(), 1e-300))
+            if np.abs(step).max() < 1e-10:
+                break
+        return theta - theta.mean()
+
+    def covariance(theta, weight_lam):
+        gy, hy = _bt_grad_hess(x, y, theta)
+        gf, _ = _bt_grad_hess(x, f, theta)
+        gu, hu = _bt_grad_hess(xu, fu, theta)
+        hess = (1 - weight_lam) * hy + weight_lam * hu + fix
+        inv = np.linalg.inv(hess)
+        middle = np.cov((gy - weight_lam * gf).T) / n + weight_lam ** 2 * np.cov(gu.T) / big_n
+        centre = np.eye(k) - 1.0 / k
+        return centre @ inv @ middle @ inv.T @ centre, inv, gy, gf, gu
+
+    people = solve(0.0)
+    cov_people, inv, gy, gf, gu = covariance(people, 0.0)
+    if lam is None:
+        cross = np.cov(np.vstack([gy.T, gf.T]))[:k, k:]
+        allf = np.cov(np.vstack([gf, gu]).T)
+        num = np.trace(inv @ (cross + cross.T) @ inv.T)
+        den = 2 * (1 + n / big_n) * np.trace(inv @ allf @ inv.T)
+        lam = float(np.clip(num / den, 0, 1)) if den > 0 else 0.0
+    theta = solve(lam)
+    cov = covariance(theta, lam)[0]
+    se, se_people = np.sqrt(np.maximum(np.diag(cov), 0)), np.sqrt(np.maximum(np.diag(cov_people), 0))
+    return {"strength": theta, "lower": theta - z * se, "upper": theta + z * se, "se": se, "cov": cov,
+            "people_strength": people, "people_lower": people - z * se_people, "people_upper": people + z * se_people,
+            "people_se": se_people, "people_cov": cov_people, "lambda": lam, "n_people": n, "n_judge_only": big_n,
+            "alpha": alpha}
+
+
+def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """ACUTE-Eval Bradley-Terry strengths per question, people-only and prediction-powered,
+    from the two judgments tables (items: a pair of conversations under one question)."""
+    hp, jp = acute_items(people), acute_items(judge)
+    rows = []
+    for question in sorted(set(hp["question"])):
+        h = hp[hp["question"] == question].groupby(["item", "first", "second"])["value"].mean().reset_index()
+        j = jp[jp["question"] == question].groupby(["item", "first", "second"])["value"].mean().reset_index()
+        names = sorted(set(h["first"]) | set(h["second"]) | set(j["first"]) | set(j["second"]))
+        index = {m: i for i, m in enumerate(names)}
+        both = h.merge(j, on=["item", "first", "second"], suffixes=("_people", "_judge"))
+        only = j[~j["item"].isin(h["item"])]
+        if len(both) < 2 or len(only) < 2 or len(names) < 2:
+            continue
+        tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
+        res = ppi_bradley_terry(both["first"].map(index), both["second"].map(index), both["value_people"],
+                                both["value_judge"], only["first"].map(index), only["second"].map(index),
+                                only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+        for i, model in enumerate(names):
+            rows.append({"question": question, "model": model, "lambda": res["lambda"],
+                         **{key: float(res[key][i]) for key in ("strength", "lower", "upper", "people_strength",
+                                                                 "people_lower", "people_upper")},
+                         "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
+                             f": {tracks['why']}" if not tracks["tracks"] else "")})
+    return pd.DataFrame(rows)
+
+
 # ----------------------------------------------------------------------------- tidy tables
 
-def _acute_items(df: pd.DataFrame) -> pd.DataFrame:
+def acute_items(df: pd.DataFrame) -> pd.DataFrame:
+    """ACUTE judgments (onboarding and A/A pairs left out) oriented by model name: ``value`` 1
+    when ``first`` (the model whose name sorts first) won; ``item`` = pair of conversations
+    under one question. The one orientation ``ppi`` and ``status`` share."""
     df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
     left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
     first, second = np.where(left < right, left, right), np.where(left < right, right, left)
     return pd.DataFrame({"group": np.char.add(np.char.add(first, " vs "), second),
-                         "measure": np.char.add(first, " wins"),
+                         "measure": np.char.add(first, " wins"), "first": first, "second": second,
+                         "question": df["question_key"].astype(str).to_numpy(),
                          "item": df["pair_id"].astype(str).to_numpy() + "#" + df["question_key"].astype(str).to_numpy(),
-                         "value": (df["winner"].to_numpy(str) == first).astype(float)})
+                         "value": (df["winner"].to_numpy(str) == first).astype(float),
+                         "worker": df["worker"].astype(str).to_numpy(),
+                         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
 
 
 def _perturn_items(df: pd.DataFrame) -> pd.DataFrame:
@@ -161,7 +274,7 @@ def _ssa_items(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-ITEMS = {"acute": _acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
+ITEMS = {"acute": acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
 
 
 def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05) -> pd.DataFrame:
@@ -183,9 +296,9 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         only = j.index[~j.index.isin(items)]
         row = {"group": group, "measure": measure, "people_items": int(h.size), "items_with_both": int(both.size),
                "judge_only_items": int(only.size)}
-        if both.size < 2 or only.size < 1:
+        if both.size < 2 or only.size < 2:
             row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
-                           "the judge answered no item beyond the people's") + ": people-only result only"
+                           "the judge answered fewer than 2 items beyond the people's") + ": people-only result only"
             y = h.to_numpy()
             se = y.std(ddof=1) / math.sqrt(y.size) if y.size > 1 else float("nan")
             row |= {"people_estimate": float(y.mean()), "people_lower": float(y.mean() - _z(alpha) * se),

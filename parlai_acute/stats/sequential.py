@@ -307,20 +307,23 @@ def cluster_stream(df: pd.DataFrame, value: str, cluster: str, order: str | None
     return grouped[["cluster", "mean", "judgments", "judgments_so_far"]]
 
 
-def judgments_needed(estimate: float, spread: float, clusters: int, mean_cluster_size: float, m0: float = 0.5,
-                     alpha: float = 0.05, budget: int = 1_000_000) -> int | None:
-    """Projected total clusters at which the normal-mixture CS around ``estimate`` (with the
-    observed per-cluster standard deviation ``spread``) would exclude m0, times the mean
-    cluster size: the judgments still to collect. None when the estimate sits at m0 or the
-    projection passes ``budget`` judgments (no decision in sight)."""
+def judgments_needed(estimate: float, halfwidth: float, clusters: int, mean_cluster_size: float,
+                     m0: float = 0.5, alpha: float = 0.05, budget: int = 1_000_000) -> int | None:
+    """Projected judgments still to collect before the interval around ``estimate`` would
+    exclude m0, if the estimate held: the current ``halfwidth`` (estimate to the bound on m0's
+    side, of the CS actually used) shrunk
+    at the known rate of a confidence sequence, sqrt(log n / n) (the shape of the normal-mixture
+    boundary, :func:`normal_mixture_halfwidth`), until it is below |estimate - m0|; clusters
+    are turned into judgments by the mean cluster size. None when the estimate sits at m0 or
+    the projection passes ``budget`` judgments (no decision in sight)."""
     gap = abs(estimate - m0)
-    sigma = max(spread, 1e-3)
-    if gap <= 0 or not math.isfinite(gap):
+    if gap <= 0 or not math.isfinite(gap) or clusters < 1:
         return None
-    rho = normal_mixture_rho(sigma ** 2 * max(clusters, 10), alpha)
+    rho = normal_mixture_rho(max(clusters, 10), alpha)
     limit = max(int(budget / max(mean_cluster_size, 1.0)), clusters + 1)
-    ns = np.unique(np.geomspace(max(clusters, 1), limit, 400).astype(int))
-    ok = normal_mixture_halfwidth(ns, alpha, sigma, rho) < gap
+    ns = np.unique(np.geomspace(clusters, limit, 400).astype(int))
+    shape = normal_mixture_halfwidth(ns, alpha, 1.0, rho) / normal_mixture_halfwidth(clusters, alpha, 1.0, rho)
+    ok = halfwidth * shape < gap
     if not ok.any():
         return None
     more = max(int(ns[np.argmax(ok)]) - clusters, 1)
@@ -361,8 +364,8 @@ def decide(stream: pd.DataFrame, alpha: float = 0.05, m0: float = 0.5, grid: int
         decided = "above" if x[: crossed + 1].mean() > m0 else "below"
         at = int(stream["judgments_so_far"].iloc[int(crossed)])
     else:
-        spread = float(np.std(x, ddof=1)) if n > 1 else 0.5
-        more = judgments_needed(estimate, spread, n, out["judgments"] / n, m0, alpha, budget)
+        near = estimate - lower if estimate > m0 else upper - estimate  # the bound on m0's side
+        more = judgments_needed(estimate, near, n, out["judgments"] / n, m0, alpha, budget)
     return {**out, "estimate": estimate, "lower": lower, "upper": upper, "decided": decided, "more": more,
             "decided_at_judgments": at, "bets": bets, "note": ""}
 

@@ -13,4 +13,4 @@ def test_status_of_a_stored_run_counts_workers_and_decides_nothing_yet(tmp_path,
     assert "acute: 6 rows, 1 comparison(s)" in out
     assert "generic vs smol" in out and "2 workers, 6 judgments" in out and "undecided" in out
     assert main(["status", "--task-name", "nosuch", "--mephisto-db", db_file]) != 0
-    assert "has no stored" in capsys.readouterr().err
+    assert "no Mephisto task named" in capsys.readouterr().err

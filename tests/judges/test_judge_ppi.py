@@ -8,7 +8,7 @@ import pandas as pd
 from judge_fixtures import LINES, three_model_pairings, write_pairings
 from parlai_acute.scripts.main import main
 
-PER_PAIR, ASKED = 12, 10  # comparisons per model pair; of them, answered by people
+PER_PAIR, ASKED = 12, 10  # comparisons of one model pair; of them, answered by people
 
 
 def people_rows(pairings, seed=0):
@@ -33,7 +33,7 @@ def people_rows(pairings, seed=0):
 
 
 def test_embedded_smollm2_judge_adds_nothing_and_the_result_stays_the_peoples(tmp_path, embedded_judge, capsys):
-    pairings = three_model_pairings(per_pair=PER_PAIR)
+    pairings = [p for p in three_model_pairings(per_pair=PER_PAIR) if p["speakers_to_eval"] == ["chatty", "plain"]]
     path = write_pairings(tmp_path / "p.jsonl", pairings)
     assert main(["judge", "acute", "--pairings", path, "--no-onboarding", "--answer-from", "logprobs",
                  "--orders", "none", "--concurrency", "2", "--cache", str(tmp_path / "c.sqlite"),
@@ -43,10 +43,13 @@ def test_embedded_smollm2_judge_adds_nothing_and_the_result_stays_the_peoples(tm
     assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table",
                  str(tmp_path / "judge" / "judgments.csv"), "--json", str(tmp_path / "ppi.json")]) == 0
     out = capsys.readouterr().out
-    rows = json.loads((tmp_path / "ppi.json").read_text())["rows"]
-    assert len(rows) == 3 and out.count("the judge added nothing") == 3
+    saved = json.loads((tmp_path / "ppi.json").read_text())
+    rows = saved["rows"]
+    assert len(rows) == 1 and "the judge added nothing" in out.splitlines()[1]
+    assert len(saved["ranking"]) == 2 and all(r["lambda"] == 0 and r["strength"] == r["people_strength"]
+                                              and "added nothing" in r["note"] for r in saved["ranking"])
     for row in rows:
-        assert row["people_items"] == ASKED and row["items_with_both"] >= 8
+        assert row["people_items"] == ASKED and row["items_with_both"] == ASKED and row["judge_only_items"] == 2
         assert row["lambda"] == 0 and row["estimate"] == row["people_estimate"]
         assert row["lower"] == row["people_lower"] and row["effective_n"] == row["items_with_both"]
     print(out)

@@ -108,3 +108,77 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     _tables(tmp_path)
     assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "nope.csv")]) != 0
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_ssa_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
+    _tables(tmp_path)
+    assert main(["ssa", "analyze", "--labels", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge.csv"), "--outdir", str(tmp_path / "out"), "--bootstrap", "50",
+                 "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "with the judge (prediction-powered):" in out and "worth" in out
+    saved = json.loads((tmp_path / "out" / "ppi.json").read_text())
+    assert saved["protocol"] == "ssa" and len(saved["rows"]) == 4 and "PPI++" in saved["method"]
+
+
+def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
+    from parlai_acute.perturn.simulate import simulate_turns
+    from parlai_acute.perturn.turns import turns_table, write_turns
+
+    turns = turns_table(simulate_turns({"m1": 0.5, "m2": 0.0, "m3": 0.0}, "mm", "sata_user", dialogues=60,
+                                       turns_per_dialogue=5, workers=12, seed=0, validate=False))
+    judged = turns.assign(worker="judge")  # a judge that agrees with people on every candidate
+    write_turns(tmp_path / "people.csv", turns[turns["dialogue"].isin(turns["dialogue"].unique()[:20])])
+    write_turns(tmp_path / "judge.csv", judged)
+    assert main(["per-turn", "analyze", "--turns", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge.csv"), "--outdir", str(tmp_path / "out"), "--bootstrap", "0"]) == 0
+    rows = json.loads((tmp_path / "out" / "ppi.json").read_text())["rows"]
+    assert {r["group"] for r in rows} == {"m1", "m2", "m3"}
+    assert all(r["lambda"] > 0.5 and r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in rows)
+
+
+def _bt_items(rng, theta, m):
+    k = len(theta)
+    a = rng.integers(0, k, m)
+    b = (a + rng.integers(1, k, m)) % k
+    return a, b, (rng.random(m) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
+
+
+@pytest.mark.parametrize("kind", ["good", "useless"])
+def test_bradley_terry_strengths_by_ppi_cover_and_shrink_with_a_good_judge(kind):
+    from parlai_acute.stats.ppi import ppi_bradley_terry
+
+    rng = np.random.default_rng(10)
+    theta = np.array([0.6, 0.2, 0.0, -0.8])
+    theta -= theta.mean()
+    covered, ratios = [], []
+    for _ in range(150):
+        a, b, y = _bt_items(rng, theta, 300)
+        au, bu, yu = _bt_items(rng, theta, 3000)
+        res = ppi_bradley_terry(a, b, y, judge(rng, y, kind), au, bu, judge(rng, yu, kind), 4)
+        covered.append((res["lower"] <= theta) & (theta <= res["upper"]))
+        ratios.append(np.median((res["upper"] - res["lower"]) / (res["people_upper"] - res["people_lower"])))
+    assert 0.92 <= np.mean(covered) <= 0.98  # 600 strengths (4 per run, correlated): wider Monte Carlo band
+    assert np.median(ratios) < 0.75 if kind == "good" else 0.97 <= np.median(ratios) <= 1.03
+
+
+def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
+    from parlai_acute.acute.judgments import write_judgments
+    from parlai_acute.stats.simulate import simulate_judgments
+
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.0}, 2000, seed=0, workers=100)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")  # agrees with the first person asked
+    write_judgments(tmp_path / "people.csv", people[people["pair_id"].isin(judged["pair_id"].iloc[::5])])
+    write_judgments(tmp_path / "judge.csv", judged)
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "judge.csv"),
+                 "--json", str(tmp_path / "ppi.json")]) == 0
+    assert "Bradley-Terry strengths (engaging" in capsys.readouterr().out
+    ranking = json.loads((tmp_path / "ppi.json").read_text())["ranking"]
+    assert [r["model"] for r in ranking] == ["a", "b", "c"] and ranking[0]["lambda"] > 0.3
+    assert all(r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in ranking)
+
+
+def test_too_few_judge_only_items_are_said_not_computed():
+    y = np.r_[np.ones(8), np.zeros(4)]
+    with pytest.raises(UserError, match="at least 2"):
+        ppi_mean(y, y, [1.0])

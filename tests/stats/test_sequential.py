@@ -138,3 +138,14 @@ def test_bad_input_is_refused_in_one_line():
         sq.log_capital(np.zeros(3), 0.5, alpha=1.5)
     with pytest.raises(UserError, match="bets"):
         sq.log_capital(np.zeros(3), 0.5, bets="kelly")
+
+
+def test_ssa_rate_with_conversation_effects_is_covered_at_every_look():
+    """Interactive SSA: a model's sensibleness rate, items clustered in conversations with their
+    own log-odds shift; the estimand is the mean over conversations of their rate."""
+    rate, sd = 0.75, 1.0
+    truth, _ = integrate.quad(lambda u: special.expit(special.logit(rate) + u) * stats.norm.pdf(u, 0, sd), -12, 12)
+    rng = np.random.default_rng(9)
+    x = sq.simulate_cluster_means(rng, 1500, 120, 8, rate, cluster_sd=sd)
+    assert ever_rejected(x, truth, "plugin").mean() <= mc_limit(1500)
+    assert ever_rejected(x, truth - 0.12, "plugin").mean() > 0.9

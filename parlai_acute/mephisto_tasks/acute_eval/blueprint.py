@@ -18,9 +18,8 @@ from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
-from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
 DEFAULT_ONBOARDING_FAILED = (
@@ -63,6 +62,17 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "usual thank-you: the unit ends there and they cannot take more units of this task."})
     seed: int = field(default=0, metadata={
         "help": "Seed for the order of pairs and the left/right sides (which are recorded per comparison)."})
+    pair_selection: str = field(default="balanced", metadata={
+        "help": "balanced: fewest-judged pairs first; adaptive: pairs whose model pair most reduces the "
+                "uncertainty of the Bradley-Terry ranking first (the reason is stored with each slot)."})
+    stop_alpha: Optional[float] = field(default=None, metadata={
+        "help": "Stop handing out comparisons once stop_comparisons (all model pairs if empty) are decided "
+                "by confidence sequences valid at every look, at this error rate; the decision is stored "
+                "with the judgment that settled it (stop_decision)."})
+    stop_comparisons: str = field(default="", metadata={
+        "help": "Comma-separated model pairs the stop rule waits for, e.g. 'model_a vs model_b'."})
+    stop_budget: Optional[int] = field(default=None, metadata={
+        "help": "Stop handing out comparisons after this many regular judgments (over all runs of the task)."})
     task_title: str = field(default="Compare two conversations", metadata={
         "help": "Title shown at the top of the page."})
 
@@ -73,15 +83,10 @@ class AcuteEvalSharedState(SharedTaskState):
         "help": "Scheduler built by the launcher (pairings + earlier judgments); built from args if None."})
 
 
-class AcuteEvalTaskBuilder(StaticPageBuilder):
-    FRONTEND_DIR = FRONTEND_DIR
-
-
 @register_mephisto_abstraction()
 class AcuteEvalBlueprint(TaskBlueprint):
     AgentStateClass = AcuteEvalAgentState
-    OnboardingAgentStateClass = AcuteEvalAgentState
-    TaskBuilderClass = AcuteEvalTaskBuilder
+    TaskBuilderClass = page_builder("AcuteEvalTaskBuilder", FRONTEND_DIR)
     TaskRunnerClass = AcuteEvalRunner
     ArgsClass = AcuteEvalBlueprintArgs
     SharedStateClass = AcuteEvalSharedState

@@ -29,7 +29,27 @@ def build_scheduler(args, db=None, task_name: str | None = None) -> Scheduler:
     return Scheduler(pairings, annotations_per_pair=int(b.annotations_per_pair),
                      comparisons_per_unit=int(b.comparisons_per_unit),
                      max_per_worker=b.get("max_judgments_per_worker"), use_onboarding=bool(b.onboarding),
-                     seed=int(b.seed), history=past)
+                     seed=int(b.seed), history=past, selection=str(b.get("pair_selection") or "balanced"),
+                     stop=stop_rule(b))
+
+
+def stop_rule(b) -> dict | None:
+    """The blueprint's stop options as the scheduler takes them (None: no stop rule)."""
+    from parlai_acute.mephisto_tasks.acute_eval.scheduler import SELECTIONS
+
+    if str(b.get("pair_selection") or "balanced") not in SELECTIONS:
+        raise UserError(f"mephisto.blueprint.pair_selection must be one of {', '.join(SELECTIONS)}, "
+                        f"got {b.get('pair_selection')!r}")
+    alpha, budget = b.get("stop_alpha"), b.get("stop_budget")
+    if alpha is None and budget is None:
+        return None
+    if alpha is not None and not 0 < float(alpha) < 1:
+        raise UserError(f"mephisto.blueprint.stop_alpha must be strictly between 0 and 1, got {alpha}")
+    if budget is not None and int(budget) < 1:
+        raise UserError(f"mephisto.blueprint.stop_budget must be at least 1, got {budget}")
+    named = [c.strip() for c in str(b.get("stop_comparisons") or "").split(",") if c.strip()]
+    return {"alpha": None if alpha is None else float(alpha), "budget": None if budget is None else int(budget),
+            "comparisons": named}
 
 
 

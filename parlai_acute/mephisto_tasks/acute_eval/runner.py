@@ -126,7 +126,12 @@ class AcuteEvalRunner(LiveRunner):
             "reason": reason, "question": self.question, "question_key": self.question_key,
             "onboarding_correct": correct, "start_time": previous_end, "end_time": time.time(),
         })
-        self.scheduler.record(str(agent.worker_id), slot, correct)
+        winner = None if slot.is_onboarding else choice
+        decision = self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner)
+        if decision is not None:  # this judgment settled the run's stop rule: stored with it
+            data["stop_decision"] = decision
+            state.save_data()
+            logger.info("stop rule fired: %s", decision["stopped"])
         if correct is False:
             agent.get_worker().grant_qualification(self.block_qualification, 1)
             data["blocked"] = True

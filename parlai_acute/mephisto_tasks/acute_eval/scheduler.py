@@ -10,12 +10,28 @@ when a worker takes it, so that
   relaunch of the same task only hands out what is still missing (``history``).
 
 Pairs a worker was given but did not judge (disconnect, shutdown) are released again.
+
+Two options of issue 18 (``selection``, ``stop``):
+
+* ``selection="adaptive"`` serves first the pairings whose model pair most reduces the
+  uncertainty of the Bradley-Terry ranking (:func:`parlai_acute.stats.adaptive.pair_scores`
+  on the judgments so far), drawn in proportion to that score; sides stay random, each
+  slot records why it was chosen (``reason``), and the per-pair quota still bounds it.
+* ``stop={"alpha": 0.05, "comparisons": ["a vs b", ...], "budget": N}`` stops handing out
+  comparisons once every named model pair (all, if none are named) is decided by the
+  anytime-valid status (:func:`parlai_acute.status.status`: confidence sequences over
+  workers, valid at every look), or once N regular judgments are in; ``decision`` holds
+  why, for the runner to store with the judgment that settled it.
 """
 from __future__ import annotations
 
+import math
 import random
 import threading
+import time
 from dataclasses import dataclass, field
+
+SELECTIONS = ("balanced", "adaptive")
 
 
 def pair_id(pairing: dict, index: int) -> str:
@@ -48,13 +64,29 @@ class Slot:
     index: int  # line of the pairing in the pairings file (0-based, blank lines skipped)
     left: int  # 0 or 1: which dialogue of the pairing is shown on the left
     is_onboarding: bool
+    reason: str = ""  # adaptive selection: why this pair was chosen
 
 
 class Scheduler:
     def __init__(self, pairings: list[dict], *, annotations_per_pair: int = 1, comparisons_per_unit: int = 5,
                  max_per_worker: int | None = None, use_onboarding: bool = True, seed: int = 0,
-                 history: list[dict] = ()):
+                 history: list[dict] = (), selection: str = "balanced", stop: dict | None = None):
+        if selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
         self.pairings = pairings
+        self.selection = selection
+        self.stop = dict(stop) if stop else None
+        self.decision: dict | None = None  # set once the stop rule fired
+        self._next_look = 0
+        self.judgments: list[dict] = []  # regular judgments with their winner: what selection and stop read
+        self.models = sorted({m for p in pairings if not p["is_onboarding"] for m in p["speakers_to_eval"]})
+        for name in (self.stop or {}).get("comparisons") or []:
+            unknown = [m for m in name.replace(":", " vs ").split(" vs ") if m.strip() not in self.models]
+            if unknown or " vs " not in name.replace(":", " vs "):
+                from parlai_acute.errors import UserError
+
+                raise UserError(f"stop comparison {name!r} is not 'model vs model' over the pairings' models "
+                                f"({', '.join(self.models)})")
         self.ids = [pair_id(p, i) for i, p in enumerate(pairings)]
         self.regular = [i for i, p in enumerate(pairings) if not p["is_onboarding"]]
         self.onboarding = [i for i, p in enumerate(pairings) if p["is_onboarding"]]
@@ -76,19 +108,86 @@ class Scheduler:
                 if h["pair_id"] in index_of:
                     i = index_of[h["pair_id"]]
                     self.needed[i] = max(0, self.needed[i] - 1)
+                if h.get("winner") and h.get("models"):
+                    self._note(str(h["worker"]), list(h["models"]), h["winner"], h.get("timestamp"))
+        self._check_stop()
 
     def _worker(self, worker: str) -> _Worker:
         return self._workers.setdefault(worker, _Worker())
 
-    def remaining(self) -> int:
-        """Regular judgments not handed out yet (what a new unit could still get)."""
+    # ---------------------------------------------------------------- adaptive selection and stopping
+    def _note(self, worker: str, models: list, winner: str, timestamp=None) -> None:
+        self.judgments.append({"worker": worker, "model_left": models[0], "model_right": models[1],
+                               "winner": winner, "timestamp": time.time() if timestamp is None else timestamp})
+
+    def _table(self):
+        import pandas as pd
+
+        df = pd.DataFrame(self.judgments, columns=["worker", "model_left", "model_right", "winner", "timestamp"])
+        return df.assign(is_onboarding=False, question_key="q", pair_id="")
+
+    def _check_stop(self) -> None:
+        """Fire the stop rule (once) if its budget is spent or its comparisons are decided."""
+        if not self.stop or self.decision is not None:
+            return
+        budget = self.stop.get("budget")
+        judged = len(self.judgments)
+        if budget is not None and judged >= int(budget):
+            self.decision = {"stopped": "budget", "judgments": judged, "budget": int(budget), "time": time.time()}
+            return
+        if self.stop.get("alpha") is None or not self.judgments:
+            return
+        if judged < self._next_look:  # every judgment up to 20, then at each 5% growth:
+            return  # any schedule of looks keeps a confidence sequence valid
+        self._next_look = judged + 1 if judged < 20 else math.ceil(judged * 1.05)
+        from parlai_acute.status import status
+
+        result = status(self._table(), "acute", alpha=float(self.stop["alpha"]))
+        rows = {r["comparison"]: r for r in result["rows"]}
+        named = [" vs ".join(sorted(m.strip() for m in c.replace(":", " vs ").split(" vs ")))
+                 for c in self.stop.get("comparisons") or []]
+        wanted = named or [" vs ".join(pair) for pair in _pairs(self.models)]
+        if all(c in rows and rows[c]["decided"] != "undecided" for c in wanted):
+            self.decision = {"stopped": "decided", "judgments": judged, "alpha": float(self.stop["alpha"]),
+                             "comparisons": {c: {k: rows[c][k] for k in ("decided", "estimate", "lower", "upper",
+                                                                          "clusters", "decided_at_judgments")}
+                                             for c in wanted},
+                             "method": "confidence sequences over workers (parlai_acute.status), Bonferroni over "
+                                       f"{result['comparisons']} comparison(s)", "time": time.time()}
+
+    def _weights(self, free: list[int]) -> dict:
+        """Adaptive: each free pairing's weight, the expected uncertainty reduction of its model pair."""
+        import numpy as np
+
+        from parlai_acute.stats.adaptive import pair_scores
+
+        index = {m: i for i, m in enumerate(self.models)}
+        wins = np.zeros((len(self.models), len(self.models)))
+        for j in self.judgments:
+            loser = j["model_right"] if j["winner"] == j["model_left"] else j["model_left"]
+            if j["winner"] in index and loser in index:
+                wins[index[j["winner"]], index[loser]] += 1
+        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
+        out = {}
+        for i in free:
+            a, b = (index[m] for m in self.pairings[i]["speakers_to_eval"])
+            out[i] = float(scores[a, b]) if scores is not None else 1.0
+        return out
+
+    def stopped(self) -> bool:
         with self._lock:
-            return sum(self.needed.values())
+            return self.decision is not None
+
+    def remaining(self) -> int:
+        """Regular judgments not handed out yet (what a new unit could still get); 0 once stopped."""
+        with self._lock:
+            return 0 if self.decision is not None else sum(self.needed.values())
 
     def complete(self) -> bool:
         """Every pair has all its judgments (nothing left to hand out, nothing in flight)."""
         with self._lock:
-            return not any(self.needed.values()) and not any(w.reserved for w in self._workers.values())
+            return ((self.decision is not None or not any(self.needed.values()))
+                    and not any(w.reserved for w in self._workers.values()))
 
     def units_needed(self) -> int:
         """Unit slots to open: enough for full units, plus slack for units cut short
@@ -97,12 +196,24 @@ class Scheduler:
         full = -(-self.remaining() // per_unit)
         return full + full // 2 + 2
 
-    def _candidates(self, w: _Worker) -> list[int]:
+    def _candidates(self, w: _Worker, why: dict | None = None) -> list[int]:
+        if self.decision is not None:
+            return []
         free = [i for i in self.regular if self.needed[i] > 0 and self.ids[i] not in w.seen]
+        room = max(0, min(self.max_per_worker - w.judged - w.reserved, self.comparisons_per_unit))
         self._rng.shuffle(free)
+        if self.selection == "adaptive" and free and room:
+            weights = self._weights(free)
+            total = sum(weights.values()) or 1.0
+            # a weighted draw without replacement (Efraimidis-Spirakis keys u^(1/w))
+            keys = {i: math.log(self._rng.random() or 1e-300) / max(weights[i] / total, 1e-12) for i in free}
+            free.sort(key=lambda i: -keys[i])
+            if why is not None:
+                why.update({i: f"adaptive: expected ranking-uncertainty reduction share {weights[i] / total:.3f}"
+                            for i in free[:room]})
+            return free[:room]
         free.sort(key=lambda i: -self.needed[i])  # stable: random among equally needed
-        room = self.max_per_worker - w.judged - w.reserved
-        return free[:max(0, min(room, self.comparisons_per_unit))]
+        return free[:room]
 
     def has_work_for(self, worker: str) -> bool:
         with self._lock:
@@ -112,7 +223,8 @@ class Scheduler:
         """Reserve the comparisons of one unit for ``worker`` (empty if nothing is left for them)."""
         with self._lock:
             w = self._worker(worker)
-            chosen = self._candidates(w)
+            why: dict = {}
+            chosen = self._candidates(w, why)
             if not chosen:
                 return []
             slots = []
@@ -124,19 +236,27 @@ class Scheduler:
                 self.needed[i] -= 1
                 w.reserved += 1
                 w.seen.add(self.ids[i])
-                slots.append(Slot(i, self._rng.randrange(2), False))
+                slots.append(Slot(i, self._rng.randrange(2), False, why.get(i, "")))
             return slots
 
-    def record(self, worker: str, slot: Slot, onboarding_correct: bool | None = None) -> None:
-        """A judgment for ``slot`` was stored."""
+    def record(self, worker: str, slot: Slot, onboarding_correct: bool | None = None,
+               winner: str | None = None) -> dict | None:
+        """A judgment for ``slot`` was stored (``winner``: the model picked, for selection and
+        stopping). Returns the stop decision if this judgment settled it, else None."""
         with self._lock:
             w = self._worker(worker)
             w.seen.add(self.ids[slot.index])
             if slot.is_onboarding:
                 w.passed_onboarding |= bool(onboarding_correct)
-            else:
-                w.reserved -= 1
-                w.judged += 1
+                return None
+            w.reserved -= 1
+            w.judged += 1
+            if winner is None:
+                return None
+            self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
+            before = self.decision
+            self._check_stop()
+            return self.decision if before is None and self.decision is not None else None
 
     def release(self, worker: str, slots: list[Slot]) -> None:
         """Give back regular comparisons handed to ``worker`` that were never judged."""
@@ -147,3 +267,7 @@ class Scheduler:
                     self.needed[slot.index] += 1
                     w.reserved -= 1
                     w.seen.discard(self.ids[slot.index])
+
+
+def _pairs(models: list[str]) -> list[tuple[str, str]]:
+    return [(a, b) for k, a in enumerate(models) for b in models[k + 1:]]

@@ -28,13 +28,16 @@ def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
 
 
 def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Earlier judgments as the scheduler needs them (who judged which pair, onboarding results)."""
+    """Earlier judgments as the scheduler needs them (who judged which pair, onboarding results,
+    which model won: adaptive selection and the stop rule continue from them)."""
     rows = []
     for unit in units:
         for comp in unit["data"].get("comparisons", []):
             rows.append({"worker": str(unit["worker_id"]), "pair_id": comp["pairing"]["pair_id"],
                          "is_onboarding": comp["pairing"]["is_onboarding"],
-                         "onboarding_correct": comp.get("onboarding_correct")})
+                         "onboarding_correct": comp.get("onboarding_correct"),
+                         "models": comp["pairing"].get("speakers_to_eval"), "winner": comp.get("choice"),
+                         "timestamp": comp.get("end_time")})
     return rows
 
 
