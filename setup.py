@@ -5,7 +5,8 @@ Python API (``parlai_acute.api``) -- no torch, no ParlAI, no Mephisto, so it ins
 notebook environment or beside an existing ParlAI installation without touching either.
 Extras add the rest: ``[live]`` the Mephisto tasks, ``[models]`` ParlAI and the model wrappers,
 ``[metrics]`` the reference-based metrics, ``[all]`` everything. The ranges admit the versions
-pinned in requirements/lock.txt (what ``make`` installs, with ``--no-deps``: the lock, not these
+pinned in requirements/lock.txt (the core's upper caps are only where our code needs them: ParlAI's own
+caps, e.g. pandas<2.3, apply when ParlAI is installed) (what ``make`` installs, with ``--no-deps``: the lock, not these
 ranges, decides there). parlai 1.7.2 and mephisto 1.1.1 declare requirements pip's resolver cannot
 reconcile, so ``[all]`` into an empty environment is what ``make install`` is for.
 """
@@ -13,11 +14,11 @@ from setuptools import find_packages, setup
 
 CORE = [
     "numpy>=1.24,<2",
-    "scipy>=1.10,<1.14",
-    "pandas>=2.0,<2.3",
+    "scipy>=1.10",
+    "pandas>=2.0,<3",
     "statsmodels>=0.14",
     "matplotlib>=3.7",
-    "scikit-learn>=1.3,<1.6",
+    "scikit-learn>=1.3",
     "krippendorff>=0.6",
     "tqdm>=4.62",
 ]

@@ -1,4 +1,5 @@
-"""Reading a JSON-lines input file with one-line errors that name the file, the line and the fix."""
+"""Reading an input text or JSON-lines file with one-line errors that name the file, the line and the fix:
+the one place every reader of a user's file starts (a byte-order mark is not data)."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,18 @@ from typing import Iterator
 from parlai_acute.errors import UserError
 
 
+def read_text(path: str | Path, what: str, fix: str) -> str:
+    """The UTF-8 text of ``path`` (``what`` names it in messages, ``fix`` says what to pass instead of
+    an absent file); a missing or unreadable file is a :class:`UserError`."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UserError(f"{what} {path} does not exist; {fix}")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {what} {path}: {exc}; it must be UTF-8 text") from None
+
+
 def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, object]]:
     """Yield (``"FILE:LINE"``, parsed value) for every non-blank line of ``path``.
 
@@ -15,12 +28,7 @@ def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, obj
     unreadable or empty file, or a line that is not JSON, is a :class:`UserError`.
     """
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise UserError(f"{what} {path} does not exist; {fix}")
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is not data
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {what} {path}: {exc}; pass a UTF-8 JSON-lines file") from None
+    lines = read_text(path, what, fix).splitlines()
     found = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():

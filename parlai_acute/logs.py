@@ -87,10 +87,9 @@ def read_log(path: str | Path) -> list[Episode]:
         raise UserError(f"conversation log {path} does not exist; pass the .jsonl written by self-chat or chat")
     if path.is_dir():
         raise UserError(f"conversation log {path} is a directory; pass the .jsonl file inside it")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read conversation log {path}: {exc}; check the file is a UTF-8 JSONL log") from None
+    from parlai_acute.jsonl import read_text
+
+    lines = read_text(path, "conversation log", "pass the .jsonl written by self-chat or chat").splitlines()
     episodes = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

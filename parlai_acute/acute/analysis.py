@@ -14,10 +14,13 @@ the first rule that applies, recorded in ``excluded_because``):
 The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
 selects rows and assembles their results. Writing files is :func:`write_outputs`.
 
-Judgments are clustered by worker: every matchup reports its number of distinct workers,
-is flagged when they are fewer than ``min_workers`` (see :meth:`QuestionResult.warnings`),
-and gets, beside the per-judgment intervals (Clopper-Pearson for win rates), intervals
-from a bootstrap that resamples whole workers.
+Judgments are clustered by worker, the unit ACUTE samples: every matchup's p-value, mark
+and interval come from a test over workers (:func:`parlai_acute.stats.winrates.matchups`,
+on :mod:`parlai_acute.stats.inference`), Holm-adjusted within a question at
+``config.alpha``; the ranking's intervals resample whole workers. The per-judgment exact
+tests and intervals stay beside them, named "exact, judgments independent". Every matchup
+reports its number of distinct workers and is flagged when they are fewer than
+``min_workers`` (see :meth:`QuestionResult.warnings`).
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, check_outdir, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
+from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -61,6 +64,7 @@ class AnalysisConfig:
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     source: str = ""
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
+    alpha: float = 0.05  # significance level of every mark (cluster-aware tests, Holm within a question)
 
     def __post_init__(self):
         if self.bootstrap < 0:
@@ -73,6 +77,8 @@ class AnalysisConfig:
             raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
         if self.min_workers < 1:
             raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
+        if not 0 < self.alpha < 1:
+            raise UserError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
 
 
 @dataclass
@@ -103,6 +109,7 @@ class AnalysisResult:
     kept: pd.DataFrame
     excluded: pd.DataFrame
     questions: list[QuestionResult] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # judges/workers whose verdicts should not be trusted
 
     def meta(self) -> dict:
         """Provenance recorded in every JSON output."""
@@ -159,35 +166,62 @@ def trivial_reason(reasons: pd.Series, min_chars: int) -> pd.Series:
 def default_cap(df: pd.DataFrame) -> int:
     """The paper's cap: one judgment per (model pair, question) per worker."""
     real = df[df["model_left"] != df["model_right"]]
-    pairs = {(min(l, r), max(l, r), q) for l, r, q in zip(real["model_left"], real["model_right"], real["question_key"])}
-    return max(1, len(pairs))
+    if real.empty:
+        return 1
+    a, models = pd.factorize(real["model_left"])
+    b = models.get_indexer(real["model_right"])
+    if (b < 0).any():  # a model only ever shown on the right
+        both, models = pd.factorize(np.concatenate([real["model_left"].to_numpy(), real["model_right"].to_numpy()]))
+        a, b = both[: len(real)], both[len(real):]
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    question = pd.factorize(real["question_key"])[0].astype(np.int64)
+    k = max(len(models), 1)
+    keys = (np.minimum(a, b) * k + np.maximum(a, b)) * (question.max() + 1) + question
+    return max(1, int(len(np.unique(keys))))
 
 
 def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """Split judgments into kept and excluded (with ``excluded_because``); returns the cap too."""
-    df = df.reset_index(drop=True)
-    because = pd.Series("", index=df.index, dtype=object)
+    """Split judgments into kept and excluded (with ``excluded_because``); returns the cap too.
 
-    def mark(mask, rule):
-        because[mask & (because == "")] = rule
+    Rules are numbered in :data:`RULES` order; each judgment keeps the first that applies
+    (0: kept). Workers are integer codes throughout, so a million judgments take a second."""
+    if not df.index.equals(pd.RangeIndex(len(df))):
+        df = df.reset_index(drop=True)
+    rule = np.zeros(len(df), dtype=np.int8)
+    worker, workers = pd.factorize(df["worker"])
+    per_worker = len(workers)
 
-    onboarding = df["is_onboarding"].astype(bool)
-    failed = set(df.loc[onboarding & (df["onboarding_correct"] == False), "worker"])  # noqa: E712
-    mark(df["worker"].isin(failed), FAILED_ONBOARDING)
+    def mark(mask, name):
+        rule[np.asarray(mask) & (rule == 0)] = RULES.index(name) + 1
+
+    def any_per_worker(mask) -> np.ndarray:
+        return np.bincount(worker[np.asarray(mask)], minlength=per_worker) > 0
+
+    onboarding = df["is_onboarding"].astype(bool).to_numpy()
+    failed = any_per_worker(onboarding & (df["onboarding_correct"] == False).to_numpy())  # noqa: E712
+    mark(failed[worker], FAILED_ONBOARDING)
     mark(onboarding, ONBOARDING)
-    trivial = trivial_reason(df["reason"], config.min_reason_chars)
-    candidates = df[because == ""]
-    silent = trivial[candidates.index].groupby(candidates["worker"]).all()
-    mark(df["worker"].isin(set(silent[silent].index)), NO_REASON)
-    mark(df["model_left"] == df["model_right"], SAME_MODEL)
-    remaining = df[because == ""]
-    cap = config.max_per_worker or default_cap(remaining)
-    ordered = remaining.assign(_order=np.arange(len(remaining))).sort_values(["timestamp", "_order"], kind="stable",
-                                                                             na_position="last")
-    over = ordered.groupby("worker").cumcount() >= cap
-    because[over[over].index] = OVER_CAP
-    kept = df[because == ""].reset_index(drop=True)
-    excluded = df[because != ""].assign(excluded_because=because[because != ""]).reset_index(drop=True)
+    trivial = trivial_reason(df["reason"], config.min_reason_chars).to_numpy(dtype=bool)
+    candidate = rule == 0
+    said_something = any_per_worker(candidate & ~trivial)
+    silent = any_per_worker(candidate) & ~said_something
+    mark(silent[worker], NO_REASON)
+    mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
+    remaining = np.flatnonzero(rule == 0)
+    cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
+    # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
+    stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
+    order = remaining[np.lexsort((np.arange(len(remaining)), np.isnan(stamp), np.nan_to_num(stamp),
+                                  worker[remaining]))]
+    group = worker[order]
+    first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1]
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    rule[order[rank >= cap]] = RULES.index(OVER_CAP) + 1
+    keep = rule == 0
+    kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
+    kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))  # no second copy
+    names = np.array([""] + RULES, dtype=object)
+    excluded = excluded.assign(excluded_because=names[rule[~keep]])
     return kept, excluded, cap
 
 
@@ -196,12 +230,13 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     ranking, error = None, ""
     try:
         ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
-                                confidence=config.confidence, models=models, cluster="worker")
+                                confidence=config.confidence, models=models, cluster="worker",
+                                min_clusters=config.min_workers)
     except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
         error = str(exc)
     texts = [t for t in df["question"].unique() if t]
     table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
-                     bootstrap=config.bootstrap, seed=config.seed)
+                     alpha=config.alpha, seed=config.seed)
     return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
                           matchups=table, grid=grid_from_matchups(table), ranking=ranking,
                           ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
@@ -209,8 +244,46 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
                                               confidence=config.confidence))
 
 
-def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisResult:
-    """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per question."""
+def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float = 0.05) -> list[str]:
+    """Sentences flagging whose verdicts the results rest on and should not be trusted.
+
+    ``judges``: summaries of model-judge runs (``judge acute``'s summary.json): a judge that
+    failed onboarding is flagged. From the judgments themselves: a worker or judge whose
+    chosen side departs from 1/2 (exact binomial, Holm across workers, at ``alpha``) --
+    always the left/first conversation, say -- follows the position, not the conversations.
+    """
+    flags = []
+    for summary in judges or []:
+        onboarding = summary.get("onboarding") or {}
+        if onboarding.get("gold_items") and not onboarding.get("passed"):
+            flags.append(f"{summary.get('judge', 'the judge')} FAILED onboarding ({onboarding.get('orders_correct')}/"
+                         f"{onboarding.get('orders')} gold orders correct, {onboarding.get('items_correct_every_order')}"
+                         f"/{onboarding['gold_items']} gold pairs right in every order): do not trust its verdicts")
+    real = ~df["is_onboarding"].astype(bool).to_numpy()
+    if real.any():
+        from scipy import stats
+
+        worker, names = pd.factorize(df["worker"])
+        k = np.bincount(worker[real], weights=(df["winner_side"] == "left").to_numpy()[real], minlength=len(names))
+        n = np.bincount(worker[real], minlength=len(names)).astype(float)
+        left = pd.DataFrame({"sum": k, "size": n}, index=names)[n > 0]
+        k, n = left["sum"].to_numpy().astype(int), left["size"].to_numpy().astype(int)
+        p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, n - k), n, 0.5))
+        p_holm = holm(p)
+        for worker, wins, total, q in zip(left.index, k, n, p_holm):
+            if q < alpha:
+                side = "left (first shown)" if wins * 2 > total else "right (second shown)"
+                flags.append(f"{worker} chose the {side} conversation in {max(wins, total - wins)} of {total} "
+                             f"judgments (exact binomial against 1/2, Holm across workers, p = {q:.2g}): its verdicts "
+                             f"follow the position, not the conversations")
+    return flags
+
+
+def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
+            judges: list[dict] | None = None) -> AnalysisResult:
+    """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per
+    question; ``judges``: summaries of model-judge runs whose verdicts these are (flagged
+    when they failed onboarding, see :func:`judge_flags`)."""
     config = config or AnalysisConfig()
     if df.empty:
         raise UserError("there are no judgments to analyze; check the run has finished units")
@@ -219,9 +292,12 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
                         f"--max-per-worker/--min-reason-chars")
-    result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded)
-    for key in sorted(kept["question_key"].unique()):
-        result.questions.append(analyze_question(kept[kept["question_key"] == key], config, key))
+    result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
+                            flags=judge_flags(df, judges, config.alpha))
+    keys = sorted(kept["question_key"].unique())
+    for key in keys:  # one question (the usual case): no copy of the table
+        part = kept if len(keys) == 1 else kept[kept["question_key"] == key]
+        result.questions.append(analyze_question(part, config, key))
     return result
 
 

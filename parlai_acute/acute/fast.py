@@ -122,7 +122,8 @@ def _self_chat(cfg: FastConfig, model: str, log: Path) -> None:
     check_outfile(str(log))
     opt = self_chat_opt(model, log, task=cfg.task, num_self_chats=cfg.num_self_chats, max_turns=cfg.max_turns,
                         seed=cfg.seed, batchsize=cfg.batchsize)
-    path = run_self_chats(opt, extra={"model_spec": model or "default", "partner_model_spec": None})
+    path = run_self_chats(opt, progress=sys.stderr.isatty(),  # a bar on a terminal, not in logs
+                          extra={"model_spec": model or "default", "partner_model_spec": None})
     print(f"wrote {cfg.num_self_chats} conversations to {path}", flush=True)
 
 

@@ -119,26 +119,10 @@ def validate_pairing(obj: Any, where: str = "<pairing>") -> dict:
 
 def read_pairings(path: str | Path) -> list[dict]:
     """Read and validate a pairings JSONL file (ours or ParlAI's); blank lines are skipped."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"pairings file {path} does not exist; create it with `parlai-acute acute pairings`")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read pairings file {path}: {exc}; check it is a UTF-8 JSONL file") from None
-    pairings = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one pairing object") from None
-        pairings.append(validate_pairing(obj, where))
-    if not pairings:
-        raise UserError(f"pairings file {path} is empty; create it with `parlai-acute acute pairings`")
-    return pairings
+    from parlai_acute.jsonl import read_jsonl
+
+    return [validate_pairing(obj, where) for where, obj in
+            read_jsonl(path, "pairings file", "create it with `parlai-acute acute pairings`")]
 
 
 # ----------------------------------------------------------------------------- selection
@@ -476,12 +460,12 @@ DEFAULT_ONBOARDING = Path(__file__).parent / "onboarding" / "default.jsonl"
 
 def read_onboarding(path: str | Path = DEFAULT_ONBOARDING) -> list[dict]:
     """Gold pairs from a JSONL file, or a JSON object/list (ParlAI's ``onboarding.json``)."""
+    from parlai_acute.jsonl import read_jsonl, read_text
+
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"onboarding file {path} does not exist; pass a JSON/JSONL file of gold pairs or --no-onboarding")
-    text = path.read_text(encoding="utf-8")
+    fix = "pass a JSON/JSONL file of gold pairs or --no-onboarding"
     try:
-        whole = json.loads(text)
+        whole = json.loads(read_text(path, "onboarding file", fix))
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
@@ -489,13 +473,7 @@ def read_onboarding(path: str | Path = DEFAULT_ONBOARDING) -> list[dict]:
     elif isinstance(whole, list):
         pairs = [(f"{path}[{i}]", obj) for i, obj in enumerate(whole)]
     else:
-        pairs = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    pairs.append((f"{path}:{number}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one gold pair") from None
+        pairs = list(read_jsonl(path, "onboarding file", fix))
     if not pairs:
         raise UserError(f"onboarding file {path} has no gold pairs; add some or pass --no-onboarding")
     for where, obj in pairs:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from parlai_acute.report import Report, interval_plot, win_rate_heatmap
 from parlai_acute.report.tables import format_value
+from parlai_acute.stats.inference import legend
 
 #: Reasons shown per matchup; all of them are in reasons.csv (a big run would make a huge page).
 MAX_REASONS_SHOWN = 100
@@ -32,17 +33,19 @@ def _grid_section(section, result, q) -> None:
     level = _percent(result.config.confidence)
     grid = section.section("Win rates")
     grid.note(f"Cell (row A, column B): percentage of A-vs-B judgments won by B, with wins/judgments and the "
-              f"{level} Clopper-Pearson (exact) interval in percent. Marks use Holm-corrected two-sided exact "
-              f"binomial p-values: * p < .05, ** p < .01. Models in rank order.")
+              f"{level} interval over workers (inverted sign-flip test) in percent. Marks: "
+              f"{legend(result.config.alpha)} Models in rank order.")
     cells = q.grid.assign(note=[f"{w} worker{'s' if w != 1 else ''}" + (" (few)" if few else "")
-                                for w, few in zip(q.grid["workers"], q.grid["few_workers"])])
-    grid.figure(win_rate_heatmap(cells, _order(q), interval_label=f"{level} Clopper-Pearson"),
+                                + (f"; {why}" if why else "")
+                                for w, few, why in zip(q.grid["workers"], q.grid["few_workers"], q.grid["reason"])])
+    grid.figure(win_rate_heatmap(cells, _order(q), interval_label=f"{level} over workers (inverted sign-flip test)"),
                 f"winrate_grid_{q.question_key}",
                 caption=f"Win-rate grid, question {q.question_key}: x = winner (column), y = loser (row).")
-    grid.note(f"Intervals: ci_low/ci_high are {level} Clopper-Pearson intervals of winrate_b (each judgment "
-              f"counted as independent); ci_low_workers/ci_high_workers resample whole workers ({level} "
-              f"percentile bootstrap), empty where none can be given (fewer than two workers, or every resample "
-              f"agrees). few_workers: fewer than {q.min_workers} distinct workers.")
+    grid.note(f"Columns: pvalue/p_holm/mark/ci_low/ci_high come from the test over workers named in 'test' "
+              f"(empty where none can be given: 'reason' says why, 'workers_needed' how many workers a mark "
+              f"needs); pvalue_exact/p_holm_exact/ci_low_exact/ci_high_exact are the exact binomial test and "
+              f"{level} Clopper-Pearson interval, exact, judgments independent (secondary: one worker's judgments "
+              f"share that worker's taste). few_workers: fewer than {q.min_workers} distinct workers.")
     grid.table(q.matchups, f"matchups_{q.question_key}", caption=f"Matchups, question {q.question_key}")
 
 
@@ -59,12 +62,11 @@ def _ranking_section(section, result, q) -> None:
                                  xlabel="Bradley-Terry log-strength (mean 0)", interval_label=label,
                                  reference=0.0, note="note"),
                    f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
-    ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}). The percentile bootstrap is used "
-                 f"unless the data are separated (a model won or lost every comparison) or small; then the "
-                 f"penalised profile-likelihood interval, which never collapses to a point but is asymptotic: "
-                 f"with a handful of judgments it can be narrower than the exact test allows, so trust the "
-                 f"Clopper-Pearson win-rate intervals and exact p-values there. ci_low_workers/"
-                 f"ci_high_workers resample whole workers (given only beside a bootstrap interval).")
+    ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}), given when the data are neither "
+                 f"separated nor small and from {q.min_workers} workers on ('note' says why otherwise). Secondary, "
+                 f"judgments independent (ci_low_judgments/ci_high_judgments, 'interval_judgments'): the percentile "
+                 f"bootstrap of judgments, or for separated or small data the penalised profile-likelihood interval, "
+                 f"which never collapses to a point but is asymptotic; there trust the win-rate tests over workers.")
     ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}")
 
 
@@ -87,6 +89,8 @@ def _agreement_section(section, result, q) -> None:
 
 def build_report(result, model_configs: dict | None = None) -> Report:
     """The report of an :class:`~parlai_acute.acute.analysis.AnalysisResult`."""
+    from parlai_acute.acute.summary import methods_paragraph
+
     meta = result.meta()
     report = Report("ACUTE-Eval report", intro=(
         f"{len(result.kept)} judgments analysed, {len(result.excluded)} excluded, from {result.config.source}. "
@@ -95,6 +99,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
     if simulated:
         report.banner(f"Judged by SIMULATED workers: {simulated} of {workers} workers are scripted programs, not "
                       f"people. These results say nothing about human judgment.")
+    for flag in result.flags:
+        report.banner(f"Verdicts of an untrustworthy judge are in these results: {flag}.")
     warnings = [w for q in result.questions for w in q.warnings()]
     if warnings:
         few = report.section("Results resting on very few workers")
@@ -122,6 +128,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
     for (key, matchup), group in result.reasons().groupby(["question_key", "matchup"], sort=True):
         reasons.section(f"{key}: {matchup} ({len(group)})", collapsed=True).table(
             group, columns=["winner", "loser", "worker", "reason"], max_rows=MAX_REASONS_SHOWN, more="in reasons.csv")
+    report.section("Marks").note(legend(result.config.alpha))
+    report.methods(methods_paragraph(result))
     if model_configs:
         report.configuration("Models", model_configs)
     report.configuration("Analysis", meta)

@@ -1,6 +1,8 @@
 """The text summary of an ACUTE-Eval analysis, as ``acute analyze`` and ``acute fast`` print it."""
 from __future__ import annotations
 
+from parlai_acute.stats.inference import legend
+
 
 def _interval(low, high, percent: bool = False) -> str:
     if low != low or high != high:  # NaN: none can be given
@@ -17,19 +19,25 @@ def summary_lines(result) -> list[str]:
     simulated, workers = result.simulated_workers()
     if simulated:
         out.append(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
+    for flag in result.flags:
+        out.append(f"WARNING: {flag}")
     level = f"{100 * result.config.confidence:g}%"
     for q in result.questions:
-        out.append(f"question {q.question_key}: win rate [{level} Clopper-Pearson], p, Holm p, workers")
+        out.append(f"question {q.question_key}: win rate [{level} over workers: inverted sign-flip test], p and Holm p "
+                   f"over workers; (exact, judgments independent: [{level} Clopper-Pearson] p)")
         for m in q.matchups.itertuples(index=False):
+            p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
+            why = f" -- {m.reason}" if m.reason else ""
             out.append(f"  {m.model_b} vs {m.model_a}: {100 * m.winrate_b:.1f}% ({m.wins_b}/{m.n}) "
-                       f"{_interval(m.ci_low, m.ci_high, True)} p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark} "
-                       f"{m.workers} worker{'s' if m.workers != 1 else ''}" + (" (FEW)" if m.few_workers else ""))
+                       f"{_interval(m.ci_low, m.ci_high, True)} {p} {m.workers} worker{'s' if m.workers != 1 else ''}"
+                       + (" (FEW)" if m.few_workers else "") + f"; (exact {_interval(m.ci_low_exact, m.ci_high_exact, True)} "
+                       f"p={m.pvalue_exact:.3g}){why}")
         if q.ranking is not None:
-            out.append(f"  Bradley-Terry strength [{level} {q.ranking['interval'].iloc[0] or 'no'} interval] "
-                       f"[{level} resampling workers]")
+            out.append(f"  Bradley-Terry strength [{level} resampling workers] "
+                       f"[{level} {q.ranking['interval_judgments'].iloc[0] or 'no'} interval, judgments independent]")
             for r in q.ranking.itertuples(index=False):
                 out.append(f"  {r.rank}. {r.model} {r.strength:+.3f} {_interval(r.ci_low, r.ci_high)} "
-                           f"{_interval(r.ci_low_workers, r.ci_high_workers)}" + (f" ({r.note})" if r.note else ""))
+                           f"{_interval(r.ci_low_judgments, r.ci_high_judgments)}" + (f" ({r.note})" if r.note else ""))
         else:
             out.append(f"  no ranking: {q.ranking_error}")
         if q.agreement["note"]:
@@ -41,4 +49,29 @@ def summary_lines(result) -> list[str]:
                        f"{_interval(a['alpha_ci_low'], a['alpha_ci_high'])}")
         for warning in q.warnings():
             out.append(f"  WARNING: {warning}")
+    out.append(f"marks: {legend(result.config.alpha)}")
+    out.append(f"methods: {methods_paragraph(result)}")
     return out
+
+
+def methods_paragraph(result) -> str:
+    """What a researcher pastes into a paper (the report layer's paragraph, ACUTE's words)."""
+    from parlai_acute.report.methods import methods_paragraph as paragraph
+    from parlai_acute.stats.bradley_terry import SANDWICH_FROM
+    from parlai_acute.stats.inference import NORMAL_FROM
+
+    c = result.config
+    level = f"{100 * c.confidence:g}%"
+    return paragraph(
+        data=(f"{len(result.kept)} pairwise ACUTE-Eval judgments by {result.kept['worker'].nunique()} workers "
+              f"(quality control excluded {len(result.excluded)}: failed onboarding, no reasons, A/A pairs, more than "
+              f"{result.cap} per worker)"), unit="worker",
+        comparison="each pair of models' win rate against 50% (each judgment +1 or -1)", alpha=c.alpha,
+        confidence=c.confidence, permutations=10_000, seed=c.seed, family="the pairs of models of a question",
+        extra=(f"From {NORMAL_FROM} workers per pair the sign-flip distribution was taken in its normal limit "
+               f"(t on G-1 degrees of freedom). Models were ranked by a Bradley-Terry model (penalty {c.bt_alpha:g} "
+               f"x the sum of squared strengths) with {level} intervals from {c.bootstrap} bootstrap resamples of "
+               f"whole workers (from {SANDWICH_FROM} workers a cluster-robust sandwich with a t on G-1 degrees of "
+               f"freedom); agreement is Krippendorff's alpha (nominal) with a bootstrap over items"),
+        secondary=("Exact binomial tests and Clopper-Pearson intervals, which treat judgments as independent, are "
+                   "reported as secondary columns"))

@@ -17,7 +17,7 @@ Why it is built this way:
   comes back with the log-probability of every sampled token, which the shared
   :mod:`parlai_acute.agents.decoding` uses to rank, filter and record candidates.
 * Threads default to the machine's cores (``--llama-threads 0``); several configurations in one
-  process (per-turn's models) share one engine per GGUF and divide the cores between engines
+  process (per-turn's models) are spread over one-thread engines, one per core
   (:func:`share_engines`), so no core idles while a worker waits and none is fought over.
 * Persona lines, history and seed keys are kept as for every model wrapper, by
   :class:`parlai_acute.agents.turn_agent.TurnTakingAgent`; speaking first, the system
@@ -182,14 +182,15 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(model_path: str, context_length: int, slots: int, threads: int,
-               kv_cache_type: str = "q8_0") -> LlamaEngine:
-    """The live engine for these settings, or a new one (independent agents share models too)."""
-    key = (check_model_file(model_path), context_length, slots, threads, kv_cache_type)
+               kv_cache_type: str = "q8_0", replica: int = 0) -> LlamaEngine:
+    """The live engine for these settings, or a new one (independent agents share models too);
+    ``replica`` tells apart engines of the same settings loaded on purpose (:func:`share_engines`)."""
+    settings = (check_model_file(model_path), context_length, slots, threads, kv_cache_type)
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(key)
+        engine = _ENGINES.get(settings + (replica,))
         if engine is None:
-            engine = LlamaEngine(*key)
-            _ENGINES[key] = engine
+            engine = LlamaEngine(*settings)
+            _ENGINES[settings + (replica,)] = engine
         return engine
 
 
@@ -208,34 +209,46 @@ def is_llama_opt(opt) -> bool:
 def engine_key(opt) -> tuple:
     """What decides which engine an opt's agent uses (its threads aside)."""
     path, context_length, slots, _, kv = engine_settings(opt, decoding.DecodingConfig.from_opt(opt))
-    return path, context_length, slots, kv
+    return path, context_length, slots, kv, int(opt.get("llama_replica") or 0)
 
 
 def share_engines(opts) -> None:
     """Plan the engines of several llama.cpp configurations loaded in one process (in place).
 
-    Configurations of one GGUF (same context length and KV type) left on automatic slots get
-    the same slot count -- room for all of them -- so they share ONE engine whose continuous
-    batching decodes their replies in the same forward passes; configurations left on
-    automatic threads divide the machine's cores between the distinct engines. Four decoding
-    configurations of SmolLM2 in a per-turn task are one engine on every core, not four
-    engines fighting over the cores nor one engine on one of them.
+    The configurations of one GGUF (same context length and KV type) left on automatic slots
+    and threads are spread over ``min(configurations, cores)`` engines, heaviest first (by
+    candidates per reply) onto the least loaded, each engine with slots for its members; the
+    cores are divided between all engines. Four SmolLM2 configurations of a per-turn task on
+    two cores are two one-thread engines replying at the same time. Not one engine on all the
+    cores: at every layer its threads wait for each other, and on a machine whose cores are
+    also busy with other work a descheduled thread stalls them all (measured: four
+    configurations on one 2-thread engine were 8x slower than on one 1-thread engine at load
+    7 on 2 cores, and the per-turn benchmark 13.4x its floor at load 4 against 1.9x for
+    one-thread engines); engines on one thread each never wait for one another. (Measured
+    too: two engines in one process answer one after the other -- two requests on two engines
+    took the sum of their times alone -- so today the second core is not used by them either;
+    a process per engine would be the next step.)
     """
     llama = [opt for opt in opts if is_llama_opt(opt)]
+    budget = cores()
     groups: dict[tuple, list] = {}
     for opt in llama:
-        config = decoding.DecodingConfig.from_opt(opt)
-        path, context_length, slots, _, kv = engine_settings(opt, config)
-        if not int(opt.get("llama_slots") or 0):
-            groups.setdefault((path, context_length, kv), []).append((opt, slots))
+        path, context_length, slots, _, kv = engine_settings(opt, decoding.DecodingConfig.from_opt(opt))
+        if not int(opt.get("llama_slots") or 0) and not int(opt.get("llama_threads") or 0):
+            weight = decoding.DecodingConfig.from_opt(opt).n_candidates
+            groups.setdefault((path, context_length, kv), []).append((opt, slots, weight))
     for members in groups.values():
-        shared = min(16, sum(slots for _, slots in members))
-        for opt, _ in members:
-            opt["llama_slots"] = shared
+        replicas = [[] for _ in range(min(len(members), budget))]
+        for member in sorted(members, key=lambda m: -m[2]):  # longest first onto the least loaded engine
+            min(replicas, key=lambda r: sum(w for _, _, w in r)).append(member)
+        for index, replica in enumerate(replicas):
+            for opt, _, _ in replica:
+                opt["llama_slots"] = min(16, sum(slots for _, slots, _ in replica))
+                opt["llama_replica"] = index
     engines = {engine_key(opt) for opt in llama}
     for opt in llama:
         if not int(opt.get("llama_threads") or 0):
-            opt["llama_threads"] = max(1, cores() // max(1, len(engines)))
+            opt["llama_threads"] = max(1, budget // max(1, len(engines)))
 
 
 # --------------------------------------------------------------------------- agent
@@ -280,7 +293,7 @@ class LlamaCppAgent(TurnTakingAgent):
         if shared is not None:
             self.engine = shared["engine"]
         else:
-            self.engine = get_engine(*engine_settings(opt, self.config))
+            self.engine = get_engine(*engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0))
 
     def share(self):
         shared = super().share()

@@ -11,7 +11,14 @@ Per question and model:
   sigma_b = sigma_e = 1 as the paper; ``"estimate"`` plugs in REML estimates (empirical
   Bayes). ``gibbs`` > 0 also runs the Gibbs sampler and records how far it lands;
 * **persona detection**: share of dialogues in which the worker picked the model's persona,
-  with an exact (Clopper-Pearson) interval.
+  with an exact (Clopper-Pearson) interval;
+* **differences between models** (:func:`differences`), the marks: the unit is the worker
+  (one worker's ratings share that worker's harshness). Where workers rated both models of
+  a pair, each such worker's mean difference (b - a: their harshness cancels) goes into the
+  sign-flip test over workers of :mod:`parlai_acute.stats.inference`; where no worker rated
+  both, the permutation test of the model of whole workers. Intervals invert the same
+  test; Holm across the pairs of a question at ``alpha``; too few workers: no mark, and
+  how many are needed.
 """
 from __future__ import annotations
 
@@ -25,8 +32,8 @@ from scipy import stats
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.stats.calibration import calibrate, estimate_variances, gibbs
-from parlai_acute.stats.paired import clopper_pearson
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.resample import cluster_sums, resample_weights
 
 
 @dataclass
@@ -39,6 +46,7 @@ class ConvAI2Config:
     sigma_e: float = 1.0
     gibbs: int = 0                # Gibbs iterations for the check (0: none)
     source: str = ""
+    alpha: float = 0.05           # significance level of the marks
 
     def __post_init__(self):
         if self.variances not in ("fixed", "estimate"):
@@ -49,6 +57,8 @@ class ConvAI2Config:
             raise UserError("--bootstrap and --gibbs must be 0 or more")
         if self.sigma_b <= 0 or self.sigma_e <= 0:
             raise UserError("--sigma-b and --sigma-e must be positive")
+        if not 0 < self.alpha < 1:
+            raise UserError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"
@@ -56,7 +66,9 @@ class ConvAI2Config:
                 "workers": f"{level} percentile bootstrap resampling workers ({self.bootstrap} resamples, seed "
                            f"{self.seed})",
                 "calibrated": f"{level} normal posterior interval (mean +- z x posterior sd)",
-                "persona": f"{level} Clopper-Pearson (exact)"}
+                "persona": f"{level} Clopper-Pearson (exact)",
+                "differences": f"{level} inverted test over workers (sign-flip of each worker's mean difference, or "
+                               f"permutation of whole workers' model)"}
 
 
 def question_table(rows: pd.DataFrame, config: ConvAI2Config, rng: np.random.Generator) -> tuple[pd.DataFrame, dict]:
@@ -120,6 +132,45 @@ def persona_table(df: pd.DataFrame, config: ConvAI2Config) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "dialogues", "correct", "rate", "ci_low", "ci_high"])
 
 
+DIFFERENCE_COLUMNS = ["question", "model_a", "model_b", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
+                      "pvalue", "p_holm", "mark", "workers", "workers_needed", "test", "reason"]
+
+
+def differences(rows: pd.DataFrame, config: ConvAI2Config, question: str = "") -> pd.DataFrame:
+    """Every pair of models on one question: mean b - mean a, tested over workers (module docstring)."""
+    from parlai_acute.stats.inference import paired_cluster_test, two_sample_cluster_test
+
+    models = sorted(rows["model"].unique())
+    means = rows.groupby(["worker", "model"])["score"].mean().unstack("model")
+    out = []
+    for i, a in enumerate(models):
+        for b in models[i + 1:]:
+            both = means[[a, b]].dropna()
+            kwargs = dict(unit="worker", alpha=config.alpha, confidence=config.confidence, seed=config.seed)
+            if len(both):
+                test = paired_cluster_test((both[b] - both[a]).to_numpy(), both.index.to_numpy(), **kwargs)
+                test_name = test.method + " (each worker's mean difference)"
+            else:
+                pair = rows[rows["model"].isin([a, b])]
+                test = two_sample_cluster_test(pair["score"].to_numpy(), pair["model"].to_numpy(),
+                                               pair["worker"].to_numpy(), **kwargs)
+                test_name = test.method
+            mean_a = float(rows.loc[rows["model"] == a, "score"].mean())
+            mean_b = float(rows.loc[rows["model"] == b, "score"].mean())
+            out.append({"question": question, "model_a": a, "model_b": b, "mean_a": mean_a, "mean_b": mean_b,
+                        "difference": test.estimate, "ci_low": np.nan if test.low is None else test.low,
+                        "ci_high": np.nan if test.high is None else test.high,
+                        "pvalue": np.nan if test.p_value is None else test.p_value, "workers": test.n_clusters,
+                        "workers_needed": test.clusters_needed or 0, "test": test_name, "reason": test.reason or ""})
+    table = pd.DataFrame(out, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_holm", "mark")])
+    from parlai_acute.stats.winrates import holm, significance_mark
+
+    table.insert(table.columns.get_loc("pvalue") + 1, "p_holm", holm(table["pvalue"].to_numpy()))
+    table.insert(table.columns.get_loc("p_holm") + 1, "mark",
+                 [significance_mark(p, config.alpha) for p in table["p_holm"]])
+    return table
+
+
 @dataclass
 class ConvAI2Result:
     config: ConvAI2Config
@@ -127,6 +178,7 @@ class ConvAI2Result:
     likert: pd.DataFrame          # one row per (question, model)
     persona: pd.DataFrame
     calibration: dict             # question -> details
+    differences: pd.DataFrame = None  # pairs of models per question, tested over workers
 
     def annotators(self) -> pd.DataFrame:
         rows = [{"question": q, "worker": w, "bias": b}
@@ -137,13 +189,15 @@ class ConvAI2Result:
 def analyze(df: pd.DataFrame, config: ConvAI2Config | None = None) -> ConvAI2Result:
     config = config or ConvAI2Config()
     rng = np.random.default_rng(config.seed)
-    tables, details = [], {}
+    tables, details, pairs = [], {}, []
     for question, rows in df.groupby("question", sort=True):
         table, details[question] = question_table(rows, config, rng)
         tables.append(table.assign(question=question))
+        pairs.append(differences(rows, config, question))
     likert = pd.concat(tables, ignore_index=True)
     likert = likert[["question"] + [c for c in likert.columns if c != "question"]]
-    return ConvAI2Result(config, df, likert, persona_table(df, config), details)
+    return ConvAI2Result(config, df, likert, persona_table(df, config), details,
+                         pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=DIFFERENCE_COLUMNS))
 
 
 def run_record(config: ConvAI2Config) -> dict:

@@ -12,15 +12,16 @@ from parlai_acute.files import check_outdir, table_records, write_csv, write_jso
 
 
 def write_outputs(result: ConvAI2Result, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """likert.csv, persona.csv, annotators.csv, results.json, run.json, report.html."""
+    """likert.csv, persona.csv, differences.csv, annotators.csv, results.json, run.json, report.html."""
     outdir = check_outdir(outdir)
     paths = {}
     for name, table in (("likert.csv", result.likert), ("persona.csv", result.persona),
-                        ("annotators.csv", result.annotators())):
+                        ("differences.csv", result.differences), ("annotators.csv", result.annotators())):
         paths[name] = write_csv(outdir / name, table)
     calibration = {q: {k: v for k, v in d.items() if k != "annotator_bias"} for q, d in result.calibration.items()}
     write_json(outdir / "results.json", {"likert": table_records(result.likert),
-                                         "persona": table_records(result.persona), "calibration": calibration,
+                                         "persona": table_records(result.persona),
+                                         "differences": table_records(result.differences), "calibration": calibration,
                                          "intervals": result.config.interval_names(), "run": run_record(result.config)})
     write_json(outdir / "run.json", run_record(result.config))
     paths["results.json"], paths["run.json"] = outdir / "results.json", outdir / "run.json"

@@ -24,6 +24,13 @@ def add_section(report: Report, result: ConvAI2Result) -> None:
         sub.figure(interval_plot(table, "model", "calibrated", "calibrated_low", "calibrated_high",
                                  xlabel=f"calibrated {question}", interval_label=names["calibrated"]),
                    f"calibrated_{question}", caption=f"Calibrated {question}; bars: {names['calibrated']}")
+    if result.differences is not None and len(result.differences):
+        from parlai_acute.stats.inference import legend
+
+        sub = section.section("Differences between models")
+        sub.note(f"Mean score of model_b minus model_a per question; ci: {names['differences']}. Marks: "
+                 f"{legend(result.config.alpha)} 'reason' says why a test or interval is not given.")
+        sub.table(result.differences, "differences", caption="Differences between models, tested over workers")
     if len(result.persona):
         sub = section.section("Persona detection")
         sub.note(f"Share of dialogues in which the worker picked the model's persona out of two; ci: "

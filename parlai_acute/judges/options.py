@@ -7,6 +7,7 @@ from pathlib import Path
 
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges.model import ANSWER_FROM
+from parlai_acute.scripts.options import DeprecatedAlias, add_output_dir, add_progress, progress
 from parlai_acute.worlds.model_spec import MODEL_HELP
 
 
@@ -15,7 +16,9 @@ def default_cache() -> str:
                           str(Path.home() / ".cache" / "parlai_acute" / "judge_cache.sqlite"))
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) -> None:
+    """The shared options; ``orders=False`` for protocols whose items show one reply (SSA): with
+    nothing to swap, ``--orders`` and ``--inconsistent`` cannot apply and are not offered."""
     group = parser.add_argument_group("judge")
     group.add_argument("--judge", default=None, metavar="MODEL",
                        help=MODEL_HELP.replace("the model:", "the judge model:") + "; judge defaults: greedy, "
@@ -26,12 +29,16 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                        help="text: parse the reply strictly; logprobs: read the choice from the probabilities "
                             "of the answer token (llama.cpp, OpenAI-compatible servers that continue an "
                             "assistant message, transformers)")
-    group.add_argument("--orders", default="rotations", choices=order_mod.ORDER_MODES,
-                       help="position swap: rotations (each option once in each position; pairs: both orders), "
-                            "all (every permutation), none (one random order per item, as people see; no swap, not recommended)")
-    group.add_argument("--inconsistent", default="drop", choices=order_mod.RULES,
-                       help="an item whose verdict changes with the order: drop it, or keep it as a tie "
-                            "(where the table can hold one)")
+    if orders:
+        group.add_argument("--orders", default="rotations", choices=order_mod.ORDER_MODES,
+                           help="position swap: rotations (each option once in each position; pairs: both orders), "
+                                "all (every permutation), none (one random order per item, as people see; no swap, "
+                                "not recommended)")
+        group.add_argument("--inconsistent", default="drop", choices=order_mod.RULES,
+                           help="an item whose verdict changes with the order: drop it, or keep it as a tie "
+                                "(where the table can hold one)")
+    else:
+        parser.set_defaults(orders="rotations", inconsistent="drop")
     group.add_argument("--retries", type=int, default=2,
                        help="ask again this many times (with a format reminder) after an unparseable answer; "
                             "then the order is missing (default: 2)")
@@ -45,8 +52,27 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cache", default=None, metavar="PATH",
                        help=f"SQLite cache of judge calls (default: {default_cache()})")
     group.add_argument("--no-cache", action="store_true", help="ask every call afresh and store nothing")
-    group.add_argument("--limit", type=int, default=None, help="judge only the first N items (a quick look)")
-    group.add_argument("--outdir", required=True, help="directory for the tables, items.jsonl and summary.json")
+    group.add_argument("--num-items", dest="limit", type=int, default=None, metavar="N",
+                       help="judge only the first N items (a quick look)")
+    group.add_argument("--limit", dest="limit", type=int, action=DeprecatedAlias, preferred="--num-items",
+                       help=argparse.SUPPRESS)
+    add_output_dir(group, "the tables, items.jsonl and summary.json")
+    add_progress(group)
+
+
+def add_onboarding_arguments(parser: argparse.ArgumentParser, gold: str, default: str) -> None:
+    """``--onboarding FILE`` (the ``gold`` items to score the judge on; ``default`` says which are used
+    otherwise) or ``--no-onboarding``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--onboarding", default=None, metavar="FILE", help=f"{gold} (default: {default})")
+    group.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
+
+
+def cost_line(summary: dict) -> str:
+    """What a judge run cost, in one line: calls made, cached and failed, and tokens."""
+    c = summary["costs"]
+    return (f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
+            f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
 
 
 def make_runner(args):
@@ -57,10 +83,11 @@ def make_runner(args):
     from parlai_acute.judges.runner import JudgeSettings, Runner
 
     if args.limit is not None and args.limit < 1:
-        raise UserError(f"--limit {args.limit} must be at least 1")
+        raise UserError(f"--num-items {args.limit} must be at least 1")
     settings = JudgeSettings(answer_from=args.answer_from, retries=args.retries, order_mode=args.orders,
                              inconsistent=args.inconsistent, seed=args.seed)
     cache = NoCache() if args.no_cache else JudgeCache(args.cache or default_cache())
     judge = JudgeModel(args.judge, name=args.judge_name, concurrency=args.concurrency, seed=args.seed,
                        call_retries=args.call_retries, backoff=args.backoff)
-    return Runner(judge, settings, cache)
+    bar = progress(args, None, "judge calls", unit="call")
+    return Runner(judge, settings, cache, progress=bar)

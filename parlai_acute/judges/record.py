@@ -44,6 +44,27 @@ def write_items(path: Path, results: Sequence[ItemResult], protocol) -> None:
     write_jsonl(path, (r.as_record(protocol) for r in results))
 
 
+def read_summary(given: str | None, table: str | None) -> dict | None:
+    """A judge run's summary.json: ``given`` (it must exist), else the one beside the judge's
+    ``table`` if there is one, else None. A file that is not a JSON object is a UserError."""
+    import json
+
+    from parlai_acute.errors import UserError
+
+    path = Path(given) if given else Path(table).parent / "summary.json" if table else None
+    if path is None or (not given and not path.is_file()):
+        return None
+    if not path.is_file():
+        raise UserError(f"--judge-summary {path} does not exist; pass the summary.json of the judge run")
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        summary = None
+    if not isinstance(summary, dict):
+        raise UserError(f"{path} is not a judge run's summary (a JSON object); pass the summary.json of the judge run")
+    return summary
+
+
 def write_summary(path: Path, summary: dict) -> None:
     write_json(path, _clean(summary))
 

@@ -104,6 +104,8 @@ class Runner:
     """Runs a protocol's items through a judge; keeps call and token counts."""
 
     def __init__(self, judge: JudgeModel, settings: JudgeSettings, cache=None, progress=None):
+        """``progress``: a callable given each batch's number of calls, or a tqdm bar (its total grows
+        as the calls to make become known, so the estimate covers every round)."""
         self.judge, self.settings = judge, settings
         self.cache = cache if cache is not None else NoCache()
         self.progress = progress
@@ -160,6 +162,9 @@ class Runner:
                 self._record(item, judged, labels, prompt, Reply.from_dict(stored), cached=True)
             else:
                 todo.append((item, judged, prompt, labels, key))
+        if hasattr(self.progress, "total"):  # a progress bar: the calls to make are known now
+            self.progress.total = (self.progress.total or 0) + len(todo)
+            self.progress.refresh()
         size = self.judge.concurrency
         for start in range(0, len(todo), size):
             batch = todo[start:start + size]
@@ -178,8 +183,8 @@ class Runner:
                     self.completion_tokens += reply.completion_tokens
                     self.cache.put(key, reply.as_dict())
                 self._record(item, judged, labels, prompt, reply, cached=False)
-            if self.progress:
-                self.progress(len(batch))
+            if self.progress is not None:
+                (self.progress.update if hasattr(self.progress, "update") else self.progress)(len(batch))
 
     def _record(self, item: Item, judged: Judged, labels, prompt: str, reply: Reply, cached: bool) -> None:
         judged.attempts.append(Attempt(prompt=prompt, text=reply.text, error=reply.error, cached=cached,

@@ -6,7 +6,7 @@ so their answers can never be mistaken for people's.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Callable, Iterator
 
 PREFIX = "simulated-"
 CHROMIUM = "/usr/bin/chromium"
@@ -33,3 +33,60 @@ def simulated_name(worker: str) -> str:
 def worker_url(base_url: str, worker: str, assignment: str) -> str:
     """Mock-provider address of one unit attempt (what a person would open)."""
     return f"{base_url.rstrip('/')}/?worker_id={simulated_name(worker)}&assignment_id={assignment}"
+
+
+def open_worker_page(chromium, base_url: str, worker: str, assignment: str, timeout: float,
+                     viewport: dict | None = None) -> tuple[str, str, object, int]:
+    """(url, worker name, page, timeout in ms) of a new page for one unit attempt; the mock provider's
+    alert on submit is accepted."""
+    url = worker_url(base_url, worker, assignment)
+    page = chromium.new_page(viewport=viewport or {"width": 1000, "height": 800})
+    page.on("dialog", lambda dialog: dialog.accept())
+    return url, url.split("worker_id=")[1].split("&")[0], page, int(timeout * 1000)
+
+
+def wait_view(page, variable: str, condition: str, ms: int) -> dict:
+    """The page's view (``window.<variable>``) once ``condition`` (JavaScript over ``v``) holds, or the
+    page has finished or is unavailable."""
+    page.wait_for_function(f"() => {{ const v = window.{variable}; return document.body.dataset.finished === 'true'"
+                           f" || document.body.dataset.unavailable === 'true' || (v && ({condition})); }}", timeout=ms)
+    return page.evaluate(f"window.{variable}")
+
+
+def run_item_unit(chromium, base_url: str, worker: str, assignment: str, run, act: Callable, *, timeout: float,
+                  leave_after: int | None, page_hook: Callable | None, on_error: Callable) -> object:
+    """One unit of an item task's page (``frontend/item_page.js``: SSA labelling, multi-reference) done as
+    ``worker``: ``act(page, view)`` answers the item shown and returns what it did (appended to
+    ``run.made``); ``on_error(run, view)`` meets a refusal (return True to stop). Fills ``run``'s
+    ``worker``, ``url``, ``status``, ``finished`` and ``message``; closes the page after
+    ``leave_after`` answers when given."""
+    url, run.worker, page, ms = open_worker_page(chromium, base_url, worker, assignment, timeout)
+    run.url = url
+    try:
+        page.goto(url)
+        view = wait_view(page, "__itemView", "v.status", ms)
+        while True:
+            if page.evaluate("document.body.dataset.unavailable === 'true'"):
+                run.status = "unavailable"
+                break
+            if view["status"] != "working":
+                view = wait_view(page, "__itemView", "false", ms)  # until the page has submitted
+                run.status, run.finished = view["status"], True
+                break
+            if leave_after is not None and len(run.made) >= leave_after:
+                run.status = "working"
+                break
+            if page_hook is not None:
+                page_hook(page, view)
+            version = view["version"]
+            run.made.append(act(page, view))
+            view = wait_view(page, "__itemView", f"v.version > {version} && (v.error || v.ack !== null)", ms)
+            if view.get("error") and on_error(run, view):
+                break
+            if view.get("warning") and hasattr(run, "warnings"):
+                run.warnings.append(view["warning"])
+        run.message = page.inner_text("#status")
+        return run
+    finally:
+        with contextlib.suppress(Exception):
+            page.close()

@@ -190,3 +190,13 @@ def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
             setup.stop_server_processes(architects)
         signal.signal(signal.SIGTERM, old_term)
     return root
+
+
+def launch_from_task_folder(group: str) -> None:
+    """What a task folder's ``run.py`` does: ``parlai-acute GROUP launch`` with this process's arguments
+    (Hydra overrides such as ``conf=default mephisto.provider.requester_name=NAME``); exits with its status."""
+    import sys
+
+    from parlai_acute.scripts.main import main
+
+    sys.exit(main([group, "launch", *sys.argv[1:]]))

@@ -10,12 +10,14 @@ the launcher use too, so the blueprint, runner and store never import each other
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mephisto.abstractions.blueprint import Blueprint, SharedTaskState
 from mephisto.data_model.assignment import InitializationData
 
 from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 
 
 @dataclass
@@ -24,12 +26,24 @@ class LiveSharedState(SharedTaskState):
         "help": "The live set-up built by the launcher; built from the arguments if None."})
 
 
+def page_builder(name: str, frontend_dir: Path) -> type:
+    """The task's page builder: the shared static page from ``frontend_dir``."""
+    return type(name, (StaticPageBuilder,), {"FRONTEND_DIR": frontend_dir})
+
+
 class TaskBlueprint(Blueprint):
-    """Shared wiring; subclasses set the class attributes Mephisto needs plus ``LAUNCH_COMMAND``
-    and ``TASK_LABEL`` (for the message when the shared state is wrong) and ``units_needed``."""
+    """Shared wiring; subclasses set the class attributes Mephisto needs (onboarding uses the task's
+    agent state unless told otherwise), ``LAUNCH_COMMAND`` and ``TASK_LABEL`` (for the message when
+    the shared state is wrong), and ``live_setup`` (the task's ``ensure_live``) or ``units_needed``."""
 
     LAUNCH_COMMAND = ""
     TASK_LABEL = ""
+    live_setup = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "AgentStateClass" in cls.__dict__ and "OnboardingAgentStateClass" not in cls.__dict__:
+            cls.OnboardingAgentStateClass = cls.AgentStateClass
 
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
@@ -46,7 +60,7 @@ class TaskBlueprint(Blueprint):
 
     def units_needed(self) -> int:
         """How many interchangeable unit slots to offer (each gets its content when a worker takes it)."""
-        raise NotImplementedError
+        return type(self).live_setup(self.task_run, self.args, self.shared_state).scheduler.units_needed()
 
     def get_initialization_data(self):
         return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(self.units_needed())]

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.resample import percentile_interval
+from parlai_acute.stats.intervals import percentile_interval
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

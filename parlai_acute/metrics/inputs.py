@@ -19,8 +19,6 @@ and an id that replies are matched by. Sources:
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,12 +54,9 @@ def check_items(items: list[Item], where: str) -> list[Item]:
 
 
 def _open_text(path: Path, what: str) -> str:
-    if not path.is_file():
-        raise UserError(f"{what} {path} does not exist; pass an existing file")
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {what} {path}: {exc}; it must be a UTF-8 text file") from None
+    from parlai_acute.jsonl import read_text
+
+    return read_text(path, what, "pass an existing file")
 
 
 def read_dailydialog(path: str | Path) -> list[Item]:
@@ -112,22 +107,20 @@ def split_context(value: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def read_csv_rows(path: str | Path, needed: list[str]) -> list[dict]:
-    """Rows of a CSV as dicts, with a one-line error for each missing needed column."""
-    path = Path(path)
-    text = _open_text(path, "CSV file")
-    reader = csv.DictReader(io.StringIO(text, newline=""))  # quoted cells may hold newlines
-    header = reader.fieldnames or []
-    for column in needed:
-        if column not in header:
-            raise UserError(f"{path}:1: missing column {column!r} in the header ({', '.join(header) or 'empty'}); "
-                            "name the columns with the --*-column options")
-    return list(reader)
+def read_csv_rows(path: str | Path, needed: list[str]) -> tuple[list[dict], list[str]]:
+    """(rows, "FILE:LINE" of each) of a CSV, through the one table reader (a byte-order mark is
+    not part of the first column's name); a missing needed column is a one-line error."""
+    from parlai_acute.table_files import read_rows
+
+    return read_rows(path, noun="CSV file", row="row", required=needed,
+                     missing_hint="pass an existing .csv file",
+                     empty_hint="give a header line naming the columns (see the --*-column options) and one row "
+                            "per item")
 
 
 def read_csv(path: str | Path, context: str = "context", response: str = "response",
              references: str = "references", id_column: str = "id", reply: str = "reply") -> list[Item]:
-    rows = read_csv_rows(path, [context, response])
+    rows, _ = read_csv_rows(path, [context, response])
     items = []
     for number, row in enumerate(rows, start=2):
         refs = [row[response]] if (row.get(response) or "").strip() else []

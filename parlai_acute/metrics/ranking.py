@@ -26,6 +26,7 @@ import pandas as pd
 from parlai_acute.errors import UserError
 from parlai_acute.metrics import bootstrap
 from parlai_acute.metrics.inputs import Item
+from parlai_acute.stats.intervals import clopper_pearson
 
 RANK_BY = ("sum", "mean")
 
@@ -119,16 +120,6 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         columns += [("hit_with_parrot", f"hits@1/{n}+parrot"), ("parrot_beats_gold", "parrot_beats_gold")]
     for column, name in columns:
         values = table[column].to_numpy(dtype=float)
-        low, high = exact_interval(int(values.sum()), len(values), config.level)
+        low, high = clopper_pearson(int(values.sum()), len(values), config.level)
         out.update({name: float(np.mean(values)), f"{name}_low": low, f"{name}_high": high})
     return out
-
-
-def exact_interval(hits: int, n: int, level: float) -> tuple[float, float]:
-    """Clopper-Pearson interval of a share of independent contexts (never zero-width, even at 0/n)."""
-    from scipy.stats import binomtest
-
-    if n == 0:
-        return float("nan"), float("nan")
-    ci = binomtest(hits, n).proportion_ci(confidence_level=level, method="exact")
-    return float(ci.low), float(ci.high)

@@ -8,7 +8,6 @@ zoo model or wrapper here can answer; each context is a fresh conversation.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -16,29 +15,21 @@ from parlai_acute.metrics.inputs import Item
 
 
 def read_replies(path: str | Path, items: list[Item]) -> dict[str, list[str]]:
+    from parlai_acute.jsonl import read_jsonl, read_text
+
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"replies file {path} does not exist; pass the file of model replies")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read replies file {path}: {exc}; it must be UTF-8") from None
+    fix = "pass the file of model replies"
     out: dict[str, list[str]] = {}
     if path.suffix.lower() in (".jsonl", ".json"):
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg}); each line is one reply object") from None
+        for where, row in read_jsonl(path, "replies file", fix):
             key = row.get("id", row.get("context_id")) if isinstance(row, dict) else None
             texts = row.get("replies") if isinstance(row, dict) and "replies" in row else \
                 [row.get("reply", row.get("text"))] if isinstance(row, dict) else [None]
             if key is None or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                raise UserError(f"{path}:{number}: needs an 'id' and a 'reply' string (or a 'replies' list)")
+                raise UserError(f"{where}: needs an 'id' and a 'reply' string (or a 'replies' list)")
             out.setdefault(str(key), []).extend(texts)
     else:
+        lines = read_text(path, "replies file", fix).splitlines()
         if len(lines) != len(items):
             raise UserError(f"{path} has {len(lines)} lines but the test set has {len(items)} contexts; "
                             "give one reply per line in order, or JSON lines with ids")

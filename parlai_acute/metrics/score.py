@@ -78,7 +78,7 @@ def build_metrics(config: ScoreConfig):
     return pair, corpus
 
 
-def pair_table(items: list[Item], replies: dict[str, list[str]], metrics) -> pd.DataFrame:
+def pair_table(items: list[Item], replies: dict[str, list[str]], metrics, progress=None) -> pd.DataFrame:
     """Every metric column for every (item, reference) pair of the first reply of each item."""
     rows_item, rows_ref, hyps, refs = [], [], [], []
     for k, item in enumerate(items):
@@ -91,12 +91,14 @@ def pair_table(items: list[Item], replies: dict[str, list[str]], metrics) -> pd.
     for metric in metrics:
         for column, values in metric.pair_scores(hyps, refs).items():
             table[column] = values
+        if progress is not None:
+            progress.update(1)
     return table
 
 
-def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics) -> pd.DataFrame:
+def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics, progress=None) -> pd.DataFrame:
     """Per item: ``<column>_single`` (first reference) and ``<column>_multi`` (best reference)."""
-    pairs = pair_table(items, replies, pair_metrics)
+    pairs = pair_table(items, replies, pair_metrics, progress)
     columns = [c for m in pair_metrics for c in m.columns]
     single = pairs[pairs["ref"] == 0].set_index("item")[columns].sort_index()
     multi = pairs.groupby("item")[columns].max().sort_index()
@@ -109,12 +111,17 @@ def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics) 
     return per_item
 
 
-def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig | None = None) -> ScoreResult:
+def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig | None = None,
+          progress=None) -> ScoreResult:
+    """``progress``: a tqdm bar advanced by one per metric (and once for diversity)."""
     config = config or ScoreConfig()
     pair_metrics, corpus_metrics = build_metrics(config)
+    if progress is not None:
+        progress.total = len(pair_metrics) + len(corpus_metrics) + 1
+        progress.refresh()
     first = [replies[item.id][0] for item in items]
     nrefs = [len(item.references) for item in items]
-    per_item = item_scores(items, replies, pair_metrics)
+    per_item = item_scores(items, replies, pair_metrics, progress)
 
     counts = np.array(nrefs)
     pair_rows = {"first": np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int), "count": counts}
@@ -144,9 +151,13 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
                 low, high = intervals.get(column, (float("nan"), float("nan")))
                 row.update({kind: float(point[column]), f"{kind}_low": low, f"{kind}_high": high})
             rows.append(row)
+        if progress is not None:
+            progress.update(1)
     summary = pd.DataFrame(rows, columns=["metric", "level", "single", "single_low", "single_high",
                                           "multi", "multi_low", "multi_high", "signature"])
     div = reply_diversity(items, replies, pair_metrics, config)
+    if progress is not None:
+        progress.update(1)
     return ScoreResult(per_item, summary, div, signatures,
                        {**asdict(config), "metrics": list(config.metrics), "contexts": len(items),
                         "references": int(sum(nrefs)), "empty_replies": int(sum(1 for r in first if not r.strip()))})

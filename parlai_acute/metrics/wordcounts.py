@@ -32,13 +32,9 @@ def default_counts() -> Counter:
 
 def read_counts(path: str | Path) -> Counter:
     """A count file (``word<TAB>count``) or a plain text corpus, told apart by the first line."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"reference corpus {path} does not exist; pass a text file or a word<TAB>count file")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read reference corpus {path}: {exc}; it must be UTF-8 text") from None
+    from parlai_acute.jsonl import read_text
+
+    lines = read_text(path, "reference corpus", "pass a text file or a word<TAB>count file").splitlines()
     first = next((line for line in lines if line.strip()), "")
     parts = first.split("\t")
     if len(parts) == 2 and parts[1].strip().isdigit():

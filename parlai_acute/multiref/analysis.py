@@ -30,7 +30,8 @@ import pandas as pd
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, write_json
-from parlai_acute.stats.resample import percentile_interval, resample_weights
+from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.resample import resample_weights
 
 MODES = ("4R1W", "2R2W", "1R4W")
 ORDERS = (1, 2, 3, 4)

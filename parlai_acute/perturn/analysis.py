@@ -7,16 +7,21 @@ group the turns become a (turns, models) 0/1 matrix of picks, and:
 * models: pick rate ("win rate": share of turns the model's reply was picked) with an exact
   Clopper-Pearson interval (turns independent) and a cluster-bootstrap interval (whole
   dialogues, or workers, resampled), and the design effect (bootstrap variance / binomial);
-* pairs: both / a only / b only / neither (the paper's Table 2: tie-win, wins, tie-loss), the
-  exact test -- binomial on the turns where exactly one of the two was picked for SOBA,
-  exact McNemar for SATA -- and the cluster-bootstrap test of the difference in pick rates,
-  each Holm-corrected within the design (PM: across its pairs; MM: within the model set);
-* omnibus: chi-squared goodness of fit (MM-SOBA), Cochran's Q (MM-SATA);
+* pairs: both / a only / b only / neither (the paper's Table 2: tie-win, wins, tie-loss); the
+  **mark**: a sign-flip test over whole dialogues (or workers) of the difference in pick rates
+  with its inverted interval (:mod:`parlai_acute.stats.inference`), Holm-corrected within the
+  design (PM: across its pairs; MM: within the model set); and, as secondary columns that assume
+  independent turns, the exact test -- binomial on the turns where exactly one of the two was
+  picked for SOBA, exact McNemar for SATA -- Holm-corrected the same way;
+* omnibus (MM): permutation of the models within each dialogue (the mark), with chi-squared
+  (MM-SOBA) or Cochran's Q (MM-SATA) as secondary;
 * positions: how often each position was picked, with the same omnibus test over positions.
 
-SM groups have one model each; the design compares them pairwise (Fisher exact, two-
-proportion z, two-sample cluster bootstrap). When several designs ran on the same models,
-:meth:`AnalysisResult.settings_table` puts them side by side (sensitivity, consistency).
+SM groups have one model each; the design compares them pairwise (a permutation of the model
+of whole dialogues for the mark; Fisher exact and the two-proportion z test secondary). Fewer
+dialogues than :func:`~parlai_acute.stats.inference.min_clusters` give no mark and a "FEW
+DIALOGUES" warning (:meth:`AnalysisResult.warnings`). When several designs ran on the same
+models, :meth:`AnalysisResult.settings_table` puts them side by side (sensitivity, consistency).
 
 Turn exclusions (first rule that applies, recorded in ``excluded_because``):
 ``incomplete turn`` always (a model failed, so the turn does not compare all models); the
@@ -38,8 +43,10 @@ from scipy import stats as sstats
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.stats import paired
-from parlai_acute.stats.winrates import grid_from_matchups, holm, significance_mark
+from parlai_acute.stats import inference, paired
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
+from parlai_acute.stats.winrates import grid_from_matchups, holm
 
 INCOMPLETE = "incomplete turn"
 FLAG_RULES = {"same_position": "same position", "fast_decision": "fast decision",
@@ -58,7 +65,8 @@ class AnalysisConfig:
     confidence: float = 0.95
     alpha: float = 0.05
     cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
-    min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval or test is given
+    min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval of a pick rate
+    permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests (exact when fewer exist)
     min_decision_seconds: float = 2.0
     min_message_words: int = 3
     same_position_min_turns: int = 10
@@ -77,6 +85,8 @@ class AnalysisConfig:
         unknown = [name for name in self.exclude if name not in FLAG_RULES]
         if unknown:
             raise UserError(f"--exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}")
+        if self.permutations < 100:
+            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
         if self.min_clusters < 2:
             raise UserError(f"--min-clusters must be at least 2, got {self.min_clusters}")
         if self.min_decision_seconds < 0 or self.min_message_words < 0 or self.same_position_min_turns < 1:
@@ -165,6 +175,8 @@ class GroupResult:
     positions: pd.DataFrame
     position_test: dict
     boot_means: np.ndarray = dataclasses.field(repr=False, default=None)
+    turn_values: np.ndarray = dataclasses.field(repr=False, default=None)  # SM: each turn's pick (0/1)
+    turn_clusters: np.ndarray = dataclasses.field(repr=False, default=None)  # SM: each turn's dialogue (worker)
 
     @property
     def design(self) -> str:
@@ -188,11 +200,11 @@ def choice_matrix(rows: pd.DataFrame, models: list[str], cluster: str):
 def _model_table(models, picks, boot, config) -> pd.DataFrame:
     t = len(picks)
     rows = []
-    low, high = paired.percentile_interval(boot, config.confidence) if boot is not None else (None, None)
+    low, high = percentile_interval(boot, config.confidence) if boot is not None else (None, None)
     for j, model in enumerate(models):
         k = int(picks[:, j].sum())
         rate = k / t if t else float("nan")
-        ci = paired.clopper_pearson(k, t, config.confidence)
+        ci = clopper_pearson(k, t, config.confidence)
         boot_var = float(np.nanvar(boot[:, j], ddof=1)) if boot is not None and len(boot) > 1 else float("nan")
         binom_var = rate * (1 - rate) / t if t else float("nan")
         degenerate = boot is None or not high[j] > low[j]  # all resamples agree: no honest interval
@@ -204,44 +216,59 @@ def _model_table(models, picks, boot, config) -> pd.DataFrame:
 
 
 PAIR_COLUMNS = ["model_a", "model_b", "turns", "both", "a_only", "b_only", "neither", "win_a", "win_b", "tie_win",
-                "tie_loss", "rate_a", "rate_b", "diff", "test", "pvalue", "p_holm", "boot_low", "boot_high",
-                "boot_pvalue", "boot_p_holm", "mark"]
+                "tie_loss", "rate_a", "rate_b", "diff", "clusters", "cluster_low", "cluster_high", "cluster_pvalue",
+                "cluster_p_holm", "mark", "cluster_note", "cluster_method", "test", "pvalue", "p_holm"]
+#: The headline (cluster-aware) columns and the secondary per-turn exact test, in words.
+PAIR_HEADERS = {"cluster_low": "low", "cluster_high": "high", "cluster_pvalue": "p (cluster-aware)",
+                "cluster_p_holm": "Holm p (cluster-aware)", "cluster_note": "note",
+                "test": "secondary test (exact, judgments independent)",
+                "pvalue": "exact p (judgments independent)", "p_holm": "exact Holm p (judgments independent)"}
 
 
-def _pairs(models, picks, boot, protocol, config) -> pd.DataFrame:
+def _cluster_columns(test: inference.ClusterTest) -> dict:
+    """The cluster-aware test of one comparison as table columns (NaN where none is given)."""
+    nan = float("nan")
+    note = inference.shortfall(test) or (test.reason or "")
+    return {"clusters": test.n_clusters, "cluster_low": nan if test.low is None else test.low,
+            "cluster_high": nan if test.high is None else test.high,
+            "cluster_pvalue": nan if test.p_value is None else test.p_value, "cluster_note": note,
+            "cluster_method": test.method, "clusters_needed": test.clusters_needed}
+
+
+def _pairs(models, picks, clusters, protocol, config) -> pd.DataFrame:
     t = len(picks)
     rows = []
-    for i, j in itertools.combinations(range(len(models)), 2):
+    combos = list(itertools.combinations(range(len(models)), 2))
+    diffs = np.stack([picks[:, j].astype(float) - picks[:, i] for i, j in combos], axis=1) if combos else None
+    tests = (inference.paired_cluster_tests(diffs, clusters, unit=config.cluster, alpha=config.alpha,
+                                            confidence=config.confidence, seed=config.seed,
+                                            n_resamples=config.permutations) if combos and t else [])
+    for (i, j), test in zip(combos, tests):
         counts = paired.paired_counts(picks[:, i], picks[:, j])
         if protocol == "soba":
-            test, p = "binomial", paired.binomial_test(counts["b_only"], counts["a_only"] + counts["b_only"])
+            name, p = "binomial", paired.binomial_test(counts["b_only"], counts["a_only"] + counts["b_only"])
         else:
-            test, p = "mcnemar_exact", paired.mcnemar_exact(counts)
+            name, p = "mcnemar_exact", paired.mcnemar_exact(counts)
         rate_a, rate_b = (picks[:, i].mean(), picks[:, j].mean()) if t else (np.nan, np.nan)
-        row = {"model_a": models[i], "model_b": models[j], "turns": t, **counts,
-               "win_a": counts["a_only"] / t, "win_b": counts["b_only"] / t, "tie_win": counts["both"] / t,
-               "tie_loss": counts["neither"] / t, "rate_a": rate_a, "rate_b": rate_b, "diff": rate_b - rate_a,
-               "test": test, "pvalue": p, "boot_low": np.nan, "boot_high": np.nan, "boot_pvalue": np.nan}
-        if boot is not None:
-            samples = boot[:, j] - boot[:, i]
-            low, high = paired.percentile_interval(samples[:, None], config.confidence)
-            if high[0] > low[0]:  # all resamples agree (separated data): neither interval nor test
-                row.update(boot_low=float(low[0]), boot_high=float(high[0]),
-                           boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples[:, None])[0]))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c not in ("p_holm", "boot_p_holm", "mark")])
+        rows.append({"model_a": models[i], "model_b": models[j], "turns": t, **counts,
+                     "win_a": counts["a_only"] / t, "win_b": counts["b_only"] / t, "tie_win": counts["both"] / t,
+                     "tie_loss": counts["neither"] / t, "rate_a": rate_a, "rate_b": rate_b, "diff": rate_b - rate_a,
+                     "test": name, "pvalue": p, **_cluster_columns(test)})
+    return pd.DataFrame(rows, columns=[c for c in PAIR_COLUMNS if c not in ("p_holm", "cluster_p_holm", "mark")]
+                        + ["clusters_needed"])
 
 
-def correct(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Holm across the rows of a family of comparisons (per-turn and bootstrap p-values)."""
+def correct(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Holm across the rows of a family of comparisons (cluster-aware and per-turn p-values);
+    the mark comes from the cluster-aware Holm p-value at ``alpha``."""
     pairs = pairs.copy()
-    for raw, adjusted in (("pvalue", "p_holm"), ("boot_pvalue", "boot_p_holm")):
+    for raw, adjusted in (("pvalue", "p_holm"), ("cluster_pvalue", "cluster_p_holm")):
         values = pairs[raw].to_numpy(dtype=float)
         out = np.full(len(values), np.nan)
         ok = np.isfinite(values)
         out[ok] = holm(values[ok])
         pairs[adjusted] = out
-    pairs["mark"] = [significance_mark(p) if np.isfinite(p) else "" for p in pairs["p_holm"]]
+    pairs["mark"] = [inference.mark(p, alpha) for p in pairs["cluster_p_holm"]]
     return pairs[[c for c in PAIR_COLUMNS if c in pairs] + [c for c in pairs if c not in PAIR_COLUMNS]]
 
 
@@ -272,48 +299,68 @@ def analyze_group(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Gen
     boot = None
     # resampling one or a few dialogues says nothing about others: no interval rather than a false one
     if config.bootstrap > 0 and len(picks) and int(clusters.max()) + 1 >= config.min_clusters:
-        sums, counts = paired.cluster_sums(picks, clusters)
-        boot = paired.cluster_bootstrap(sums, counts, config.bootstrap, rng)
-    pairs = _pairs(models, picks, boot, protocol, config)
+        sums, counts = cluster_totals(picks, clusters)
+        boot = cluster_bootstrap(sums, counts, config.bootstrap, rng)
+    pairs = _pairs(models, picks, clusters, protocol, config)
     if setting == "mm":
         omnibus = ({"test": "chisquare", **paired.chisquare_uniform(picks.sum(axis=0))} if protocol == "soba"
                    else {"test": "cochran_q", **paired.cochran_q(picks)})
+        test = inference.omnibus_cluster_test(picks.astype(float), clusters, unit=config.cluster, alpha=config.alpha,
+                                              seed=config.seed, n_resamples=config.permutations)
+        omnibus.update(cluster_pvalue=test.p_value, cluster_method=test.method, mark=inference.mark(test, config.alpha),
+                       clusters=test.n_clusters, cluster_note=inference.shortfall(test) or "",
+                       clusters_needed=test.clusters_needed)
     elif setting == "pm":
-        omnibus = {"test": pairs["test"].iloc[0], "statistic": None, "df": None, "pvalue": float(pairs["pvalue"].iloc[0])}
+        first = pairs.iloc[0]
+        omnibus = {"test": first["test"], "statistic": None, "df": None, "pvalue": float(first["pvalue"]),
+                   "cluster_pvalue": first["cluster_pvalue"], "cluster_method": first["cluster_method"],
+                   "mark": inference.mark(first["cluster_pvalue"], config.alpha), "clusters": int(first["clusters"]),
+                   "cluster_note": first["cluster_note"], "clusters_needed": first["clusters_needed"]}
     else:
         omnibus = {"test": None, "statistic": None, "df": None, "pvalue": None}
     table, position_test = position_bias(picks, positions, protocol)
     return GroupResult(setting=setting, protocol=protocol, model_set=model_set, models=models, turns=len(picks),
                        dialogues=int(rows["dialogue"].nunique()), workers=int(rows["worker"].nunique()),
                        models_table=_model_table(models, picks, boot, config), pairs=pairs, omnibus=omnibus,
-                       positions=table, position_test=position_test, boot_means=boot)
+                       positions=table, position_test=position_test, boot_means=boot,
+                       turn_values=picks[:, 0].astype(float) if setting == "sm" else None,
+                       turn_clusters=_cluster_labels(rows, config.cluster) if setting == "sm" else None)
+
+
+def _cluster_labels(rows: pd.DataFrame, cluster: str) -> np.ndarray:
+    """The cluster (dialogue or worker) of each turn, in :func:`choice_matrix` turn order."""
+    turns = rows.drop_duplicates(["dialogue", "turn"]).sort_values(["dialogue", "turn"])
+    return turns[cluster].astype(str).to_numpy()
 
 
 # ---------------------------------------------------------------- designs
 
 SM_COLUMNS = ["model_a", "model_b", "turns_a", "picked_a", "turns_b", "picked_b", "rate_a", "rate_b", "diff",
-              "fisher_pvalue", "z_pvalue", "pvalue", "boot_low", "boot_high", "boot_pvalue"]
+              "clusters", "cluster_low", "cluster_high", "cluster_pvalue", "cluster_note", "cluster_method",
+              "clusters_needed", "fisher_pvalue", "z_pvalue", "pvalue", "test"]
 
 
 def sm_comparisons(groups: list[GroupResult], config: AnalysisConfig) -> pd.DataFrame:
-    """Every pair of single-model runs: Fisher exact, two-proportion z, two-sample cluster bootstrap."""
+    """Every pair of single-model runs: the two-sample permutation test of whole dialogues
+    (the mark), and Fisher exact and the two-proportion z test (turns independent)."""
     rows = []
     ordered = sorted(groups, key=lambda g: g.models[0])
     for ga, gb in itertools.combinations(ordered, 2):
         a, b = ga.models_table.iloc[0], gb.models_table.iloc[0]
         fisher = paired.fisher_exact(int(a.picked), int(a.turns), int(b.picked), int(b.turns))
-        row = {"model_a": a.model, "model_b": b.model, "turns_a": int(a.turns), "picked_a": int(a.picked),
-               "turns_b": int(b.turns), "picked_b": int(b.picked), "rate_a": a.rate, "rate_b": b.rate,
-               "diff": b.rate - a.rate, "fisher_pvalue": fisher,
-               "z_pvalue": paired.two_proportion_z(int(a.picked), int(a.turns), int(b.picked), int(b.turns)),
-               "pvalue": fisher, "boot_low": np.nan, "boot_high": np.nan, "boot_pvalue": np.nan}
-        if ga.boot_means is not None and gb.boot_means is not None:
-            samples = gb.boot_means[:, :1] - ga.boot_means[:, :1]  # independent samples: independent resamples
-            low, high = paired.percentile_interval(samples, config.confidence)
-            row.update(boot_low=float(low[0]), boot_high=float(high[0]),
-                       boot_pvalue=float(paired.bootstrap_pvalue(row["diff"], samples)[0]))
-        rows.append(row)
-    return correct(pd.DataFrame(rows, columns=SM_COLUMNS))
+        values = np.concatenate([ga.turn_values, gb.turn_values])
+        labels = np.repeat(["a", "b"], [len(ga.turn_values), len(gb.turn_values)])
+        clusters = np.concatenate([np.char.add("a:", ga.turn_clusters.astype(str)),
+                                   np.char.add("b:", gb.turn_clusters.astype(str))])
+        test = inference.two_sample_cluster_test(values, labels, clusters, unit=config.cluster, alpha=config.alpha,
+                                                 confidence=config.confidence, seed=config.seed,
+                                                 n_resamples=config.permutations)
+        rows.append({"model_a": a.model, "model_b": b.model, "turns_a": int(a.turns), "picked_a": int(a.picked),
+                     "turns_b": int(b.turns), "picked_b": int(b.picked), "rate_a": a.rate, "rate_b": b.rate,
+                     "diff": b.rate - a.rate, "fisher_pvalue": fisher,
+                     "z_pvalue": paired.two_proportion_z(int(a.picked), int(a.turns), int(b.picked), int(b.turns)),
+                     "pvalue": fisher, "test": "fisher_exact", **_cluster_columns(test)})
+    return correct(pd.DataFrame(rows, columns=SM_COLUMNS), config.alpha)
 
 
 @dataclass
@@ -340,12 +387,13 @@ def analyze_design(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Ge
     if setting == "sm":
         comparisons = sm_comparisons(groups, config)
     elif setting == "pm":  # the family is every pair of the design: one per group
-        comparisons = correct(pd.concat([g.pairs.assign(model_set=g.model_set) for g in groups], ignore_index=True))
+        comparisons = correct(pd.concat([g.pairs.assign(model_set=g.model_set) for g in groups], ignore_index=True),
+                              config.alpha)
         for i, g in enumerate(groups):
             g.pairs = comparisons.iloc[[i]].reset_index(drop=True)
     else:
         for g in groups:
-            g.pairs = correct(g.pairs.assign(model_set=g.model_set))
+            g.pairs = correct(g.pairs.assign(model_set=g.model_set), config.alpha)
         comparisons = pd.concat([g.pairs for g in groups], ignore_index=True)
     return DesignResult(setting=setting, protocol=protocol, groups=groups, comparisons=comparisons)
 
@@ -363,6 +411,24 @@ class AnalysisResult:
     def meta(self) -> dict:
         return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
                 "parlai_acute_version": parlai_acute.__version__}
+
+    def warnings(self) -> list[str]:
+        """One sentence per model set resting on few dialogues (workers): fewer than a
+        calibrated cluster-aware test needs (no mark can be given) or than ``min_clusters``."""
+        unit = self.config.cluster
+        marks = inference.min_clusters(self.config.alpha)
+        need = max(marks, self.config.min_clusters)
+        out = []
+        for d in self.designs:
+            for g in d.groups:
+                count = g.dialogues if unit == "dialogue" else g.workers
+                if count < need:
+                    rates = (f", bootstrap intervals of pick rates {self.config.min_clusters}"
+                             if self.config.min_clusters != marks else "")
+                    out.append(f"FEW {unit.upper()}S: {d.label} model set {g.model_set} rests on {count} "
+                               f"{unit}{'s' if count != 1 else ''}; turns of one {unit} are not independent, so "
+                               f"a calibrated mark needs at least {marks}{rates} ({need - count} more)")
+        return out
 
     def exclusion_summary(self) -> list[dict]:
         rows = []
@@ -409,15 +475,16 @@ class AnalysisResult:
         return pd.concat([rates, ranks], axis=1).rename_axis("model").reset_index()
 
     def sensitivity(self) -> pd.DataFrame:
-        """Per design: comparisons, share significant (Holm), mean |difference in pick rates|."""
+        """Per design: comparisons, share marked significant (cluster-aware, Holm), the count the
+        per-turn exact tests would give, mean |difference in pick rates|."""
         rows = []
         for d in self.designs:
             c = d.comparisons
             n = len(c)
             rows.append({"design": d.label, "comparisons": n, "turns": sum(g.turns for g in d.groups),
-                         "significant": int((c["p_holm"] < self.config.alpha).sum()),
-                         "share_significant": float((c["p_holm"] < self.config.alpha).mean()) if n else np.nan,
-                         "significant_bootstrap": int((c["boot_p_holm"] < self.config.alpha).sum()),
+                         "significant": int((c["cluster_p_holm"] < self.config.alpha).sum()),
+                         "share_significant": float((c["cluster_p_holm"] < self.config.alpha).mean()) if n else np.nan,
+                         "significant_exact_independent": int((c["p_holm"] < self.config.alpha).sum()),
                          "mean_abs_diff": float(c["diff"].abs().mean()) if n else np.nan})
         return pd.DataFrame(rows)
 
@@ -478,6 +545,6 @@ def grid(pairs: pd.DataFrame) -> pd.DataFrame:
     where exactly one of the two was picked that went to ``col``."""
     table = pd.DataFrame({"model_a": pairs["model_a"], "model_b": pairs["model_b"],
                           "n": pairs["a_only"] + pairs["b_only"], "wins_a": pairs["a_only"],
-                          "wins_b": pairs["b_only"], "pvalue": pairs["pvalue"], "p_holm": pairs["p_holm"],
-                          "mark": pairs["mark"]})
+                          "wins_b": pairs["b_only"], "pvalue": pairs["cluster_pvalue"],
+                          "p_holm": pairs["cluster_p_holm"], "mark": pairs["mark"]})
     return grid_from_matchups(table[table["n"] > 0])

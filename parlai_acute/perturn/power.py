@@ -18,7 +18,12 @@
   exact test (the analysis' SM comparison), power computed exactly; n is turns per model.
 
 Turns are clustered in dialogues: with m turns per dialogue and intra-dialogue correlation
-``icc`` the design effect 1 + (m - 1) icc multiplies the turns needed (Kish).
+``icc`` the design effect 1 + (m - 1) icc multiplies the turns needed (Kish). A pilot's
+turns table gives both (:func:`pilot_outcomes`, then
+:func:`parlai_acute.stats.power.pilot_icc`): the outcome is the one the analysis tests
+per turn (per pair of models shown: picked a - picked b; SM: appropriate), so the ICC is
+that of the test that will be run over dialogues. However small the ICC, that test needs
+``min_clusters(alpha)`` dialogues to give a mark at all, and the plan never goes below it.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from scipy import optimize, special, stats
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats import power as binomial_power
+from parlai_acute.stats.winrates import binomial_p_half  # noqa: F401 (re-exported: tests, simulations)
 
 DESIGNS = ("pm-soba", "pm-sata", "mm-soba", "mm-sata", "sm")
 SIMULATED = ("mm-soba", "mm-sata")
@@ -106,14 +112,6 @@ def z_closed_form(delta: float, alpha: float = 0.05, power: float = 0.8, rounded
     if rounded:
         za, zb = round(za, 2), round(zb, 2)
     return (za + zb) ** 2 / (2 * delta) ** 2
-
-
-def binomial_p_half(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Two-sided exact binomial p-values against 1/2, vectorised (equal to scipy's binomtest:
-    the distribution is symmetric, so p = 2 min(P(X <= k), P(X >= k)), capped at 1; 1 if n = 0)."""
-    k, n = np.asarray(k), np.asarray(n)
-    low = stats.binom.cdf(np.minimum(k, n - k), n, 0.5)
-    return np.where(n > 0, np.minimum(1.0, 2 * low), 1.0)
 
 
 def holm_rows(p: np.ndarray) -> np.ndarray:
@@ -271,11 +269,40 @@ def detectable_delta(budget: int, a: Assumptions) -> float:
 
 
 def _largest_delta(a: Assumptions) -> float:
+    """Largest delta whose rates are still probabilities (the search stays inside it)."""
     if a.design == "mm-soba":
         return 2 / a.models * 0.999
     if a.design == "pm-sata" and a.tie_win is not None:
-        return (1 - a.base_rate) * 0.999
+        # both picked tie_win of the time: neither picked is 1 - p - (p + delta) + tie_win >= 0
+        return min(1 - a.base_rate, 1 - 2 * a.base_rate + a.tie_win) * 0.999
     return (1 - a.base_rate) * 0.999
+
+
+def pilot_outcomes(turns) -> tuple[np.ndarray, np.ndarray]:
+    """(outcome per judged unit, its dialogue) from a pilot's turns table: for every pair of
+    models shown in a turn, picked(a) - picked(b), centred within the pair (a pair's overall
+    difference is the effect, not clustering); SM: appropriate or not, centred per model.
+    Incomplete turns are left out, as the analyses do."""
+    import pandas as pd
+
+    df = turns[~turns["incomplete"].astype(bool)]
+    if df.empty:
+        raise UserError("the pilot has no complete turns; give the turns table of a finished pilot")
+    values, clusters = [], []
+    for (setting, dialogue, turn), group in df.groupby(["setting", "dialogue", "turn"], sort=False):
+        picked = dict(zip(group["model"], group["picked"].astype(float)))
+        names = sorted(picked)
+        if setting == "sm" or len(names) == 1:
+            values += [(f"sm|{m}", picked[m]) for m in names]
+            clusters += [dialogue] * len(names)
+            continue
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                values.append((f"{a}|{b}", picked[a] - picked[b]))
+                clusters.append(dialogue)
+    table = pd.DataFrame(values, columns=["key", "value"])
+    centred = table["value"] - table.groupby("key")["value"].transform("mean")
+    return centred.to_numpy(float), np.asarray(clusters, dtype=object)
 
 
 def plan(a: Assumptions, budget: int | None = None) -> dict:
@@ -287,9 +314,15 @@ def plan(a: Assumptions, budget: int | None = None) -> dict:
         out["closed_form"] = {"rounded_z": z_closed_form(a.delta, a.alpha, a.power, rounded=True),
                               "exact_z": z_closed_form(a.delta, a.alpha, a.power)}
     if budget is None:
+        from parlai_acute.stats.inference import min_clusters, min_clusters_two_sample
+
         res = required_n(a)
         clustered = math.ceil(res["n"] * de - 1e-9)
-        out.update(res, turns=clustered, dialogues=math.ceil(clustered / a.turns_per_dialogue))
+        floor = math.ceil(min_clusters_two_sample(a.alpha) / 2) if a.design == "sm" else min_clusters(a.alpha)
+        dialogues = math.ceil(clustered / a.turns_per_dialogue)
+        if dialogues < floor:  # raised to what the test over dialogues needs to give a mark at all
+            dialogues, clustered = floor, floor * a.turns_per_dialogue
+        out.update(res, turns=clustered, dialogues=dialogues, min_dialogues=floor)
     else:
         if budget < 1:
             raise UserError("--budget must be a positive number of turns")

@@ -9,13 +9,45 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parlai_acute.perturn.analysis import AnalysisResult, grid, jsonable
-from parlai_acute.report import Report, interval_plot, win_rate_heatmap
-from parlai_acute.stats.paired import clopper_pearson
+from parlai_acute.perturn.analysis import PAIR_HEADERS, AnalysisResult, grid, jsonable
+from parlai_acute.report import Report, interval_plot, methods_paragraph, win_rate_heatmap
+from parlai_acute.stats.inference import legend, min_clusters
+from parlai_acute.stats.intervals import clopper_pearson
 
 MODEL_COLUMNS = ["model", "turns", "picked", "rate", "ci_low", "ci_high", "boot_low", "boot_high", "design_effect"]
-PAIR_COLUMNS = ["model_a", "model_b", "turns", "tie_win", "win_a", "win_b", "tie_loss", "diff", "test", "pvalue",
-                "p_holm", "boot_low", "boot_high", "boot_pvalue", "boot_p_holm", "mark"]
+PAIR_COLUMNS = ["model_a", "model_b", "tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high",
+                "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "pvalue", "p_holm"]
+
+
+def _in_words(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The pairs table with the test columns named in words, and the columns to show."""
+    shown = [c for c in PAIR_COLUMNS if c in table]
+    rates = [c for c in ("tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high", "rate_a",
+                         "rate_b") if c in table]
+    table = table.assign(**{c: table[c].astype(float).round(3) for c in rates})
+    return table.rename(columns=PAIR_HEADERS), [PAIR_HEADERS.get(c, c) for c in shown]
+
+
+def methods(result: AnalysisResult) -> str:
+    """The report's closing Methods paragraph."""
+    config = result.config
+    turns = sum(g.turns for d in result.designs for g in d.groups)
+    dialogues = sum(g.dialogues for d in result.designs for g in d.groups)
+    designs = ", ".join(d.label for d in result.designs)
+    omnibus = ("For the multi-model designs, the hypothesis that all models are equal was tested by permuting the "
+               f"models' pick counts independently within each {config.cluster}."
+               if any(d.setting == "mm" for d in result.designs) else "")
+    return methods_paragraph(
+        data=(f"{turns} per-turn choice{'s' if turns != 1 else ''} from {dialogues} "
+              f"dialogue{'s' if dialogues != 1 else ''} (design{'s' if len(result.designs) != 1 else ''} {designs})"),
+        unit=config.cluster,
+        comparison="each pairwise difference in pick rates", alpha=config.alpha, confidence=config.confidence,
+        permutations=config.permutations, seed=config.seed, family="each design (PM) or model set (MM)",
+        omnibus=omnibus,
+        secondary=("Per-turn exact tests that assume independent turns (binomial on the turns where exactly one "
+                   "of two was picked, exact McNemar, Fisher, chi-squared, Cochran's Q) are reported as secondary "
+                   f"columns; pick rates carry Clopper-Pearson intervals and {config.bootstrap}-resample percentile "
+                   f"{config.cluster} bootstrap intervals"))
 
 
 def _synthetic(result: AnalysisResult) -> bool:
@@ -34,6 +66,11 @@ def build_report(result: AnalysisResult) -> Report:
                     f"as independent.")
     if _synthetic(result):
         report.banner("SYNTHETIC or SIMULATED data: these choices were not made by people")
+    for warning in result.warnings():
+        report.banner(warning)
+    report.section("How to read the marks").note(legend(config.alpha) + f" Intervals of differences: "
+                                                   f"{level}, inverted cluster-aware test; at least "
+                                                   f"{min_clusters(config.alpha)} {config.cluster}s are needed.")
     for design in result.designs:
         section = report.section(f"Design {design.label}")
         for g in design.groups:
@@ -46,9 +83,12 @@ def build_report(result: AnalysisResult) -> Report:
                                          interval_label=boot_label), f"rates_{name}")
             sub.table(table, f"models_{name}", caption=f"Pick rates; ci: {level} Clopper-Pearson, boot: "
                       f"{boot_label}", columns=MODEL_COLUMNS)
-            if g.omnibus.get("pvalue") is not None and design.setting == "mm":
-                sub.text(f"Omnibus {g.omnibus['test']}: statistic {g.omnibus['statistic']}, df {g.omnibus['df']}, "
-                         f"p = {g.omnibus['pvalue']}")
+            if g.omnibus.get("cluster_method") and design.setting == "mm":
+                om = g.omnibus
+                verdict = (f"p = {om['cluster_pvalue']:.3g}{om['mark']}" if om["cluster_pvalue"] is not None
+                           else f"no test ({om['cluster_note']})")
+                sub.text(f"All models equal? {verdict}: {om['cluster_method']}. Secondary (exact, judgments "
+                         f"independent): {om['test']} statistic {om['statistic']}, df {om['df']}, p = {om['pvalue']}")
             if len(g.positions):
                 sub.table(g.positions, f"positions_{name}", caption=f"Picks by page position; "
                           f"{g.position_test['test']} p = {g.position_test['pvalue']}")
@@ -61,12 +101,15 @@ def build_report(result: AnalysisResult) -> Report:
                 section.figure(win_rate_heatmap(cells, models, interval_label=f"{level} Clopper-Pearson, turns "
                                                 f"independent", title="turns where exactly one of the two was picked"),
                                f"grid_{design.label}")
-            section.table(design.comparisons, f"pairs_{design.label}", caption="Pairwise comparisons (Holm within "
-                          "the design); diff = rate_b - rate_a; boot: " + boot_label,
-                          columns=[c for c in PAIR_COLUMNS if c in design.comparisons])
+            table, columns = _in_words(design.comparisons)
+            section.table(table, f"pairs_{design.label}", caption=f"Pairwise comparisons (Holm within the design); "
+                          f"diff = rate_b - rate_a; low/high: {level} interval of diff, inverted cluster-aware test "
+                          f"over {config.cluster}s; mark from the cluster-aware Holm p; exact test: "
+                          f"{design.comparisons['test'].iloc[0]} (pairs.csv has every column)", columns=columns)
         elif len(design.comparisons):
-            section.table(design.comparisons, "pairs_sm", caption="Single-model runs compared: Fisher exact, "
-                          "two-proportion z, two-sample bootstrap; Holm")
+            table, _ = _in_words(design.comparisons)
+            section.table(table, "pairs_sm", caption=f"Single-model runs compared: permutation of the model of whole "
+                          f"{config.cluster}s (the mark), Fisher exact and two-proportion z (turns independent); Holm")
     if len(result.designs) > 1:
         side = report.section("Settings side by side")
         side.table(result.settings_table(), "settings", caption="Pick rate of each model in each design, and rank")
@@ -79,4 +122,5 @@ def build_report(result: AnalysisResult) -> Report:
     quality.table(pd.DataFrame(result.flag_summary()), "flags", caption="Quality flags (excluded only if asked)")
     quality.table(result.workers(), "workers", caption="Per worker", max_rows=50, more="workers not shown")
     report.configuration("Analysis", jsonable(result.meta()))
+    report.methods(methods(result))
     return report

@@ -19,12 +19,14 @@ labels and tooltips) is escaped for HTML, LaTeX and Markdown where it is written
     section.figure(win_rate_heatmap(grid, models, interval_label="95% Clopper-Pearson"), "grid_engaging")
     section.table(matchups, "matchups_engaging", caption="Matchups")
     report.configuration("Run", {"seed": 0, "bootstrap": 1000})
+    report.methods(methods_paragraph(data="...", unit="worker", ...))   # ends the page; report_methods.txt
     paths = report.write("out/")   # {"report.html": Path, "figures/grid_engaging.svg": Path, ...}
 """
 from parlai_acute.report.document import Report, Section
 from parlai_acute.report.figures import Chart, figure_pdf, figure_svg, new_figure
+from parlai_acute.report.methods import methods_paragraph
 from parlai_acute.report.plots import interval_plot, win_rate_heatmap
 from parlai_acute.report.tables import esc, format_value, table_html, table_latex, table_markdown
 
 __all__ = ["Report", "Section", "Chart", "new_figure", "figure_svg", "figure_pdf", "win_rate_heatmap",
-           "interval_plot", "esc", "format_value", "table_html", "table_latex", "table_markdown"]
+           "interval_plot", "methods_paragraph", "esc", "format_value", "table_html", "table_latex", "table_markdown"]

@@ -143,6 +143,7 @@ class Report:
         self.banners: list[tuple[str, str]] = []
         self.sections: list[Section] = []
         self.configurations: list[tuple[str, dict]] = []
+        self.methods_text = ""
         self._names: set[tuple[str, str]] = set()
 
     def banner(self, text: str, kind: str = "warning") -> "Report":
@@ -158,6 +159,12 @@ class Report:
         section = Section(heading, collapsed, 2, _report=self)
         self.sections.append(section)
         return section
+
+    def methods(self, text: str) -> "Report":
+        """The "Methods" paragraph (see :mod:`parlai_acute.report.methods`): the page ends with
+        it and it is also written to ``report_methods.txt``, ready to paste into a paper."""
+        self.methods_text = str(text)
+        return self
 
     def configuration(self, title: str, values: dict) -> "Report":
         """A configuration block (model configurations, run settings, seed, version), shown
@@ -198,6 +205,8 @@ class Report:
             for title, values in self.configurations:
                 parts.append(f"<h3>{esc(title)}</h3><pre>"
                              f"{esc(json.dumps(values, indent=2, sort_keys=True, allow_nan=False))}</pre>")
+        if self.methods_text:
+            parts.append(f"<h2>Methods</h2><p class='methods'>{esc(self.methods_text)}</p>")
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -221,6 +230,8 @@ class Report:
         files[f"{stem}_config.json"] = json.dumps(
             {title: values for title, values in self.configurations}, indent=2, sort_keys=True,
             allow_nan=False, ensure_ascii=False) + "\n"
+        if self.methods_text:
+            files[f"{stem}_methods.txt"] = self.methods_text + "\n"
         files[filename] = self.render_html()
         paths = {}
         for relative, content in files.items():

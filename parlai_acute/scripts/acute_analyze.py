@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
     parser.add_argument("--min-workers", type=int, default=5,
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    parser.add_argument("--judge-summary", metavar="FILE", default=None,
+                        help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
+                             "--judgments, if any): a judge that failed onboarding is flagged in the report")
     add_report_switch(parser)
     parser.add_argument("--judge-table", metavar="FILE", default=None,
                         help="a model judge's table of the same protocol: also report the prediction-powered "
@@ -56,6 +61,16 @@ def load(args, config) -> "pd.DataFrame":
     return api.load_table("acute", args.judgments, task_name=args.task_name, mephisto_db=args.mephisto_db)
 
 
+def judge_summaries(args) -> list:
+    """The model-judge run's summary (given, or summary.json beside --judgments), if any."""
+    if not args.judge_summary and not args.judgments:  # a Mephisto run: people, no judge summary
+        return []
+    from parlai_acute.judges.record import read_summary
+
+    summary = read_summary(args.judge_summary, args.judgments)
+    return [summary] if summary and summary.get("protocol") == "acute" else []
+
+
 def run(args) -> int:
     from parlai_acute import api
     from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
@@ -63,10 +78,16 @@ def run(args) -> int:
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
-                            bt_alpha=args.bt_alpha,
+                            bt_alpha=args.bt_alpha, alpha=args.alpha,
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
-    result = api.analyze("acute", load(args, config), config, warn=False)
+    table = load(args, config)
+    result = api.analyze("acute", table, config, warn=False)
+    judges = judge_summaries(args)
+    if judges:  # a model judge's run: its onboarding and position bias flagged where its verdicts are used
+        from parlai_acute.acute.analysis import judge_flags
+
+        result.flags = judge_flags(table, judges, config.alpha)
     if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
         from parlai_acute.mephisto_tasks.acute_eval.store import run_pairings_file
 

@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", action="append", type=_named, default=[], metavar="NAME=PATH[:SPEAKER]",
                         help="an existing Conversations log (human-model, human-human) as a model (repeatable)")
     parser.add_argument("--workdir", required=True, help="directory for logs, pairings, Mephisto data and results")
-    parser.add_argument("-n", "--num-self-chats", type=int, default=10, help="self-chats per model (default 10)")
-    parser.add_argument("--max-turns", type=int, default=6, help="parleys per self-chat (default 6)")
+    parser.add_argument("-n", "--num-self-chats", "--num-selfchats", type=int, default=10, help="self-chats per model (default 10)")
+    parser.add_argument("--max-turns", "--selfchat-max-turns", type=int, default=6, help="parleys per self-chat (default 6)")
     parser.add_argument("-t", "--task", default="chitchat", help="self-chat openings: chitchat, persona, topics")
     parser.add_argument("-b", "--batchsize", type=int, default=1, help="self-chats run at once (default 1)")
     parser.add_argument("--comparisons-per-pair", type=int, default=10, help="comparisons per model pair (default 10)")

@@ -17,7 +17,6 @@ and the router process is stopped too.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -74,9 +73,3 @@ def run(args) -> int:
                                  on_started=started)
     print(f"ACUTE-Eval task {task_name!r} stopped; judgments are in {data_dir}.", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    from parlai_acute.scripts.main import main
-
-    sys.exit(main(["acute", "launch", *sys.argv[1:]]))

@@ -3,7 +3,14 @@
 Prints the exact-binomial answer beside statsmodels' normal approximation; ``--json``
 writes both tables with the configuration and the package version.
 
+One worker's judgments of a matchup share that worker's taste, and the marks come from a
+test over workers: ``--judgments-per-worker`` (per matchup) and ``--icc`` turn independent
+judgments into workers (design effect 1 + (m - 1) ICC); ``--pilot`` estimates both from a
+pilot's judgments table (after the analysis' quality control) and also plans at the
+upper end of the ICC's interval.
+
   parlai-acute acute power --delta 0.05 0.1 0.15 0.2 --budget 100 300 1000
+  parlai-acute acute power --delta 0.1 --pilot pilot/judgments.csv
 """
 from __future__ import annotations
 
@@ -23,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--p0", type=float, default=0.5, help="win rate under the null hypothesis (default 0.5)")
     parser.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)")
     parser.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+    parser.add_argument("--judgments-per-worker", type=float, default=None, metavar="M",
+                        help="judgments one worker makes of one matchup (default: the pilot's, else 1)")
+    parser.add_argument("--icc", type=float, default=None,
+                        help="correlation of one worker's judgments of a matchup (default: from --pilot, else 0)")
+    parser.add_argument("--pilot", metavar="FILE", default=None,
+                        help="a pilot's judgments table (.csv/.jsonl): estimate the within-worker correlation")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the pilot's bootstrap")
     parser.add_argument("--json", metavar="FILE", help="also write the tables and configuration as JSON")
 
 
@@ -56,7 +70,57 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{'n':>7} {'delta exact':>12} {'delta normal':>13}")
         for r in table.itertuples():
             print(f"{r.n:>7d} {r.delta_exact:>12.4f} {r.delta_normal:>13.4f}")
+    if deltas and (args.pilot or args.icc is not None or args.judgments_per_worker):
+        result["clustered"] = _clustered(args, sizes)
     if args.json:
         write_json(args.json, result)
         print(f"\nwrote {args.json}")
     return 0
+
+
+def pilot_outcomes(df):
+    """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
+    matchup won, -1 otherwise, centred per matchup; cluster = (worker, matchup)."""
+    import numpy as np
+    import pandas as pd
+
+    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
+
+    kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
+    if kept.empty:
+        raise UserError("the pilot has no judgments left after quality control; check its workers")
+    a = np.minimum(kept["winner"].astype(str), kept["loser"].astype(str))
+    b = np.maximum(kept["winner"].astype(str), kept["loser"].astype(str))
+    matchup = pd.Series(a + " vs " + b)
+    value = pd.Series(np.where(kept["winner"].astype(str).to_numpy() == b, 1.0, -1.0))
+    centred = value - value.groupby(matchup).transform("mean")
+    return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()
+
+
+def _clustered(args, sizes) -> dict:
+    """Workers per matchup the cluster-aware test needs, at the ICC given or estimated."""
+    pilot = None
+    if args.pilot:
+        from parlai_acute.acute.judgments import read_judgments
+
+        pilot = pw.pilot_icc(*pilot_outcomes(read_judgments(args.pilot)), seed=args.seed)
+        pilot["file"] = str(args.pilot)
+        print(f"\npilot {pilot['file']}: {pilot['clusters']} (worker, matchup) clusters, "
+              f"{pilot['per_cluster']:.2f} judgments each; within-worker correlation {pilot['icc']:.3f} "
+              f"[{pilot['icc_low']:.3f}, {pilot['icc_high']:.3f}] (95% bootstrap of workers)")
+    icc = args.icc if args.icc is not None else (pilot["icc"] if pilot and pilot["icc"] == pilot["icc"] else 0.0)
+    m = args.judgments_per_worker or (pilot["per_cluster"] if pilot else 1.0)
+    iccs = [("estimate" if pilot and args.icc is None else "given", icc)]
+    if pilot and args.icc is None and pilot["icc_high"] == pilot["icc_high"]:
+        iccs.append(("upper end", pilot["icc_high"]))
+    rows = []
+    print(f"\nclustered by worker: m = {m:g} judgments per worker and matchup; the test over workers needs at least "
+          f"{pw.clustered_plan(1, m, 0.0, args.alpha)['min_clusters']} workers per matchup to give a mark at all")
+    print(f"{'delta':>7} {'icc':>14} {'design eff':>11} {'judgments':>10} {'workers':>8}")
+    for r in sizes.itertuples():
+        for label, value in iccs:
+            plan = pw.clustered_plan(r.n_exact, m, value, args.alpha)
+            rows.append({"delta": r.delta, "icc": value, "icc_from": label, "per_worker": m, **plan})
+            print(f"{r.delta:>7.3f} {f'{value:.3f} ({label})':>14} {plan['design_effect']:>11.3f} "
+                  f"{plan['judgments']:>10d} {plan['clusters']:>8d}")
+    return {"pilot": pilot, "per_worker": m, "plans": rows}

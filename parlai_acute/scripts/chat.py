@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-c", "--context", choices=CONTEXTS, default="none",
                         help="what each conversation starts from: nothing, a real conversation's opening prompt "
                              "shown to you, a persona for you and one for the model, or a shared topic")
-    parser.add_argument("-o", "--outfile", default=None, help="log to write (.jsonl + .metadata); default: not saved")
+    parser.add_argument("-o", "--output", "--outfile", dest="outfile", default=None, help="log to write (.jsonl + .metadata); default: not saved")
     parser.add_argument("--seed", type=int, default=0, help="seed for the choice of personas/topics/prompts")
     parser.add_argument("--datapath", default=None, help=f"ParlAI data directory (default: {default_datapath()})")
 

@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Likert scale the study used; scores outside it are rejected (default: 1 4, ConvAI2)")
     add_resampling(parser, "worker-bootstrap resamples (0: none)", "random seed (bootstrap, Gibbs)")
     add_confidence(parser)
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
     add_report_switch(parser)
 
 
@@ -44,7 +46,7 @@ def run(args) -> int:
 
     config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
                            variances=args.variances, sigma_b=args.sigma_b, sigma_e=args.sigma_e, gibbs=args.gibbs,
-)
+                           alpha=args.alpha)
     df = api.load_table("convai2", args.ratings, task_name=args.task_name, mephisto_db=args.mephisto_db,
                         scale=tuple(args.scale))
     config.source = df.attrs["source"]
@@ -57,12 +59,24 @@ def run(args) -> int:
         print(f"question {question}: raw mean [{level} worker bootstrap] | calibrated +- posterior sd "
               f"(sigma_b={d['sigma_b']:.3g}, sigma_e={d['sigma_e']:.3g}, {d['variances']})")
         for r in table.itertuples(index=False):
-            print(f"  {r.calibrated_rank}. {r.model:<14} raw {r.mean:.3f} [{r.boot_low:.3f}, {r.boot_high:.3f}] "
+            boot = "[no interval]" if r.boot_low != r.boot_low else f"[{r.boot_low:.3f}, {r.boot_high:.3f}]"
+            print(f"  {r.calibrated_rank}. {r.model:<14} raw {r.mean:.3f} {boot} "
                   f"(rank {r.raw_rank}) | calibrated {r.calibrated:.3f} +- {r.calibrated_sd:.3f}  "
                   f"({r.ratings} ratings, {r.workers} workers)")
         if "gibbs" in d:
             print(f"  Gibbs check: {d['gibbs']['chains']} chains x {d['gibbs']['iterations']} iterations, "
                   f"max |difference| {d['gibbs']['max_abs_difference']:.4f}")
+    if len(result.differences):
+        print(f"differences b - a [{level} over workers], p and Holm p over workers:")
+    for d in result.differences.itertuples(index=False):
+        ci = "[no interval]" if d.ci_low != d.ci_low else f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+        p = "p=n/a" if d.pvalue != d.pvalue else f"p={d.pvalue:.3g} holm={d.p_holm:.3g}{d.mark}"
+        print(f"  {d.question} {d.model_b} - {d.model_a}: {d.difference:+.3f} {ci} {p} ({d.workers} workers)"
+              + (f" -- {d.reason}" if d.reason else ""))
+    if len(result.differences):
+        from parlai_acute.stats.inference import legend
+
+        print(f"marks: {legend(config.alpha)}")
     for r in result.persona.itertuples(index=False):
         print(f"persona detection {r.model}: {100 * r.rate:.1f}% ({r.correct}/{r.dialogues}) "
               f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] {level} Clopper-Pearson")

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="scripted (simulated) Chromium workers instead of a person (default: $DEMO_WORKERS or 0)")
     parser.add_argument("--num-self-chats", type=int, default=6, help="self-chats per model (default 6)")
-    parser.add_argument("--max-turns", type=int, default=5, help="parleys per self-chat (default 5)")
+    parser.add_argument("--max-turns", "--selfchat-max-turns", type=int, default=5, help="parleys per self-chat (default 5)")
     parser.add_argument("--port", type=int, default=3000, help="port of the local task server (default 3000)")
 
 

@@ -23,7 +23,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,10 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="question preset: engaging, interesting, humanlike, knowledgeable (default: engaging)")
     parser.add_argument("--custom-question", default=None, help="your own question text (key 'custom')")
     parser.add_argument("--template", default=None, help="prompt template id NAME@VERSION (default: acute_<question>, newest)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--onboarding", default=None, metavar="FILE",
-                      help="gold pairs to score the judge on (default: the pairings file's own, else the package's five)")
-    gold.add_argument("--no-onboarding", action="store_true", help="do not judge gold pairs")
+    add_onboarding_arguments(parser, "gold pairs to score the judge on", "the pairings file's own, else the "
+                                                                          "package's five")
     parser.add_argument("--analyze", action="store_true",
                         help="run the ACUTE analysis on the judge's judgments into OUTDIR/analysis")
     add_judge_arguments(parser)
@@ -92,15 +90,13 @@ def run(args) -> int:
         flag = "passed" if onboarding["passed"] else "FAILED (flagged: do not trust this judge)"
         print(f"onboarding: {onboarding['orders_correct']}/{onboarding['orders']} gold orders correct, "
               f"{onboarding['items_correct_every_order']}/{onboarding['gold_items']} gold pairs right in every order: {flag}")
-    c = summary["costs"]
-    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(cost_line(summary))
     print(f"wrote {len(tables['judgments'])} judgments to {outdir / 'judgments.csv'}")
     if args.analyze:
         if tables["judgments"].empty:
             raise UserError("the judge produced no usable judgments to analyze; see items.jsonl for its answers")
         config = AnalysisConfig(seed=args.seed, max_per_worker=len(tables["judgments"]),
                                 source=str(outdir / "judgments.csv"))
-        paths = write_outputs(analyze(tables["judgments"], config), outdir / "analysis")
+        paths = write_outputs(analyze(tables["judgments"], config, judges=[summary]), outdir / "analysis")
         print(f"analysis: {paths['report.html']}")
     return 0

@@ -6,33 +6,38 @@ percent agreement and Cohen's kappa with item-bootstrap intervals, on all items 
 the items judged by two or more people; agreement of each matchup's win rate or each
 model's pick rate; Kendall's tau of the system rankings; configuration, seed, version)
 scores.csv (per matchup or model, human and judge side by side) and report.html (with the
-judge run's onboarding and configuration when its summary.json is beside ``--judge``).
+judge run's onboarding and configuration when its summary.json is beside ``--judge-table``).
 
 Examples::
 
-    parlai-acute judge agreement --protocol acute --human judgments.csv --judge judge_out/judgments.csv --outdir agree
-    parlai-acute judge agreement --protocol per-turn --human turns.csv --judge judge_turns/turns.csv --outdir agree_turns
-    parlai-acute judge agreement --protocol ssa --human labels.csv --judge judge_ssa/labels.csv --outdir agree_ssa
+    parlai-acute judge agreement --protocol acute --human judgments.csv --judge-table judge_out/judgments.csv --outdir agree
+    parlai-acute judge agreement --protocol per-turn --human turns.csv --judge-table judge_turns/turns.csv --outdir agree_turns
+    parlai-acute judge agreement --protocol ssa --human labels.csv --judge-table judge_ssa/labels.csv --outdir agree_ssa
 """
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
+
+from parlai_acute.scripts.options import DeprecatedAlias, add_confidence, add_output_dir, add_resampling
 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", required=True, choices=["acute", "per-turn", "ssa"], help="the protocol of both tables")
     parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
-    parser.add_argument("--judge", required=True, help="the judge's table (from `parlai-acute judge acute|per-turn`)")
-    parser.add_argument("--outdir", required=True, help="directory for agreement.json and scores.csv")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples over items (default: 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    parser.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default: 0.95)")
+    table = parser.add_mutually_exclusive_group(required=True)
+    table.add_argument("--judge-table", metavar="FILE",
+                       help="the judge's table (from `parlai-acute judge acute|per-turn|ssa`)")
+    # --judge names a judge model everywhere else; here it was this file: still accepted, with a note
+    table.add_argument("--judge", dest="judge_table", action=DeprecatedAlias, preferred="--judge-table",
+                       help=argparse.SUPPRESS)
+    add_output_dir(parser, "agreement.json, scores.csv and the report")
+    add_resampling(parser, "bootstrap resamples over items")
+    add_confidence(parser)
     parser.add_argument("--judge-summary", default=None, metavar="FILE",
-                        help="the judge run's summary.json (default: the one beside --judge, if any): its onboarding, "
+                        help="the judge run's summary.json (default: the one beside --judge-table, if any): its onboarding, "
                              "consistency and configuration go into the report")
 
 
@@ -64,42 +69,39 @@ def run(args) -> int:
     from parlai_acute.files import atomic_write
     from parlai_acute.judges import agreement
     from parlai_acute.judges.agreement_report import render
-    from parlai_acute.judges.record import write_summary
+    from parlai_acute.judges.record import read_summary, write_summary
 
     if args.bootstrap < 0:
         raise UserError(f"--bootstrap must be 0 or more, got {args.bootstrap}")
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be between 0 and 1, got {args.confidence}")
-    judge_file = Path(args.judge)
+    judge_file = Path(args.judge_table)
     if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) < 2:
         raise UserError(f"{judge_file} has no judge answers (every item inconsistent or missing?); see the summary.json "
                         f"beside it, or judge again with --inconsistent tie")
     if args.protocol == "acute":
         from parlai_acute.acute.judgments import read_judgments
 
-        human, judge = read_judgments(args.human), read_judgments(args.judge)
+        human, judge = read_judgments(args.human), read_judgments(args.judge_table)
         result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     elif args.protocol == "ssa":
         from parlai_acute.ssa.labels import read_labels
 
-        human, judge = read_labels(args.human), read_labels(args.judge)
+        human, judge = read_labels(args.human), read_labels(args.judge_table)
         result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     else:
         from parlai_acute.perturn.turns import read_turns
 
-        human, judge = read_turns(args.human), read_turns(args.judge)
+        human, judge = read_turns(args.human), read_turns(args.judge_table)
         result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge),
+    summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
                "parlai_acute_version": parlai_acute.__version__}
     outdir = Path(args.outdir)
     write_summary(outdir / "agreement.json", summary)
     with atomic_write(outdir / "scores.csv") as fh:
         result["matchups"].to_csv(fh, index=False)
-    summary_path = Path(args.judge_summary) if args.judge_summary else Path(args.judge).parent / "summary.json"
-    if args.judge_summary and not summary_path.is_file():
-        raise UserError(f"--judge-summary {summary_path} does not exist; pass the summary.json of the judge run")
-    judge_summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else None
+    judge_summary = read_summary(args.judge_summary, args.judge_table)
     paths = render(summary, result["matchups"], outdir, judge_summary)
     s = summary
     print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")

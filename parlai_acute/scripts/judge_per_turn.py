@@ -11,7 +11,7 @@ configuration, templates, seed, consistency, position bias, calls and tokens).
 Examples::
 
     parlai-acute judge per-turn --turns turns.csv --outdir judge_turns
-    parlai-acute judge per-turn --turns turns.jsonl --answer-from logprobs --limit 20 --outdir judge_turns
+    parlai-acute judge per-turn --turns turns.jsonl --answer-from logprobs --num-items 20 -o judge_turns
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, cost_line, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,8 +65,6 @@ def run(args) -> int:
     for b in summary["position_bias"]:
         print(f"position bias ({b['positions']} candidates): first position chosen {b['picks'][0]}/{b['n']} "
               f"({100 * b['first_rate']:.0f}%, expected {100 * b['expected_rate']:.0f}%, p={b['pvalue']:.3g})")
-    c = summary["costs"]
-    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(cost_line(summary))
     print(f"wrote {len(table)} rows to {outdir / 'turns.csv'}")
     return 0

@@ -21,18 +21,16 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from parlai_acute.judges.options import add_judge_arguments, make_runner
+from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items", required=True, help="SSA items .jsonl (from `parlai-acute ssa generate`)")
     parser.add_argument("--sensible-template", default=None, help="template id NAME@VERSION (default: ssa_sensible, newest)")
     parser.add_argument("--specific-template", default=None, help="template id NAME@VERSION (default: ssa_specific, newest)")
-    gold = parser.add_mutually_exclusive_group()
-    gold.add_argument("--onboarding", default=None, metavar="FILE",
-                      help="JSON list of gold items {context, reply, sensible[, specific]} (default: the SSA task's own)")
-    gold.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
-    add_judge_arguments(parser)
+    add_onboarding_arguments(parser, "JSON list of gold items {context, reply, sensible[, specific]}",
+                             "the SSA task's own")
+    add_judge_arguments(parser, orders=False)
 
 
 def run(args) -> int:
@@ -44,9 +42,6 @@ def run(args) -> int:
     from parlai_acute.mephisto_tasks.ssa_label.items import read_items
     from parlai_acute.ssa.labels import write_labels
 
-    if args.inconsistent != "drop":
-        raise UserError("SSA items show one reply each, so there are no orders to disagree and no ties; "
-                        "use --inconsistent drop")
     protocol = SsaProtocol(args.sensible_template, args.specific_template)
     ssa_items = read_items(args.items)[: args.limit]
     gold = [] if args.no_onboarding else onboarding.load_items(args.onboarding)
@@ -96,9 +91,7 @@ def run(args) -> int:
               f"({score['missing']} missing): {flag}")
     if warning:
         print(f"WARNING: {warning}")
-    c = summary["costs"]
-    print(f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-          f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+    print(cost_line(summary))
     print(f"wrote {len(table)} labels to {outdir / 'labels.csv'}")
     return 0
 

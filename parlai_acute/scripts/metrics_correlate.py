@@ -15,10 +15,12 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.metrics_options import add_metric_arguments, score_config
+from parlai_acute.scripts.options import add_output_dir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--perplexity-column", default="perplexity", help="(default: perplexity)")
     parser.add_argument("--score-columns", default=None,
                         help="human score columns of --system-scores, comma-separated (default: all others)")
-    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+    add_output_dir(parser, "the result files")
 
 
 def rated_items(args):
@@ -46,17 +48,20 @@ def rated_items(args):
     from parlai_acute.metrics.inputs import Item, read_csv_rows, split_context, split_references
 
     needed = [args.response_column, args.rating_column, args.model_column, args.reference_column]
-    rows = read_csv_rows(args.ratings, needed)
+    rows, where = read_csv_rows(args.ratings, needed)
     items, replies, table = [], {}, []
-    for number, row in enumerate(rows, start=2):
+    for number, (row, at) in enumerate(zip(rows, where), start=1):
         try:
             rating = float(row[args.rating_column])
         except (TypeError, ValueError):
-            raise UserError(f"{args.ratings}:{number}: rating {row[args.rating_column]!r} is not a number") from None
+            rating = math.nan
+        if not math.isfinite(rating):
+            raise UserError(f"{at}: column {args.rating_column!r}: rating {row[args.rating_column]!r} is not a finite "
+                            f"number; give every response a numeric rating")
         refs = [row[args.reference_column]] + split_references(row.get(args.references_column) or "")
         if not row[args.reference_column].strip():
-            raise UserError(f"{args.ratings}:{number}: empty {args.reference_column!r}; every response needs a reference")
-        key = str(number - 1)
+            raise UserError(f"{at}: empty {args.reference_column!r}; every response needs a reference")
+        key = str(number)
         items.append(Item(key, split_context(row.get(args.context_column) or ""), refs))
         replies[key] = [row[args.response_column]]
         table.append({"id": key, "model": row[args.model_column], "rating": rating})
@@ -66,6 +71,7 @@ def rated_items(args):
 
 
 def run(args) -> int:
+    import numpy as np
     import pandas as pd
 
     from parlai_acute.metrics import correlation
@@ -112,7 +118,7 @@ def run(args) -> int:
     if args.system_scores:
         from parlai_acute.metrics.inputs import read_csv_rows
 
-        rows = read_csv_rows(args.system_scores, [args.model_column, args.perplexity_column])
+        rows, where = read_csv_rows(args.system_scores, [args.model_column, args.perplexity_column])
         frame = pd.DataFrame(rows)
         score_columns = [c.strip() for c in args.score_columns.split(",")] if args.score_columns else None
         try:
@@ -121,6 +127,12 @@ def run(args) -> int:
                 frame[column] = pd.to_numeric(frame[column])
         except (ValueError, KeyError) as exc:
             raise UserError(f"{args.system_scores}: a score column is missing or not numeric ({exc}); check the columns") from None
+        for column in frame.columns.drop(args.model_column):
+            bad = frame[column].notna() & ~np.isfinite(frame[column].astype(float)) if frame[column].dtype != object \
+                else pd.Series(False, index=frame.index)
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise UserError(f"{where[i]}: column {column!r}: {rows[i][column]!r} is not a finite number; fix it")
         fits = correlation.perplexity_vs_human(frame, args.perplexity_column, score_columns, args.model_column)
         write_csv(fits, outdir / "perplexity_vs_human.csv")
         for row in fits.itertuples(index=False):

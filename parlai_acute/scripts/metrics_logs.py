@@ -17,6 +17,7 @@ import argparse
 from pathlib import Path
 
 from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import add_output_dir
 
 SHOWN = ["log", "speaker", "role", "utterances", "words_per_utt", "chars_per_utt", "freq1h", "freq1k",
          "repeat_within_1", "repeat_within_2", "repeat_within_3", "repeat_self_1", "repeat_self_2", "repeat_self_3",
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "lines (default: every turn of chitchat-dataset)")
     parser.add_argument("--persona-threshold", type=float, default=0.8,
                         help="a turn copies a persona line when this share of the line's tokens is in it (default: 0.8)")
-    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+    add_output_dir(parser, "the result files")
 
 
 def named_logs(specs: list[str]) -> dict[str, str]:

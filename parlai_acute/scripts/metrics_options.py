@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.paths import default_datapath
+from parlai_acute.scripts.options import DeprecatedAlias, add_confidence, add_resampling
 
 
 def add_test_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +16,9 @@ def add_test_set_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a ParlAI teacher: static_contexts (this package's, single reference) or any task path")
     group.add_argument("--datatype", default="valid", help="the teacher's split (default: valid)")
     group.add_argument("--datapath", default=None, help=f"ParlAI data directory (default: {default_datapath()})")
-    group.add_argument("--limit", type=int, default=0, help="at most this many contexts from a teacher (0: all)")
+    group.add_argument("--num-contexts", type=int, default=0, help="at most this many contexts from a teacher (0: all)")
+    group.add_argument("--limit", dest="num_contexts", type=int, action=DeprecatedAlias, preferred="--num-contexts",
+                       help=argparse.SUPPRESS)
     group.add_argument("--context-column", default="context", help="CSV: the context column (turns on separate "
                                                                     "lines or split by __eou__)")
     group.add_argument("--response-column", default="response", help="CSV: the gold response (single reference)")
@@ -27,9 +30,10 @@ def add_test_set_arguments(parser: argparse.ArgumentParser) -> None:
 def load_test_set(args):
     from parlai_acute.metrics.inputs import load_items
 
-    return load_items(args.data, args.task, datatype=args.datatype, datapath=args.datapath, limit=args.limit,
+    return load_items(args.data, args.task, datatype=args.datatype, datapath=args.datapath, limit=args.num_contexts,
                       csv_columns={"context": args.context_column, "response": args.response_column,
-                                   "references": args.references_column, "id_column": args.id_column})
+                                   "references": args.references_column, "id_column": args.id_column,
+                                   "reply": getattr(args, "reply_column", "reply")})
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,9 +49,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                        help="value for floor / add-k smoothing (default: sacrebleu's, 0.1 / 1)")
     group.add_argument("--bleu-tokenize", default="13a", help="sacrebleu tokenizer of BLEU (default: 13a)")
     group.add_argument("--case-sensitive", action="store_true", help="BLEU and chrF keep case (default: lowercased)")
-    group.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals (default: 1000)")
-    group.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
-    group.add_argument("--seed", type=int, default=0, help="seed of bootstrap and sampling (default: 0)")
+    add_resampling(group, "bootstrap resamples for intervals", "seed of bootstrap and sampling")
+    add_confidence(group, level_alias=True)
 
 
 def score_config(args, **overrides):
@@ -56,11 +59,11 @@ def score_config(args, **overrides):
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     kwargs = dict(metrics=metrics, bleu_smoothing=args.bleu_smoothing, bleu_smooth_value=args.bleu_smooth_value,
                   bleu_tokenize=args.bleu_tokenize, lowercase=not args.case_sensitive, bootstrap=args.bootstrap,
-                  level=args.level, seed=args.seed)
+                  level=args.confidence, seed=args.seed)
     kwargs.update(overrides)
     return ScoreConfig(**kwargs)
 
 
 def test_set_description(args) -> dict:
     return {"data": args.data, "task": args.task, "datatype": args.datatype if args.task else None,
-            "limit": args.limit or None}
+            "num_contexts": args.num_contexts or None}

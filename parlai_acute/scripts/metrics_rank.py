@@ -7,7 +7,7 @@ SmolLM2-135M GGUF read by the Hugging Face wrapper (llama.cpp gives log-probabil
 only of the tokens it samples). Writes report.html, per_item.csv and run.json.
 
 Examples:
-  parlai-acute metrics rank -t static_contexts --limit 100 -o rank_out/
+  parlai-acute metrics rank -t static_contexts --num-contexts 100 -o rank_out/
   parlai-acute metrics rank --data test.jsonl --candidates 20 \\
       --model='-m parlai_acute.agents.hf_transformers:HfTransformersAgent --hf-model /models/gpt2' -o out/
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 from parlai_acute.scripts.metrics_options import add_test_set_arguments, load_test_set, test_set_description
+from parlai_acute.scripts.options import add_confidence, add_output_dir, add_progress, add_resampling, progress
 
 HF_AGENT = "parlai_acute.agents.hf_transformers:HfTransformersAgent"
 
@@ -34,10 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not score the end-of-turn token after each reply (default: scored)")
     parser.add_argument("--rank-by", default="sum", choices=["sum", "mean"],
                         help="rank candidates by total log-probability or per token (default: sum)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default: 1000)")
-    parser.add_argument("--level", type=float, default=0.95, help="interval level (default: 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of distractors and bootstrap (default: 0)")
-    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+    add_resampling(parser, "bootstrap resamples", "seed of distractors and bootstrap")
+    add_confidence(parser, level_alias=True)
+    add_output_dir(parser, "the result files")
+    add_progress(parser)
 
 
 def default_model() -> str:
@@ -53,21 +53,13 @@ def run(args) -> int:
     from parlai_acute.metrics.tables import write_csv, write_run
 
     config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
-                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.level)
+                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.confidence)
     items = load_test_set(args)
     model = args.model or default_model()
     agent = build_agent(model, args.datapath)
     score_fn, tokenisation = scorer_of(agent, config.with_end)
-    done = [0]
-
-    def progress(k):
-        done[0] += k
-        print(f"\rranked: {done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
-
-    tty = sys.stderr.isatty()
-    table, summary = rank(items, score_fn, config, progress if tty else None)
-    if tty:
-        print(file=sys.stderr)
+    with progress(args, len(items), "ranking", unit="context") as bar:
+        table, summary = rank(items, score_fn, config, bar.update)
     outdir = Path(args.outdir)
     write_csv(table, outdir / "per_item.csv")
     write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},

@@ -10,17 +10,17 @@ diversity.json and run.json (configuration, seed, signatures).
 
 Examples:
   parlai-acute metrics score --data test.jsonl --replies replies.jsonl -o out/
-  parlai-acute metrics score -t static_contexts --limit 50 -m parlai_acute.agents.constant_reply:ConstantReplyAgent -o toy/
+  parlai-acute metrics score -t static_contexts --num-contexts 50 -m parlai_acute.agents.constant_reply:ConstantReplyAgent -o toy/
 """
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test_set_arguments, load_test_set,
                                                   score_config, test_set_description)
+from parlai_acute.scripts.options import add_output_dir, add_progress, progress
 from parlai_acute.worlds.model_spec import MODEL_HELP
 
 
@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_metric_arguments(parser)
     parser.add_argument("--self-bleu-sample", type=int, default=200,
                         help="Self-BLEU over at most this many replies, sampled with --seed (default: 200)")
-    parser.add_argument("-o", "--outdir", required=True, help="directory for the result files")
+    add_output_dir(parser, "the result files")
+    add_progress(parser)
 
 
 def get_replies(args, items) -> tuple[dict, str]:
@@ -49,16 +50,8 @@ def get_replies(args, items) -> tuple[dict, str]:
         return read_replies(args.replies, items), f"file {args.replies}"
     if args.model:
         agent = build_agent(args.model, args.datapath, ["--batchsize", str(args.batchsize)])  # llama.cpp sizes its slots by it
-        done = [0]
-
-        def progress(k):
-            done[0] += k
-            print(f"\rreplies: {done[0]}/{len(items)}", end="", file=sys.stderr, flush=True)
-
-        tty = sys.stderr.isatty()
-        replies = generate_replies(agent, items, args.batchsize, progress if tty else None)
-        if tty:
-            print(file=sys.stderr)
+        with progress(args, len(items), "replies", unit="context") as bar:
+            replies = generate_replies(agent, items, args.batchsize, bar.update)
         if args.save_replies:
             from parlai_acute.files import write_jsonl
 
@@ -81,7 +74,8 @@ def run(args) -> int:
     config = score_config(args, self_bleu_sample=args.self_bleu_sample)
     items = load_test_set(args)
     replies, source = get_replies(args, items)
-    result = score(items, replies, config)
+    with progress(args, None, "scoring", unit="metric") as bar:
+        result = score(items, replies, config, progress=bar)
     outdir = Path(args.outdir)
     write_csv(result.per_item, outdir / "per_item.csv")
     write_csv(result.summary, outdir / "summary.csv")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import sys
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -114,9 +113,3 @@ def run(args) -> int:
     print(f"Per-turn task {task_name!r} stopped; turns are in {data_dir}"
           + (f", dialogues in {written}." if written else "."), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    from parlai_acute.scripts.main import main
-
-    sys.exit(main(["per-turn", "launch", *sys.argv[1:]]))

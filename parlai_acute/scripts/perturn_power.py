@@ -4,11 +4,14 @@ Prints the answer with every assumption it rests on (parlai_acute/perturn/power.
 what each design assumes). PM-SOBA: the paper's closed form beside the exact binomial
 answer; PM-SATA and SM: exact power of the analysis' exact McNemar / Fisher test; MM:
 seeded simulation of the analysis' pairwise tests with Holm correction. ``--turns-per-dialogue``
-and ``--icc`` turn independent turns into clustered ones (design effect).
+and ``--icc`` turn independent turns into clustered ones (design effect); ``--pilot`` estimates
+both from a pilot's turns table (the ICC of the outcome the analysis tests, within dialogues),
+and plans at the estimate and at its interval's upper end.
 
   parlai-acute per-turn power --design pm-soba --delta 0.1
   parlai-acute per-turn power --design mm-sata --models 4 --turns-per-dialogue 10 --icc 0.05
   parlai-acute per-turn power --design sm --budget 300
+  parlai-acute per-turn power --design pm-soba --pilot pilot/turns.csv
 """
 from __future__ import annotations
 
@@ -38,8 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PM-SATA: share of turns where both are picked (default: picks independent)")
     parser.add_argument("--correlation", type=float, default=0.0,
                         help="MM-SATA: correlation of the picks of one turn (0: independent)")
-    parser.add_argument("--turns-per-dialogue", type=int, default=1, help="model turns per dialogue (clustering)")
-    parser.add_argument("--icc", type=float, default=0.0, help="intra-dialogue correlation of the outcome")
+    parser.add_argument("--turns-per-dialogue", type=int, default=None,
+                        help="model turns per dialogue (clustering; default: the pilot's, else 1)")
+    parser.add_argument("--icc", type=float, default=None,
+                        help="intra-dialogue correlation of the outcome (default: estimated from --pilot, else 0)")
+    parser.add_argument("--pilot", metavar="FILE", default=None,
+                        help="a pilot's turns table (.csv/.jsonl): estimate the intra-dialogue correlation and the "
+                             "turns per dialogue from it")
     parser.add_argument("--reps", type=int, default=2000, help="simulations per n (MM designs)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulations")
     parser.add_argument("--budget", type=int, default=None,
@@ -53,10 +61,35 @@ def run(args) -> int:
     from parlai_acute.perturn.analysis import jsonable
     from parlai_acute.perturn.power import plan
 
+    pilot = None
+    if args.pilot:
+        from parlai_acute.perturn.power import pilot_outcomes
+        from parlai_acute.perturn.turns import read_turns
+        from parlai_acute.stats.power import pilot_icc
+
+        turns = read_turns(args.pilot)
+        pilot = pilot_icc(*pilot_outcomes(turns), seed=args.seed)
+        pilot["turns_per_dialogue"] = float(turns.groupby("dialogue")["turn"].nunique().mean())
+        pilot["file"] = str(args.pilot)
+    per_dialogue = args.turns_per_dialogue or (max(1, round(pilot["turns_per_dialogue"])) if pilot else 1)
+    icc = args.icc if args.icc is not None else (pilot["icc"] if pilot and pilot["icc"] == pilot["icc"] else 0.0)
     a = Assumptions(design=args.design, delta=args.delta, alpha=args.alpha, power=args.power, models=args.models,
                     base_rate=args.base_rate, tie_win=args.tie_win, correlation=args.correlation,
-                    turns_per_dialogue=args.turns_per_dialogue, icc=args.icc, reps=args.reps, seed=args.seed)
+                    turns_per_dialogue=per_dialogue, icc=icc, reps=args.reps, seed=args.seed)
     out = plan(a, args.budget)
+    if pilot:
+        out["pilot"] = pilot
+        print(f"pilot {pilot['file']}: {pilot['clusters']} dialogues, {pilot['turns_per_dialogue']:.1f} turns each; "
+              f"intra-dialogue correlation {pilot['icc']:.3f} [{pilot['icc_low']:.3f}, {pilot['icc_high']:.3f}] "
+              f"(95% bootstrap of dialogues)" + (" -- used" if args.icc is None else f" -- not used: --icc {args.icc:g}"))
+        if args.icc is None and args.budget is None and pilot["icc_high"] == pilot["icc_high"]:
+            import dataclasses
+
+            upper = plan(dataclasses.replace(a, icc=pilot["icc_high"]))
+            out["at_icc_high"] = {k: upper[k] for k in ("turns", "dialogues", "design_effect")}
+            print(f"at the interval's upper end ({pilot['icc_high']:.3f}): {upper['turns']} turns = "
+                  f"{upper['dialogues']} dialogues (a pilot of {pilot['clusters']} dialogues pins the correlation "
+                  f"down poorly: plan with this if you can)")
     per = " per model" if a.design == "sm" else ""
     print(f"design {a.design}: {DESCRIPTION[a.design]}")
     rates = ", ".join(f"{k}={v:.3g}" for k, v in out["rates"].items())
@@ -77,8 +110,9 @@ def run(args) -> int:
             se = f" +- {out['monte_carlo_se']:.3f} (Monte Carlo)" if out.get("monte_carlo_se") else ""
             print(f"needed: {out['n']} independent turns{per}, power {out['power_at_n']:.3f}{se}{omni}")
         if a.turns_per_dialogue > 1 or a.icc > 0:
-            print(f"clustered: design effect 1 + ({a.turns_per_dialogue} - 1) x {a.icc:g} = {out['design_effect']:.3f} "
-                  f"-> {out['turns']} turns{per} = {out['dialogues']} dialogues of {a.turns_per_dialogue} turns")
+            print(f"clustered: design effect 1 + ({a.turns_per_dialogue} - 1) x {a.icc:.3g} = {out['design_effect']:.3f} "
+                  f"-> {out['turns']} turns{per} = {out['dialogues']} dialogues of {a.turns_per_dialogue} turns"
+                  f" (at least {out['min_dialogues']}: fewer can never give a mark in the test over dialogues)")
         else:
             print("turns treated as independent; give --turns-per-dialogue and --icc for dialogues")
     else:

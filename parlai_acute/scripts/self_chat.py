@@ -16,10 +16,12 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 
 from parlai_acute.paths import default_datapath
 from parlai_acute.worlds.model_spec import MODEL_HELP
 from parlai_acute.worlds.self_chat_opt import check_counts, check_outfile, self_chat_opt
+from parlai_acute.scripts.options import add_progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,18 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-t", "--task", default="chitchat",
                         help="how conversations start: chitchat (real human openings), persona (a persona per "
                              "speaker), topics (a shared topic), or any ParlAI task path (default: chitchat)")
-    parser.add_argument("-n", "--num-self-chats", type=int, default=10, help="number of conversations (default: 10)")
-    parser.add_argument("--max-turns", type=int, default=6,
+    parser.add_argument("-n", "--num-self-chats", "--num-selfchats", type=int, default=10, help="number of conversations (default: 10)")
+    parser.add_argument("--max-turns", "--selfchat-max-turns", type=int, default=6,
                         help="parleys per conversation, each one utterance per speaker; a context parley counts "
                              "as one (ParlAI's --selfchat-max-turns; default: 6)")
     parser.add_argument("-b", "--batchsize", type=int, default=1,
                         help="conversations run at once, one batch_act per speaker turn (default: 1)")
     parser.add_argument("--seed", type=int, default=42, help="seed for the choice of openings/personas/topics")
-    parser.add_argument("-o", "--outfile", default="selfchat.jsonl",
+    parser.add_argument("-o", "--output", "--outfile", dest="outfile", default="selfchat.jsonl",
                         help="log to write (.jsonl; a .metadata file is written beside it; default: selfchat.jsonl)")
     parser.add_argument("--datapath", default=None, help=f"ParlAI data directory (default: {default_datapath()})")
     parser.add_argument("--display", action="store_true", help="print every conversation as it is generated")
-    parser.add_argument("--no-progress", action="store_true", help="do not show the progress bar")
+    add_progress(parser)
 
 
 def check_args(args) -> None:
@@ -63,7 +65,7 @@ def run(args) -> int:
     check_args(args)
     opt = parlai_opt(args, args.model)
     partner_opt = parlai_opt(args, args.partner_model, "--partner-model") if args.partner_model else None
-    path = run_self_chats(opt, partner_opt, progress=not args.no_progress,
+    path = run_self_chats(opt, partner_opt, progress=sys.stderr.isatty() if args.progress is None else args.progress,
                           extra={"model_spec": args.model or "default", "partner_model_spec": args.partner_model})
     print(f"wrote {args.num_self_chats} conversations to {path}")
     return 0

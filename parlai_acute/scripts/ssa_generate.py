@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.errors import UserError
+from parlai_acute.scripts.options import add_progress, progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", help="with --from-log: the model name to record (default: the speaker id)")
     parser.add_argument("-b", "--batchsize", type=int, default=4, help="contexts per batch for this package's wrappers")
     parser.add_argument("--datapath", default=None, help="ParlAI --datapath (default: the package's data directory)")
-    parser.add_argument("-o", "--outfile", required=True, help="the items file to write (.jsonl)")
+    parser.add_argument("-o", "--output", "--outfile", dest="outfile", required=True, metavar="FILE",
+                        help="the items file to write (.jsonl)")
+    add_progress(parser)
 
 
 def _named(value: str) -> tuple[str, str]:
@@ -76,7 +79,8 @@ def run(args) -> int:
             datapath = args.datapath or default_datapath()
             for name, spec in models:
                 agent = create_agent_checked(model_opt(spec, datapath, flag=f"--model {name!r}"))
-                mine = model_items(name, spec, agent, contexts, batchsize=args.batchsize)
+                with progress(args, len(contexts), f"{name} replies", unit="context") as bar:
+                    mine = model_items(name, spec, agent, contexts, batchsize=args.batchsize, progress=bar.update)
                 items += mine
                 print(f"{name}: {len(mine)} replies")
     count = write_items(args.outfile, items)

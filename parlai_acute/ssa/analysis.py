@@ -18,10 +18,14 @@ From a labels table (:mod:`parlai_acute.ssa.labels`):
   every model's reply to one context moves together, so differences between models are
   paired), otherwise the item. A bootstrap interval is never zero-width: when every resample
   agrees (e.g. all items sensible) it is reported as missing and the exact interval stands.
-* **pairwise comparisons**: for every pair of models and each measure, the difference, its
-  bootstrap interval and two-sided bootstrap p-value (clusters resampled jointly), and for
-  sensibleness and specificity Fisher's exact test on the item counts (items independent);
-  each family of p-values is Holm-corrected over the pairs (statsmodels).
+* **pairwise comparisons**: for every pair of models and each measure, the difference and
+  the **mark**: a cluster-aware randomisation test (:mod:`parlai_acute.stats.inference`) over
+  conversations (interactive and log items: the models of whole conversations permuted),
+  contexts (static items: each context's difference sign-flipped) or, with ``unit="worker"``,
+  workers (each worker's own difference sign-flipped), with its inverted interval; beside it,
+  for sensibleness and specificity, Fisher's exact test on the item counts (items
+  independent). Each family of p-values is Holm-corrected over the pairs (statsmodels).
+  Too few clusters for a calibrated test: no mark, and a "FEW ..." note says how many more.
 * **agreement** among workers on items labelled at least twice: percent agreement (share
   of agreeing pairs of labels) and Krippendorff's alpha (nominal) with a bootstrap interval
   over items, for each question.
@@ -41,11 +45,14 @@ import pandas as pd
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.stats import agreement as agree
-from parlai_acute.stats.paired import bootstrap_pvalue, clopper_pearson, fisher_exact
-from parlai_acute.stats.resample import percentile_interval, resample_weights
-from parlai_acute.stats.winrates import holm, significance_mark
+from parlai_acute.stats import inference
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.paired import fisher_exact
+from parlai_acute.stats.resample import resample_weights
+from parlai_acute.stats.winrates import holm
 
 MEASURES = ("sensibleness", "specificity", "ssa")
+UNITS = ("auto", "conversation", "context", "worker")
 TIE_RULE = "a tie (exactly half of an item's labels) counts as no"
 
 
@@ -58,6 +65,8 @@ class SSAConfig:
     confidence: float = 0.95
     alpha: float = 0.05
     min_workers: int = 5
+    unit: str = "auto"  # cluster of the marks: auto (conversation, else context), conversation, context or worker
+    permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests
     source: str = ""
 
     def __post_init__(self):
@@ -67,6 +76,10 @@ class SSAConfig:
             raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
         if not 0 < self.alpha < 1:
             raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        if self.unit not in UNITS:
+            raise UserError(f"--unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+        if self.permutations < 100:
+            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"
@@ -164,23 +177,75 @@ def model_table(df: pd.DataFrame, items: pd.DataFrame, boot: np.ndarray | None, 
     return pd.DataFrame(rows).sort_values(["ssa", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
-def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], table: pd.DataFrame,
+def _unit_of(items: pd.DataFrame, config: SSAConfig) -> str:
+    """The cluster of the marks: interactive and log items move with their conversation,
+    static items with their context (every model's reply to it), unless asked otherwise."""
+    if config.unit != "auto":
+        return config.unit
+    return "conversation" if (items["conversation"].astype(str) != "").all() else "context"
+
+
+def _item_values(items: pd.DataFrame) -> np.ndarray:
+    """(items, 3): sensible, specific and their average (the item's SSA) as numbers."""
+    sens, spec = items["sensible"].to_numpy(float), items["specific"].to_numpy(float)
+    return np.column_stack([sens, spec, (sens + spec) / 2])
+
+
+def cluster_tests(df: pd.DataFrame, items: pd.DataFrame, a: str, b: str, unit: str,
+                  config: SSAConfig) -> list[inference.ClusterTest]:
+    """The cluster-aware test of b - a for each measure.
+
+    ``conversation``/``context``: when each cluster holds replies of one model only
+    (interactive SSA) the models of whole clusters are permuted; when clusters hold both
+    (static contexts) each cluster's mean difference is sign-flipped, over the clusters
+    that hold both. ``worker``: each label counts, each worker's mean label of b minus of
+    a is sign-flipped over the workers who labelled both (static labelling, where one
+    worker's taste runs through all their labels)."""
+    kwargs = dict(unit=unit, alpha=config.alpha, confidence=config.confidence, seed=config.seed,
+                  n_resamples=config.permutations)
+    if unit == "worker":
+        rows = df[df["model"].isin([a, b])]
+        key = rows["worker"].astype(str).to_numpy()
+    else:
+        rows = items[items["model"].isin([a, b])]
+        key = (rows["conversation"] if unit == "conversation" else rows["context_id"]).astype(str).to_numpy()
+        key = np.where(key != "", key, "item:" + rows["item"].astype(str).to_numpy())
+    values = _item_values(rows)
+    codes, names = pd.factorize(key)
+    is_b = (rows["model"] == b).to_numpy()
+    g = len(names)
+    count_a = np.bincount(codes[~is_b], minlength=g).astype(float)
+    count_b = np.bincount(codes[is_b], minlength=g).astype(float)
+    if unit != "worker" and not ((count_a > 0) & (count_b > 0)).any():
+        return [inference.two_sample_cluster_test(values[:, q], np.where(is_b, "b", "a"), codes, **kwargs)
+                for q in range(len(MEASURES))]
+    both = (count_a > 0) & (count_b > 0)
+    diffs = np.column_stack([
+        np.bincount(codes[is_b], weights=values[is_b, q], minlength=g)[both] / count_b[both]
+        - np.bincount(codes[~is_b], weights=values[~is_b, q], minlength=g)[both] / count_a[both]
+        for q in range(len(MEASURES))]) if both.any() else np.full((1, len(MEASURES)), np.nan)
+    return inference.paired_cluster_tests(diffs, np.flatnonzero(both) if both.any() else [0], **kwargs)
+
+
+def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: pd.DataFrame,
                config: SSAConfig) -> pd.DataFrame:
-    """Every pair (a, b), a before b in ``models``: difference b - a per measure and its tests."""
+    """Every pair (a, b), a before b in ``models``: difference b - a per measure, the
+    cluster-aware test behind the mark (:func:`cluster_tests`) and, for sensibleness and
+    specificity, Fisher's exact test on the item counts (items independent)."""
     by_model = table.set_index("model")
+    unit = _unit_of(items, config)
     rows = []
-    for (i, a), (j, b) in itertools.combinations(enumerate(models), 2):
-        for q, measure in enumerate(MEASURES):
-            diff = by_model.at[b, measure] - by_model.at[a, measure]
+    for a, b in itertools.combinations(models, 2):
+        tests = cluster_tests(df, items, a, b, unit, config)
+        for measure, test in zip(MEASURES, tests):
             row = {"model_a": a, "model_b": b, "measure": measure, "value_a": by_model.at[a, measure],
-                   "value_b": by_model.at[b, measure], "diff": diff}
-            if boot is not None:
-                samples = boot[:, j, q] - boot[:, i, q]
-                lo, hi = percentile_interval(samples[:, None], config.confidence)
-                row["boot_low"], row["boot_high"] = float(lo[0]), float(hi[0])
-                row["boot_pvalue"] = float(bootstrap_pvalue(diff, samples[:, None])[0])
-            else:
-                row["boot_low"] = row["boot_high"] = row["boot_pvalue"] = float("nan")
+                   "value_b": by_model.at[b, measure], "diff": by_model.at[b, measure] - by_model.at[a, measure],
+                   "unit": unit, "clusters": test.n_clusters, "cluster_estimate": test.estimate,
+                   "cluster_low": np.nan if test.low is None else test.low,
+                   "cluster_high": np.nan if test.high is None else test.high,
+                   "cluster_pvalue": np.nan if test.p_value is None else test.p_value,
+                   "cluster_note": inference.shortfall(test) or (test.reason or ""), "cluster_method": test.method,
+                   "clusters_needed": test.clusters_needed}
             if measure == "ssa":
                 row["fisher_pvalue"] = float("nan")
             else:
@@ -188,9 +253,8 @@ def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], 
                 row["fisher_pvalue"] = fisher_exact(int(by_model.at[a, count]), int(by_model.at[a, "items"]),
                                                     int(by_model.at[b, count]), int(by_model.at[b, "items"]))
             rows.append(row)
-    pairs = pd.DataFrame(rows, columns=["model_a", "model_b", "measure", "value_a", "value_b", "diff", "boot_low",
-                                        "boot_high", "boot_pvalue", "fisher_pvalue"])
-    for test in ("boot", "fisher"):
+    pairs = pd.DataFrame(rows, columns=PAIR_COLUMNS[:-3])
+    for test in ("cluster", "fisher"):
         pairs[f"{test}_p_holm"] = np.nan
         for measure, group in pairs.groupby("measure"):
             p = group[f"{test}_pvalue"].to_numpy(float)
@@ -199,10 +263,19 @@ def pair_table(items: pd.DataFrame, boot: np.ndarray | None, models: list[str], 
                 adjusted = np.full(len(p), np.nan)
                 adjusted[ok] = holm(p[ok])
                 pairs.loc[group.index, f"{test}_p_holm"] = adjusted
-    main = pairs["boot_p_holm"].where(pairs["measure"] == "ssa", pairs["fisher_p_holm"])
-    main = main.where(main.notna(), pairs["boot_p_holm"])
-    pairs["mark"] = [significance_mark(p) if p == p else "" for p in main]
-    return pairs
+    pairs["mark"] = [inference.mark(p, config.alpha) for p in pairs["cluster_p_holm"]]
+    return pairs[PAIR_COLUMNS]
+
+
+PAIR_COLUMNS = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "unit", "clusters",
+                "cluster_estimate", "cluster_low",
+                "cluster_high", "cluster_pvalue", "cluster_note", "cluster_method", "clusters_needed",
+                "fisher_pvalue", "fisher_p_holm", "cluster_p_holm", "mark"]
+#: The test columns in words (report and exports).
+PAIR_HEADERS = {"cluster_estimate": "difference tested", "cluster_low": "low", "cluster_high": "high", "cluster_pvalue": "p (cluster-aware)",
+                "cluster_p_holm": "Holm p (cluster-aware)", "cluster_note": "note",
+                "fisher_pvalue": "p (Fisher exact, items independent)",
+                "fisher_p_holm": "Holm p (Fisher exact, items independent)"}
 
 
 # ---------------------------------------------------------------- agreement and workers
@@ -276,7 +349,7 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     models = sorted(items["model"].unique())
     boot = bootstrap_rates(items, models, config.bootstrap, config.seed)
     table = model_table(df, items, boot, models, config)
-    pairs = pair_table(items, boot, models, table, config)
+    pairs = pair_table(df, items, models, table, config)
     notes = []
     per_item = items["labels"]
     if per_item.max() < 3:
@@ -285,6 +358,12 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     ties = int(items["sensible_tie"].sum() + items["specific_tie"].sum())
     if ties:
         notes.append(f"{ties} majority vote(s) were ties; {TIE_RULE}")
+    needed = pd.to_numeric(pairs["clusters_needed"], errors="coerce")
+    short = pairs[needed.notna() & (pairs["clusters"] < needed)]
+    for p in short.drop_duplicates(["model_a", "model_b"]).itertuples(index=False):
+        notes.append(f"FEW {p.unit.upper()}S: {p.model_b} vs {p.model_a} rests on {p.clusters} {p.unit}"
+                     f"{'s' if p.clusters != 1 else ''}; replies of one {p.unit} are not independent, so no mark can "
+                     f"be given ({p.cluster_note})")
     few = table[table["few_workers"]]["model"].tolist()
     if few:
         notes.append(f"labels of {', '.join(few)} come from fewer than {config.min_workers} workers: "

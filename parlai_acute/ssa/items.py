@@ -12,8 +12,6 @@ turn), from a user's file (:func:`read_contexts`), or from a Conversations log
 """
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 
 from parlai_acute.errors import UserError
@@ -60,43 +58,16 @@ def _context_row(raw: dict, where: str, number: int) -> dict:
 def read_contexts(path: str | Path) -> list[dict]:
     """Contexts from a ``.jsonl`` (objects with ``context``: list or newline-joined string,
     optional ``context_id``/``id`` and ``reference``/``response``) or ``.csv`` (same columns;
-    turns separated by newlines or ``__eou__``) file. An empty context is an error."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"contexts file {path} does not exist; pass a .jsonl or .csv with a 'context' column")
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".csv"):
-        raise UserError(f"contexts file {path} must end in .jsonl or .csv")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read contexts file {path}: {exc}; it must be UTF-8 text") from None
-    out = []
-    if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: not valid JSON ({exc.msg}); each line must be one context object") from None
-            if not isinstance(raw, dict):
-                raise UserError(f"{where}: each line must be an object with a 'context' field")
-            out.append(_context_row(raw, where, len(out)))
-    else:
-        reader = csv.DictReader(text.splitlines(keepends=True))
-        if reader.fieldnames and "context" not in reader.fieldnames:
-            raise UserError(f"{path}:1: missing column 'context' in the header")
-        for raw in reader:
-            out.append(_context_row(raw, f"{path}:{reader.line_num}", len(out)))
-    if not out:
-        raise UserError(f"contexts file {path} is empty; give one context per line")
-    seen = set()
-    for row in out:
-        if row["context_id"] in seen:
-            raise UserError(f"contexts file {path}: the id {row['context_id']!r} appears twice; ids must be unique")
-        seen.add(row["context_id"])
+    turns separated by newlines or ``__eou__``) file, through the one table reader. An empty
+    context or a repeated id is an error."""
+    from parlai_acute.table_files import read_rows
+
+    records, where = read_rows(path, noun="contexts file", row="context", required=["context"],
+                               missing_hint="pass a .jsonl or .csv with a 'context' column",
+                               empty_hint="give one context per line")
+    out = [_context_row(raw, w, number) for number, (raw, w) in enumerate(zip(records, where))]
+    _unique([row["context_id"] for row in out], f"contexts file {path}: the id {{!r}} appears twice; ids must be "
+                                                  f"unique")
     return out
 
 
@@ -143,31 +114,27 @@ def write_items(path: str | Path, items: list[dict]) -> int:
     """Write items atomically as JSON lines; returns how many."""
     if Path(path).suffix.lower() != ".jsonl":
         raise UserError(f"items file {path} must end in .jsonl")
-    seen = set()
-    for item in items:
-        if item["item"] in seen:
-            raise UserError(f"item id {item['item']!r} appears twice; give each model a different name")
-        seen.add(item["item"])
+    _unique([item["item"] for item in items], "item id {!r} appears twice; give each model a different name")
     return write_jsonl(path, items)
+
+
+def _unique(ids: list, message: str) -> None:
+    """A UserError (``message`` formatted with the id) at the first id seen twice."""
+    seen = set()
+    for value in ids:
+        if value in seen:
+            raise UserError(message.format(value))
+        seen.add(value)
 
 
 def read_items(path: str | Path) -> list[dict]:
     """Read an items file written by :func:`write_items` (for the labelling task)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"items file {path} does not exist; write it with `parlai-acute ssa generate`")
+    from parlai_acute.jsonl import read_jsonl
+
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    for where, item in read_jsonl(path, "items file", "write it with `parlai-acute ssa generate`"):
         for name in ("item", "context", "model", "reply"):
-            if name not in item:
-                raise UserError(f"{path}:{number}: missing field {name!r}; items need item, context, model, reply")
+            if not isinstance(item, dict) or name not in item:
+                raise UserError(f"{where}: missing field {name!r}; items need item, context, model, reply")
         items.append(item)
-    if not items:
-        raise UserError(f"items file {path} is empty")
     return items

@@ -2,8 +2,9 @@
 pairwise comparisons, agreement, workers, configuration."""
 from __future__ import annotations
 
-from parlai_acute.report import Report, interval_plot
-from parlai_acute.ssa.analysis import MEASURES, TIE_RULE, SSAResult, run_record
+from parlai_acute.report import Report, interval_plot, methods_paragraph
+from parlai_acute.ssa.analysis import MEASURES, PAIR_HEADERS, TIE_RULE, SSAResult, run_record
+from parlai_acute.stats.inference import legend
 
 _NAMES = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
 
@@ -16,7 +17,8 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                                   f"{summary['workers']} workers ({', '.join(summary['sources'])} items). "
                                   f"Majority label per item; {TIE_RULE}. SSA = (sensibleness + specificity) / 2."))
     for note in result.notes:
-        report.banner(note, kind="info")
+        report.banner(note, kind="warning" if note.startswith("FEW ") else "info")
+    report.section("How to read the marks").note(legend(config.alpha))
     section = report.section("Models")
     columns = ["model", "items", "labels", "workers", "sensibleness", "sensibleness_exact_low",
                "sensibleness_exact_high", "sensibleness_boot_low", "sensibleness_boot_high", "specificity",
@@ -33,11 +35,21 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                                      xlabel=_NAMES[measure], interval_label=names["bootstrap"], note="note"),
                        f"{measure}_intervals", caption=f"{_NAMES[measure]} per model; bars: {names['bootstrap']}")
     pairs = report.section("Pairwise comparisons")
-    pairs.note("diff = model_b - model_a. boot_low/high and boot_pvalue: " + names["bootstrap"] + ", clusters "
-               "resampled jointly for both models; fisher_pvalue: Fisher's exact test on item counts (items "
-               "independent). Holm correction within each measure over all pairs; mark: * p<0.05, ** p<0.01 "
-               "(Fisher-Holm for sensibleness and specificity, bootstrap-Holm for SSA).")
-    pairs.table(result.pairs, "pairs", caption="Pairwise differences")
+    unit = result.pairs["unit"].iloc[0] if len(result.pairs) else "cluster"
+    pairs.note(f"diff = model_b - model_a. low/high: {100 * config.confidence:g}% interval of diff, the inverted "
+               f"cluster-aware test over {unit}s (method column); p (Fisher exact, items independent): secondary. "
+               f"Holm correction within each measure over all pairs; the mark comes from the cluster-aware Holm p.")
+    if len(result.pairs):
+        pairs.note(f"Cluster-aware test: {result.pairs['cluster_method'].iloc[0]}, over "
+                   f"{int(result.pairs['clusters'].max())} {unit}s at most (pairs.csv has every column).")
+    columns = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "cluster_low", "cluster_high",
+               "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "fisher_pvalue", "fisher_p_holm"]
+    if (result.pairs["unit"] == "worker").any():
+        columns.insert(6, "cluster_estimate")
+    rates = ["value_a", "value_b", "diff", "cluster_estimate", "cluster_low", "cluster_high"]
+    table = result.pairs.assign(**{c: result.pairs[c].astype(float).round(3) for c in rates})
+    pairs.table(table.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences",
+                columns=[PAIR_HEADERS.get(c, c) for c in columns])
     agreement = report.section("Agreement between workers")
     agreement.note(f"Items labelled at least twice. Percent agreement: share of agreeing pairs of labels. "
                    f"Krippendorff's alpha (nominal) with a {100 * config.confidence:g}% percentile bootstrap "
@@ -47,5 +59,22 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
     workers.note("agree_*: share of the worker's labels equal to the item's majority, on items with 3 or more labels.")
     workers.table(result.workers, "workers", caption="Labels per worker", max_rows=50, more="workers (see workers.csv)")
     report.configuration("Run", run_record(config))
+    report.methods(methods(result))
     return report
+
+
+def methods(result: SSAResult) -> str:
+    """The report's closing Methods paragraph."""
+    config, summary = result.config, result.summary()
+    unit = result.pairs["unit"].iloc[0] if len(result.pairs) else "conversation"
+    return methods_paragraph(
+        data=(f"{summary['labels']} sensibleness/specificity labels of {summary['items']} replies by "
+              f"{summary['workers']} workers ({', '.join(summary['sources'])} items; majority label per item, "
+              f"{TIE_RULE})"), unit=unit,
+        comparison="each pairwise difference in sensibleness, specificity and SSA", alpha=config.alpha,
+        confidence=config.confidence, permutations=config.permutations, seed=config.seed,
+        family="each measure over all pairs of models",
+        secondary=("Fisher's exact test on the item counts, which assumes independent items, is reported as a "
+                   f"secondary column; rates carry Clopper-Pearson intervals and {config.bootstrap}-resample "
+                   "percentile cluster-bootstrap intervals"))
 

@@ -40,3 +40,19 @@ def simulate_labels(models: dict[str, tuple[float, float]], contexts: int, label
         "sensible": sens.ravel(), "specific": spec.ravel(), "source": "static",
         "context_id": [f"ctx{b}" for b in ctx_idx.ravel()]})
     return labels_table(frame) if validate else frame
+
+
+def simulate_conversation_verdicts(rates: tuple[float, float], conversations: int, items_per_conversation: int,
+                                   replicates: int, conversation_sd: float = 0.0, seed: int = 0) -> np.ndarray:
+    """Interactive SSA as arrays, for calibration tests: the majority verdicts (e.g.
+    sensible) of ``items_per_conversation`` replies in each of ``conversations`` chats per
+    model, for two models with true rates ``rates``; each conversation's logit is shifted
+    by ``Normal(0, conversation_sd)`` (a chat that goes well goes well throughout).
+    Returns (replicates, 2 * conversations, items) bool; the first ``conversations`` rows
+    are the first model's."""
+    rng = np.random.default_rng(seed)
+    logit = np.log(np.asarray(rates, float) / (1 - np.asarray(rates, float)))
+    base = np.repeat(logit, conversations)[None, :, None]
+    shift = rng.normal(0.0, conversation_sd, (replicates, 2 * conversations, 1)) if conversation_sd > 0 else 0.0
+    eta = base + shift + np.zeros((replicates, 2 * conversations, items_per_conversation))
+    return rng.random(eta.shape) < 1 / (1 + np.exp(-eta))

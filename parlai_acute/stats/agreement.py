@@ -14,7 +14,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from parlai_acute.stats.resample import percentile_interval, resample_weights
+from parlai_acute.stats.intervals import percentile_interval
 
 ITEM = ["pair_id", "question_key"]
 
@@ -22,18 +22,32 @@ ITEM = ["pair_id", "question_key"]
 def item_labels(df: pd.DataFrame) -> pd.DataFrame:
     """Judgments as (item, label): label 0/1 = the winning conversation's position in the
     sorted pair of dialogue ids."""
-    winning = np.where(df["winner_side"] == "left", df["dialogue_left"], df["dialogue_right"])
-    first = np.minimum(df["dialogue_left"].astype(str), df["dialogue_right"].astype(str))
+    left, right = (_strings(df[c]) for c in ("dialogue_left", "dialogue_right"))
+    left_won = (df["winner_side"] == "left").to_numpy()
+    later = np.where(left_won, left > right, right > left)  # the winner is the later id of the two
     return pd.DataFrame({"pair_id": df["pair_id"].to_numpy(), "question_key": df["question_key"].to_numpy(),
-                         "label": (winning != first).astype(int)})
+                         "label": later.astype(int)})
+
+
+def _strings(column: pd.Series) -> np.ndarray:
+    """The column as an object array of str (converted only when it holds something else)."""
+    values = column.to_numpy(dtype=object)
+    return values if pd.api.types.infer_dtype(values, skipna=False) == "string" else column.astype(str).to_numpy()
 
 
 def label_counts(df: pd.DataFrame) -> pd.DataFrame:
     """Items judged at least twice: one row per item, columns 0 and 1 = judgments per label."""
     labels = item_labels(df)
-    counts = labels.groupby(ITEM + ["label"]).size().unstack("label", fill_value=0)
-    counts = counts.reindex(columns=[0, 1], fill_value=0)
-    return counts[counts.sum(axis=1) >= 2]
+    pair, pairs = pd.factorize(labels["pair_id"])
+    question, questions = pd.factorize(labels["question_key"])
+    key, keys = pd.factorize(pair.astype(np.int64) * max(len(questions), 1) + question)
+    counts = np.bincount(key * 2 + labels["label"].to_numpy(), minlength=2 * len(keys)).reshape(-1, 2)
+    repeated = counts.sum(axis=1) >= 2
+    keys, counts = keys[repeated], counts[repeated]
+    width = max(len(questions), 1)
+    index = pd.MultiIndex(levels=[pd.Index(pairs, dtype=object), pd.Index(questions, dtype=object)],
+                          codes=[keys // width, keys % width], names=ITEM, verify_integrity=False)
+    return pd.DataFrame(counts, index=index, columns=pd.Index([0, 1], name="label"))
 
 
 def percent_agreement(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> float:
@@ -78,8 +92,11 @@ def alpha_interval(counts: pd.DataFrame, resamples: int = 1000, seed: int = 0,
     size = len(values)
     if size < 2 or resamples < 1:
         return float("nan"), float("nan")
-    weights = resample_weights(size, resamples, np.random.default_rng(seed)).astype(float)
-    low, high = percentile_interval(nominal_alpha_weighted(values, weights)[:, None], confidence)
+    # Items with the same label counts are interchangeable for alpha: resampling items is drawing
+    # how often each distinct count pattern comes up (a multinomial), whatever the number of items.
+    patterns, frequency = np.unique(values, axis=0, return_counts=True)
+    weights = np.random.default_rng(seed).multinomial(size, frequency / size, size=resamples).astype(float)
+    low, high = percentile_interval(nominal_alpha_weighted(patterns, weights)[:, None], confidence)
     return float(low[0]), float(high[0])
 
 

@@ -25,8 +25,17 @@ from the regularisation and the other from a likelihood that overstates a few
 all-or-nothing judgments -- and the ``note`` column says so. ``interval`` names the method
 in every row.
 
-Judgments by one worker are not independent; ``cluster="worker"`` adds intervals from a
-bootstrap that resamples whole workers (``ci_low_workers``/``ci_high_workers``).
+Judgments by one worker are not independent. With ``cluster="worker"`` (the analysis) the
+headline interval (``ci_low``/``ci_high``, ``interval`` names it) is a percentile bootstrap
+that resamples whole workers -- the unit that was sampled -- and the intervals above, which
+treat judgments as independent, move to ``ci_low_judgments``/``ci_high_judgments``
+(``interval_judgments``). The worker bootstrap is given only where the judgment bootstrap
+is trusted (no separation, enough judgments) and from ``min_clusters`` workers on; else
+``note`` says why there is none. From :data:`SANDWICH_FROM` workers on, the worker interval
+is the cluster-robust sandwich instead (:func:`sandwich_intervals`: the penalised
+information on both sides of the sum of the workers' score outer products, G/(G-1), t on
+G - 1 df): with that many workers the two agree (tested), and a million judgments then
+cost one pass instead of a thousand resampled fits.
 """
 from __future__ import annotations
 
@@ -38,7 +47,8 @@ from scipy import optimize, stats
 from scipy.sparse.csgraph import connected_components
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.winrates import win_matrix
 
 DEFAULT_ALPHA = 0.01
@@ -48,6 +58,10 @@ MIN_JUDGMENTS_FOR_BOOTSTRAP = 20
 PROFILE_SPAN = 60.0
 BOOTSTRAP = "percentile bootstrap (judgments)"
 PROFILE = "profile likelihood (penalised)"
+WORKERS = "percentile bootstrap of whole workers"
+SANDWICH = "cluster-robust (sandwich) over workers, t on G-1 df"
+#: From this many workers the worker interval is the sandwich (its cost does not grow with resamples).
+SANDWICH_FROM = 200
 
 
 def fit_counts(wins: np.ndarray, alpha: float = DEFAULT_ALPHA, init: np.ndarray | None = None,
@@ -240,9 +254,32 @@ def cluster_bootstrap_counts(df: pd.DataFrame, cluster: str, models: list[str], 
     return sums.reshape(resamples, len(models), len(models))
 
 
+def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta: np.ndarray, wins: np.ndarray,
+                       alpha: float, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wald intervals of the (mean-zero) strengths with a cluster-robust covariance."""
+    index = pd.Index(models)
+    k = len(models)
+    w, l = index.get_indexer(df["winner"]), index.get_indexer(df["loser"])
+    codes, uniques = pd.factorize(df[cluster])
+    g = len(uniques)
+    residual = 1.0 / (1.0 + np.exp(theta[w] - theta[l]))  # 1 - P(winner beats loser): the score
+    scores = (np.bincount(codes * k + w, weights=residual, minlength=g * k)
+              - np.bincount(codes * k + l, weights=residual, minlength=g * k)).reshape(g, k)
+    meat = scores.T @ scores * g / max(g - 1, 1)
+    total = wins + wins.T
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    weight = total * p * (1 - p)
+    info = np.diag(weight.sum(axis=1)) - weight + 2 * alpha * np.eye(k)
+    centre = np.eye(k) - 1.0 / k
+    bread = centre @ np.linalg.pinv(info)
+    se = np.sqrt(np.maximum(np.diag(bread @ meat @ bread.T), 0))
+    t = stats.t.ppf(0.5 + confidence / 2, max(g - 1, 1))
+    return theta - t * se, theta + t * se
+
+
 def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA,
                   confidence: float = 0.95, models: list[str] | None = None, cluster: str | None = None,
-                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP) -> pd.DataFrame:
+                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP, min_clusters: int = 5) -> pd.DataFrame:
     """Rank the models of a judgments table (``winner``/``loser`` columns).
 
     Returns one row per model, best first: model, strength (log-strength, mean zero),
@@ -294,14 +331,30 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         "p_beats_average": 1 / (1 + np.exp(-theta)),
     })
     if cluster is not None:
-        both = pd.concat([df[["winner", cluster]].set_axis(["model", "c"], axis=1),
-                          df[["loser", cluster]].set_axis(["model", "c"], axis=1)])
-        table["workers"] = both.drop_duplicates().groupby("model").size().reindex(models, fill_value=0).to_numpy()
-        c_low, c_high = nan, nan
-        if bootstrap > 0 and method == BOOTSTRAP and df[cluster].nunique() >= 2:
+        index = pd.Index(models)
+        codes = pd.factorize(df[cluster])[0].astype(np.int64)
+        seen = np.unique(np.concatenate([index.get_indexer(df["winner"]) * (codes.max() + 1) + codes,
+                                         index.get_indexer(df["loser"]) * (codes.max() + 1) + codes]))
+        table["workers"] = np.bincount(seen // (codes.max() + 1), minlength=len(models))
+        table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
+                                      "interval": "interval_judgments"})
+        c_low, c_high, why = nan, nan, ""
+        workers = df[cluster].nunique()
+        if bootstrap <= 0:
+            why = "no bootstrap asked (--bootstrap 0)"
+        elif method != BOOTSTRAP:
+            why = "no interval over workers: the data are separated or small (see the judgment interval)"
+        elif workers < min_clusters:
+            why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
+        elif workers >= SANDWICH_FROM:
+            c_low, c_high = sandwich_intervals(df, cluster, models, theta, wins, alpha, confidence)
+        else:
             counts = cluster_bootstrap_counts(df, cluster, models, bootstrap, rng)
             c_low, c_high = percentile_interval(fit_counts(counts, alpha=alpha, init=theta), confidence)
             if np.isnan(c_low).any():
                 c_low, c_high = nan, nan
-        table["ci_low_workers"], table["ci_high_workers"] = c_low, c_high
+                why = "no interval over workers: the worker resamples do not vary or are too often undefined"
+        table["ci_low"], table["ci_high"] = c_low, c_high
+        table["interval"] = (SANDWICH if workers >= SANDWICH_FROM else WORKERS) if np.isfinite(c_low).all() else ""
+        table["note"] = [n or why for n in table["note"]]
     return table.sort_values("rank").reset_index(drop=True)

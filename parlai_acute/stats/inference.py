@@ -11,9 +11,8 @@ from a test over *clusters* (dialogues, conversations, workers):
   ACUTE per worker, static SSA per context): a **sign-flip test** of the cluster totals of
   the per-judgment differences (+1 A won, -1 B won, 0 tie). Under "no difference" the two
   models are exchangeable inside a cluster, so each cluster's total is as likely to be
-  negated: the test is exact for any number of clusters and any within-cluster
-  dependence. All 2^G sign patterns are enumerated when 2^G <= ``n_resamples``, otherwise
-  ``n_resamples`` seeded random patterns (p = (1 + hits) / (1 + B), never zero).
+  negated, whatever the dependence inside the cluster. All 2^G sign patterns are
+  enumerated when 2^G <= ``n_resamples``, otherwise ``n_resamples`` seeded random patterns.
 * **two-sample** comparisons (each cluster saw one model: interactive SSA, per-turn SM):
   a **permutation test** of the model labels of whole clusters, the difference of the
   pooled means as statistic; exact enumeration or seeded Monte Carlo as above.
@@ -22,16 +21,22 @@ from a test over *clusters* (dialogues, conversations, workers):
   models' totals (Cochran's Q / Pearson's chi-squared up to constants that the
   permutation keeps).
 
-Why these. Measured on seeded A/A simulations with dialogue random effects (sd 0.5 to 2
-on the logit scale) at 8, 20 and 60 dialogues (numbers in docs/inference.md): the
-cluster bootstrap fires 9-12 % at 8 dialogues and 6-7 % at 20; the CR2 sandwich with a
-t on G-1 degrees of freedom is close to 5 % from 20 clusters on but needs a symmetric
-design and over-rejects with 8 very unequal clusters; GEE with robust errors is a
-sandwich too (same small-sample problem) and costs a model fit per comparison. The
-randomisation tests are exact by construction at every size, as cheap as one matrix
-product, and say plainly when the data cannot reach ``alpha``: with G clusters the
-smallest sign-flip p-value is 2 / 2^G, so fewer than :func:`min_clusters` ``(alpha)``
-clusters (6 at 0.05) can never give a mark and the result says how many are needed.
+All three report the **mid-p-value**: arrangements more extreme than the data count
+fully, arrangements exactly as extreme count half. Judgments are 0/1, so with 8 dialogues
+the statistic ties often and the plain randomisation p-value fires 2-4 % at a nominal 5 %
+(as conservative as Fisher's exact test); the mid-p-value measured 3.3-5.5 % from 6 to
+60 clusters for every protocol (docs/inference.md), never above 5.5 %.
+
+Why these. Measured on seeded A/A simulations with dialogue random effects (sd 1 and 2
+on the logit scale) at 8, 20 and 60 dialogues (docs/inference.md): the percentile cluster
+bootstrap fires 10-13 % at 8 dialogues and 7-8 % at 20; the CR2 sandwich with a t on G-1
+degrees of freedom fires 6.6-7.1 % at 8 dialogues for PM-SOBA and would need a model fit
+per comparison for anything beyond a mean; GEE with robust errors is a sandwich too, with
+the same small-sample problem. The randomisation tests hold their level at every size,
+cost one matrix product, and say plainly when the data cannot reach ``alpha``: with G
+clusters the smallest sign-flip mid-p-value is 1 / 2^G, so fewer than
+:func:`min_clusters` ``(alpha)`` clusters (5 at 0.05, 7 at 0.01) can never give a mark,
+and the result says how many are needed.
 
 Intervals are the **inverted test**: every shift ``delta`` of the effect that the same
 test (same sign patterns or permutations, same seed) does not reject at
@@ -39,6 +44,16 @@ test (same sign patterns or permutations, same seed) does not reject at
 ``alpha = 1 - confidence``. It is never a point: when every cluster has the same mean
 (all differences +1, say) the inverted set collapses and ``None`` is returned with the
 reason in words; with too few clusters for the confidence asked, likewise.
+
+**Many clusters.** From :data:`NORMAL_FROM` clusters on, each randomisation distribution is
+replaced by its normal limit, which is what makes 10,000 dialogues or 20,000 workers
+affordable (a Monte Carlo test over them costs patterns x clusters for every comparison
+and every step of the interval's bisection): the sign-flip test becomes the cluster-robust
+score test (variance = sum of squared cluster totals) with a t on G - 1 df, inverted in
+closed form; the two-sample permutation test the cluster-robust difference of the groups'
+ratio means with a t on G - 2 df; the omnibus permutation test the cluster-robust Wald
+test of the models' totals against their within-cluster expectation, chi-squared on k - 1
+df. With that many clusters the randomisation tests and their limits agree (tested).
 """
 from __future__ import annotations
 
@@ -49,11 +64,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "two_sample_cluster_test",
-           "omnibus_cluster_test", "sign_flip_pvalues", "permutation_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+__all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
+           "two_sample_cluster_test",
+           "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
            "shortfall"]
 
 _BISECT_STEPS = 60
+#: Clusters from which every test is taken in its normal (t / chi-squared) limit.
+NORMAL_FROM = 200
 _CHUNK_CELLS = 4_000_000  # patterns x clusters per block: bounds memory for any number of clusters
 
 
@@ -85,22 +103,22 @@ def _plural(unit: str, n: int) -> str:
 
 def min_clusters(alpha: float) -> int:
     """Fewest clusters for which the (two-sided) sign-flip test can reach p < ``alpha``:
-    its smallest p-value is 2 / 2^G."""
+    its smallest (mid-)p-value is 1 / 2^G (the observed signs and their negation)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     g = 1
-    while 2.0 / 2 ** g >= alpha:
+    while 1.0 / 2 ** g >= alpha:
         g += 1
     return g
 
 
 def min_clusters_two_sample(alpha: float) -> int:
     """Fewest clusters (split evenly between the two models) for which the two-sample
-    permutation test can reach p < ``alpha``: its smallest p-value is 2 / C(G, G/2)."""
+    permutation test can reach p < ``alpha``: its smallest (mid-)p-value is 1 / C(G, G/2)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     g = 2
-    while 2.0 / math.comb(g, g // 2) >= alpha:
+    while 1.0 / math.comb(g, g // 2) >= alpha:
         g += 1
     return g
 
@@ -128,7 +146,7 @@ def legend(alpha: float) -> str:
     return (f"* p < {alpha:g}, ** p < {alpha / 5:g}: cluster-aware randomisation test (whole dialogues, "
             f"conversations or workers), Holm-adjusted within each family of comparisons; no mark: not "
             f"significant, or too few clusters for a calibrated test (the row says how many more are needed). "
-            f"Columns named 'exact, judgments independent' are secondary and ignore the clustering.")
+            f"Exact tests named '... independent' are secondary columns and ignore the clustering.")
 
 
 def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
@@ -147,14 +165,22 @@ def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
 
 
 def _codes(clusters) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)))
+    values = np.asarray(clusters)
+    codes, uniques = pd.factorize(values if values.dtype.kind in "iub" else pd.Series(values.astype(object)))
     if (codes < 0).any():
         raise ValueError("cluster labels must not be missing")
     return codes, len(uniques)
 
 
-def _pvalue(hits: np.ndarray, total: int, exact: bool) -> np.ndarray:
-    return hits / total if exact else (1.0 + hits) / (1.0 + total)
+def _midp(stat: np.ndarray, observed, tol: float, total: int, exact: bool, axis: int = 0) -> np.ndarray:
+    """Mid-p-value: arrangements more extreme than the observed statistic count fully, ties
+    half. Exact enumeration includes the observed arrangement; Monte Carlo adds it (as a
+    tie) to the B random ones, so p is never zero."""
+    greater = (stat > observed + tol).sum(axis=axis)
+    ties = (np.abs(stat - observed) <= tol).sum(axis=axis)
+    if exact:
+        return (greater + 0.5 * ties) / total
+    return (greater + 0.5 * ties + 0.5) / (total + 1.0)
 
 
 def _tol(*scales) -> float:
@@ -216,8 +242,7 @@ def sign_flip_pvalues(sums, *, n_resamples: int = 10_000, seed: int = 0) -> np.n
     if sums.ndim == 1:
         sums = sums[:, None]
     a, _, exact, total = _sign_projections(sums, np.zeros(len(sums)), n_resamples, seed)
-    hits = (np.abs(a) >= np.abs(sums.sum(axis=0)) - _tol(sums)).sum(axis=0)
-    return _pvalue(hits, total, exact)
+    return _midp(np.abs(a), np.abs(sums.sum(axis=0)), _tol(sums), total, exact)
 
 
 def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
@@ -234,8 +259,8 @@ def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed
     with np.errstate(invalid="ignore", divide="ignore"):
         a = (assign @ sums) / n1[:, None] - ((1 - assign) @ sums) / n0[:, None]
     observed = sums[z].sum(axis=0) / counts[z].sum() - sums[~z].sum(axis=0) / counts[~z].sum()
-    hits = (np.abs(a[valid]) >= np.abs(observed) - _tol(sums) / max(counts.sum(), 1)).sum(axis=0)
-    return _pvalue(hits, int(valid.sum()) if exact else total, exact)
+    return _midp(np.abs(a[valid]), np.abs(observed), _tol(sums) / max(counts.sum(), 1),
+                 int(valid.sum()) if exact else total, exact)
 
 
 def _arrangements(g: int, g1: int, n_resamples: int, seed: int):
@@ -256,8 +281,8 @@ def _arrangements(g: int, g1: int, n_resamples: int, seed: int):
 def _sign_method(unit: str, g: int, exact: bool, total: int, seed: int) -> str:
     plural = _plural(unit, 2)
     if exact:
-        return f"sign-flip test over {plural} (exact, {total} sign patterns)"
-    return f"sign-flip test over {plural} (Monte Carlo, {total} random sign patterns, seed {seed})"
+        return f"sign-flip test over {plural} (exact, {total} sign patterns, mid-p)"
+    return f"sign-flip test over {plural} (Monte Carlo, {total} random sign patterns, seed {seed}, mid-p)"
 
 
 def paired_cluster_tests(diffs, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
@@ -292,6 +317,15 @@ def paired_cluster_test(diffs, clusters, *, unit: str, alpha: float = 0.05, conf
                                 n_resamples=n_resamples)[0]
 
 
+def paired_test_from_totals(sums, counts, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
+                            seed: int = 0, n_resamples: int = 10_000) -> ClusterTest:
+    """:func:`paired_cluster_test` from each cluster's total difference and number of
+    judgments (e.g. per worker of one ACUTE matchup, from one ``np.bincount``): the fast
+    path when many comparisons each have their own clusters."""
+    return _paired_from_sums(np.asarray(sums, dtype=float), np.asarray(counts, dtype=float), unit, alpha,
+                             confidence, seed, n_resamples)
+
+
 def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) -> ClusterTest:
     keep = counts > 0
     sums, counts = sums[keep], counts[keep]
@@ -303,6 +337,8 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
     if n == 0:
         return ClusterTest(p_value=None, low=None, high=None, method="sign-flip test", reason="no judgments compare "
                            "this pair", clusters_needed=need, **base)
+    if g >= NORMAL_FROM:
+        return _paired_normal(sums, counts, alpha, confidence, need, base)
     a, c, exact, total = _sign_projections(sums[:, None], counts, n_resamples, seed)
     a = a[:, 0]
     tol = _tol(sums, counts)
@@ -310,8 +346,7 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
 
     def pvalue_at(delta: float) -> float:
         stat = abs(observed_sum - delta * observed_count)
-        hits = int((np.abs(a - delta * c) >= stat - tol).sum())
-        return float(_pvalue(np.array(hits), total, exact))
+        return float(_midp(np.abs(a - delta * c), stat, tol, total, exact))
 
     method = _sign_method(unit, g, exact, total, seed)
     if g < min_clusters(alpha):
@@ -335,6 +370,73 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
             low, high = float(bounds[0]), float(bounds[1])
     return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason,
                        clusters_needed=need if g < need else None, **base)
+
+
+def normal_sign_flip(column: np.ndarray, sums: np.ndarray, sizes: np.ndarray, columns: int,
+                     confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sign-flip test in its normal limit for many comparisons at once: rows are
+    (comparison ``column``, cluster total ``sums``, cluster size ``sizes``). Per column the
+    two-sided p-value of |S| / sqrt(sum s^2) on a t with G - 1 df, and the interval of the
+    mean difference that inverts it (the deltas with |S - delta C| <= t sqrt(sum (s - delta c)^2),
+    a quadratic). NaN bounds where no interval of non-zero width exists."""
+    from scipy import stats
+
+    def total(v):
+        return np.bincount(column, weights=v, minlength=columns)
+
+    g = np.bincount(column, minlength=columns).astype(float)
+    s_, c_ = total(sums), total(sizes)
+    q_, p_, r_ = total(sums ** 2), total(sums * sizes), total(sizes ** 2)
+    df_ = np.maximum(g - 1, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.abs(s_) / np.sqrt(q_)
+        pvalue = np.where(q_ > 0, 2 * stats.t.sf(z, df_), 1.0)
+        t2 = stats.t.ppf(0.5 + confidence / 2, df_) ** 2
+        a = c_ ** 2 - t2 * r_
+        b = s_ * c_ - t2 * p_
+        c = s_ ** 2 - t2 * q_
+        disc = b ** 2 - a * c
+        root = np.sqrt(np.maximum(disc, 0))
+        low, high = (b - root) / a, (b + root) / a
+    means_equal = (q_ * c_ ** 2 - s_ ** 2 * r_) <= 1e-9 * np.maximum(q_ * c_ ** 2, 1)  # Cauchy-Schwarz: equality
+    bad = (a <= 0) | (disc <= 0) | means_equal | (g < 2)
+    return pvalue, np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def _paired_normal(sums, counts, alpha, confidence, need, base) -> ClusterTest:
+    g = len(counts)
+    p, low, high = normal_sign_flip(np.zeros(g, dtype=int), sums, counts, 1, confidence)
+    reason = None
+    if not np.isfinite(low[0]):
+        reason = f"every {base['unit']} has the same mean difference, so no interval of non-zero width follows"
+    return ClusterTest(p_value=float(p[0]), low=None if reason else float(low[0]),
+                       high=None if reason else float(high[0]), reason=reason, clusters_needed=None,
+                       method=f"sign-flip test over {_plural(base['unit'], 2)} (normal limit, t on {g - 1} df)",
+                       **base)
+
+
+def _two_sample_normal(sums, counts, z, estimate, confidence, base) -> ClusterTest:
+    """Cluster-robust difference of the two groups' ratio means, t on G - 2 df; the interval
+    is symmetric because shifting one group's values leaves its residuals unchanged."""
+    from scipy import stats
+
+    g = len(counts)
+    var = 0.0
+    for side in (z, ~z):
+        mean = sums[side].sum() / counts[side].sum()
+        var += float(((sums[side] - mean * counts[side]) ** 2).sum()) / counts[side].sum() ** 2
+    var *= g / (g - 2)  # the small-sample factor of the cluster-robust variance (CR1)
+    unit = base["unit"]
+    method = f"permutation test of the model of whole {_plural(unit, 2)} (normal limit, t on {g - 2} df)"
+    if var <= 0:
+        return ClusterTest(p_value=None, low=None, high=None, method=method, clusters_needed=None,
+                           reason=f"every {unit} of each group has the same mean, so no test or interval follows",
+                           **base)
+    se = math.sqrt(var)
+    half = float(stats.t.ppf(0.5 + confidence / 2, g - 2)) * se
+    p = float(2 * stats.t.sf(abs(estimate) / se, g - 2))
+    return ClusterTest(p_value=p, low=estimate - half, high=estimate + half, method=method, reason=None,
+                       clusters_needed=None, **base)
 
 
 def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float = 0.05, confidence: float = 0.95,
@@ -372,10 +474,12 @@ def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float
     if g0 == 0 or g1 == 0:
         return ClusterTest(p_value=None, low=None, high=None, method="permutation test", clusters_needed=need,
                            reason=f"one of the groups has no {unit}s", **base)
+    if g0 >= 2 and g1 >= 2 and g >= NORMAL_FROM:
+        return _two_sample_normal(sums, counts, z, estimate, confidence, base)
     assign, exact, total = _arrangements(g, g1, n_resamples, seed)
-    method = (f"permutation test of the model of whole {_plural(unit, 2)} (exact, {total} arrangements)" if exact
+    method = (f"permutation test of the model of whole {_plural(unit, 2)} (exact, {total} arrangements, mid-p)" if exact
               else f"permutation test of the model of whole {_plural(unit, 2)} (Monte Carlo, {total} random "
-                   f"arrangements, seed {seed})")
+                   f"arrangements, seed {seed}, mid-p)")
     # statistic at shift delta (group 2 values minus delta): a - delta * b per arrangement
     n1, n0 = assign @ counts, (1 - assign) @ counts
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -388,11 +492,10 @@ def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float
 
     def pvalue_at(delta: float) -> float:
         stat = abs(estimate - delta)
-        hits = int((np.abs(a - delta * b) >= stat - tol).sum())
-        return float(_pvalue(np.array(hits), len(a) if exact else total, exact))
+        return float(_midp(np.abs(a - delta * b), stat, tol, len(a) if exact else total, exact))
 
     # smallest p-value the data allow: the observed arrangement (and its mirror when balanced) alone
-    smallest = (2.0 if g0 == g1 else 1.0) / len(a) if exact else 1.0 / (total + 1)
+    smallest = (1.0 if g0 == g1 else 0.5) / len(a) if exact else 0.5 / (total + 1)
     if smallest >= alpha:
         return ClusterTest(p_value=None, low=None, high=None, method=method, clusters_needed=need,
                            reason=f"only {g} {_plural(unit, g)} ({g0} and {g1}): the permutation test cannot reach "
@@ -435,39 +538,77 @@ def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, se
     estimate = float(np.nanmax(share) - np.nanmin(share)) if totals.sum() > 0 else float("nan")
     # smallest p: the k! arrangements of an aligned data set out of (k!)^G
     need = 1
-    while math.factorial(k) ** (need - 1) * alpha <= 1:
+    while math.factorial(k) ** (need - 1) * alpha <= 0.5:
         need += 1
     need = max(need, 2)
     base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=int(len(counts)), low=None, high=None,
                 confidence=1 - alpha, interval_method="none (omnibus test)")
-    perms = np.array(list(itertools.permutations(range(k))))
-    exact = len(perms) ** g <= n_resamples
     method_base = f"permutation of the {k} models within each {unit}"
     if g < need or totals.sum() == 0:
         return ClusterTest(p_value=None, method=method_base, clusters_needed=need,
                            reason=(f"only {g} {_plural(unit, g)}: the permutation test cannot reach p < {alpha:g} "
                                    f"with fewer than {need}") if g < need else "nothing was picked", **base)
 
-    def spread(t):
-        return ((t - t.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
-
-    observed = float(spread(totals))
-    tol = _tol(totals) * max(1.0, observed)
-    if exact:
-        choice = np.array(list(itertools.product(range(len(perms)), repeat=g)))  # (P^G, G)
-        permuted = np.take_along_axis(np.broadcast_to(per, (len(choice), g, k)), perms[choice], axis=2).sum(axis=1)
-        hits, total = int((spread(permuted) >= observed - tol).sum()), len(choice)
-        method = f"{method_base} (exact, {total} arrangements)"
-    else:
-        rng = np.random.default_rng(seed)
-        hits, total = 0, n_resamples
-        step = max(1, _CHUNK_CELLS // max(g * k, 1))
-        for start in range(0, n_resamples, step):
-            b = min(step, n_resamples - start)
-            order = rng.random((b, g, k)).argsort(axis=2)
-            permuted = np.take_along_axis(np.broadcast_to(per, (b, g, k)), order, axis=2).sum(axis=1)
-            hits += int((spread(permuted) >= observed - tol).sum())
-        method = f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed})"
-    p = float(_pvalue(np.array(hits), total, exact))
+    if g >= NORMAL_FROM:
+        p = _omnibus_wald(per)
+        return ClusterTest(p_value=p, method=f"{method_base} (normal limit: cluster-robust Wald test, chi-squared on "
+                                             f"{k - 1} df)", reason="an omnibus test has no interval",
+                           clusters_needed=None, **base)
+    p, exact, total = omnibus_pvalues(per, n_resamples=n_resamples, seed=seed)
+    method = (f"{method_base} (exact, {total} arrangements, mid-p)" if exact else
+              f"{method_base} (Monte Carlo, {total} random arrangements, seed {seed}, mid-p)")
+    p = float(p[0])
     return ClusterTest(p_value=p, method=method, reason="an omnibus test has no interval", clusters_needed=None,
                        **base)
+
+
+def _omnibus_wald(per: np.ndarray) -> float:
+    """Large-G limit of the within-cluster permutation test: each cluster's deviation of its
+    counts from an equal split, d_g, summed; W = D' V^+ D with V = sum d_g d_g' (cluster-robust),
+    chi-squared on rank(V) <= k - 1 df."""
+    from scipy import stats
+
+    d = per - per.sum(axis=1, keepdims=True) / per.shape[1]
+    total = d.sum(axis=0)
+    v = d.T @ d
+    rank = int(np.linalg.matrix_rank(v))
+    if rank == 0:
+        return 1.0
+    w = float(total @ np.linalg.pinv(v) @ total)
+    return float(stats.chi2.sf(w, rank))
+
+
+def _spread(totals: np.ndarray) -> np.ndarray:
+    return ((totals - totals.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+
+
+def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[np.ndarray, bool, int]:
+    """Mid-p-values of the within-cluster permutation test of :func:`omnibus_cluster_test`
+    for R studies at once: ``per`` is (R, G, k) (or (G, k)), each cluster's counts per model.
+    The same arrangements serve every study. Returns (p (R,), exact, arrangements)."""
+    per = np.asarray(per, dtype=float)
+    if per.ndim == 2:
+        per = per[None]
+    r, g, k = per.shape
+    totals = per.sum(axis=1)
+    observed = _spread(totals)
+    tol = 1e-9 * (1.0 + np.abs(totals).sum(axis=1)) * np.maximum(1.0, observed)
+    perms = np.array(list(itertools.permutations(range(k))))
+    exact = len(perms) ** g <= n_resamples
+    rng = np.random.default_rng(seed)
+    total = len(perms) ** g if exact else n_resamples
+    greater, ties = np.zeros(r), np.zeros(r)
+    step = max(1, _CHUNK_CELLS // max(r * g * k, 1))
+    for start in range(0, total, step):
+        b = min(step, total - start)
+        if exact:
+            index = np.arange(start, start + b)[:, None] // len(perms) ** np.arange(g)[None, :] % len(perms)
+            order = perms[index]  # (b, G, k)
+        else:
+            order = rng.random((b, g, k)).argsort(axis=2)
+        permuted = np.take_along_axis(per[:, None], np.broadcast_to(order[None], (r, b, g, k)), axis=3).sum(axis=2)
+        spread = _spread(permuted)  # (R, b)
+        greater += (spread > observed[:, None] + tol[:, None]).sum(axis=1)
+        ties += (np.abs(spread - observed[:, None]) <= tol[:, None]).sum(axis=1)
+    p = (greater + 0.5 * ties) / total if exact else (greater + 0.5 * ties + 0.5) / (total + 1.0)
+    return p, exact, total

@@ -3,9 +3,9 @@
 Per-turn evaluation asks, at every turn, which of k candidate replies are good. The picks of
 one turn form a row of 0/1 values, one per model, so comparisons between models are
 *paired*: McNemar's test for two models, Cochran's Q for k, a binomial test on the turns
-where exactly one of two was picked. These treat turns as independent. They are not: the
-turns of one dialogue share a conversation, a worker and a mood, so :func:`cluster_bootstrap`
-resamples whole clusters (dialogues or workers) to give intervals and a test that respect it.
+where exactly one of two was picked. These treat turns as independent ("exact, judgments
+independent"); they are secondary columns. The turns of one dialogue share a conversation,
+a worker and a mood, so the headline marks come from :mod:`parlai_acute.stats.inference`.
 
 Every function is pure: arrays in, numbers or arrays out; the tests are scipy's and
 statsmodels'.
@@ -20,6 +20,9 @@ from statsmodels.stats.contingency_tables import cochrans_q as _cochrans_q
 from statsmodels.stats.contingency_tables import mcnemar
 
 from parlai_acute.stats.winrates import binomial_pvalue
+
+__all__ = ["paired_counts", "mcnemar_exact", "binomial_test", "cochran_q", "chisquare_uniform", "fisher_exact",
+           "two_proportion_z"]
 
 _NAN = float("nan")
 
@@ -67,14 +70,6 @@ def chisquare_uniform(counts) -> dict:
     return {"statistic": float(res.statistic), "df": len(counts) - 1, "pvalue": float(res.pvalue)}
 
 
-def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) interval of a proportion (scipy); (NaN, NaN) for n = 0."""
-    if n <= 0:
-        return _NAN, _NAN
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
-
-
 def fisher_exact(k1: int, n1: int, k2: int, n2: int) -> float:
     """Two-sided Fisher exact p-value of k1/n1 against k2/n2 (scipy)."""
     if n1 <= 0 or n2 <= 0:
@@ -90,67 +85,3 @@ def two_proportion_z(k1: int, n1: int, k2: int, n2: int) -> float:
     if n1 <= 0 or n2 <= 0 or pooled in (0.0, 1.0):
         return _NAN
     return float(proportions_ztest([k1, k2], [n1, n2])[1])
-
-
-# ---------------------------------------------------------------- cluster bootstrap
-
-def cluster_sums(values: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cluster column sums of ``values`` (turns, m) and turns per cluster.
-
-    ``clusters`` holds each turn's cluster code 0..G-1 (e.g. ``pd.factorize(dialogue)[0]``).
-    """
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 1:
-        values = values[:, None]
-    clusters = np.asarray(clusters)
-    g = int(clusters.max()) + 1 if clusters.size else 0
-    sums = np.zeros((g, values.shape[1]))
-    for j in range(values.shape[1]):
-        sums[:, j] = np.bincount(clusters, weights=values[:, j], minlength=g)
-    counts = np.bincount(clusters, minlength=g).astype(float)
-    return sums, counts
-
-
-def cluster_bootstrap(sums: np.ndarray, counts: np.ndarray, resamples: int, rng: np.random.Generator,
-                      chunk: int = 250) -> np.ndarray:
-    """Means (per turn) of ``resamples`` datasets made of G clusters drawn with replacement.
-
-    Returns (resamples, m): sum over drawn clusters of ``sums`` divided by their turns. Each
-    resample is a vector of cluster multiplicities; the means are one matrix product.
-    """
-    sums = np.asarray(sums, dtype=float)
-    g = len(counts)
-    out = np.empty((resamples, sums.shape[1]))
-    for start in range(0, resamples, chunk):
-        b = min(chunk, resamples - start)
-        draws = rng.integers(0, g, size=(b, g))
-        weights = np.bincount((draws + (np.arange(b) * g)[:, None]).ravel(), minlength=b * g)
-        weights = weights.reshape(b, g).astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + b] = (weights @ sums) / (weights @ counts)[:, None]
-    return out
-
-
-def percentile_interval(samples: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap interval along axis 0 (NaN resamples ignored)."""
-    tail = (1 - confidence) / 2 * 100
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
-    return low, high
-
-
-def bootstrap_pvalue(estimate, samples: np.ndarray, null=0.0) -> np.ndarray:
-    """Two-sided bootstrap test of ``estimate == null``.
-
-    The resampled deviations ``samples - estimate`` stand in for the null distribution of
-    ``estimate - null``: p = (1 + #{|s - est| >= |est - null|}) / (B + 1). Never zero.
-    """
-    samples = np.asarray(samples, dtype=float)
-    estimate = np.asarray(estimate, dtype=float)
-    gap = np.abs(estimate - null)
-    spread = np.abs(samples - estimate)
-    exceed = (spread >= gap - 1e-12).sum(axis=0)
-    valid = np.isfinite(samples).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(valid > 0, (1 + exceed) / (valid + 1), np.nan)

@@ -10,6 +10,16 @@ it. The statsmodels normal approximation (Cohen's arcsine effect size h, one-sam
 
 All functions take and return plain numbers (or a pandas table) and raise
 :class:`~parlai_acute.errors.UserError` on parameters out of range.
+
+Planning from a pilot. Judgments of one worker (turns of one dialogue) are correlated, and
+the marks come from a test over whole workers (dialogues): m judgments per cluster with
+intra-cluster correlation ICC carry the information of n / (1 + (m - 1) ICC) independent
+ones (Kish's design effect). :func:`pilot_icc` estimates the ICC from a pilot's
+per-judgment outcomes with the one-way ANOVA estimator (unequal cluster sizes: Donner's
+n0), and a percentile interval resampling whole clusters; plans are given at the estimate
+and at the interval's upper end, because a pilot of a few clusters pins the ICC down
+poorly. Whatever the ICC, the cluster test needs at least ``min_clusters(alpha)``
+clusters before it can give a mark at all; plans never go below it.
 """
 from __future__ import annotations
 
@@ -182,3 +192,70 @@ def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float
                      "delta_exact": detectable_delta_exact(n, p0, alpha, power),
                      "delta_normal": detectable_delta_normal(n, p0, alpha, power)})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- planning from a pilot
+
+def icc_anova(values, clusters) -> float:
+    """One-way ANOVA estimate of the intra-cluster correlation of ``values`` (Donner's n0 for
+    unequal cluster sizes), clipped at 0; NaN with fewer than two clusters or no variation."""
+    y = np.asarray(values, dtype=float)
+    codes, uniques = pd.factorize(pd.Series(np.asarray(clusters, dtype=object)))
+    k, n = len(uniques), len(y)
+    if k < 2 or n <= k:
+        return float("nan")
+    sizes = np.bincount(codes, minlength=k).astype(float)
+    means = np.bincount(codes, weights=y, minlength=k) / sizes
+    grand = y.mean()
+    between = float((sizes * (means - grand) ** 2).sum()) / (k - 1)
+    within = float(((y - means[codes]) ** 2).sum()) / (n - k)
+    n0 = (n - (sizes ** 2).sum() / n) / (k - 1)
+    denominator = between + (n0 - 1) * within
+    if denominator <= 0:
+        return float("nan")
+    return float(max(0.0, (between - within) / denominator))
+
+
+def pilot_icc(values, clusters, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
+    """ICC of a pilot's outcomes within clusters, with a cluster-bootstrap interval, the mean
+    cluster size and the number of clusters (what a plan from this pilot rests on)."""
+    from parlai_acute.stats.intervals import percentile_interval
+
+    y = np.asarray(values, dtype=float)
+    labels = np.asarray(clusters, dtype=object)
+    codes, uniques = pd.factorize(pd.Series(labels))
+    k = len(uniques)
+    icc = icc_anova(y, codes)
+    low = high = float("nan")
+    if k >= 2 and np.isfinite(icc) and resamples > 0:
+        rng = np.random.default_rng(seed)
+        members = pd.Series(np.arange(len(y))).groupby(codes).apply(np.asarray).to_list()
+        draws = np.empty(resamples)
+        for b in range(resamples):
+            chosen = rng.integers(0, k, k)
+            rows = np.concatenate([members[c] for c in chosen])
+            relabel = np.repeat(np.arange(k), [len(members[c]) for c in chosen])
+            draws[b] = icc_anova(y[rows], relabel)
+        low, high = percentile_interval(draws[:, None], confidence)
+        low, high = float(low[0]), float(high[0])
+        if not np.isfinite(high):  # every resample gave 0: the data show no clustering at all
+            low, high = 0.0, float(np.nanmax(draws)) if np.isfinite(draws).any() else float("nan")
+    return {"icc": icc, "icc_low": low, "icc_high": high, "clusters": int(k),
+            "per_cluster": float(len(y) / k) if k else float("nan"), "judgments": int(len(y)),
+            "estimator": "one-way ANOVA (Donner's n0), clipped at 0; interval: percentile bootstrap of clusters"}
+
+
+def clustered_plan(n_independent: int, per_cluster: float, icc: float, alpha: float) -> dict:
+    """Independent judgments -> clustered ones: design effect 1 + (m - 1) ICC, the judgments
+    and clusters that gives, never fewer clusters than the cluster test needs to mark."""
+    from parlai_acute.stats.inference import min_clusters
+
+    if per_cluster < 1:
+        raise UserError(f"judgments per cluster must be at least 1, got {per_cluster}")
+    if not 0 <= icc <= 1:
+        raise UserError(f"the intra-cluster correlation must be between 0 and 1, got {icc}")
+    effect = 1 + (per_cluster - 1) * icc
+    judgments = math.ceil(n_independent * effect - 1e-9)
+    clusters = max(math.ceil(judgments / per_cluster - 1e-9), min_clusters(alpha))
+    return {"design_effect": effect, "judgments": max(judgments, math.ceil(clusters * per_cluster - 1e-9)),
+            "clusters": clusters, "min_clusters": min_clusters(alpha)}

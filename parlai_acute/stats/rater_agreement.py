@@ -29,8 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from parlai_acute.stats.paired import clopper_pearson
-from parlai_acute.stats.resample import percentile_interval
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 
 PAIR_COLUMNS = ["item", "a", "b"]
 

@@ -15,8 +15,13 @@ from parlai_acute.acute.judgments import COLUMNS
 
 def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, workers: int = 50,
                        dialogues_per_model: int = 20, left_bias: float = 0.0, question_key: str = "engaging",
-                       reason: str = "more engaging and specific") -> pd.DataFrame:
-    """``n`` judgments as a tidy table with the columns of :data:`~parlai_acute.acute.judgments.COLUMNS`."""
+                       reason: str = "more engaging and specific", worker_sd: float = 0.0) -> pd.DataFrame:
+    """``n`` judgments as a tidy table with the columns of :data:`~parlai_acute.acute.judgments.COLUMNS`.
+
+    ``worker_sd``: each worker's own taste, the sd (log-odds) of a worker's shift of any one
+    matchup (each model gets a N(0, worker_sd^2 / 2) bonus per worker), so one worker's
+    judgments are correlated as real ones are; judgments go to workers in turn.
+    """
     rng = np.random.default_rng(seed)
     names = np.array(list(strengths))
     theta = np.array([strengths[m] for m in names], dtype=float)
@@ -25,7 +30,10 @@ def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, worke
     b = (a + rng.integers(1, k, n)) % k  # a different model
     swap = rng.random(n) < 0.5  # left/right randomisation
     left, right = np.where(swap, b, a), np.where(swap, a, b)
-    p_left = 1 / (1 + np.exp(-(theta[left] - theta[right] + left_bias)))
+    worker = np.arange(n) % workers
+    taste = rng.normal(0.0, worker_sd / np.sqrt(2), size=(workers, k)) if worker_sd > 0 else np.zeros((workers, k))
+    shift = taste[worker, left] - taste[worker, right]
+    p_left = 1 / (1 + np.exp(-(theta[left] - theta[right] + left_bias + shift)))
     left_wins = rng.random(n) < p_left
     dl = rng.integers(0, dialogues_per_model, n)
     dr = rng.integers(0, dialogues_per_model, n)
@@ -35,7 +43,7 @@ def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, worke
                     np.char.add(np.char.add(dialogue_right, "|"), dialogue_left))
     df = pd.DataFrame({
         "run_id": "sim", "unit_id": np.arange(n).astype(str), "assignment_id": np.arange(n).astype(str),
-        "worker": np.char.add("w", (np.arange(n) % workers).astype(str)), "pair_id": pair,
+        "worker": np.char.add("w", worker.astype(str)), "pair_id": pair,
         "model_left": names[left], "model_right": names[right],
         "dialogue_left": dialogue_left, "dialogue_right": dialogue_right,
         "winner": np.where(left_wins, names[left], names[right]),

@@ -1,14 +1,25 @@
-"""Pairwise win rates with exact binomial tests and Holm correction.
+"""Pairwise win rates: worker-clustered tests behind the marks, exact binomial tests beside them.
 
-ACUTE-Eval judgments are binary (one model of the pair wins), so each matchup is a
-binomial experiment: under "no difference" each side wins with probability 1/2. The
-tables follow the paper: cell (row=A, column=B) is the percentage of A-vs-B judgments won
-by B. Inputs are tidy judgment tables with at least ``winner`` and ``loser`` columns.
+ACUTE-Eval judgments are binary (one model of the pair wins). The tables follow the paper:
+cell (row=A, column=B) is the percentage of A-vs-B judgments won by B.
 
-Every win rate carries an exact (Clopper-Pearson) interval. Judgments by one worker are
-not independent, so with ``cluster="worker"`` each matchup also says how many workers
-made its judgments, flags matchups resting on fewer than ``min_clusters`` of them, and
-adds a percentile bootstrap interval that resamples whole workers.
+The sampled unit is the worker: one worker's judgments share that worker's taste, so
+with ``cluster="worker"`` (the analysis) the headline p-value, interval and mark of each
+matchup come from a test over workers (:mod:`parlai_acute.stats.inference`): a sign-flip
+test of each worker's total of the per-judgment differences (+1 B won, -1 A won), exact
+or Monte Carlo, and its inverted interval, converted to B's win rate. From
+:data:`NORMAL_FROM` workers on, the sign-flip distribution is replaced by its normal limit
+(mean 0, variance the sum of the squared worker totals: the cluster-robust score test),
+with a t on G - 1 degrees of freedom, and the interval by the same test inverted in closed
+form; it is what makes a million judgments affordable, and with that many workers the two
+agree (tested). A matchup judged by too few workers for the test to reach ``alpha`` gets
+no mark and says how many workers it needs. Holm runs across the matchups of a question.
+
+Secondary columns, named with their assumption ("exact, judgments independent"): the
+two-sided exact binomial p-value against 1/2 (``pvalue_exact``, ``p_holm_exact``) and the
+Clopper-Pearson interval (``ci_low_exact``/``ci_high_exact``), both vectorised over
+matchups (scipy's beta quantiles and binomial cdf). Without ``cluster`` the table is the
+per-judgment one alone (columns ``pvalue``, ``p_holm``, ``ci_low``, ``ci_high``, ``mark``).
 """
 from __future__ import annotations
 
@@ -16,10 +27,12 @@ import functools
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
-from parlai_acute.stats.resample import cluster_sums, percentile_interval, resample_weights
+from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
+from parlai_acute.stats.intervals import exact_intervals
 
 
 def models_of(df: pd.DataFrame) -> list[str]:
@@ -40,93 +53,137 @@ def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.nd
 
 
 @functools.lru_cache(maxsize=65536)
-def exact_interval(wins: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Clopper-Pearson interval of the proportion ``wins / n`` (never narrower than the
-    data allow: 6 of 6 gives [0.54, 1] at 95 %)."""
-    ci = binomtest(int(wins), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
-
-
-@functools.lru_cache(maxsize=65536)
 def binomial_pvalue(wins: int, n: int) -> float:
     """Two-sided exact binomial p-value of ``wins`` out of ``n`` against a fair coin."""
     return float(binomtest(int(wins), int(n), 0.5, alternative="two-sided").pvalue)
 
 
+def binomial_p_half(k, n) -> np.ndarray:
+    """Two-sided exact binomial p-values against 1/2, vectorised (equal to scipy's binomtest:
+    the distribution is symmetric, so p = 2 min(P(X <= k), P(X >= k)), capped at 1; 1 if n = 0)."""
+    k, n = np.asarray(k), np.asarray(n)
+    low = stats.binom.cdf(np.minimum(k, n - k), n, 0.5)
+    return np.where(n > 0, np.minimum(1.0, 2 * low), 1.0)
+
+
 def holm(pvalues) -> np.ndarray:
-    """Holm-adjusted p-values (family-wise error control, valid under any dependence)."""
+    """Holm-adjusted p-values (family-wise error control, valid under any dependence); NaN
+    entries (no test) are left out of the family and stay NaN."""
     p = np.asarray(pvalues, dtype=float)
-    if p.size == 0:
-        return p
-    return multipletests(p, method="holm")[1]
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = multipletests(p[ok], method="holm")[1]
+    return out
 
 
-def significance_mark(p: float) -> str:
-    """'**' for p < .01, '*' for p < .05, '' otherwise (as in the paper's tables)."""
-    return "**" if p < 0.01 else "*" if p < 0.05 else ""
+def significance_mark(p: float, alpha: float = 0.05) -> str:
+    """'**' for p < alpha / 5, '*' for p < alpha, '' otherwise or without a p-value (as
+    :func:`parlai_acute.stats.inference.mark`; at alpha .05: the paper's .01 and .05)."""
+    from parlai_acute.stats.inference import mark
+
+    return mark(p, alpha)
 
 
 MATCHUP_COLUMNS = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue"]
-WORKER_COLUMNS = ["workers", "few_workers", "ci_low_workers", "ci_high_workers"]
+WORKER_COLUMNS = ["workers", "few_workers", "workers_needed", "test", "reason"]
+EXACT = "exact, judgments independent"
 
 
 def matchups(df: pd.DataFrame, models: list[str] | None = None, confidence: float = 0.95,
-             cluster: str | None = None, min_clusters: int = 5, bootstrap: int = 1000,
-             seed: int = 0) -> pd.DataFrame:
+             cluster: str | None = None, min_clusters: int = 5, alpha: float = 0.05, seed: int = 0,
+             n_resamples: int = 10_000) -> pd.DataFrame:
     """One row per pair of models compared at least once.
 
-    Columns: model_a, model_b (a < b in ``models`` order), n, wins_a, wins_b, winrate_b,
-    ci_low, ci_high (Clopper-Pearson interval of winrate_b at ``confidence``), pvalue
-    (two-sided exact binomial, H0: p = 1/2), p_holm (Holm across all matchups), mark.
-    With ``cluster`` (a column, e.g. "worker") also: workers (distinct values in the
-    matchup), few_workers (fewer than ``min_clusters``), ci_low_workers/ci_high_workers
-    (winrate_b, ``bootstrap`` resamples of whole workers; NaN where none can be given).
+    Columns: model_a, model_b (a < b in ``models`` order), n, wins_a, wins_b, winrate_b.
+    Without ``cluster``: ci_low, ci_high (Clopper-Pearson of winrate_b at ``confidence``),
+    pvalue (two-sided exact binomial, H0: p = 1/2), p_holm (Holm across matchups), mark.
+    With ``cluster`` (a column, e.g. "worker"): pvalue, p_holm, ci_low, ci_high and mark
+    come from the test over clusters (module docstring; NaN and no mark where none can be
+    given, ``reason`` says why, ``workers_needed`` how many a mark needs), ``test`` names it;
+    workers (distinct clusters in the matchup), few_workers (fewer than ``min_clusters``);
+    the per-judgment ones stay as pvalue_exact, p_holm_exact, ci_low_exact, ci_high_exact.
     """
     counts, models = win_matrix(df, models)
-    rows = []
-    for i in range(len(models)):
-        for j in range(i + 1, len(models)):
-            n = int(counts[i, j] + counts[j, i])
-            if n == 0:
-                continue
-            pvalue = binomial_pvalue(int(counts[i, j]), n)
-            low, high = exact_interval(int(counts[j, i]), n, confidence)
-            rows.append({"model_a": models[i], "model_b": models[j], "n": n, "wins_a": int(counts[i, j]),
-                         "wins_b": int(counts[j, i]), "winrate_b": counts[j, i] / n, "ci_low": low, "ci_high": high,
-                         "pvalue": float(pvalue)})
-    table = pd.DataFrame(rows, columns=MATCHUP_COLUMNS)
+    i, j = np.triu_indices(len(models), 1)
+    n = counts[i, j] + counts[j, i]
+    keep = n > 0
+    i, j, n = i[keep], j[keep], n[keep]
+    low, high = exact_intervals(counts[j, i], n, confidence)
+    table = pd.DataFrame({"model_a": np.asarray(models, dtype=object)[i], "model_b": np.asarray(models, dtype=object)[j],
+                          "n": n.astype(int), "wins_a": counts[i, j].astype(int), "wins_b": counts[j, i].astype(int),
+                          "winrate_b": counts[j, i] / np.maximum(n, 1), "ci_low": low, "ci_high": high,
+                          "pvalue": binomial_p_half(counts[i, j], n).astype(float)}, columns=MATCHUP_COLUMNS)
     table["p_holm"] = holm(table["pvalue"].to_numpy())
-    table["mark"] = [significance_mark(p) for p in table["p_holm"]]
+    table["mark"] = [significance_mark(p, alpha) for p in table["p_holm"]]
     if cluster is not None:
-        table = _with_clusters(table, df, cluster, min_clusters, bootstrap, seed, confidence)
+        table = _with_clusters(table, df, cluster, min_clusters, alpha, confidence, seed, n_resamples)
     return table
 
 
-def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clusters: int, bootstrap: int,
-                   seed: int, confidence: float) -> pd.DataFrame:
-    """Workers per matchup and the worker-resampling interval of winrate_b (one bootstrap of
-    the question's workers; each resample's win rate of every matchup)."""
-    table = table.copy()
-    index = {(a, b): m for m, (a, b) in enumerate(zip(table["model_a"], table["model_b"]))}
-    winner, loser = df["winner"].astype(str).to_numpy(), df["loser"].astype(str).to_numpy()
-    column = np.array([index.get((w, l), index.get((l, w), -1)) for w, l in zip(winner, loser)])
-    b_won = np.array([index.get((l, w), -1) >= 0 for w, l in zip(winner, loser)], dtype=float)
+def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clusters: int, alpha: float,
+                   confidence: float, seed: int, n_resamples: int) -> pd.DataFrame:
+    """The worker-clustered verdict of every matchup (module docstring); the exact columns
+    renamed with their assumption."""
+    from parlai_acute.stats.inference import paired_cluster_test
+
+    table = table.rename(columns={"pvalue": "pvalue_exact", "p_holm": "p_holm_exact", "ci_low": "ci_low_exact",
+                                  "ci_high": "ci_high_exact"}).drop(columns=["mark"])
+    names = pd.Index(sorted(set(table["model_a"]) | set(table["model_b"])))
+    k = max(len(names), 1)
+    w, l = names.get_indexer(df["winner"]), names.get_indexer(df["loser"])
+    lookup = np.full(k * k, -1)
+    lookup[names.get_indexer(table["model_a"]) * k + names.get_indexer(table["model_b"])] = np.arange(len(table))
+    # model_a comes first in the caller's order, which need not be sorted: look both ways
+    lookup[names.get_indexer(table["model_b"]) * k + names.get_indexer(table["model_a"])] = np.arange(len(table))
+    ok = (w >= 0) & (l >= 0)
+    column = np.where(ok, lookup[np.where(ok, w * k + l, 0)], -1)
+    b_index = np.append(names.get_indexer(table["model_b"]), -2)  # column -1 (unknown pair) -> -2: no model
+    diff = np.where(w == b_index[column], 1.0, -1.0)  # +1: model_b won
     known = column >= 0
-    codes, uniques = pd.factorize(df[cluster])
-    pairs = pd.DataFrame({"m": column[known], "c": codes[known]}).drop_duplicates()
-    table["workers"] = pairs.groupby("m").size().reindex(range(len(table)), fill_value=0).to_numpy()
-    table["few_workers"] = table["workers"] < min_clusters
-    low = high = np.full(len(table), np.nan)
-    if bootstrap > 0 and len(uniques) >= 2 and len(table):
-        weights = resample_weights(len(uniques), bootstrap, np.random.default_rng([seed, 1]))
-        wins = cluster_sums(weights, codes[known], column[known], b_won[known], len(table))
-        totals = cluster_sums(weights, codes[known], column[known], np.ones(known.sum()), len(table))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            low, high = percentile_interval(wins / totals, confidence)
-        alone = table["workers"].to_numpy() < 2
-        low, high = np.where(alone, np.nan, low), np.where(alone, np.nan, high)
-    table["ci_low_workers"], table["ci_high_workers"] = low, high
-    return table
+    worker_codes, _ = pd.factorize(df[cluster])
+    cells = pd.DataFrame({"m": column[known], "c": worker_codes[known], "d": diff[known]})
+    per = cells.groupby(["m", "c"], sort=True)["d"].agg(["sum", "size"]).reset_index()
+    m_count = len(table)
+    workers = np.bincount(per["m"].to_numpy(), minlength=m_count)
+    p = np.full(m_count, np.nan)
+    low, high = np.full(m_count, np.nan), np.full(m_count, np.nan)
+    needed = np.zeros(m_count, dtype=int)
+    tests, reasons = [""] * m_count, [""] * m_count
+    big = workers >= NORMAL_FROM
+    if big.any():
+        sub = per[big[per["m"].to_numpy()]]
+        res = normal_sign_flip(sub["m"].to_numpy(), sub["sum"].to_numpy(float), sub["size"].to_numpy(float),
+                                m_count, confidence)
+        p[big], low[big], high[big] = res[0][big], res[1][big], res[2][big]
+        for m in np.flatnonzero(big):
+            tests[m] = f"sign-flip test over workers (normal limit, t on {workers[m] - 1} df)"
+            if not np.isfinite(low[m]):
+                reasons[m] = "every worker has the same mean difference, so no interval of non-zero width follows"
+    small = cells[~big[cells["m"].to_numpy()]].sort_values("m", kind="stable")
+    starts = np.searchsorted(small["m"].to_numpy(), np.arange(m_count + 1))
+    d, c = small["d"].to_numpy(), small["c"].to_numpy()
+    for m in np.flatnonzero(~big):
+        test = paired_cluster_test(d[starts[m]:starts[m + 1]], c[starts[m]:starts[m + 1]], unit="worker",
+                                   alpha=alpha, confidence=confidence, seed=seed, n_resamples=n_resamples)
+        p[m] = np.nan if test.p_value is None else test.p_value
+        if test.low is not None:
+            low[m], high[m] = test.low, test.high
+        tests[m], reasons[m] = test.method, test.reason or ""
+        needed[m] = test.clusters_needed or 0
+    table["workers"] = workers
+    table["few_workers"] = workers < min_clusters
+    table["workers_needed"] = needed
+    table["pvalue"] = p
+    table["p_holm"] = holm(p)
+    table["mark"] = [significance_mark(q, alpha) for q in table["p_holm"]]
+    table["ci_low"] = np.clip((1 + low) / 2, 0, 1)
+    table["ci_high"] = np.clip((1 + high) / 2, 0, 1)
+    table["test"], table["reason"] = tests, reasons
+    order = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue", "p_holm",
+             "mark", "workers", "few_workers", "workers_needed", "test", "reason", "ci_low_exact", "ci_high_exact",
+             "pvalue_exact", "p_holm_exact"]
+    return table[order]
 
 
 def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:
@@ -139,6 +196,8 @@ def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFr
 
 
 GRID_COLUMNS = ["row", "col", "n", "wins", "winrate", "ci_low", "ci_high", "pvalue", "p_holm", "mark"]
+GRID_WORKER_COLUMNS = ["workers", "few_workers", "workers_needed", "reason", "ci_low_exact", "ci_high_exact",
+                       "pvalue_exact", "p_holm_exact"]
 
 
 def grid_from_matchups(table: pd.DataFrame) -> pd.DataFrame:
@@ -151,13 +210,13 @@ def grid_from_matchups(table: pd.DataFrame) -> pd.DataFrame:
                                      (m["model_b"], m["model_a"], m["wins_a"], True)):
             cell = {"row": row, "col": col, "n": m["n"], "wins": wins, "winrate": 100.0 * wins / m["n"],
                     "pvalue": m["pvalue"], "p_holm": m["p_holm"], "mark": m["mark"]}
-            for low, high in (("ci_low", "ci_high"), ("ci_low_workers", "ci_high_workers")):
+            for low, high in (("ci_low", "ci_high"), ("ci_low_exact", "ci_high_exact")):
                 if low in m:
                     cell[low], cell[high] = (1 - m[high], 1 - m[low]) if flip else (m[low], m[high])
             if clustered:
-                cell["workers"], cell["few_workers"] = m["workers"], m["few_workers"]
+                cell.update({k: m[k] for k in GRID_WORKER_COLUMNS if k not in cell})
             cells.append(cell)
-    columns = GRID_COLUMNS + (WORKER_COLUMNS if clustered else [])
+    columns = GRID_COLUMNS + (GRID_WORKER_COLUMNS if clustered else [])
     return pd.DataFrame(cells, columns=columns)
 
 

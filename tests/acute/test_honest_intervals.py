@@ -15,7 +15,8 @@ from parlai_acute.stats.agreement import agreement, alpha_interval, label_counts
 from parlai_acute.stats.bradley_terry import (BOOTSTRAP, PROFILE, bradley_terry, fit_counts, profile_loglik,
                                               penalised_loglik, separated)
 from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.stats.winrates import exact_interval, grid_from_matchups, matchups
+from parlai_acute.stats.intervals import clopper_pearson, exact_intervals
+from parlai_acute.stats.winrates import grid_from_matchups, matchups
 
 
 def wins_table(winner, loser, count, workers=("w1",)):
@@ -96,35 +97,43 @@ def test_worker_resampling_widens_intervals_when_workers_disagree_systematically
     df = pd.DataFrame(rows).sample(frac=1, random_state=int(rng.integers(1000)))
     table = bradley_terry(df, bootstrap=500, cluster="worker").set_index("model")
     row = table.loc["a"]
-    assert row["workers"] == 12
-    assert row["ci_high_workers"] - row["ci_low_workers"] > 2 * (row["ci_high"] - row["ci_low"])
-    m = matchups(df, cluster="worker", bootstrap=500).iloc[0]
-    assert m["ci_high_workers"] - m["ci_low_workers"] > 2 * (m["ci_high"] - m["ci_low"])
+    assert row["workers"] == 12 and row["interval"] == "percentile bootstrap of whole workers"
+    assert row["ci_high"] - row["ci_low"] > 2 * (row["ci_high_judgments"] - row["ci_low_judgments"])
+    m = matchups(df, cluster="worker").iloc[0]
+    assert m["ci_high"] - m["ci_low"] > 2 * (m["ci_high_exact"] - m["ci_low_exact"])
+    assert m["pvalue_exact"] < 0.05 < m["pvalue"] and m["mark"] == ""  # 7 workers against 5 is no evidence
 
 
 # ---------------------------------------------------------------- win rates and workers
 
 def test_every_win_rate_has_a_clopper_pearson_interval():
-    assert exact_interval(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
+    assert clopper_pearson(6, 6) == pytest.approx((0.5407, 1.0), abs=1e-4)
+    k, n = np.array([0, 3, 6, 17, 0]), np.array([6, 6, 6, 40, 0])
+    low, high = exact_intervals(k, n, 0.9)  # vectorised: the 1M-judgment analysis makes no per-matchup calls
+    for i in range(4):
+        assert (low[i], high[i]) == pytest.approx(clopper_pearson(int(k[i]), int(n[i]), 0.9), abs=1e-12)
+    assert np.isnan(low[4]) and np.isnan(high[4])
     df = pd.concat([wins_table("b", "a", 6, ("w1", "w2")), wins_table("a", "b", 2, ("w3",))])
     table = matchups(df, cluster="worker", min_clusters=5)
     m = table.iloc[0]
     ci = stats.binomtest(6, 8).proportion_ci(0.95, method="exact")
     assert (m["model_a"], m["model_b"], m["wins_b"]) == ("a", "b", 6)
-    assert (m["ci_low"], m["ci_high"]) == pytest.approx((ci.low, ci.high))
-    assert m["workers"] == 3 and m["few_workers"]
+    assert (m["ci_low_exact"], m["ci_high_exact"]) == pytest.approx((ci.low, ci.high))
+    assert m["workers"] == 3 and m["few_workers"] and np.isnan(m["ci_low"]) and "only 3 workers" in m["reason"]
     grid = grid_from_matchups(table).set_index(["row", "col"])
-    assert grid.loc[("a", "b"), "ci_low"] == pytest.approx(ci.low)  # b won: interval of b's rate
-    assert grid.loc[("b", "a"), "ci_high"] == pytest.approx(1 - ci.low)  # a's rate: mirrored
+    assert grid.loc[("a", "b"), "ci_low_exact"] == pytest.approx(ci.low)  # b won: interval of b's rate
+    assert grid.loc[("b", "a"), "ci_high_exact"] == pytest.approx(1 - ci.low)  # a's rate: mirrored
     assert grid.loc[("b", "a"), "workers"] == 3
 
 
 def test_worker_interval_is_none_rather_than_zero_width():
     one_worker = matchups(wins_table("b", "a", 6, ("w1",)), cluster="worker").iloc[0]
     unanimous = matchups(wins_table("b", "a", 6, ("w1", "w2", "w3")), cluster="worker").iloc[0]
-    for m in (one_worker, unanimous):
-        assert np.isnan(m["ci_low_workers"]) and np.isnan(m["ci_high_workers"])
-        assert m["ci_high"] - m["ci_low"] > 0.4  # the exact interval is still there
+    many = matchups(wins_table("b", "a", 16, tuple(f"w{k}" for k in range(8))), cluster="worker").iloc[0]
+    for m in (one_worker, unanimous, many):
+        assert np.isnan(m["ci_low"]) and np.isnan(m["ci_high"]) and m["reason"]
+        assert m["ci_high_exact"] - m["ci_low_exact"] > 0.15  # the exact interval is still there
+    assert "same mean difference" in many["reason"] and many["mark"] == "**"  # 8 of 8 workers: p = 2/256
 
 
 # ---------------------------------------------------------------- agreement
@@ -181,7 +190,10 @@ def test_cli_bt_alpha_is_used_and_recorded_and_few_workers_are_warned(tmp_path, 
         assert run["config"]["bt_alpha"] == float(alpha)
     assert "1. smol +2.408 [none] [none] (never lost in 6 judgments: no interval can be given" in outs["0.01"]
     assert "1. smol +2.408" not in outs["0.5"]  # a stronger penalty shrinks the strengths
-    assert "smol vs generic: 100.0% (6/6) [54.1%, 100.0%]" in outs["0.01"] and "2 workers (FEW)" in outs["0.01"]
+    assert "smol vs generic: 100.0% (6/6) [none] p=n/a 2 workers (FEW); (exact [54.1%, 100.0%]" in outs["0.01"]
+    assert "only 2 workers: the sign-flip test cannot reach p < 0.05 with fewer than 5" in outs["0.01"]
+    assert "marks: * p < 0.05" in outs["0.01"] and "methods: We analysed 6 pairwise ACUTE-Eval judgments" in outs["0.01"]
+    assert "We analysed 6 pairwise" in (tmp_path / "0.01" / "report_methods.txt").read_text()
     assert "WARNING: smol vs generic: 6 judgments from only 2 workers" in outs["0.01"]
     code = main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "--outdir", str(tmp_path / "x"),
                  "--bt-alpha", "-1"])

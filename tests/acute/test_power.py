@@ -98,3 +98,27 @@ def test_cli_table_and_json(tmp_path, capsys):
     assert main(["acute", "power", "--budget", "3"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("error:") == 2
+
+
+def test_acute_power_from_a_pilot_counts_workers(tmp_path, capsys):
+    import json
+
+    from parlai_acute.acute.judgments import write_judgments
+    from parlai_acute.scripts.main import main
+    from parlai_acute.stats.simulate import simulate_judgments
+
+    pilot = simulate_judgments({"a": 0.0, "b": 0.0}, 400, seed=4, workers=40, worker_sd=1.5)  # 10 each
+    write_judgments(tmp_path / "pilot.csv", pilot)
+    assert main(["acute", "power", "--delta", "0.1", "--pilot", str(tmp_path / "pilot.csv"), "--json",
+                 str(tmp_path / "p.json")]) == 0
+    out = capsys.readouterr().out
+    saved = json.loads((tmp_path / "p.json").read_text())["clustered"]
+    assert saved["pilot"]["clusters"] == 40 and saved["per_worker"] == pytest.approx(10.0)
+    assert saved["pilot"]["icc"] > 0.1  # worker taste sd 1.5 log-odds
+    estimate, upper = saved["plans"]
+    assert estimate["design_effect"] == pytest.approx(1 + 9 * saved["pilot"]["icc"])
+    assert estimate["judgments"] > 400 * 1.5 and upper["clusters"] >= estimate["clusters"]
+    assert "within-worker correlation" in out and "(upper end)" in out
+    assert main(["acute", "power", "--delta", "0.45", "--icc", "0", "--judgments-per-worker", "10"]) == 0
+    # 0.45 needs a handful of judgments, but the test over workers cannot mark with fewer than 5 workers
+    assert "1.000         50        5" in capsys.readouterr().out

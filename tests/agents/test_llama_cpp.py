@@ -297,26 +297,41 @@ def test_default_budget_is_large_enough_for_whole_replies(make):
     assert parser.parse_args([])["max_new_tokens"] == DEFAULT_MAX_NEW_TOKENS == 64
 
 
-def test_configurations_of_one_gguf_share_one_engine_and_the_cores_are_divided(tmp_path):
-    """per-turn's four decoding configurations are one engine on every core, not one core for all."""
-    from parlai_acute.agents.llama_cpp import cores, engine_key, engine_settings, share_engines
-    from parlai_acute.agents import decoding
+def test_configurations_of_one_gguf_are_spread_over_one_thread_engines_one_per_core(tmp_path, monkeypatch):
+    """per-turn's decoding configurations use every core, each engine on its own thread (engines never
+    wait for one another, as the threads of one engine do at every layer)."""
+    from parlai_acute.agents import decoding, llama_cpp
+    from parlai_acute.agents.llama_cpp import engine_key, engine_settings, share_engines
     from parlai_acute.worlds.model_spec import model_opt
 
     smol = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent"
-    greedy, rank, generic, short, pinned = opts = [
-        model_opt(f"{smol} --inference greedy", str(tmp_path)),
-        model_opt(f"{smol} --inference sample_rank --num-samples 4", str(tmp_path)),
-        model_opt("parlai_acute.agents.generic_bot:GenericBotAgent", str(tmp_path)),
-        model_opt(f"{smol} --context-length 512", str(tmp_path)),
-        model_opt(f"{smol} --llama-threads 1 --llama-slots 3", str(tmp_path))]
-    assert engine_settings(greedy, decoding.DecodingConfig.from_opt(greedy))[3] == cores()  # default: every core
-    share_engines(opts)
-    assert engine_key(greedy) == engine_key(rank) and greedy["llama_slots"] == rank["llama_slots"] == 2 + 8
-    assert len({engine_key(o) for o in (greedy, rank, short, pinned)}) == 3  # three engines, cores divided
-    assert greedy["llama_threads"] == rank["llama_threads"] == short["llama_threads"] == max(1, cores() // 3)
-    assert pinned["llama_threads"] == 1 and pinned["llama_slots"] == 3  # what a user set is kept
-    assert "llama_threads" not in generic or not generic.get("llama_threads")
-    alone = [model_opt(f"{smol} --inference greedy", str(tmp_path)), model_opt(f"{smol} --inference sample", str(tmp_path))]
+
+    def opts(*specs):
+        return [model_opt(spec, str(tmp_path)) for spec in specs]
+
+    greedy, rank, sampled, persona, generic, short, pinned = plan = opts(
+        f"{smol} --inference greedy", f"{smol} --inference sample_rank --num-samples 4",
+        f"{smol} --inference sample", f"{smol} --inference greedy --persona 'I am a nurse.'",
+        "parlai_acute.agents.generic_bot:GenericBotAgent", f"{smol} --context-length 512",
+        f"{smol} --llama-threads 1 --llama-slots 3")
+    monkeypatch.setattr(llama_cpp, "cores", lambda: 3)
+    assert engine_settings(greedy, decoding.DecodingConfig.from_opt(greedy))[3] == 3  # default: every core
+    share_engines(plan)
+    # the four configurations of 1024 tokens: three engines (min(4, cores)), the heaviest alone
+    engines = {}
+    for name, opt in zip(("greedy", "rank", "sampled", "persona", "short"), (greedy, rank, sampled, persona, short)):
+        engines.setdefault(engine_key(opt), []).append(name)
+    assert sorted(map(sorted, engines.values())) == [["greedy", "persona"], ["rank"], ["sampled"], ["short"]]
+    assert rank["llama_slots"] == 8 and greedy["llama_slots"] == persona["llama_slots"] == 4
+    # five engines in all (the pinned one included): the 3 cores are shared, one thread each
+    assert {o["llama_threads"] for o in (greedy, rank, sampled, persona, short)} == {1}
+    assert pinned["llama_threads"] == 1 and pinned["llama_slots"] == 3 and "llama_replica" not in pinned
+    assert not generic.get("llama_threads")
+    monkeypatch.setattr(llama_cpp, "cores", lambda: 2)
+    two = opts(*[f"{smol} --inference {i}" for i in ("greedy", "sample", "greedy --persona 'A nurse.'",
+                                                      "sample_rank --num-samples 4")])
+    share_engines(two)
+    assert len({engine_key(o) for o in two}) == 2 and {o["llama_threads"] for o in two} == {1}
+    alone = opts(f"{smol} --inference greedy")
     share_engines(alone)
-    assert [o["llama_threads"] for o in alone] == [cores(), cores()]  # one engine: all of them
+    assert alone[0]["llama_threads"] == 2  # one configuration: one engine on every core

@@ -98,17 +98,79 @@ def test_the_blocker_does_block():
     assert done.returncode != 0 and "an analysis-only install" in done.stderr
 
 
+def _core_closure() -> list:
+    """The installed distributions the analysis core needs: setup.py's install_requires and theirs."""
+    import importlib.metadata as md
+
+    todo = [Requirement(r).name for r in setup_arguments()["install_requires"]]
+    seen, found = set(), []
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        dist = md.distribution(name)
+        found.append(dist)
+        for text in dist.requires or []:
+            req = Requirement(text)
+            if not req.marker or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    return found
+
+
 @pytest.mark.timeout(600)
-def test_a_wheel_of_the_checkout_carries_the_package_data(tmp_path):
+def test_a_wheel_installs_into_a_fresh_venv_with_the_core_only_and_the_readme_api_runs(tmp_path):
+    """A plain venv (no system site-packages), our wheel installed by pip without an index, and of the
+    third-party packages only the analysis core's closure (linked from this environment: this machine
+    has no package index and pip's cache holds no wheels). ``pip check`` must find every requirement
+    met, ParlAI, Mephisto and torch must be absent, and the README's Python API examples must run."""
+    import os
+
+    wheels = tmp_path / "wheels"
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600)
+                           "-w", str(wheels), str(ROOT)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    [wheel] = tmp_path.glob("parlai_acute-*.whl")
+    [wheel] = wheels.glob("parlai_acute-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("parlai_acute/api.py", "parlai_acute/acute/onboarding/default.jsonl",
                    "parlai_acute/mephisto_tasks/frontend/mephisto_live.js",
                    "parlai_acute/mephisto_tasks/per_turn/hydra_configs/conf/default.yaml"):
         assert needed in names, needed
-    metadata = next(n for n in names if n.endswith("METADATA"))
-    text = zipfile.ZipFile(wheel).read(metadata).decode()
-    assert "Requires-Dist: statsmodels" in text and 'Provides-Extra: live' in text
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    assert "Requires-Dist: statsmodels" in metadata and "Provides-Extra: live" in metadata
+
+    venv = tmp_path / "fresh"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True, timeout=120)
+    python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # this checkout must not look installed
+    done = subprocess.run(pip + ["install", "--no-index", "--no-deps", "-q", str(wheel)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    core = tmp_path / "core"
+    core.mkdir()
+    for dist in _core_closure():
+        base = Path(dist.locate_file(""))
+        for top in {str(f).split("/")[0] for f in dist.files or []}:
+            if not top.startswith("..") and not top.endswith(".pth") and top != "__pycache__" \
+                    and (base / top).exists() and not (core / top).exists():
+                (core / top).symlink_to(base / top)
+    site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (Path(site) / "analysis_core.pth").write_text(str(core) + "\n")
+    done = subprocess.run(pip + ["check"], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0 and "No broken requirements" in done.stdout, done.stdout + done.stderr
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    script = "\n".join(re.findall(r"```python\n(.*?)```", readme, flags=re.S))
+    probe = ("import importlib.util as u, parlai_acute\n"
+             "print('absent', [m for m in ('parlai', 'mephisto', 'torch', 'transformers') if u.find_spec(m) is None])\n"
+             "print('from', parlai_acute.__file__)\n")
+    done = subprocess.run([str(python), "-c", probe + script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "absent ['parlai', 'mephisto', 'torch', 'transformers']" in done.stdout
+    assert f"from {site}" in done.stdout  # the installed wheel, not the checkout
+    assert (tmp_path / "ssa_out" / "report.html").is_file()

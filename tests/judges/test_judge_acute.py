@@ -62,7 +62,7 @@ def test_first_position_judge_is_inconsistent_biased_and_fails_onboarding(tmp_pa
 
 
 def test_garbage_is_retried_then_missing(tmp_path, capsys):
-    outdir = judge(tmp_path, "garbage", "--retries", "2", "--no-onboarding", "--limit", "2")
+    outdir = judge(tmp_path, "garbage", "--retries", "2", "--no-onboarding", "--num-items", "2")
     out = capsys.readouterr().out
     assert "2 missing (4 unparseable and 0 failed orders)" in out
     assert "calls: 12 made" in out  # 2 items x 2 orders x (1 + 2 retries)
@@ -70,7 +70,7 @@ def test_garbage_is_retried_then_missing(tmp_path, capsys):
     attempts = read_jsonl(outdir / "items.jsonl")[0]["orders"][0]["attempts"]
     assert len(attempts) == 3 and REMINDER in attempts[1]["prompt"] and REMINDER not in attempts[0]["prompt"]
     # the rerun asks nothing: every answer, unparseable ones too, is in the cache
-    judge(tmp_path, "garbage", "--retries", "2", "--no-onboarding", "--limit", "2", name="again")
+    judge(tmp_path, "garbage", "--retries", "2", "--no-onboarding", "--num-items", "2", name="again")
     assert "calls: 0 made, 12 from cache" in capsys.readouterr().out
 
 

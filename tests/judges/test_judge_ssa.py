@@ -117,8 +117,9 @@ def test_always_yes_fails_gold_and_always_no_is_warned_about(tmp_path, capsys):
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
     path = write_items(tmp_path / "i.jsonl")
-    assert main(["judge", "ssa", "--items", path, "--outdir", str(tmp_path / "o"), "--inconsistent", "tie"]) == 2
-    assert "no ties" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # one reply per item: nothing to swap, so no --orders / --inconsistent
+        main(["judge", "ssa", "--items", path, "--outdir", str(tmp_path / "o"), "--inconsistent", "tie"])
+    assert "unrecognized arguments: --inconsistent tie" in capsys.readouterr().err
     assert main(["judge", "ssa", "--items", path, "--outdir", str(tmp_path / "o"),
                  "--sensible-template", "perturn_sm@1"]) == 2
     assert "not an SSA template" in capsys.readouterr().err
@@ -168,7 +169,7 @@ def test_agreement_with_people_on_sensible_and_specific(tmp_path, capsys):
     outdir = run_judge(tmp_path, "ssa")
     human = human_labels(tmp_path / "human.csv")
     capsys.readouterr()
-    assert main(["judge", "agreement", "--protocol", "ssa", "--human", human, "--judge", str(outdir / "labels.csv"),
+    assert main(["judge", "agreement", "--protocol", "ssa", "--human", human, "--judge-table", str(outdir / "labels.csv"),
                  "--outdir", str(tmp_path / "agree"), "--bootstrap", "100"]) == 0
     out = capsys.readouterr().out
     s = json.loads((tmp_path / "agree" / "agreement.json").read_text())

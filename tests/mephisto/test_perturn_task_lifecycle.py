@@ -45,7 +45,8 @@ def test_the_server_enforces_the_protocol_whatever_a_client_sends(tmp_path, laun
         ok = await c.send({"type": "choice", "turn": view["turn"], "picked": [1]})
         assert ok["error"] is None and ok["turns_done"] == 1
         view = await c.send({"type": "message", "text": "Tell me more."})
-        await c.send({"type": "choice", "turn": view["turn"], "picked": [0]})
+        last = await c.send({"type": "choice", "turn": view["turn"], "picked": [0]})
+        assert last["status"] == "complete" and last["turns_done"] == 2  # max_turns: the chat ended itself
         refused.append((await c.send({"type": "message", "text": "one more?"}))["error"])  # past max_turns
         done = await c.send({"type": "finish"})
         await c.submit()

@@ -123,3 +123,28 @@ def test_any_parlai_teacher_with_episode_history(datapath):
     assert len(second.context) == 3 and items[4].context == [items[4].references[0]]
     with pytest.raises(UserError, match="cannot load the task"):
         read_teacher("no_such_task_anywhere", "valid", datapath)
+
+
+def test_spreadsheet_csv_reply_column_and_bad_ratings_are_handled_by_the_one_reader(tmp_path, capsys):
+    """A CSV with a byte-order mark, a reply column named by --reply-column, and ratings of nan/inf."""
+    from parlai_acute.scripts.main import main
+
+    rows = "context,response,answer\nHi there!,Hello! How are you?,Hello! How are you today?\n" \
+           "Any plans?,A walk in the park.,Maybe a walk.\nNice day.,It really is.,ok\n"
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    assert main(["metrics", "score", "--data", str(data), "--reply-column", "answer", "--metrics", "f1",
+                 "--bootstrap", "0", "-o", str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert "3 contexts" in out and "column answer" in out
+    ratings = tmp_path / "ratings.csv"
+    for bad in ("nan", "inf"):
+        ratings.write_bytes(b"\xef\xbb\xbf" + (
+            "context,response,reference,model,rating\n"
+            "Hi,Hello,Hello there,a,4\nHey,Yo,Hi,a,2\n"
+            f"Bye,See you,Goodbye,b,{bad}\nOk,Fine,Alright,b,3\n").encode())
+        code = main(["metrics", "correlate", "--ratings", str(ratings), "--metrics", "f1", "--bootstrap", "0",
+                     "-o", str(tmp_path / "c")])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"{ratings}:4: column 'rating': rating '{bad}' is not a finite number" in err

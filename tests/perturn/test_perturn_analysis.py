@@ -40,7 +40,10 @@ def test_pm_sata_table2_columns_and_mcnemar():
     ci = stats.binomtest(8, 11).proportion_ci(0.95, method="exact")
     assert (models.loc["A", "ci_low"], models.loc["A", "ci_high"]) == pytest.approx((ci.low, ci.high))
     # two dialogues only: resampling them says nothing about other dialogues, so no bootstrap interval
-    assert np.isnan(models.loc["A", "boot_low"]) and np.isnan(pair.boot_pvalue)
+    assert np.isnan(models.loc["A", "boot_low"])
+    # and no calibrated cluster-aware test: no mark, and the row says how many dialogues are needed
+    assert np.isnan(pair.cluster_pvalue) and pair.mark == "" and pair.clusters == 2
+    assert pair.cluster_note == "only 2 dialogues: a calibrated test needs at least 5 (3 more)"
     few = analyze(turns_table(pm_sata_rows()), dataclasses.replace(CFG, min_clusters=2))
     boot = few.designs[0].groups[0].models_table.set_index("model")
     assert boot.loc["A", "boot_low"] <= 8 / 11 <= boot.loc["A", "boot_high"]
@@ -103,7 +106,10 @@ def test_sm_rates_and_comparisons():
     assert comp.fisher_pvalue == pytest.approx(stats.fisher_exact([[16, 4], [8, 12]]).pvalue)
     from statsmodels.stats.proportion import proportions_ztest
     assert comp.z_pvalue == pytest.approx(proportions_ztest([16, 8], [20, 20])[1])
-    assert comp["diff"] == pytest.approx(-0.4) and comp.boot_high < 0  # clearly different
+    assert comp["diff"] == pytest.approx(-0.4) and comp.cluster_high < 0  # clearly different
+    # every B dialogue picked less often than every A dialogue: the most extreme of the C(10, 5)
+    # ways to split the 10 dialogues (tied with its mirror image), mid-p = 1 / 252
+    assert comp.cluster_pvalue == pytest.approx(1 / 252) and comp.mark == "**" and comp.clusters == 10
     ci = stats.binomtest(16, 20).proportion_ci(0.95, method="exact")
     assert design.groups[0].models_table.loc[0, "ci_low"] == pytest.approx(ci.low)
 
@@ -209,3 +215,20 @@ def test_report_escapes_text_names_intervals_and_labels_synthetic(tmp_path):
     assert "SYNTHETIC or SIMULATED" in html and "dialogue-bootstrap interval (200 resamples)" in html
     assert "Clopper-Pearson" in html and (tmp_path / "figures" / "grid_mm-sata_random.svg").is_file()
     assert "report.html" in strict((tmp_path / "run.json").read_text())["outputs"]
+
+
+def test_alpha_sets_the_marks_and_the_report_says_what_they_mean(tmp_path):
+    from parlai_acute.perturn.outputs import write_outputs
+
+    df = simulate_turns({"A": 0.0, "B": 0.35}, "pm", "soba", dialogues=30, dialogue_sd=0.5, seed=4)
+    strict = analyze(df, AnalysisConfig(bootstrap=0, alpha=0.01)).designs[0].comparisons.iloc[0]
+    loose = analyze(df, AnalysisConfig(bootstrap=0, alpha=0.2)).designs[0].comparisons.iloc[0]
+    assert strict.cluster_pvalue == loose.cluster_pvalue and 0.01 < loose.cluster_pvalue < 0.2
+    assert strict.mark == "" and loose.mark == ("**" if loose.cluster_p_holm < 0.04 else "*")
+    narrow = analyze(df, AnalysisConfig(bootstrap=0, confidence=0.8)).designs[0].comparisons.iloc[0]
+    assert loose.cluster_low < narrow.cluster_low < narrow.cluster_high < loose.cluster_high
+    paths = write_outputs(analyze(df, AnalysisConfig(bootstrap=0, alpha=0.2)), tmp_path)
+    html = paths["report.html"].read_text()
+    assert "* p &lt; 0.2, ** p &lt; 0.04" in html and "<h2>Methods</h2>" in html
+    methods = (tmp_path / "report_methods.txt").read_text()
+    assert "sign-flip" in methods and "Holm" in methods and parlai_acute.__version__ in methods

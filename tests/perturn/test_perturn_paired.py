@@ -6,6 +6,8 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import cochrans_q, mcnemar
 
 from parlai_acute.stats import paired
+from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 
 
 def test_paired_counts_and_mcnemar():
@@ -28,10 +30,10 @@ def test_cochran_chisquare_clopper_fisher_z():
     assert np.isnan(paired.cochran_q(np.ones((4, 3)))["pvalue"])  # no turn separates the models
     res = paired.chisquare_uniform([30, 20, 25, 45])
     assert res["pvalue"] == pytest.approx(stats.chisquare([30, 20, 25, 45]).pvalue) and res["df"] == 3
-    low, high = paired.clopper_pearson(7, 20, 0.9)
+    low, high = clopper_pearson(7, 20, 0.9)
     assert (low, high) == pytest.approx(tuple(stats.binomtest(7, 20).proportion_ci(0.9, method="exact")))
     assert 0 < low < 0.35 < high < 1
-    assert np.isnan(paired.clopper_pearson(0, 0)[0])
+    assert np.isnan(clopper_pearson(0, 0)[0])
     assert paired.fisher_exact(8, 10, 2, 10) == pytest.approx(stats.fisher_exact([[8, 2], [2, 8]]).pvalue)
     from statsmodels.stats.proportion import proportions_ztest
     assert paired.two_proportion_z(30, 50, 20, 50) == pytest.approx(proportions_ztest([30, 20], [50, 50])[1])
@@ -41,9 +43,9 @@ def test_cluster_bootstrap_equals_a_loop_over_resampled_dialogues():
     rng = np.random.default_rng(3)
     clusters = np.repeat(np.arange(7), [3, 5, 1, 4, 2, 6, 3])
     values = rng.random((len(clusters), 2)) < 0.5
-    sums, counts = paired.cluster_sums(values, clusters)
+    sums, counts = cluster_totals(values, clusters)
     assert sums.sum(axis=0) == pytest.approx(values.sum(axis=0)) and counts.sum() == len(clusters)
-    boot = paired.cluster_bootstrap(sums, counts, 50, np.random.default_rng(11), chunk=20)
+    boot = cluster_bootstrap(sums, counts, 50, np.random.default_rng(11), chunk=20)
     replay = np.random.default_rng(11)
     expected = []
     for size in (20, 20, 10):
@@ -53,11 +55,10 @@ def test_cluster_bootstrap_equals_a_loop_over_resampled_dialogues():
     assert boot == pytest.approx(np.array(expected))
 
 
-def test_percentile_interval_and_bootstrap_pvalue():
+def test_percentile_interval_has_one_rule_for_no_width():
     samples = np.arange(1, 101, dtype=float)[:, None]
-    low, high = paired.percentile_interval(samples, 0.9)
+    low, high = percentile_interval(samples, 0.9)
     assert low[0] == pytest.approx(np.percentile(samples, 5)) and high[0] == pytest.approx(np.percentile(samples, 95))
-    # estimate 50.5, null 0: no resample deviates by 50.5 -> p = 1/(B+1)
-    assert paired.bootstrap_pvalue(50.5, samples, 0.0)[0] == pytest.approx(1 / 101)
-    # null 40.5: |s - 50.5| >= 10 for s <= 40 or s >= 61 -> 80 of 100
-    assert paired.bootstrap_pvalue(50.5, samples, 40.5)[0] == pytest.approx(81 / 101)
+    # every resample the same value, or most undefined: no interval rather than a point
+    low, high = percentile_interval(np.column_stack([np.full(100, 0.3), np.r_[np.full(20, np.nan), samples[20:, 0]]]), 0.9)
+    assert np.isnan(low).all() and np.isnan(high).all()

@@ -105,3 +105,51 @@ def test_cli_power(tmp_path, capsys):
     assert "--models must be at least 3" in capsys.readouterr().err
     assert main(["per-turn", "power", "--design", "sm", "--delta", "0.6"]) == 2
     assert "impossible rates" in capsys.readouterr().err
+
+
+def test_tie_win_limits_the_delta_search():
+    """`--design pm-sata --budget 667 --tie-win 0.3` failed with "impossible rates": the search went past
+    the delta at which "neither picked" (1 - p - (p + delta) + tie_win) becomes negative."""
+    a = pw.Assumptions("pm-sata", tie_win=0.3)
+    out = pw.plan(a, budget=667)
+    assert 0 < out["detectable_delta"] < 0.1 < pw._largest_delta(a) <= 0.3
+    assert pw.power_pm_sata(667, dataclasses.replace(a, delta=out["detectable_delta"])) == pytest.approx(0.8, abs=1e-3)
+
+
+def test_icc_anova_recovers_a_known_intra_cluster_correlation():
+    from parlai_acute.stats.power import icc_anova
+
+    rng = np.random.default_rng(0)
+    clusters = np.repeat(np.arange(400), rng.integers(5, 15, 400))  # unequal sizes
+    y = rng.normal(0, 0.5, 400)[clusters] + rng.normal(0, 1, len(clusters))  # ICC 0.25 / 1.25 = 0.2
+    assert icc_anova(y, clusters) == pytest.approx(0.2, abs=0.04)
+    assert icc_anova(rng.normal(size=500), np.repeat(np.arange(50), 10)) < 0.05
+    assert np.isnan(icc_anova([1.0, 2.0], ["a", "a"]))
+
+
+def test_power_from_a_pilot_sees_the_dialogue_clustering(tmp_path, capsys):
+    from parlai_acute.perturn.simulate import simulate_turns
+    from parlai_acute.stats.power import pilot_icc
+
+    quality = {"a": 0.0, "b": 0.0}
+    strong = simulate_turns(quality, "pm", "soba", dialogues=60, turns_per_dialogue=10, dialogue_sd=1.5, seed=1)
+    none = simulate_turns(quality, "pm", "soba", dialogues=60, turns_per_dialogue=10, dialogue_sd=0.0, seed=1)
+    clustered, flat = pilot_icc(*pw.pilot_outcomes(strong), resamples=200), pilot_icc(*pw.pilot_outcomes(none),
+                                                                                        resamples=200)
+    assert clustered["icc"] > 0.1 and clustered["icc_low"] > 0.02 and flat["icc"] < 0.05
+    assert clustered["clusters"] == 60
+    path = tmp_path / "pilot.jsonl"
+    strong.to_json(path, orient="records", lines=True)
+    assert main(["per-turn", "power", "--design", "pm-soba", "--pilot", str(path), "--json", str(tmp_path / "p.json")]) == 0
+    out = capsys.readouterr().out
+    saved = json.loads((tmp_path / "p.json").read_text())
+    assert "pilot" in out and "60 dialogues, 10.0 turns each" in out and "at the interval's upper end" in out
+    assert saved["assumptions"]["icc"] == pytest.approx(saved["pilot"]["icc"]) and saved["design_effect"] > 1.9
+    assert saved["dialogues"] == int(np.ceil(saved["turns"] / 10)) and saved["at_icc_high"]["turns"] > saved["turns"]
+
+
+def test_a_plan_never_has_fewer_dialogues_than_the_cluster_test_needs():
+    from parlai_acute.stats.inference import min_clusters
+
+    out = pw.plan(pw.Assumptions("pm-soba", delta=0.45, turns_per_dialogue=20, icc=0.0))
+    assert out["dialogues"] == min_clusters(0.05) and out["turns"] == 20 * min_clusters(0.05)

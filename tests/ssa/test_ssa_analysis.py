@@ -10,7 +10,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from parlai_acute.scripts.main import main
-from parlai_acute.ssa.analysis import SSAConfig, analyze
+from parlai_acute.ssa.analysis import SSAConfig, analyze, majority_labels
 from parlai_acute.ssa.outputs import write_outputs
 from parlai_acute.ssa.labels import labels_table, write_labels
 from parlai_acute.ssa.simulate import simulate_labels
@@ -181,3 +181,32 @@ def test_task_name_reads_through_the_labelling_store_or_says_why_not(tmp_path, c
                  "--outdir", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Mephisto task 'empty-run' has no stored labels yet" in err
+
+
+def test_interactive_pairs_permute_whole_conversations_and_say_when_too_few():
+    rng = np.random.default_rng(3)
+    rows = []
+    for conv in range(10):
+        model = "alpha" if conv < 5 else "beta"
+        rate = 0.9 if model == "beta" else 0.4
+        for turn in range(6):
+            sensible = bool(rng.random() < rate)
+            rows.append({"item": f"c{conv}:{turn}", "model": model, "worker": f"w{conv}", "sensible": sensible,
+                         "specific": sensible and bool(rng.random() < 0.5), "source": "interactive",
+                         "conversation": f"c{conv}", "turn": turn})
+    df = labels_table(rows)
+    pairs = analyze(df, SSAConfig(bootstrap=0)).pairs.set_index("measure")
+    sens = pairs.loc["sensibleness"]
+    assert sens["unit"] == "conversation" and sens["clusters"] == 10
+    assert "permutation test of the model of whole conversations (exact, 252 arrangements" in sens["cluster_method"]
+    items = majority_labels(df)
+    by_conv = items.groupby("conversation")["sensible"].mean()
+    assert sens["cluster_estimate"] == pytest.approx(items[items.model == "beta"].sensible.mean()
+                                                     - items[items.model == "alpha"].sensible.mean())
+    assert sens["cluster_low"] < sens["cluster_estimate"] < sens["cluster_high"]
+    assert (by_conv.iloc[5:].min() > by_conv.iloc[:5].max()) == (sens["cluster_pvalue"] == pytest.approx(1 / 252))
+    # four conversations: no permutation of them can reach p < 0.05 -- no mark, and how many more
+    few = analyze(df[df["item"].str.match(r"c[0-1]:|c[5-6]:")], SSAConfig(bootstrap=0))
+    row = few.pairs.set_index("measure").loc["ssa"]
+    assert row["mark"] == "" and np.isnan(row["cluster_pvalue"]) and "3 more" in row["cluster_note"]
+    assert any(note.startswith("FEW CONVERSATIONS") for note in few.notes)

@@ -55,7 +55,7 @@ def test_sanity_check_generic_bot_is_sensible_but_not_specific(tmp_path):
     assert by.at["generic", "sensibleness"] - by.at["generic", "specificity"] > 0.5
     assert by.at["human", "ssa"] > by.at["generic", "ssa"]
     pair = result.pairs[(result.pairs["measure"] == "ssa")].iloc[0]
-    assert pair["boot_p_holm"] < 0.05
+    assert pair["cluster_p_holm"] < 0.05
 
 
 def test_items_from_a_log_use_the_turns_before_each_reply(tmp_path):

@@ -25,10 +25,12 @@ def test_self_chat_command_writes_log(tmp_path, datapath, capsys):
     assert meta.extra_data["parlai_acute_version"]
 
 
-def test_progress_bar_on_stderr(tmp_path, datapath, capsys):
-    assert main(["self-chat", "-m", GENERIC, "-n", "2", "--max-turns", "1", "-o", str(tmp_path / "x.jsonl"),
-                 "--datapath", datapath]) == 0
+def test_progress_bar_on_stderr_when_asked_or_on_a_terminal(tmp_path, datapath, capsys):
+    argv = ["self-chat", "-m", GENERIC, "-n", "2", "--max-turns", "1", "--datapath", datapath]
+    assert main(argv + ["-o", str(tmp_path / "x.jsonl"), "--progress"]) == 0
     assert "self-chat: 100%" in capsys.readouterr().err
+    assert main(argv + ["-o", str(tmp_path / "y.jsonl")]) == 0  # stderr is not a terminal here: no bar
+    assert "self-chat:" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["self-chat", "chat"])

@@ -18,9 +18,8 @@ from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
-from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
 DEFAULT_ONBOARDING_FAILED = (
@@ -84,15 +83,10 @@ class AcuteEvalSharedState(SharedTaskState):
         "help": "Scheduler built by the launcher (pairings + earlier judgments); built from args if None."})
 
 
-class AcuteEvalTaskBuilder(StaticPageBuilder):
-    FRONTEND_DIR = FRONTEND_DIR
-
-
 @register_mephisto_abstraction()
 class AcuteEvalBlueprint(TaskBlueprint):
     AgentStateClass = AcuteEvalAgentState
-    OnboardingAgentStateClass = AcuteEvalAgentState
-    TaskBuilderClass = AcuteEvalTaskBuilder
+    TaskBuilderClass = page_builder("AcuteEvalTaskBuilder", FRONTEND_DIR)
     TaskRunnerClass = AcuteEvalRunner
     ArgsClass = AcuteEvalBlueprintArgs
     SharedStateClass = AcuteEvalSharedState

@@ -16,9 +16,8 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.mephisto_tasks.multiref.live import ensure_live
 from parlai_acute.mephisto_tasks.multiref.runner import MultirefRunner
 from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
-from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint
+from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_multiref"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
@@ -60,21 +59,14 @@ class MultirefSharedState(LiveSharedState):
     """``live``: the MultirefLive built by the launcher."""
 
 
-class MultirefPageBuilder(StaticPageBuilder):
-    FRONTEND_DIR = FRONTEND_DIR
-
-
 @register_mephisto_abstraction()
 class MultirefBlueprint(TaskBlueprint):
     AgentStateClass = MultirefAgentState
-    OnboardingAgentStateClass = MultirefAgentState
-    TaskBuilderClass = MultirefPageBuilder
+    TaskBuilderClass = page_builder("MultirefPageBuilder", FRONTEND_DIR)
     TaskRunnerClass = MultirefRunner
     ArgsClass = MultirefBlueprintArgs
     SharedStateClass = MultirefSharedState
     BLUEPRINT_TYPE = BLUEPRINT_TYPE
     TASK_LABEL = "multi-reference"
     LAUNCH_COMMAND = "parlai-acute multiref launch"
-
-    def units_needed(self) -> int:
-        return ensure_live(self.task_run, self.args, self.shared_state).scheduler.units_needed()
+    live_setup = staticmethod(ensure_live)

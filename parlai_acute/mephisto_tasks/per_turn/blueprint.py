@@ -14,12 +14,11 @@ from typing import Dict, Optional
 
 from mephisto.operations.registry import register_mephisto_abstraction
 
-from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint
+from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
@@ -100,15 +99,10 @@ class PerTurnSharedState(LiveSharedState):
     """``live``: the LiveSetup built by the launcher (loaded models, scheduler)."""
 
 
-class PerTurnTaskBuilder(StaticPageBuilder):
-    FRONTEND_DIR = FRONTEND_DIR
-
-
 @register_mephisto_abstraction()
 class PerTurnBlueprint(TaskBlueprint):
     AgentStateClass = PerTurnAgentState
-    OnboardingAgentStateClass = PerTurnAgentState
-    TaskBuilderClass = PerTurnTaskBuilder
+    TaskBuilderClass = page_builder("PerTurnTaskBuilder", FRONTEND_DIR)
     TaskRunnerClass = PerTurnRunner
     ArgsClass = PerTurnBlueprintArgs
     SharedStateClass = PerTurnSharedState

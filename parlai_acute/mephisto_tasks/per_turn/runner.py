@@ -188,10 +188,12 @@ class PerTurnRunner(LiveRunner):
         text = " ".join(str(update.get("text") or "").split())
         if self.design.opening == "hi" and not d["turns"]:
             text = HI  # Meena's protocol: every conversation starts with the same "Hi!"
-        if d["status"] != "chatting" or d.get("pending") is not None:
-            return texts.JUDGE_FIRST
         if len(d["turns"]) >= self.design.max_turns:
             return texts.LAST_TURN
+        if d["status"] in ("survey", "complete"):
+            return texts.CHAT_OVER
+        if d["status"] != "chatting" or d.get("pending") is not None:
+            return texts.JUDGE_FIRST
         if not text:
             return texts.EMPTY_MESSAGE
         if len(text) > MAX_MESSAGE_CHARS:

@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.browser import worker_url
+from parlai_acute.mephisto_tasks.browser import open_worker_page, wait_view
 
 
 @dataclass
@@ -44,9 +44,7 @@ class PerTurnRun:
 
 
 def _wait_view(page, condition: str, ms: int):
-    page.wait_for_function(f"() => {{ const v = window.__perTurnView; return document.body.dataset.finished === 'true'"
-                           f" || document.body.dataset.unavailable === 'true' || (v && ({condition})); }}", timeout=ms)
-    return page.evaluate("window.__perTurnView")
+    return wait_view(page, "__perTurnView", condition, ms)
 
 
 def _click_choice(page, view: dict, choice: Choice) -> None:
@@ -74,11 +72,9 @@ def run_worker(chromium, base_url: str, worker: str, assignment: str, write: Wri
                viewport: dict | None = None, page_hook: Callable | None = None,
                answer_survey: Survey | None = None) -> PerTurnRun:
     """Do one dialogue as ``worker``: ``turns`` judged turns then finish (or leave after ``leave_after``)."""
-    url = worker_url(base_url, worker, assignment)
-    run = PerTurnRun(worker=url.split("worker_id=")[1].split("&")[0], url=url)
-    page = chromium.new_page(viewport=viewport or {"width": 1200, "height": 900})
-    page.on("dialog", lambda dialog: dialog.accept())  # the mock provider alerts on submit
-    ms = int(timeout * 1000)
+    url, name, page, ms = open_worker_page(chromium, base_url, worker, assignment, timeout,
+                                           viewport or {"width": 1200, "height": 900})
+    run = PerTurnRun(worker=name, url=url)
     page.set_default_timeout(ms)  # clicks and fills wait as long as views do (a loaded machine is slow)
     try:
         page.goto(url)

@@ -3,6 +3,7 @@
 Saved data (``agent.state.get_data()``; read by :mod:`.store`)::
 
     {"schema": "parlai_acute.per_turn/1", "worker_name": "w1", "dialogue_id": "r3-a17",
+     "assignment": "7 (unit 12)",                          # Mephisto's, shown to the worker
      "status": "onboarding" | "chatting" | "complete" | "blocked" | "unavailable",
      "setting": "pm", "protocol": "soba", "model_set": ["a", "b"], "seed": {...},
      "onboarding": {"item": 0, "picked": [1], "passed": true} | null,

@@ -2,8 +2,9 @@
 
 After the chat the worker rates the partner on 1-4 Likert questions (engagingness as in the
 ConvAI2 report, and any of the others named in ``survey_questions``; their wording and anchors
-are in :mod:`.texts`), each with an optional reason, then sees two personas -- the model's and a random other one that is neither the
-worker's nor the model's -- in random order and picks the one the partner was using.
+are in :mod:`.texts`), each with an optional reason, then sees two personas -- the model's and
+a random other one that is neither the worker's nor the model's -- in random order and picks
+the one the partner was using.
 """
 from __future__ import annotations
 

@@ -47,6 +47,7 @@ PERSONA_MISSING = "Please pick the description your partner was using."
 EMPTY_MESSAGE = "Please write a message before sending."
 JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
+CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
 
 
@@ -203,7 +204,8 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
         "pick_one": "Please pick exactly one reply.",
         "pick_some": "Please tick the acceptable replies, or \"none of these\".",
         "say_appropriate": "Please say whether the reply is appropriate.",
-        "survey_intro": SURVEY_INTRO, "survey_missing": "Please answer: {q}", "persona_question": PERSONA_QUESTION, "persona_missing": PERSONA_MISSING,
+        "survey_intro": SURVEY_INTRO, "survey_missing": "Please answer: {q}",
+        "persona_question": PERSONA_QUESTION, "persona_missing": PERSONA_MISSING,
         "assignment": f"Your assignment: {assignment}" if assignment else "",
     }
     return texts

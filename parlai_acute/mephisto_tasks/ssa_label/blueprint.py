@@ -13,12 +13,11 @@ from typing import Optional
 
 from mephisto.operations.registry import register_mephisto_abstraction
 
-from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
 from parlai_acute.mephisto_tasks.ssa_label.live import ensure_live
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint
+from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_ssa_label"
 FRONTEND_DIR = Path(__file__).parent / "frontend"
@@ -31,7 +30,7 @@ class SsaLabelBlueprintArgs(TaskArgs):
         "help": "Static SSA labelling (Adiwardana et al. 2020): workers say whether each reply makes sense "
                 "and, if so, whether it is specific to its context."})
     items_file: str = field(default="", metadata={
-        "help": "JSON-lines items file (item_id, context, reply, model), from `parlai-acute ssa generate`. "
+        "help": "JSON-lines items file (item, context, reply, model), from `parlai-acute ssa generate`. "
                 "`parlai-acute ssa launch --items FILE` fills it.", "required": True})
     labels_per_item: int = field(default=5, metadata={
         "help": "Different workers who label each item (Meena: 5, majority vote)."})
@@ -57,21 +56,14 @@ class SsaLabelSharedState(LiveSharedState):
     """``live``: the SsaLive built by the launcher."""
 
 
-class SsaLabelPageBuilder(StaticPageBuilder):
-    FRONTEND_DIR = FRONTEND_DIR
-
-
 @register_mephisto_abstraction()
 class SsaLabelBlueprint(TaskBlueprint):
     AgentStateClass = SsaLabelAgentState
-    OnboardingAgentStateClass = SsaLabelAgentState
-    TaskBuilderClass = SsaLabelPageBuilder
+    TaskBuilderClass = page_builder("SsaLabelPageBuilder", FRONTEND_DIR)
     TaskRunnerClass = SsaLabelRunner
     ArgsClass = SsaLabelBlueprintArgs
     SharedStateClass = SsaLabelSharedState
     BLUEPRINT_TYPE = BLUEPRINT_TYPE
     TASK_LABEL = "SSA labelling"
     LAUNCH_COMMAND = "parlai-acute ssa launch"
-
-    def units_needed(self) -> int:
-        return ensure_live(self.task_run, self.args, self.shared_state).scheduler.units_needed()
+    live_setup = staticmethod(ensure_live)

@@ -25,7 +25,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.jsonl import read_jsonl
 
 SOURCES = ("static", "interactive", "log")
-FIX = "write one JSON object per line with item_id, context (list of turns), reply and model"
+FIX = "write one JSON object per line with item, context (list of turns), reply and model (what `ssa generate` writes)"
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def parse_item(obj, where: str) -> SsaItem:
     if isinstance(item_id, int) and not isinstance(item_id, bool):
         item_id = str(item_id)
     if not _text(item_id):
-        raise UserError(f"{where}: missing item_id; give every item a unique id")
+        raise UserError(f"{where}: missing item (the item's id); give every item a unique id")
     context = obj.get("context")
     if not isinstance(context, list) or not context:
         raise UserError(f"{where}: item {item_id!r} has an empty context; give the turns before the reply as a "

@@ -1,0 +1,118 @@
+"""One vocabulary for the command line: the same option names for the same ideas everywhere, old
+spellings still accepted (with a note where the meaning moved), progress bars with an estimate."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_main_cli import leaves as command_leaves
+
+from parlai_acute.scripts.main import build_parser
+
+
+def leaves():
+    """Every subcommand's path, e.g. ("ssa", "analyze")."""
+    return [path for path, _ in command_leaves()]
+
+
+def options_of(path) -> dict[str, list[str]]:
+    """dest -> option strings of a subcommand's parser."""
+    import argparse
+
+    parser = build_parser(list(path))
+    for token in path:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
+    found: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if action.option_strings:
+            found.setdefault(action.dest, []).extend(action.option_strings)
+    return found
+
+
+def parse(*argv):
+    return build_parser(list(argv)).parse_args(list(argv))
+
+
+@pytest.mark.parametrize("path", [p for p in leaves() if p[-1] in ("analyze", "export")], ids=" ".join)
+def test_every_analyze_and_export_reads_a_mephisto_run_the_same_way(path):
+    opts = options_of(path)
+    assert path == ("multiref", "analyze") or "--task-name" in opts["task_name"]  # multiref: export, then analyze
+    if path[-1] == "analyze":
+        assert opts["outdir"] == ["-o", "--output-dir", "--outdir"]
+        assert "--no-report" in opts["no_report"] and "--confidence" in opts["confidence"]
+        assert "--seed" in opts["seed"] and "--bootstrap" in opts["bootstrap"]
+    else:
+        assert opts["output"][:2] == ["-o", "--output"]
+
+
+def test_directories_are_output_dir_and_files_output_everywhere():
+    for path in leaves():
+        opts = options_of(path)
+        for dest, strings in opts.items():
+            if "-o" in strings:
+                assert strings[1] in ("--output-dir", "--output"), (path, strings)
+                assert (strings[1] == "--output-dir") == (dest == "outdir"), (path, strings)
+
+
+def test_interval_level_is_confidence_and_the_old_level_still_works(tmp_path, capsys):
+    for path in leaves():
+        opts = options_of(path)
+        assert "level" not in opts, f"{' '.join(path)} still names the interval level --level"
+    args = parse("metrics", "score", "--data", "x.jsonl", "--level", "0.9", "-o", "out")
+    assert args.confidence == 0.9 and "--level is now spelled --confidence" in capsys.readouterr().err
+    assert parse("metrics", "rank", "--limit", "7", "-o", "out").num_contexts == 7
+
+
+def test_how_many_is_num_contexts_or_num_items_never_limit():
+    for path in leaves():
+        opts = options_of(path)
+        visible = [o for strings in opts.values() for o in strings]
+        assert "--limit" not in visible or any(o.startswith("--num-") for o in visible), path
+    assert parse("judge", "acute", "--pairings", "p.jsonl", "--num-items", "3", "-o", "o").limit == 3
+    assert parse("judge", "acute", "--pairings", "p.jsonl", "--limit", "4", "-o", "o").limit == 4
+
+
+def test_parlai_names_are_accepted_where_a_parlai_user_would_type_them():
+    args = parse("self-chat", "--selfchat-max-turns", "3", "--num-selfchats", "2", "--outfile", "x.jsonl")
+    assert (args.max_turns, args.num_self_chats, args.outfile) == (3, 2, "x.jsonl")
+    assert parse("acute", "fast", "--selfchat-max-turns", "4", "--workdir", "w").max_turns == 4
+    assert parse("ssa", "generate", "--outfile", "items.jsonl").outfile == "items.jsonl"
+
+
+def test_judge_is_always_a_model():
+    for path in leaves():
+        opts = options_of(path)
+        if "judge" in opts:
+            assert path[0] == "judge" and path[1] != "agreement", path
+    assert "judge_table" in options_of(("judge", "agreement"))
+    assert "orders" not in options_of(("judge", "ssa")) and "inconsistent" not in options_of(("judge", "ssa"))
+    assert "orders" in options_of(("judge", "acute"))
+
+
+def _items(path: Path) -> str:
+    rows = [{"item": f"c{i}:m", "context": ["Hi! What do you do for fun?"], "reply": "I love hiking.", "model": "m"}
+            for i in range(3)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_long_commands_show_a_progress_bar_with_an_estimate_only_when_asked_off_a_terminal(tmp_path):
+    """stderr is a pipe here (not a terminal): no bar by default, a tqdm bar with --progress."""
+    items = _items(tmp_path / "items.jsonl")
+    base = [sys.executable, "-m", "parlai_acute.scripts.main", "judge", "ssa", "--items", items, "--judge",
+            "tests.judges.scripted_judge:ScriptedJudgeAgent --script ssa", "--no-onboarding", "--no-cache",
+            "--backoff", "0"]
+    quiet = subprocess.run(base + ["-o", str(tmp_path / "a")], capture_output=True, text=True, timeout=300,
+                           cwd=Path(__file__).resolve().parents[1])
+    assert quiet.returncode == 0, quiet.stderr
+    assert "judge calls" not in quiet.stderr
+    shown = subprocess.run(base + ["-o", str(tmp_path / "b"), "--progress"], capture_output=True, text=True,
+                           timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert shown.returncode == 0, shown.stderr
+    bar = shown.stderr.replace("\r", "\n")
+    assert "judge calls: 100%" in bar and "<00:00" in bar  # elapsed<remaining: the estimate
+    assert "call/s" in bar or "s/call" in bar
