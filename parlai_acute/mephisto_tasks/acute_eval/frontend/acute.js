@@ -9,7 +9,7 @@
  */
 (function () {
   "use strict";
-  var view = null, submitted = false;
+  var view = null, submitted = false, localError = false;
   var $ = function (id) { return document.getElementById(id); };
 
   function el(tag, cls, text) {
@@ -24,7 +24,9 @@
     var same = view && !view.finished && !v.finished && view.comparison.position === v.comparison.position;
     view = v;
     window.__acuteView = v;  // for the simulated workers and tests
-    $("error").textContent = v.error || "";
+    // A server error is shown; a view of the same comparison without one (an answer to a resend,
+    // a reconnection) keeps the page's own "choose a speaker" / "reason too short" message.
+    if (v.error || !same || !localError) { $("error").textContent = v.error || ""; localError = false; }
     if (v.finished) { finish(); return; }
     var c = v.comparison;
     $("progress").textContent = "Comparison " + c.position + " of " + c.n;
@@ -104,9 +106,10 @@
     if (MephistoLive.busy() || !view || view.finished) return;
     var picked = document.querySelector("input[name=choice]:checked");
     var reason = $("reason").value.trim();
-    if (!picked) { $("error").textContent = "Please choose one of the two speakers."; return; }
+    if (!picked) { $("error").textContent = "Please choose one of the two speakers."; localError = true; return; }
     if (reason.length < view.min_reason_length) {
       $("error").textContent = reasonMessage();
+      localError = true;
       return;
     }
     if (MephistoLive.send({ type: "judgment", position: view.comparison.position, choice: picked.value,
