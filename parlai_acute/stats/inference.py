@@ -215,6 +215,14 @@ def _invert(pvalue_at, estimate: float, spread: float, confidence: float):
     return bounds[0], bounds[1]
 
 
+def _inverted_interval(pvalue_at, estimate: float, spread: float, confidence: float, unit: str):
+    """(low, high, None) from :func:`_invert`, or (None, None, reason) when the data set no bound."""
+    bounds = _invert(pvalue_at, estimate, spread, confidence)
+    if bounds is None or not bounds[1] > bounds[0]:
+        return None, None, f"the {unit}s set no {100 * confidence:g}% bound"
+    return float(bounds[0]), float(bounds[1]), None
+
+
 def _sign_projections(sums: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int):
     """(A (B, m), C (B,), exact, B): every (or ``n_resamples`` random) sign pattern e applied
     to the cluster totals: A = e @ sums, C = e @ counts. The statistic at any shift delta is
@@ -363,11 +371,7 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
         reason = (f"every {unit} has the same mean difference ({means[0]:+.3g}), so no interval of non-zero "
                   f"width follows from the {unit}s")
     else:
-        bounds = _invert(pvalue_at, estimate, float(np.ptp(means)), confidence)
-        if bounds is None or not bounds[1] > bounds[0]:
-            reason = f"the {unit}s set no {100 * confidence:g}% bound"
-        else:
-            low, high = float(bounds[0]), float(bounds[1])
+        low, high, reason = _inverted_interval(pvalue_at, estimate, float(np.ptp(means)), confidence, unit)
     return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason,
                        clusters_needed=need if g < need else None, **base)
 
@@ -509,11 +513,7 @@ def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float
     elif np.ptp(means[z]) <= 1e-12 and np.ptp(means[~z]) <= 1e-12:
         reason = f"every {unit} of each group has the same mean, so no interval of non-zero width follows"
     else:
-        bounds = _invert(pvalue_at, estimate, float(np.ptp(means)), confidence)
-        if bounds is None or not bounds[1] > bounds[0]:
-            reason = f"the {unit}s set no {100 * confidence:g}% bound"
-        else:
-            low, high = float(bounds[0]), float(bounds[1])
+        low, high, reason = _inverted_interval(pvalue_at, estimate, float(np.ptp(means)), confidence, unit)
     return ClusterTest(p_value=p, low=low, high=high, method=method, reason=reason,
                        clusters_needed=need if smallest >= min(alpha, 1 - confidence) else None, **base)
 
