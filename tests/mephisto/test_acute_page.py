@@ -50,6 +50,10 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
 
     # 3. a phone-sized page (400 px): the conversations stack, each nearly the full width
     narrow = open_unit(chromium, task.url, "narrow", 400)
+    # the first view comes with the registration, a second one answers the socket's hello: a view of the
+    # comparison already shown leaves its conversations in place (the worker's scroll and choice stay)
+    narrow.wait_for_function("window.__acuteViews >= 2")
+    assert narrow.evaluate("window.__acuteBuilds") == 1
     left, right = box(narrow, ".conversation.side-1"), box(narrow, ".conversation.side-2")
     assert left["x"] == right["x"] and left["width"] > 300 and right["width"] > 300
     assert right["y"] >= left["y"] + left["height"]

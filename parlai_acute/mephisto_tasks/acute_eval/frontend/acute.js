@@ -20,22 +20,9 @@
   }
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
 
-  function render(v) {
-    var same = view && !view.finished && !v.finished && view.comparison.position === v.comparison.position;
-    view = v;
-    window.__acuteView = v;  // for the simulated workers and tests
-    // A server error is shown; a view of the same comparison without one (an answer to a resend,
-    // a reconnection) keeps the page's own "choose a speaker" / "reason too short" message.
-    if (v.error || !same || !localError) { $("error").textContent = v.error || ""; localError = false; }
-    if (v.finished) { finish(); return; }
-    var c = v.comparison;
-    $("progress").textContent = "Comparison " + c.position + " of " + c.n;
-    // The introduction (what to do, about how long it takes) comes before the first comparison only.
-    $("intro").hidden = c.position !== 1;
-    $("intro-text").textContent = "You will compare " + c.n + (c.n === 1 ? " pair" : " pairs") +
-      " of conversations, one pair at a time. It takes about " + v.minutes +
-      (v.minutes === 1 ? " minute" : " minutes") + " in all.";
-    $("question").textContent = v.question;
+  // The two conversations and the two choices, built from the server's view (text only).
+  function renderComparison(c, same) {
+    window.__acuteBuilds = (window.__acuteBuilds || 0) + 1;  // for tests: views of one comparison build it once
     var box = $("conversations");
     box.textContent = "";
     c.sides.forEach(function (side, i) {
@@ -63,6 +50,30 @@
       label.appendChild(document.createTextNode(c.sides[i].label));
       choices.appendChild(label);
     });
+  }
+
+  function render(v) {
+    var same = view && !view.finished && !v.finished && view.comparison.position === v.comparison.position;
+    // A view of the comparison already on the page (the answer to a resend, the view after a
+    // reconnection) leaves its conversations and choices in place: no flicker, and the worker's
+    // scroll position, choice and focus stay where they were.
+    var unchanged = same && JSON.stringify(view.comparison.sides) === JSON.stringify(v.comparison.sides);
+    view = v;
+    window.__acuteView = v;  // for the simulated workers and tests
+    window.__acuteViews = (window.__acuteViews || 0) + 1;
+    // A server error is shown; a view of the same comparison without one (an answer to a resend,
+    // a reconnection) keeps the page's own "choose a speaker" / "reason too short" message.
+    if (v.error || !same || !localError) { $("error").textContent = v.error || ""; localError = false; }
+    if (v.finished) { finish(); return; }
+    var c = v.comparison;
+    $("progress").textContent = "Comparison " + c.position + " of " + c.n;
+    // The introduction (what to do, about how long it takes) comes before the first comparison only.
+    $("intro").hidden = c.position !== 1;
+    $("intro-text").textContent = "You will compare " + c.n + (c.n === 1 ? " pair" : " pairs") +
+      " of conversations, one pair at a time. It takes about " + v.minutes +
+      (v.minutes === 1 ? " minute" : " minutes") + " in all.";
+    $("question").textContent = v.question;
+    if (!unchanged) renderComparison(c, same);
     if (!same) $("reason").value = "";
     $("reason").setAttribute("minlength", v.min_reason_length);
     onReasonInput();
