@@ -38,13 +38,12 @@ def run(args) -> int:
     from parlai_acute.files import write_jsonl
     from parlai_acute.judges import record
     from parlai_acute.judges.ssa import SsaProtocol, onboarding_score
-    from parlai_acute.mephisto_tasks.ssa_label import onboarding
-    from parlai_acute.mephisto_tasks.ssa_label.items import read_items
+    from parlai_acute.ssa.items import load_gold, read_items
     from parlai_acute.ssa.labels import write_labels
 
     protocol = SsaProtocol(args.sensible_template, args.specific_template)
     ssa_items = read_items(args.items)[: args.limit]
-    gold = [] if args.no_onboarding else onboarding.load_items(args.onboarding)
+    gold = [] if args.no_onboarding else load_gold(args.onboarding)
     runner = make_runner(args)
     sensible = runner.run(protocol, protocol.gold_items(gold) + protocol.items(ssa_items))
     says, says_gold = protocol.answers(real(sensible)), protocol.answers(golden(sensible))

@@ -71,9 +71,10 @@ def run(args) -> int:
         return 0
 
     from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.per_turn import onboarding, store
+    from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.mephisto_tasks.per_turn.blueprint import PerTurnSharedState
     from parlai_acute.mephisto_tasks.per_turn.live import LiveSetup, design_from_args
+    from parlai_acute.perturn import onboarding
 
     if not models:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")

@@ -15,7 +15,7 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from omegaconf import MISSING
 
 from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
+from parlai_acute.acute.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs

@@ -25,7 +25,7 @@ import logging
 import time
 from dataclasses import asdict
 
-from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
+from parlai_acute.acute.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner

@@ -23,9 +23,10 @@ import random
 import threading
 import time
 
-from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
+from parlai_acute.mephisto_tasks.per_turn import survey, texts
 from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
+from parlai_acute.perturn import onboarding
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 

@@ -8,8 +8,7 @@ own plan (never from the page) and stores the label before answering.
 from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers as speakers
-from parlai_acute.mephisto_tasks.ssa_label import onboarding
-from parlai_acute.mephisto_tasks.ssa_label.items import label_fields
+from parlai_acute.ssa.items import gold_passed, label_fields
 
 SENSIBLE_QUESTION = "Does the response make sense?"
 SENSIBLE_HELP = ("Use your common sense: is the response logical and consistent with the context? "
@@ -51,7 +50,7 @@ class SsaLabelRunner(ItemTaskRunner):
         item = self.item_of(entry)
         if entry["onboarding"]:
             result = {"model": "gold", "context": list(item["context"]), "reply": item["reply"]}
-            gold = onboarding.passed(item, sensible, specific)
+            gold = gold_passed(item, sensible, specific)
         else:
             result, gold = label_fields(item), None
         result.update(sensible=sensible, specific=specific)
