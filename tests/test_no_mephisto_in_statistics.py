@@ -25,7 +25,7 @@ DRIVERS = {
 }
 PROTOCOL_PACKAGES = ("acute", "perturn", "ssa", "convai2", "multiref")
 DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.perturn.onboarding", "parlai_acute.perturn.design",
-               "parlai_acute.ssa.items"]
+               "parlai_acute.ssa.items", "parlai_acute.multiref.contexts"]
 TIDY_AND_STATISTICS = [
     *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
@@ -36,6 +36,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.ssa.simulate",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
+    "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
     "parlai_acute.status",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
