@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from parlai_acute.mephisto_tasks import launcher
+from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
 
 
 @dataclass
@@ -22,7 +23,6 @@ class ItemTask:
     file_key: str             # mephisto.blueprint.<file_key> set by the command's file option
     check: Callable           # blueprint settings -> None, or a UserError
     live_class: type
-    shared_state_class: type
     store: object             # the task's store module (history, unit_data_for_task)
     nothing_left: str         # said when every item already has its answers
     started: Callable         # (cfg, live, task_name) -> the line printed once the task serves
@@ -59,7 +59,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
             print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each "
                   f"unit).", flush=True)
 
-    data_dir = launcher.run_task(cfg, task.shared_state_class(live=live), data_dir=args.data_dir, db=db,
+    data_dir = launcher.run_task(cfg, LiveSharedState(live=live), data_dir=args.data_dir, db=db,
                                  on_started=started)
     print(task.stopped(db, task_name, data_dir), flush=True)
     return 0

@@ -38,8 +38,6 @@ class ItemTaskRunner(LiveRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
     ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
 
-    fail_message = "Sorry, you cannot take part in this task. Thank you for your time."
-
     @classmethod
     def setup(cls, task_run, args, shared_state):
         raise NotImplementedError
@@ -48,9 +46,6 @@ class ItemTaskRunner(LiveRunner):
         super().__init__(task_run, args, shared_state)
         self.live = self.setup(task_run, args, shared_state)
         self.scheduler = self.live.scheduler
-        b = args.blueprint
-        self.block_qualification = b.get("block_qualification")
-        self.fail_message = b.get("onboarding_fail_message") or self.fail_message
         self._lock = threading.Lock()
         self._ended: set[str] = set()
         self.start_watching()

@@ -42,10 +42,16 @@ _STAMP = threading.RLock()
 
 class LiveRunner(TaskRunner):
     """Subclasses set ``self.scheduler`` (with ``complete()``) and call :meth:`start_watching`,
-    and implement :meth:`view`, :meth:`start_unit`, :meth:`handle` and :meth:`end`."""
+    and implement :meth:`view`, :meth:`start_unit`, :meth:`handle` and :meth:`end`. A task with a
+    gold item sets its own ``fail_message``; the blueprint argument ``onboarding_fail_message``
+    replaces it when given (Mephisto's runner holds ``block_qualification``)."""
+
+    fail_message = "Sorry, you cannot take part in this task. Thank you for your time."
 
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
+        b = args.blueprint
+        self.fail_message = b.get("onboarding_fail_message") or type(self).fail_message
         self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._watch = None
         self.sessions = Sessions(self.resumable)

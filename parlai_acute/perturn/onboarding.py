@@ -7,7 +7,6 @@ Written for this project; a lab can pass its own file (JSON list of the same obj
 """
 from __future__ import annotations
 
-from parlai_acute.errors import UserError
 from parlai_acute.jsonl import read_json_list
 
 __all__ = ["ITEMS", "load_items", "practice_order", "passed"]
@@ -33,17 +32,14 @@ ITEMS = [
 
 def load_items(path: str | None) -> list[dict]:
     """The packaged items, or a lab's own JSON list of {"context": [...], "replies": [...], "wrong": i}."""
-    if not path:
-        return ITEMS
-    fix = "needs context (list of turns), replies (two or more) and wrong (index of the plainly wrong reply)"
-    items = read_json_list(path, "onboarding file", f"pass a JSON list of items; each {fix}")
-    for i, item in enumerate(items):
-        ok = (isinstance(item, dict) and isinstance(item.get("context"), list) and isinstance(item.get("replies"), list)
-              and len(item["replies"]) >= 2 and isinstance(item.get("wrong"), int)
-              and 0 <= item["wrong"] < len(item["replies"]))
-        if not ok:
-            raise UserError(f"onboarding file {path}, item {i}: {fix}")
-    return items
+    return read_json_list(path, "onboarding file", "needs context (list of turns), replies (two or more) and "
+                                                   "wrong (index of the plainly wrong reply)", _valid, ITEMS)
+
+
+def _valid(item) -> bool:
+    return (isinstance(item, dict) and isinstance(item.get("context"), list) and isinstance(item.get("replies"), list)
+            and len(item["replies"]) >= 2 and isinstance(item.get("wrong"), int)
+            and 0 <= item["wrong"] < len(item["replies"]))
 
 
 def practice_order(item: dict, k: int, rng) -> list[int]:

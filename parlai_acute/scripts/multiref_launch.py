@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from parlai_acute.mephisto_tasks.item_launch import ItemTask, launch
     from parlai_acute.mephisto_tasks.multiref import config, store
-    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefBlueprintArgs, MultirefSharedState
+    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefBlueprintArgs
     from parlai_acute.mephisto_tasks.multiref.live import MultirefLive, check_args
 
     def started(cfg, live, task_name) -> str:
@@ -45,6 +45,6 @@ def run(args) -> int:
 
     return launch(args, ItemTask(
         "multiref launch", "multi-reference collection task", MultirefBlueprintArgs, config, "contexts_file",
-        check_args, MultirefLive, MultirefSharedState, store,
+        check_args, MultirefLive, store,
         "every context has its replies; nothing to launch (use another mephisto.task.task_name)", started, stopped),
         args.contexts)

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from parlai_acute.mephisto_tasks.item_launch import ItemTask, launch
     from parlai_acute.mephisto_tasks.ssa_label import config, store
-    from parlai_acute.mephisto_tasks.ssa_label.blueprint import SsaLabelBlueprintArgs, SsaLabelSharedState
+    from parlai_acute.mephisto_tasks.ssa_label.blueprint import SsaLabelBlueprintArgs
     from parlai_acute.mephisto_tasks.ssa_label.live import SsaLive, check_numbers
 
     def started(cfg, live, task_name) -> str:
@@ -42,5 +42,5 @@ def run(args) -> int:
 
     return launch(args, ItemTask(
         "ssa launch", "static SSA labelling task", SsaLabelBlueprintArgs, config, "items_file", check_numbers, SsaLive,
-        SsaLabelSharedState, store, "every item has its labels; nothing to launch (raise "
+        store, "every item has its labels; nothing to launch (raise "
         "mephisto.blueprint.labels_per_item or use another mephisto.task.task_name)", started, stopped), args.items)

@@ -227,18 +227,14 @@ GOLD_ITEMS = [
 
 def load_gold(path: str | None) -> list[dict]:
     """The packaged gold items, or a lab's own JSON list of the same objects."""
-    if not path:
-        return GOLD_ITEMS
-    fix = "needs context (non-empty list of turns), reply and sensible (true/false)"
-    items = read_json_list(path, "onboarding file", f"pass a JSON list of gold items; each {fix}")
-    for i, item in enumerate(items):
-        ok = (isinstance(item, dict) and isinstance(item.get("context"), list) and item["context"]
-              and all(isinstance(t, str) and t.strip() for t in item["context"])
-              and isinstance(item.get("reply"), str) and item["reply"].strip()
-              and isinstance(item.get("sensible"), bool) and isinstance(item.get("specific", False), bool))
-        if not ok:
-            raise UserError(f"onboarding file {path}, item {i}: {fix}")
-    return items
+    return read_json_list(path, "onboarding file", "needs context (non-empty list of turns), reply and sensible "
+                                                   "(true/false)", _gold, GOLD_ITEMS)
+
+
+def _gold(item) -> bool:
+    return bool(isinstance(item, dict) and isinstance(item.get("context"), list) and item["context"]
+                and all(_text(t) for t in item["context"]) and _text(item.get("reply"))
+                and isinstance(item.get("sensible"), bool) and isinstance(item.get("specific", False), bool))
 
 
 def gold_passed(item: dict, sensible: bool, specific: bool) -> bool:

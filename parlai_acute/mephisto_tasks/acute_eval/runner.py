@@ -54,6 +54,10 @@ def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
 
 
 class AcuteEvalRunner(LiveRunner):
+    fail_message = ("You did not pass the check comparison (it has one clear answer, and yours was the other one), "
+                    "so this task has ended for you and you cannot take more comparisons in it. Thank you for your "
+                    "time.")
+
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
@@ -63,8 +67,6 @@ class AcuteEvalRunner(LiveRunner):
         b = args.blueprint
         self.question_key, self.question = resolve(b.question, b.get("custom_question"), b.custom_question_key)
         self.min_reason = int(b.min_reason_length)
-        self.block_qualification = b.block_qualification
-        self.blocked_message = b.onboarding_failed_message
         self._released: set[str] = set()
         self.start_watching()
 
@@ -80,7 +82,7 @@ class AcuteEvalRunner(LiveRunner):
                 "n": len(plan), "done": done,
                 "minutes": estimated_minutes(self.pairings, [Slot(**s) for s in plan]),
                 "finished": finished, "blocked": bool(data["blocked"]),
-                "blocked_message": self.blocked_message if data["blocked"] else None,
+                "blocked_message": self.fail_message if data["blocked"] else None,
                 "comparison": comparison, "ack": None, "error": None}
         view.update(extra)
         return view

@@ -35,6 +35,9 @@ MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
 class PerTurnRunner(LiveRunner):
+    fail_message = ("Sorry, you chose a reply that does not fit the conversation, so you cannot take part in this "
+                    "task. Thank you for your time.")
+
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
@@ -43,8 +46,6 @@ class PerTurnRunner(LiveRunner):
         self.design, self.scheduler = self.live.design, self.live.scheduler
         b = args.blueprint
         self.custom_question = b.get("custom_question") or None
-        self.fail_message = b.onboarding_fail_message
-        self.block_qualification = b.block_qualification
         self.seed = int(b.seed)
         self._dialogues: dict[str, PerTurnDialogue] = {}
         self._lock = threading.Lock()
