@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 import parlai_acute
-from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import resample_weights
+from parlai_acute.stats.settings import Settings
 
 __all__ = ["MODES", "MultirefConfig", "MultirefResult", "contexts_by_mode", "context_table", "summarise",
            "analyze", "run_record"]
@@ -69,17 +69,8 @@ def context_table(mode: str, contexts: list[dict], bleu) -> pd.DataFrame:
 
 
 @dataclass
-class MultirefConfig:
-    """How a collection is analysed (the options of ``multiref analyze``)."""
-
-    bootstrap: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    source: str = ""
-
-    def __post_init__(self):
-        if self.bootstrap < 0 or not 0 < self.confidence < 1:
-            raise UserError("--bootstrap must be 0 or more and --confidence between 0 and 1")
+class MultirefConfig(Settings):
+    """How a collection is analysed (the options of ``multiref analyze``; ``alpha`` is unused: no marks)."""
 
 
 @dataclass

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import plain, read_rows, write_table_file
+from parlai_acute.table_files import TableFile, plain
 
 __all__ = ["COLUMNS", "REQUIRED", "references_table", "read_references", "write_references", "collection_records"]
 
@@ -61,18 +61,18 @@ def references_table(records, where: list[str] | None = None) -> pd.DataFrame:
     return out[list(COLUMNS)].reset_index(drop=True)
 
 
+FILE = TableFile("references file", "reference row", COLUMNS, references_table,
+                 f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}", "export a run with finished reply sets")
+
+
 def read_references(path: str | Path) -> pd.DataFrame:
     """Read a references ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table."""
-    records, where = read_rows(path, noun="references file", row="reference row", required=REQUIRED,
-                               missing_hint=f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}",
-                               empty_hint="export a run with finished reply sets")
-    return references_table(records, where)
+    return FILE.read(path)
 
 
 def write_references(path: str | Path, table) -> None:
     """Write a references table (or records, validated first) atomically as ``.csv`` or ``.jsonl``."""
-    table = table if isinstance(table, pd.DataFrame) else references_table(table)
-    write_table_file(path, table, list(COLUMNS), "references file")
+    FILE.write(path, table)
 
 
 def collection_records(path: str | Path, mode: str) -> list[dict]:

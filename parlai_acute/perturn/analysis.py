@@ -46,6 +46,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats import inference, paired
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
+from parlai_acute.stats.settings import Settings
 from parlai_acute.stats.winrates import grid_from_matchups, holm
 
 INCOMPLETE = "incomplete turn"
@@ -57,13 +58,9 @@ _KEYS = ["dialogue", "turn"]
 
 
 @dataclass
-class AnalysisConfig:
+class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    bootstrap: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    alpha: float = 0.05
     cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
     min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval of a pick rate
     permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests (exact when fewer exist)
@@ -71,15 +68,9 @@ class AnalysisConfig:
     min_message_words: int = 3
     same_position_min_turns: int = 10
     exclude: list[str] = field(default_factory=list)  # flags that exclude turns (keys of FLAG_RULES)
-    source: str = ""
 
     def __post_init__(self):
-        if self.bootstrap < 0:
-            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
-        if not 0 < self.confidence < 1:
-            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
-        if not 0 < self.alpha < 1:
-            raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        super().__post_init__()
         if self.cluster not in ("dialogue", "worker"):
             raise UserError(f"--cluster must be 'dialogue' or 'worker', got {self.cluster!r}")
         unknown = [name for name in self.exclude if name not in FLAG_RULES]

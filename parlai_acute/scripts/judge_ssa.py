@@ -18,7 +18,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
@@ -50,8 +49,7 @@ def run(args) -> int:
     gold_specific = [item for item in protocol.gold_items(gold, "specific") if says_gold.get(item.options[0])]
     specific = runner.run(protocol, gold_specific + protocol.items([i for i in ssa_items if says.get(i.item_id)],
                                                                    "specific"))
-    run_id = "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
-    table = protocol.table(ssa_items, real(sensible), real(specific), runner.judge.name, run_id)
+    table = protocol.table(ssa_items, real(sensible), real(specific), runner.judge.name, record.run_id(runner))
     outdir = Path(args.outdir)
     write_labels(outdir / "labels.csv", table)
     record.write_items(outdir / "items.jsonl", sensible + specific, protocol)
