@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.stats import ranksets
+from parlai_acute.stats.bradley_terry import fit_counts
 from parlai_acute.stats.ppi import acute_items
 from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide
 
@@ -139,6 +141,90 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
             rows.append({k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")} | result)
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
             "judgments": int(len(df)), "rows": rows}
+
+
+def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
+          budget: int = 1_000_000) -> dict:
+    """Is the set of the top ``k`` models decided, per question, from an ACUTE judgments table?
+
+    Every model pair gets the anytime-valid test of :func:`status` (confidence sequences over
+    workers) at alpha / (all pairs of all questions): pairs not judged yet count in the
+    correction, so the level never depends on what has been collected. The top k is decided
+    when k models are each decided ahead of every other model by direct comparisons
+    (:func:`parlai_acute.stats.ranksets.top_k`; no assumption that preferences are
+    transitive); the guarantee holds at every look. ``models``: the full list (default: those
+    in the table). Per question: ``decided``, ``top`` (the decided set, else the current
+    Bradley-Terry top k), rank-sets (meaningful when the models have a true order), and
+    ``undecided``: the pairs across the current boundary still open, with their estimate,
+    interval and the judgments they likely still need.
+    """
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
+    work = acute_items(df)
+    questions = sorted(set(work["question"])) or ["(no judgments)"]
+    names = sorted(models) if models else sorted(set(work["first"]) | set(work["second"]))
+    if not 1 <= k < len(names):
+        raise UserError(f"--top-k {k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})")
+    index = {m: i for i, m in enumerate(names)}
+    pairs = len(names) * (len(names) - 1) // 2
+    each = alpha / (pairs * len(questions))
+    out = []
+    for question in questions:
+        part = work[work["question"] == question]
+        ahead = np.zeros((len(names), len(names)), bool)
+        wins = np.zeros_like(ahead, dtype=float)
+        rows = {}
+        for (a, b), pair in part.groupby(["first", "second"], sort=True):
+            i, j = index[a], index[b]
+            row = decide(cluster_stream(pair, "value", "worker", "timestamp"), each, 0.5, grid, budget)
+            rows[(i, j)] = row
+            ahead[i, j], ahead[j, i] = row["decided"] == "above", row["decided"] == "below"
+            wins[i, j], wins[j, i] = pair["value"].sum(), (1 - pair["value"]).sum()
+        state = ranksets.top_k(ahead, k)
+        lower, upper = ranksets.rank_sets(ahead)
+        decided = bool(state["decided"])
+        if decided:
+            top = state["top"]
+        else:
+            top = np.zeros(len(names), bool)
+            top[np.argsort(-fit_counts(wins), kind="stable")[:k]] = True
+        undecided = []
+        for i in np.flatnonzero(top):
+            for j in np.flatnonzero(~top):
+                if ahead[i, j]:
+                    continue
+                a, b = (i, j) if i < j else (j, i)
+                row = rows.get((a, b), {})
+                undecided.append({"pair": f"{names[a]} vs {names[b]}", "models": [names[i], names[j]],
+                                  "decided": row.get("decided", "undecided"), "estimate": row.get("estimate"),
+                                  "lower": row.get("lower"), "upper": row.get("upper"), "more": row.get("more"),
+                                  "judgments": row.get("judgments", 0)})
+        out.append({"question": question, "decided": decided, "top": [names[i] for i in np.flatnonzero(top)],
+                    "rank_sets": {m: [int(lower[i]), int(upper[i])] for i, m in enumerate(names)},
+                    "undecided": undecided, "judgments": int(len(part))})
+    return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
+            "decided": all(q["decided"] for q in out), "questions": out,
+            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"}
+
+
+def top_k_lines(result: dict) -> list[str]:
+    """The top-k verdict as text, one block per question."""
+    lines = [f"top {result['k']}: alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
+             f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
+             f"outside by its own confidence sequence"]
+    for q in result["questions"]:
+        verdict = "DECIDED" if q["decided"] else f"undecided, {len(q['undecided'])} pair(s) across the boundary open"
+        lines.append(f"[{q['question']}] top {result['k']}: {', '.join(q['top'])}"
+                     f"{'' if q['decided'] else ' (current estimate)'}  {verdict}")
+        for u in q["undecided"]:
+            more = ("no judgments yet" if u["estimate"] is None else f"~{u['more']} more judgments" if u["more"]
+                    else "no decision in sight" if u["decided"] == "undecided" else "decided the other way")
+            lines.append(f"    {u['pair']:<32} {_pct(u['estimate'])} [{_pct(u['lower'])}, {_pct(u['upper'])}]  "
+                         f"{u['judgments']} judgments, {more}")
+        sets = "  ".join(f"{m} {lo}-{hi}" if lo != hi else f"{m} {lo}"
+                         for m, (lo, hi) in sorted(q["rank_sets"].items(), key=lambda kv: (kv[1], kv[0])))
+        lines.append(f"    rank-sets (if the models have a true order): {sets}")
+    return lines
 
 
 def _rate_row(s: dict, alpha: float, grid: int) -> dict:
