@@ -207,6 +207,13 @@ class Scheduler:
             out[i] = float(scores[a, b]) if scores is not None else 1.0
         return out
 
+    def _why(self, index: int) -> str:
+        if self._boundary is None:
+            return "expected ranking-uncertainty reduction"
+        if frozenset(self.pairings[index]["speakers_to_eval"]) in self._boundary:
+            return "open pair across the top-k boundary"
+        return "off the open top-k boundary (kept exploring)"
+
     def stopped(self) -> bool:
         with self._lock:
             return self.decision is not None
@@ -242,9 +249,7 @@ class Scheduler:
             keys = {i: math.log(self._rng.random() or 1e-300) / max(weights[i] / total, 1e-12) for i in free}
             free.sort(key=lambda i: -keys[i])
             if why is not None:
-                what = ("open pair across the top-k boundary" if self._boundary is not None else
-                        "expected ranking-uncertainty reduction")
-                why.update({i: f"adaptive: {what} share {weights[i] / total:.3f}" for i in free[:room]})
+                why.update({i: f"adaptive: {self._why(i)} share {weights[i] / total:.3f}" for i in free[:room]})
             return free[:room]
         free.sort(key=lambda i: -self.needed[i])  # stable: random among equally needed
         return free[:room]
