@@ -80,10 +80,11 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
             lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
                          f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
             for r in part.sort_values("strength", ascending=False).to_dict("records"):
-                lines.append(f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
-                             f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
-                             f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
-                             f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
+                line = (f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
+                        f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
+                        f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
+                        f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
+                lines.append(line.rstrip())
     return lines, table
 
 
