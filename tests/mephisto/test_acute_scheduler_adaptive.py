@@ -138,3 +138,33 @@ def test_stop_top_k_options_are_checked():
     assert stop_rule({"stop_top_k": 2})["alpha"] == 0.05
     with pytest.raises(UserError, match="either mephisto.blueprint.stop_top_k or stop_comparisons"):
         stop_rule({"stop_top_k": 2, "stop_comparisons": "m0 vs m1"})
+
+
+def test_live_task_stops_when_its_top_k_is_decided_and_stores_the_decision(tmp_path, launch):
+    """The real task over loopback HTTP with stop_top_k=1: workers who always prefer model_a (one
+    judgment each, so each is its own cluster) decide the top 1; the decision names model_a and is
+    stored with the judgment that settled it, and nothing more is handed out."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+    from parlai_acute.mephisto_tasks.acute_eval import store
+    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(30, xss_in=None))
+    task = launch(pairings, "mephisto.blueprint.onboarding=false", "mephisto.blueprint.comparisons_per_unit=1",
+                  "mephisto.blueprint.stop_top_k=1", "mephisto.blueprint.stop_alpha=0.2",
+                  "mephisto.blueprint.pair_selection=adaptive")
+    task.wait_ready()
+    judged = 0
+    for n in range(30):
+        [done] = run_protocol_workers_sync(task.url, [(f"w{n}", f"a-w{n}")],
+                                           lambda view: (sw.side_with_text(view, "A-line"), "A answers more warmly"))
+        if not getattr(done, "made", None):
+            break
+        judged += len(done.made)
+    assert task.terminate() == 0
+    units = store.unit_data_for_task(setup.open_db(task.data_dir), "acute_test")
+    decisions = [u["data"]["stop_decision"] for u in units if u["data"].get("stop_decision")]
+    assert len(decisions) == 1 and decisions[0]["stopped"] == "decided" and decisions[0]["top"] == ["model_a"]
+    assert decisions[0]["top_k"] == 1 and decisions[0]["judgments"] == judged == len(units) < 30
