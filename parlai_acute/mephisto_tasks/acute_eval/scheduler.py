@@ -176,7 +176,8 @@ class Scheduler:
     def _check_top_k(self, judged: int) -> None:
         from parlai_acute.status import top_k
 
-        result = top_k(self._table(), int(self.stop["top_k"]), alpha=float(self.stop["alpha"]), models=self.models)
+        result = top_k(self._table(), int(self.stop["top_k"]), alpha=float(self.stop["alpha"]), models=self.models,
+                       details=False)
         verdict = result["questions"][0]
         self._boundary = {frozenset(u["models"]) for u in verdict["undecided"]}
         if result["decided"]:
