@@ -81,7 +81,7 @@ def run(args) -> int:
         raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
     if args.top_k is not None and protocol != "acute":
-        raise UserError(f"--top-k ranks ACUTE-Eval models; this is a {protocol} run (leave --top-k out)")
+        raise UserError(f"--top-k ranks ACUTE-Eval models and these are {protocol} data; leave --top-k out")
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
     if args.top_k is not None:

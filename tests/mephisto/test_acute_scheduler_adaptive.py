@@ -136,6 +136,11 @@ def test_stop_top_k_options_are_checked():
     with pytest.raises(UserError, match="stop_top_k=4 needs 1 <= k < number of models"):
         Scheduler(pairings(2), stop={"top_k": 4})
     assert stop_rule({"stop_top_k": 2})["alpha"] == 0.05
+    # a relaunch reads the stored judgments: a top 1 already decided stops the run at once
+    history = [{"worker": f"w{i}", "pair_id": f"x{i}", "is_onboarding": False, "models": ["m0", other],
+                "winner": "m0", "timestamp": float(i)} for i, other in enumerate(["m1", "m2", "m3"] * 40)]
+    again = Scheduler(pairings(), use_onboarding=False, history=history, stop={"top_k": 1})
+    assert again.stopped() and again.decision["top"] == ["m0"] and again.remaining() == 0
     with pytest.raises(UserError, match="either mephisto.blueprint.stop_top_k or stop_comparisons"):
         stop_rule({"stop_top_k": 2, "stop_comparisons": "m0 vs m1"})
 

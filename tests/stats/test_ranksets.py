@@ -130,3 +130,13 @@ def test_status_top_k_from_a_battles_table(tmp_path, capsys):
     assert main(["status", "--table", str(tmp_path / "j.csv"), "--top-k", "5"]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--top-k 5 needs 1 <= k < number of models (5" in err
+
+
+def test_top_k_is_refused_for_other_protocols(tmp_path, capsys):
+    from parlai_acute.ssa.labels import write_labels
+    from parlai_acute.ssa.simulate import simulate_labels
+
+    write_labels(tmp_path / "labels.csv", simulate_labels({"a": (0.8, 0.6), "b": (0.5, 0.3)}, contexts=20, seed=0))
+    assert main(["status", "--table", str(tmp_path / "labels.csv"), "--top-k", "1"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--top-k ranks ACUTE-Eval models and these are ssa data" in err
