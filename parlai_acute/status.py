@@ -218,7 +218,8 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
 
 def top_k_lines(result: dict) -> list[str]:
     """The top-k verdict as text, one block per question."""
-    lines = [f"top {result['k']}: alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
+    lines = [f"top {result['k']} of {len(result['models'])} models ({', '.join(result['models'])}; a model not judged "
+             f"yet is not counted): alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
              f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
              f"outside by its own confidence sequence"]
     for q in result["questions"]:
