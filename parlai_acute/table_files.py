@@ -121,3 +121,13 @@ class TableFile:
 
         write_table_file(path, table if isinstance(table, pd.DataFrame) else self.validate(table),
                          list(self.columns), self.noun)
+
+
+def exclusions(table, rules, noun: str) -> list[dict]:
+    """Per exclusion rule, how many rows (counted as ``noun``: "judgments", "turns") and workers
+    it excluded, from the table's ``excluded_because`` column; every rule listed, zeros too."""
+    rows = []
+    for rule in rules:
+        part = table[table["excluded_because"] == rule]
+        rows.append({"reason": rule, noun: int(len(part)), "workers": int(part["worker"].nunique())})
+    return rows

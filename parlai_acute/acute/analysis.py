@@ -38,6 +38,7 @@ from parlai_acute.files import atomic_write, check_outdir, json_ready, write_jso
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
+from parlai_acute.table_files import exclusions
 from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
@@ -113,11 +114,7 @@ class AnalysisResult:
         return sum(str(w).startswith(SIMULATED_PREFIX) for w in workers), len(workers)
 
     def exclusion_summary(self) -> list[dict]:
-        rows = []
-        for rule in RULES:
-            part = self.excluded[self.excluded["excluded_because"] == rule]
-            rows.append({"reason": rule, "judgments": int(len(part)), "workers": int(part["worker"].nunique())})
-        return rows
+        return exclusions(self.excluded, RULES, "judgments")
 
     def aa_checks(self) -> pd.DataFrame:
         """A/A comparisons (one model on both sides, excluded from the grid): how often the

@@ -47,6 +47,7 @@ from parlai_acute.stats import inference, paired
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 from parlai_acute.stats.settings import Settings
+from parlai_acute.table_files import exclusions
 from parlai_acute.stats.winrates import grid_from_matchups, holm
 
 INCOMPLETE = "incomplete turn"
@@ -422,11 +423,7 @@ class AnalysisResult:
         return out
 
     def exclusion_summary(self) -> list[dict]:
-        rows = []
-        for rule in RULES:
-            part = self.turns[self.turns["excluded_because"] == rule]
-            rows.append({"reason": rule, "turns": int(len(part)), "workers": int(part["worker"].nunique())})
-        return rows
+        return exclusions(self.turns, RULES, "turns")
 
     def flag_summary(self) -> list[dict]:
         return [{"flag": name, "turns": int(self.turns[name].sum()),
@@ -513,23 +510,6 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
 
 
 # ---------------------------------------------------------------- outputs
-
-def jsonable(obj):
-    """Strict-JSON value: NaN/inf and pandas NA become null, numpy scalars Python ones."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, pd.DataFrame):
-        return jsonable(obj.astype(object).to_dict(orient="records"))
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if obj is pd.NA or obj is None:
-        return None
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
-
 
 def grid(pairs: pd.DataFrame) -> pd.DataFrame:
     """ACUTE-style long grid of a family of per-turn pairs: cell (row, col) = share of the turns
