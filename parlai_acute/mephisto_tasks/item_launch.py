@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from parlai_acute.mephisto_tasks import launcher
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
 
 
 @dataclass
@@ -29,6 +28,22 @@ class ItemTask:
     stopped: Callable         # (db, task_name, data_dir) -> the line printed when it stops
 
 
+def command(option: str, help: str, live_module: str) -> tuple[Callable, Callable]:
+    """(add_arguments, run) of an item task's ``launch`` subcommand: the launch options every task
+    has, the task's input file ``option``, and :func:`launch` of ``live_module``'s ``item_task()``."""
+
+    def add_arguments(parser) -> None:
+        launcher.add_launch_arguments(parser)
+        parser.add_argument(option, metavar="FILE", help=help)
+
+    def run(args) -> int:
+        import importlib
+
+        return launch(args, importlib.import_module(live_module).item_task(), getattr(args, option.lstrip("-")))
+
+    return add_arguments, run
+
+
 def launch(args, task: ItemTask, input_file: str | None) -> int:
     if args.help_blueprint:
         print(launcher.blueprint_help(task.args_class, task.label))
@@ -42,6 +57,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
         print(OmegaConf.to_yaml(cfg))
         return 0
     from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
 
     task.check(cfg.mephisto.blueprint)  # bad settings fail before any port or database is touched
     task.live_class(cfg.mephisto)  # so does a bad input file
