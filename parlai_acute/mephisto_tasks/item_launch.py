@@ -28,9 +28,9 @@ class ItemTask:
     stopped: Callable         # (db, task_name, data_dir) -> the line printed when it stops
 
 
-def command(option: str, help: str, live_module: str) -> tuple[Callable, Callable]:
+def command(option: str, help: str, task_module: str) -> tuple[Callable, Callable]:
     """(add_arguments, run) of an item task's ``launch`` subcommand: the launch options every task
-    has, the task's input file ``option``, and :func:`launch` of ``live_module``'s ``item_task()``."""
+    has, the task's input file ``option``, and :func:`launch` of ``task_module``'s ``item_task()``."""
 
     def add_arguments(parser) -> None:
         launcher.add_launch_arguments(parser)
@@ -39,7 +39,7 @@ def command(option: str, help: str, live_module: str) -> tuple[Callable, Callabl
     def run(args) -> int:
         import importlib
 
-        return launch(args, importlib.import_module(live_module).item_task(), getattr(args, option.lstrip("-")))
+        return launch(args, importlib.import_module(task_module).item_task(), getattr(args, option.lstrip("-")))
 
     return add_arguments, run
 
