@@ -6,6 +6,7 @@ Protocol with the page (Mephisto live updates over the router's websocket):
 
       {"type": "state", "question": ..., "min_reason_length": 10, "n": 6, "done": 2,
        "minutes": 9, "finished": false, "blocked": false, "blocked_message": null,
+       "text": {"progress": "Comparison 3 of 6", "question": ..., ...},   # every word (..texts)
        "comparison": {"position": 3, "n": 6,
           "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
                     {"label": "Speaker 2", "turns": [...]}]},
@@ -28,6 +29,7 @@ from dataclasses import asdict
 from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
+from parlai_acute.mephisto_tasks.acute_eval.texts import CHOOSE_SPEAKER, page_texts, reason_too_short
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
@@ -76,12 +78,17 @@ class AcuteEvalRunner(LiveRunner):
         comparison = None
         if not finished:
             comparison = comparison_view(self.pairings[plan[done]["index"]], Slot(**plan[done]), done + 1, len(plan))
+        minutes = estimated_minutes(self.pairings, [Slot(**s) for s in plan])
+        text = page_texts(question=self.question, n=len(plan), position=comparison and comparison["position"],
+                          minutes=minutes, min_reason=self.min_reason,
+                          check_first=bool(plan) and bool(plan[0].get("is_onboarding")), finished=finished,
+                          blocked=bool(data["blocked"]), blocked_message=self.blocked_message,
+                          side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else ())
         view = {"type": "state", "question": self.question, "min_reason_length": self.min_reason,
-                "n": len(plan), "done": done,
-                "minutes": estimated_minutes(self.pairings, [Slot(**s) for s in plan]),
+                "n": len(plan), "done": done, "minutes": minutes,
                 "finished": finished, "blocked": bool(data["blocked"]),
                 "blocked_message": self.blocked_message if data["blocked"] else None,
-                "comparison": comparison, "ack": None, "error": None}
+                "comparison": comparison, "text": text, "ack": None, "error": None}
         view.update(extra)
         return view
 
@@ -116,9 +123,9 @@ class AcuteEvalRunner(LiveRunner):
             return None  # already judged (a double click, another tab): the view shows where the worker is
         side, reason = update.get("choice"), str(update.get("reason") or "").strip()
         if side not in ("left", "right"):
-            return "Please choose one of the two speakers."
+            return CHOOSE_SPEAKER
         if len(reason) < self.min_reason:
-            return f"Please give a reason of at least {self.min_reason} characters."
+            return reason_too_short(self.min_reason)
         slot = Slot(**plan[done])
         pairing = self.pairings[slot.index]
         models = pairing["speakers_to_eval"]
