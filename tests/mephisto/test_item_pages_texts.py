@@ -9,7 +9,6 @@ import json
 import signal
 import urllib.request
 
-import pytest
 
 from chaos_helpers import RELAUNCH, elsewhere, idle, open_page, reconnecting, relaunch, reload, stop, wait
 from label_task_helpers import SSA_ITEMS, open_db, write_jsonl
@@ -18,14 +17,6 @@ from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
 from parlai_acute.mephisto_tasks.texts import live_texts
 
 ITEM = "window.__itemView"
-
-
-@pytest.fixture()
-def runs():
-    started: list[LocalRun] = []
-    yield started
-    for run in started:
-        run.kill_all()
 
 
 def shown(page, ids) -> dict:
