@@ -39,7 +39,7 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
     text = wide.evaluate("window.__acuteView.text")
     assert wide.inner_text("#question") == text["question"] == "Who would you prefer to talk to for a long conversation?"
     assert wide.inner_text("#intro-text") == text["intro"] and "first pair is a check" in text["intro"]
-    assert wide.inner_text("#progress") == text["progress"] == "Comparison 1 of 3 (the check)"
+    assert wide.inner_text("#progress") == text["progress"] == "Comparison 1 of 3"
     assert [wide.inner_text(f"#{k}") for k in ("instructions", "answer-legend", "reason-label", "submit")] == [
         text["instructions"], text["answer"], text["reason_label"], text["submit"]]
     assert wide.locator("#conversations h3").all_inner_texts() == text["sides"]

@@ -42,15 +42,14 @@ def test_acute_says_its_question_counts_check_and_reason_rule(preset, check_firs
     assert numbers(first["intro"]) == {n, minutes}  # "compare 6 pairs ... about 9 minutes", nothing else
     assert (f"{n} pair " if n == 1 else f"{n} pairs ") in first["intro"]
     assert ("minute " if minutes == 1 else "minutes ") in first["intro"]
-    assert ("check" in first["intro"]) == check_first and ("(the check)" in first["progress"]) == check_first
-    assert first["progress"].startswith(f"Comparison 1 of {n}")
+    assert ("check" in first["intro"]) == check_first and first["progress"] == f"Comparison 1 of {n}"
     assert numbers(first["reason_short"]) == {min_reason} and numbers(first["reason_help"]) == {min_reason}
     assert first["reason_help"].format(missing=4).endswith("(4 more).")  # the page fills in what is missing
     assert first["sides"] == ["Conversation 1 (judge Speaker 1)", "Conversation 2 (judge Speaker 2)"]
     if n > 1:
         later = acute.page_texts(question=question, n=n, position=2, minutes=minutes, min_reason=min_reason,
                                  check_first=check_first)
-        assert later["progress"] == f"Comparison 2 of {n}"  # only the first comparison is the check
+        assert later["progress"] == f"Comparison 2 of {n}"
     done = acute.page_texts(question=question, n=n, position=None, minutes=minutes, min_reason=min_reason,
                             check_first=check_first, finished=True)
     assert done["progress"] == "Done" and done["done"].startswith("Thank you! Your answers are saved")
@@ -67,12 +66,10 @@ def test_acute_says_its_question_counts_check_and_reason_rule(preset, check_firs
 @pytest.mark.parametrize("source", ["static", "interactive", "log"])
 @pytest.mark.parametrize("n", [1, 3, 10])
 def test_ssa_says_counts_check_source_step_and_end(check_first, source, n):
-    page = ssa.page_texts(status="working", n=n, position=1, check_first=check_first, check=check_first,
-                          source=source)
+    page = ssa.page_texts(status="working", n=n, position=1, check_first=check_first, source=source)
     assert numbers(page["intro"]) == {n} and re.search(rf"\b{n} responses?\b", page["intro"])
     assert ("responses" in page["intro"].split(",")[0]) == (n != 1)
-    assert ("check" in page["intro"]) == check_first and ("(the check)" in page["progress"]) == check_first
-    assert page["progress"].startswith(f"Item 1 of {n}")
+    assert ("check" in page["intro"]) == check_first and page["progress"] == f"Item 1 of {n}"
     assert bool(page["source"]) == (source != "static")  # a turn of a real chat is said to be one
     assert page["sensible"] == "Does the response make sense?" and page["specific"] == "Is the response specific?"
     assert "appropriate" not in " ".join(all_strings(page)).lower()  # Meena's questions, never ACUTE's

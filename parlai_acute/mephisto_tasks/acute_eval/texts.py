@@ -31,12 +31,12 @@ def intro(n: int, minutes: int, check_first: bool) -> str:
     return text
 
 
-def progress(position: int | None, n: int, *, finished: bool, blocked: bool, check: bool = False) -> str:
+def progress(position: int | None, n: int, *, finished: bool, blocked: bool) -> str:
     if blocked:
         return "Ended"
     if finished:
         return "Done" if n else ""
-    return f"Comparison {position} of {n}" + (" (the check)" if check else "")
+    return f"Comparison {position} of {n}"
 
 
 def page_texts(*, question: str, n: int, position: int | None, minutes: int, min_reason: int,
@@ -44,7 +44,7 @@ def page_texts(*, question: str, n: int, position: int | None, minutes: int, min
                blocked_message: str = "", side_labels: tuple = ("Speaker 1", "Speaker 2")) -> dict:
     """Every string of one view of the page (``{missing}`` in ``reason_help`` is filled as the worker types)."""
     return {
-        "progress": progress(position, n, finished=finished, blocked=blocked, check=check_first and position == 1),
+        "progress": progress(position, n, finished=finished, blocked=blocked),
         "intro_heading": "Before you start",
         "intro": intro(n, minutes, check_first),
         "steps": STEPS,

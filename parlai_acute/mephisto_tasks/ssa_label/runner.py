@@ -37,8 +37,7 @@ class SsaLabelRunner(ItemTaskRunner):
         source = "static" if entry is None or entry["onboarding"] else \
             self.item_of(entry).extra.get("source", "static")
         return texts.page_texts(status=d["status"], n=len(plan), position=view["position"], step=step_of(state),
-                                check_first=bool(plan) and plan[0]["onboarding"],
-                                check=entry is not None and entry["onboarding"], source=source,
+                                check_first=bool(plan) and plan[0]["onboarding"], source=source,
                                 labelled=sum(not r.get("onboarding") for r in d["results"]),
                                 message=d.get("message", ""))
 

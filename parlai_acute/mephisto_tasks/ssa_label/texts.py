@@ -42,10 +42,8 @@ def source_note(source: str) -> str:
     return ""
 
 
-def progress(position: int | None, n: int, check: bool) -> str:
-    if position is None:
-        return ""
-    return f"Item {position} of {n}" + (" (the check)" if check else "")
+def progress(position: int | None, n: int) -> str:
+    return f"Item {position} of {n}" if position is not None else ""
 
 
 def done(status: str, labelled: int, message: str = "") -> str:
@@ -55,12 +53,12 @@ def done(status: str, labelled: int, message: str = "") -> str:
 
 
 def page_texts(*, status: str, n: int, position: int | None, step: int = 1, check_first: bool = False,
-               check: bool = False, source: str = "static", labelled: int = 0, message: str = "") -> dict:
+               source: str = "static", labelled: int = 0, message: str = "") -> dict:
     """Every string of one view of the page."""
     return {
         "intro": intro(n, check_first),
         "source": source_note(source),
-        "progress": progress(position, n, check),
+        "progress": progress(position, n),
         "sensible": SENSIBLE_QUESTION, "sensible_help": SENSIBLE_HELP,
         "specific": SPECIFIC_QUESTION, "specific_help": SPECIFIC_HELP,
         "sensible_yes": "Yes, it makes sense", "sensible_no": "No, it does not",
