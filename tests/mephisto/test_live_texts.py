@@ -6,6 +6,7 @@ the pages read from the task configuration."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,27 @@ def test_shared_lines_are_served_with_the_task_configuration_and_fill_their_plac
     assert {m for s in lines.values() for m in PLACEHOLDER.findall(s)} == {"status"}
     lines["gone"] = "changed"
     assert shared.live_texts()["gone"] != "changed"  # a copy: a caller cannot change what others are told
+
+
+def _page_words(path: Path) -> list[str]:
+    """Words a page file would show of its own: an HTML file's text outside scripts and styles; a
+    script's string literals (comments stripped) with a capitalised word or two words in a row."""
+    source = path.read_text(encoding="utf-8")
+    if path.suffix == ".html":
+        source = re.sub(r"(?s)<(script|style)\b.*?</\1>|<!--.*?-->", "", source)
+        return [t.strip() for t in re.split(r"<[^>]*>", source) if t.strip()]
+    source = re.sub(r"(?s)/\*.*?\*/", "", source)
+    source = re.sub(r"(?m)(^|\s)//\s.*$", "", source)
+    literals = re.findall(r'"((?:[^"\\]|\\.)*)"', source)
+    return [s for s in literals if (re.search(r"\b[A-Z][a-z]+\b", s) or re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", s))
+            and s not in JS_TOKENS and ":" not in s]  # key names, HTTP headers, inline CSS
+
+
+JS_TOKENS = {"use strict", "Content-Type", "Enter", "conversation side-"}  # not words a worker reads
+FRONTENDS = sorted(Path(shared.__file__).parent.glob("**/frontend/*.*"))
+
+
+@pytest.mark.parametrize("path", [p for p in FRONTENDS if p.suffix in (".html", ".js")], ids=lambda p: p.name)
+def test_pages_have_no_wording_of_their_own_beyond_the_loading_line(path):
+    """A worker-facing string added to a page instead of a texts module fails here."""
+    assert _page_words(path) in ([], ["Loading\u2026"]), path
