@@ -25,7 +25,7 @@ import threading
 import time
 
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
-from parlai_acute.mephisto_tasks.texts import NO_WORK
+from parlai_acute.mephisto_tasks.texts import NO_WORK, NOT_ELIGIBLE, STALE_ITEM
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class ItemTaskRunner(LiveRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
     ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
 
-    fail_message = "Sorry, you cannot take part in this task. Thank you for your time."
+    fail_message = NOT_ELIGIBLE
 
     @classmethod
     def setup(cls, task_run, args, shared_state):
@@ -145,7 +145,7 @@ class ItemTaskRunner(LiveRunner):
         if update.get("type") != "answer":
             return UNKNOWN_ACTION
         if entry is None or update.get("position") != len(state.data["results"]) + 1:
-            return "That item is already done; please continue with the one shown."  # a stale page's answer
+            return STALE_ITEM  # a stale page's answer
         self.accept(state, update)  # saved with whatever the answer stores
         error, warning = self.answer(agent, update, entry)
         if error:

@@ -11,6 +11,10 @@ Pure values, no Mephisto.
 from __future__ import annotations
 
 NO_WORK = "There is no more work for you in this task. Thank you!"
+UNKNOWN_ACTION = "Unknown action; please reload the page."
+FAILED = "Something went wrong on our side; please try again."
+STALE_ITEM = "That item is already done; please continue with the one shown."
+NOT_ELIGIBLE = "Sorry, you cannot take part in this task. Thank you for your time."  # a failed check, by default
 
 
 def thanks(what: str = "") -> str:

@@ -4,17 +4,17 @@ Protocol with the page (Mephisto live updates over the router's websocket):
 
 * initial task data (``get_init_data_for_agent``) and every reply are a *view*::
 
-      {"type": "state", "question": ..., "min_reason_length": 10, "n": 6, "done": 2,
-       "minutes": 9, "finished": false, "blocked": false, "blocked_message": null,
-       "text": {"progress": "Comparison 3 of 6", "question": ..., ...},   # every word (..texts)
+      {"type": "state", "min_reason_length": 10, "n": 6, "done": 2,
+       "minutes": 9, "finished": false, "blocked": false,
+       "text": {"progress": "Comparison 3 of 6", "question": ..., "done": ..., ...},   # every word (.texts)
        "comparison": {"position": 3, "n": 6,
           "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
                     {"label": "Speaker 2", "turns": [...]}]},
        "ack": "tab:3", "error": null, "version": 1700000000123, "tab": "tab"}
 
   Model names never reach the page; ``evaluated`` marks the turns of the speaker to judge.
-  ``minutes`` is the unit's estimated duration (for the introduction); ``blocked`` with
-  ``blocked_message`` tells a worker who failed onboarding why the unit ended.
+  ``minutes`` is the unit's estimated duration (said in the introduction); a worker who failed
+  onboarding is ``blocked``, and ``text["done"]`` says why the unit ended.
 * the page sends ``{"type": "judgment", "action_id": ..., "tab": ..., "position": k,
   "choice": "left"|"right", "reason": "..."}``. The judgment is written to the agent state file
   before the reply is sent; a resent judgment (same action, or a position already judged) is
@@ -84,10 +84,8 @@ class AcuteEvalRunner(LiveRunner):
                           check_first=bool(plan) and bool(plan[0].get("is_onboarding")), finished=finished,
                           blocked=bool(data["blocked"]), blocked_message=self.blocked_message,
                           side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else ())
-        view = {"type": "state", "question": self.question, "min_reason_length": self.min_reason,
-                "n": len(plan), "done": done, "minutes": minutes,
-                "finished": finished, "blocked": bool(data["blocked"]),
-                "blocked_message": self.blocked_message if data["blocked"] else None,
+        view = {"type": "state", "min_reason_length": self.min_reason, "n": len(plan), "done": done,
+                "minutes": minutes, "finished": finished, "blocked": bool(data["blocked"]),
                 "comparison": comparison, "text": text, "ack": None, "error": None}
         view.update(extra)
         return view

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.texts import count, thanks
 
+ONBOARDING_FAILED = (
+    "You did not pass the check comparison (it has one clear answer, and yours was the other one), so "
+    "this task has ended for you and you cannot take more comparisons in it. Thank you for your time.")
 CHOOSE_SPEAKER = "Please choose one of the two speakers."
 INSTRUCTIONS = ("Read both conversations, then choose the highlighted speaker that fits the question better; "
                 "the grey turns are their partner.")
