@@ -38,7 +38,8 @@ def alternating_speakers(context) -> list[dict]:
 
 class ItemTaskRunner(LiveRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
-    ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
+    ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view`, :meth:`answer` and
+    :meth:`texts` (every word of a view, from the task's ``texts`` module)."""
 
     fail_message = NOT_ELIGIBLE
 
