@@ -123,3 +123,7 @@ def test_multiref_page_says_the_servers_words_and_refuses_an_empty_reply_in_them
     page.fill("#reply", "a first reply!")  # a repeat (case and end punctuation ignored)
     page.click("#add")
     assert page.inner_text("#error") == text["repeat"]
+    # the page keeps no step of its own: a reload shows the same context with the reply written, from the server
+    reload(page, "__itemView", f"{ITEM}.position === 1 && {ITEM}.item.written.length === 1")
+    assert page.locator("#written li").all_inner_texts() == ["A first reply"]
+    assert page.inner_text("#remaining") == "1 more reply to write for this conversation"
