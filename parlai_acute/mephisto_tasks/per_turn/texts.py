@@ -49,6 +49,9 @@ JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
 CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
+TURN_OVER = "That turn is over; please continue with the current one."
+EXPLAIN = "Please explain your choice in a few words."
+JUDGE_BEFORE_FINISH = "Please judge the replies shown first."
 
 
 def replies(k: int) -> str:
@@ -135,6 +138,11 @@ def progress(design: Design, status: str, turns_done: int, pending: bool) -> str
 
 def turns(n: int) -> str:
     return f"{n} turn{'s' if n != 1 else ''}"
+
+
+def too_early(design: Design, turns_done: int) -> str:
+    """Finishing before ``min_turns``: refused, with how many there are."""
+    return f"Please chat for at least {turns(design.min_turns)} ({turns_done} so far)."
 
 
 def finish_button(design: Design, turns_done: int) -> str:
