@@ -105,7 +105,7 @@ def build_report(result: AnalysisResult) -> Report:
                 models = sorted(set(cells["row"]) | set(cells["col"]))
                 section.figure(win_rate_heatmap(cells, models, interval_label=f"{level} Clopper-Pearson, turns "
                                                 f"independent", unit="turns",
-                                                title="turns where exactly one of the two was picked"),
+                                                title="Turns where exactly one of the two was picked"),
                                f"grid_{design.label}")
             table, columns = _in_words(design.comparisons)
             section.table(table, f"pairs_{design.label}", caption=f"Pairwise comparisons (Holm within the design); "

@@ -83,7 +83,8 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
                  f"wins of the column model/{unit}")
     if interval_label:
         explained += f"; [{interval_label}, %]"
-    ax.set_title(_wrapped(f"{title}. {explained}" if title else explained, width, 9), fontsize=9, **_PLAIN)
+    ax.set_title(_wrapped(f"{title}. E{explained[1:]}" if title else explained, 1.05 * k + 0.5, 9), fontsize=9,
+                 **_PLAIN)
     bar = fig.colorbar(_mappable(cmap, norm), ax=ax, shrink=0.7)
     bar.set_label("% won by the column model", **_PLAIN)
     return Chart(fig, tooltips)
@@ -96,9 +97,9 @@ def _mappable(cmap, norm):
 
 
 def _wrapped(text: str, width_inches: float, fontsize: float = 10) -> str:
-    """``text`` wrapped to the figure's width (about 1.9 characters per point of width at
-    ``fontsize``), each line kept whole, so no label runs past the figure's edge."""
-    chars = max(int(width_inches * 72 / (0.6 * fontsize)), 20)
+    """``text`` wrapped to ``width_inches`` (the axes' width: a label is centred on the axes, not the
+    figure) at DejaVu Sans' widest average of 0.65 em a character, so no label runs past the figure."""
+    chars = max(int(width_inches * 72 / (0.65 * fontsize)), 16)
     return "\n".join(wrapped for line in str(text).split("\n") for wrapped in textwrap.wrap(line, chars) or [""])
 
 
@@ -148,7 +149,8 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
         bars = f"bars: {interval_label}; hollow points: no interval" + (f" ({missing})" if missing else "")
     else:
         bars = f"no interval bars ({interval_label}): {missing or 'none could be given'}"
-    ax.set_xlabel(_wrapped(f"{xlabel}\n{bars}", width), **_PLAIN)
+    axes_width = width - 0.08 * longest - 0.6  # less the row labels
+    ax.set_xlabel(_wrapped(f"{xlabel}\n{bars}", axes_width), **_PLAIN)
     if title:
-        ax.set_title(_wrapped(title, width), fontsize=10, **_PLAIN)
+        ax.set_title(_wrapped(title, axes_width), fontsize=10, **_PLAIN)
     return Chart(fig, tooltips)
