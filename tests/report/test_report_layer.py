@@ -119,7 +119,7 @@ def test_interval_plot_names_its_interval_and_marks_missing_ones(written):
     root = ElementTree.fromstring(paths["figures/ranking.svg"].read_bytes())
     texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "log-strength" in texts  # the x-axis label, then what the bars are and what a hollow point is
-    assert "bars: 95% bootstrap interval; hollow points: no interval" in texts
+    assert "bars: 95% bootstrap interval; hollow points: no interval" in " ".join(" ".join(texts).split())
     assert "no interval: " + EVIL in texts
 
 
