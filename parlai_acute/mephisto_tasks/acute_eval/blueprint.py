@@ -71,6 +71,11 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "with the judgment that settled it (stop_decision)."})
     stop_comparisons: str = field(default="", metadata={
         "help": "Comma-separated model pairs the stop rule waits for, e.g. 'model_a vs model_b'."})
+    stop_top_k: Optional[int] = field(default=None, metadata={
+        "help": "Stop handing out comparisons once the set of the top k models is decided: each of them "
+                "decided ahead of every other model by its own confidence sequence, at stop_alpha (0.05 if "
+                "unset) over all model pairs; the decision (the top k, rank-sets) is stored as stop_decision. "
+                "With pair_selection=adaptive, open pairs across the top-k boundary are served first."})
     stop_budget: Optional[int] = field(default=None, metadata={
         "help": "Stop handing out comparisons after this many regular judgments (over all runs of the task)."})
     task_title: str = field(default="Compare two conversations", metadata={

@@ -22,6 +22,10 @@ Two options of issue 18 (``selection``, ``stop``):
   anytime-valid status (:func:`parlai_acute.status.status`: confidence sequences over
   workers, valid at every look), or once N regular judgments are in; ``decision`` holds
   why, for the runner to store with the judgment that settled it.
+* ``stop={"alpha": 0.05, "top_k": 3}`` stops instead once the set of the top 3 models is
+  decided (:func:`parlai_acute.status.top_k`: each of them decided ahead of every other model
+  by its own confidence sequence, Bonferroni over all model pairs); with adaptive selection
+  the pairs across the current top-3 boundary that are still open are served first.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 SELECTIONS = ("balanced", "adaptive")
+#: top-k stop with adaptive selection: weight of a pair off the open boundary (an open one weighs 1)
+BESIDE = 0.02
 
 
 def pair_id(pairing: dict, index: int) -> str:
@@ -76,10 +82,19 @@ class Scheduler:
         self.pairings = pairings
         self.selection = selection
         self.stop = dict(stop) if stop else None
+        if self.stop and self.stop.get("top_k") is not None and self.stop.get("alpha") is None:
+            self.stop["alpha"] = 0.05
         self.decision: dict | None = None  # set once the stop rule fired
         self._next_look = 0
         self.judgments: list[dict] = []  # regular judgments with their winner: what selection and stop read
         self.models = sorted({m for p in pairings if not p["is_onboarding"] for m in p["speakers_to_eval"]})
+        self._boundary: set | None = None  # top-k stop: model pairs across the boundary still open
+        top = (self.stop or {}).get("top_k")
+        if top is not None and not 1 <= int(top) < len(self.models):
+            from parlai_acute.errors import UserError
+
+            raise UserError(f"stop_top_k={top} needs 1 <= k < number of models ({len(self.models)}); "
+                            f"set it below {len(self.models)}")
         for name in (self.stop or {}).get("comparisons") or []:
             unknown = [m for m in name.replace(":", " vs ").split(" vs ") if m.strip() not in self.models]
             if unknown or " vs " not in name.replace(":", " vs "):
@@ -140,6 +155,9 @@ class Scheduler:
         if judged < self._next_look:  # every judgment up to 20, then at each 5% growth:
             return  # any schedule of looks keeps a confidence sequence valid
         self._next_look = judged + 1 if judged < 20 else math.ceil(judged * 1.05)
+        if self.stop.get("top_k") is not None:
+            self._check_top_k(judged)
+            return
         from parlai_acute.status import status
 
         result = status(self._table(), "acute", alpha=float(self.stop["alpha"]))
@@ -155,6 +173,18 @@ class Scheduler:
                              "method": "confidence sequences over workers (parlai_acute.status), Bonferroni over "
                                        f"{result['comparisons']} comparison(s)", "time": time.time()}
 
+    def _check_top_k(self, judged: int) -> None:
+        from parlai_acute.status import top_k
+
+        result = top_k(self._table(), int(self.stop["top_k"]), alpha=float(self.stop["alpha"]), models=self.models,
+                       details=False)
+        verdict = result["questions"][0]
+        self._boundary = {frozenset(u["models"]) for u in verdict["undecided"]}
+        if result["decided"]:
+            self.decision = {"stopped": "decided", "judgments": judged, "alpha": float(self.stop["alpha"]),
+                             "top_k": result["k"], "top": verdict["top"], "rank_sets": verdict["rank_sets"],
+                             "method": f"{result['method']} ({result['pairs']} pairs)", "time": time.time()}
+
     def _weights(self, free: list[int]) -> dict:
         """Adaptive: each free pairing's weight, the expected uncertainty reduction of its model pair."""
         import numpy as np
@@ -167,12 +197,23 @@ class Scheduler:
             loser = j["model_right"] if j["winner"] == j["model_left"] else j["model_left"]
             if j["winner"] in index and loser in index:
                 wins[index[j["winner"]], index[loser]] += 1
-        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         out = {}
+        if self._boundary is not None:  # top-k stop: the open pairs across the boundary, a little of the rest
+            for i in free:
+                out[i] = 1.0 if frozenset(self.pairings[i]["speakers_to_eval"]) in self._boundary else BESIDE
+            return out
+        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         for i in free:
             a, b = (index[m] for m in self.pairings[i]["speakers_to_eval"])
             out[i] = float(scores[a, b]) if scores is not None else 1.0
         return out
+
+    def _why(self, index: int) -> str:
+        if self._boundary is None:
+            return "expected ranking-uncertainty reduction"
+        if frozenset(self.pairings[index]["speakers_to_eval"]) in self._boundary:
+            return "open pair across the top-k boundary"
+        return "off the open top-k boundary (kept exploring)"
 
     def stopped(self) -> bool:
         with self._lock:
@@ -209,8 +250,7 @@ class Scheduler:
             keys = {i: math.log(self._rng.random() or 1e-300) / max(weights[i] / total, 1e-12) for i in free}
             free.sort(key=lambda i: -keys[i])
             if why is not None:
-                why.update({i: f"adaptive: expected ranking-uncertainty reduction share {weights[i] / total:.3f}"
-                            for i in free[:room]})
+                why.update({i: f"adaptive: {self._why(i)} share {weights[i] / total:.3f}" for i in free[:room]})
             return free[:room]
         free.sort(key=lambda i: -self.needed[i])  # stable: random among equally needed
         return free[:room]
