@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parlai_acute.report import Report, interval_plot, win_rate_heatmap
-from parlai_acute.report.tables import format_p
+from parlai_acute.report.tables import p_text
 from parlai_acute.stats.inference import legend
 
 #: Reasons shown per matchup; all of them are in reasons.csv (a big run would make a huge page).
@@ -84,8 +84,8 @@ def _agreement_section(section, result, q) -> None:
         agreement.note(f"Krippendorff's alpha (nominal) with a {_percent(result.config.confidence)} percentile "
                        f"bootstrap interval over items (pairs of conversations judged more than once).")
     b = q.side_bias
-    agreement.note(f"Left conversation won {b['left_wins']} of {b['n']} judgments (two-sided binomial p = "
-                   f"{format_p(b['pvalue'])}); sides are randomised, so this checks the interface, not the "
+    agreement.note(f"Left conversation won {b['left_wins']} of {b['n']} judgments (two-sided binomial "
+                   f"{p_text(b['pvalue'])}); sides are randomised, so this checks the interface, not the "
                    f"models.")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parlai_acute.report import Report, interval_plot, new_figure
+from parlai_acute.report import Report, bar_plot, interval_plot
 
 LOG_PLOTS = [("words_per_utt", "words per utterance"), ("freq1k", "share of words with < 1,000 corpus occurrences"),
              ("repeat_self_3", "share of trigrams repeated from own earlier turns"),
@@ -68,14 +68,8 @@ def logs_report(table: pd.DataFrame, config: dict) -> Report:
     section.table(table, "logs_table")
     labels = (table["log"] + " / " + table["speaker"] + " (" + table["role"] + ")").tolist()
     for column, title in LOG_PLOTS:
-        fig = new_figure(width=7.5, height=1.3 + 0.4 * len(table))
-        ax = fig.add_subplot()
-        ax.barh(range(len(table)), table[column].fillna(0).to_numpy(), color="#336699")
-        ax.set_yticks(range(len(table)), labels)
-        ax.invert_yaxis()
-        ax.set_xlabel(title)
-        ax.set_title("descriptive, no interval", fontsize=9)
-        section.figure(fig, f"logs_{column}")
+        section.figure(bar_plot(labels, table[column].fillna(0).to_numpy(), title, "descriptive, no interval"),
+                       f"logs_{column}")
     report.configuration("Run", config)
     return report
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parlai_acute.perturn.analysis import PAIR_HEADERS, AnalysisResult, grid, jsonable
-from parlai_acute.report import Report, format_p, format_value, interval_plot, methods_paragraph, win_rate_heatmap
+from parlai_acute.report import Report, format_value, interval_plot, methods_paragraph, p_text, win_rate_heatmap
 from parlai_acute.stats.inference import legend, min_clusters
 from parlai_acute.stats.intervals import clopper_pearson
 
@@ -20,11 +20,9 @@ PAIR_COLUMNS = ["model_a", "model_b", "tie_win", "win_a", "win_b", "tie_loss", "
 
 
 def _in_words(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The pairs table with the test columns named in words, and the columns to show."""
+    """The pairs table with the test columns named in words, and the columns to show (rounded by
+    the report layer's one rule)."""
     shown = [c for c in PAIR_COLUMNS if c in table]
-    rates = [c for c in ("tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high", "rate_a",
-                         "rate_b") if c in table]
-    table = table.assign(**{c: table[c].astype(float).round(3) for c in rates})
     return table.rename(columns=PAIR_HEADERS), [PAIR_HEADERS.get(c, c) for c in shown]
 
 
@@ -79,8 +77,8 @@ def build_report(result: AnalysisResult) -> Report:
             table = g.models_table.sort_values("rate", ascending=False)
             name = f"{design.label}_{g.model_set}".replace("|", "-")
             if config.bootstrap > 0:
-                few = g.dialogues < config.min_clusters if config.cluster == "dialogue" else g.workers < config.min_clusters
                 count = g.dialogues if config.cluster == "dialogue" else g.workers
+                few = count < config.min_clusters
                 why = (f"{count} {config.cluster}{'s' if count != 1 else ''}; a {config.cluster} bootstrap needs "
                        f"{config.min_clusters} or more" if few
                        else "every resample gave the same rate")
@@ -90,13 +88,14 @@ def build_report(result: AnalysisResult) -> Report:
                       f"{boot_label}", columns=MODEL_COLUMNS)
             if g.omnibus.get("cluster_method") and design.setting == "mm":
                 om = g.omnibus
-                verdict = (f"p = {format_p(om['cluster_pvalue'])}{om['mark']}" if om["cluster_pvalue"] is not None
+                verdict = (f"{p_text(om['cluster_pvalue'])}{om['mark']}" if om["cluster_pvalue"] is not None
                            else f"no test ({om['cluster_note']})")
                 sub.text(f"All models equal? {verdict}: {om['cluster_method']}. Secondary (exact, judgments "
-                         f"independent): {om['test']} statistic {format_value(om['statistic'])}, df {om['df']}, p = {format_p(om['pvalue'])}")
+                         f"independent): {om['test']} statistic {format_value(om['statistic'])}, df {om['df']}, "
+                         f"{p_text(om['pvalue'])}")
             if len(g.positions):
                 sub.table(g.positions, f"positions_{name}", caption=f"Picks by page position; "
-                          f"{g.position_test['test']} p = {format_p(g.position_test['pvalue'])}")
+                          f"{g.position_test['test']} {p_text(g.position_test['pvalue'])}")
         if design.setting != "sm" and len(design.comparisons):
             cells = grid(design.comparisons)
             if len(cells):
@@ -109,8 +108,9 @@ def build_report(result: AnalysisResult) -> Report:
                                f"grid_{design.label}")
             table, columns = _in_words(design.comparisons)
             section.table(table, f"pairs_{design.label}", caption=f"Pairwise comparisons (Holm within the design); "
-                          f"difference = rate of model B - rate of model A; interval: {level} interval of the difference, inverted cluster-aware test "
-                          f"over {config.cluster}s; mark from the cluster-aware Holm p; exact test: "
+                          f"difference = pick rate of model B - model A; interval: {level} interval of the "
+                          f"difference, inverted cluster-aware test over {config.cluster}s; mark from the "
+                          f"cluster-aware Holm p; exact test: "
                           f"{design.comparisons['test'].iloc[0]} (pairs.csv has every column)", columns=columns)
         elif len(design.comparisons):
             table, _ = _in_words(design.comparisons)

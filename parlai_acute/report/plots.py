@@ -103,6 +103,24 @@ def _wrapped(text: str, width_inches: float, fontsize: float = 10) -> str:
     return "\n".join(wrapped for line in str(text).split("\n") for wrapped in textwrap.wrap(line, chars) or [""])
 
 
+def bar_plot(labels: list[str], values, xlabel: str, title: str = "") -> Chart:
+    """Horizontal bars, one per label, first at the top, for descriptive values (no interval:
+    say so in ``title``); sized and labelled like :func:`interval_plot`, so nothing is clipped."""
+    labels = [str(label) for label in labels]
+    longest = max((len(label) for label in labels), default=1)
+    width = 5.5 + 0.08 * longest
+    fig = new_figure(width=width, height=1.3 + 0.4 * max(len(labels), 1))
+    ax = fig.add_subplot()
+    ax.barh(range(len(labels)), values, color="#336699")
+    ax.set_yticks(range(len(labels)), labels, **_PLAIN)
+    ax.invert_yaxis()
+    axes_width = width - 0.08 * longest - 0.6
+    ax.set_xlabel(_wrapped(xlabel, axes_width), **_PLAIN)
+    if title:
+        ax.set_title(_wrapped(title, axes_width, 9), fontsize=9, **_PLAIN)
+    return Chart(fig)
+
+
 def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high: str, xlabel: str,
                   interval_label: str, reference: float | None = None, title: str = "",
                   note: str | None = None, missing: str = "") -> Chart:

@@ -26,7 +26,7 @@ import re
 
 import pandas as pd
 
-__all__ = ["esc", "header", "format_p", "format_value", "column_format", "display_table", "column_parts",
+__all__ = ["esc", "header", "format_p", "p_text", "format_value", "column_format", "display_table", "column_parts",
            "table_html", "table_latex", "table_markdown", "latex_escape", "markdown_escape"]
 
 
@@ -69,6 +69,12 @@ def format_p(value) -> str:
         return ""
     value = float(value)
     return "< 0.001" if value < 0.0005 else f"{value:.3f}"
+
+
+def p_text(value) -> str:
+    """A p-value in a sentence: "p = 0.008", "p < 0.001", or "no p-value" when missing."""
+    shown = format_p(value)
+    return "no p-value" if not shown else f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 def _number(value, decimals: int) -> str:

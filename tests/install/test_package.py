@@ -117,7 +117,8 @@ def test_a_wheel_carries_every_file_the_package_reads_and_its_extras(tmp_path):
 
 
 #: What ``pip install .`` needs of the project directory (no checkout state: .venv, build/, caches).
-_SOURCE_IGNORE = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "tests", "benchmarks", "docs", ".*cache")
+_SOURCE_IGNORE = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "tests", "benchmarks", "docs",
+                  ".*cache")
 
 
 def _source_copy(tmp_path: Path) -> Path:

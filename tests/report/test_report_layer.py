@@ -176,7 +176,8 @@ def test_export_names_are_file_safe_and_unique(tmp_path):
 
 
 def test_a_plot_without_any_interval_says_so_instead_of_promising_bars():
-    table = pd.DataFrame({"model": ["a", "b"], "rate": [0.7, 0.3], "low": [float("nan")] * 2, "high": [float("nan")] * 2})
+    nan = float("nan")
+    table = pd.DataFrame({"model": ["a", "b"], "rate": [0.7, 0.3], "low": [nan, nan], "high": [nan, nan]})
     chart = interval_plot(table, "model", "rate", "low", "high", xlabel="pick rate", interval_label="95% bootstrap",
                           missing="1 dialogue; a dialogue bootstrap needs 5 or more")
     root = ElementTree.fromstring(figure_svg(chart))
@@ -195,7 +196,8 @@ def test_one_formatting_rule_headers_in_words_intervals_merged_p_values_rounded(
     shown = display_table(table)
     assert list(shown.columns) == ["model A", "bootstrap p (Holm)", "difference", "CI", "kappa", "n", "few"]
     assert list(shown["bootstrap p (Holm)"]) == ["0.008", "< 0.001"]
-    assert list(shown["difference"]) == ["0.123", "-0.500"] and list(shown["CI"]) == ["[0.010, 0.500]", "[-0.900, 0.250]"]
+    assert list(shown["difference"]) == ["0.123", "-0.500"]
+    assert list(shown["CI"]) == ["[0.010, 0.500]", "[-0.900, 0.250]"]
     assert list(shown["kappa"]) == ["0.400 [0.100, 0.600]", "0.500 [0.200, 0.700]"]
     assert list(shown["n"]) == ["3", ""] and list(shown["few"]) == ["yes", "no"]
     assert header("Holm p (cluster-aware)") == "Holm p (cluster-aware)"  # already in words: kept

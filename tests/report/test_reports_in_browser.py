@@ -30,7 +30,8 @@ LONG = "a_model_with_a_rather_long_checkpoint_name"
 
 
 def _analysed(tmp: Path, name: str, protocol: str, table) -> Path:
-    result = api.analyze(protocol, table, bootstrap=50, seed=0, **({"max_per_worker": 10} if protocol == "acute" else {}))
+    cap = {"max_per_worker": 10} if protocol == "acute" else {}
+    result = api.analyze(protocol, table, bootstrap=50, seed=0, **cap)
     return api.write_outputs(protocol, result, tmp / name)["report.html"]
 
 
@@ -70,7 +71,12 @@ def _metrics(tmp: Path) -> list[Path]:
                                for i, r in enumerate(["i am good", "i teach", "from paris"], 1)), encoding="utf-8")
     assert main(["metrics", "score", "--data", str(data), "--replies", str(replies), "--metrics", "f1,bleu",
                  "--bootstrap", "50", "-o", str(tmp / "metrics_score")]) == 0
-    return [tmp / "metrics_correlate" / "report.html", tmp / "metrics_score" / "report.html"]
+    log = tmp / "chat.jsonl"
+    log.write_text(json.dumps({"dialog": [[{"id": "localHuman", "text": "hi! how are you?"},
+                                           {"id": LONG, "text": "Fine. What about you?"}]]}) + "\n", encoding="utf-8")
+    assert main(["metrics", "logs", f"me={log}", "-o", str(tmp / "metrics_logs")]) == 0
+    return [tmp / "metrics_correlate" / "report.html", tmp / "metrics_score" / "report.html",
+            tmp / "metrics_logs" / "report.html"]
 
 
 def _multiref(tmp: Path) -> Path:
@@ -103,7 +109,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         "judge agreement": _judge_agreement(tmp),
         "multiref": _multiref(tmp),
     }
-    pages["metrics correlate"], pages["metrics score"] = _metrics(tmp)
+    pages["metrics correlate"], pages["metrics score"], pages["metrics logs"] = _metrics(tmp)
     return pages
 
 
@@ -125,7 +131,7 @@ MEASURE = r"""() => {
   const out = {right, viewport: document.documentElement.clientWidth, tables: [], captions: [], outside: [],
                headers: [], cells: [], figures: []};
   for (const t of document.querySelectorAll('table')) if (seen(t))
-    out.tables.push({right: t.getBoundingClientRect().right, head: t.querySelector('th') ? t.querySelector('th').textContent : ''});
+    out.tables.push({right: t.getBoundingClientRect().right, head: (t.querySelector('th') || {}).textContent});
   for (const th of document.querySelectorAll('th')) out.headers.push(th.textContent);
   for (const tr of document.querySelectorAll('table tr')) {
     const row = [...tr.children].map(c => c.textContent);
@@ -165,7 +171,8 @@ def check_layout(m: dict, where: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["acute", "per-turn", "per-turn, one dialogue", "ssa static", "ssa interactive",
-                                  "convai2", "judge agreement", "multiref", "metrics correlate", "metrics score"])
+                                  "convai2", "judge agreement", "multiref", "metrics correlate", "metrics score",
+                                  "metrics logs"])
 def test_the_report_reads_well_at_1280px_and_in_print(reports, page, name):
     html = reports[name]
     page.set_viewport_size(VIEWPORT)
