@@ -21,7 +21,7 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:14px}td,th{border:1px solid #ccc;padding:3px 7px;
 text-align:right;vertical-align:top}th{background:#f3f3f3;font-weight:600}
-td.t{text-align:left}td.long{overflow-wrap:anywhere}
+td.t,th.t{text-align:left}td.long{overflow-wrap:anywhere}
 td{white-space:nowrap}td.t{white-space:normal}
 caption{caption-side:top;text-align:left;color:#666;font-size:90%}
 figure{margin:0.5em 0 1.5em}figure svg{max-width:100%;height:auto}

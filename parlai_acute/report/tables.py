@@ -232,7 +232,24 @@ def column_parts(shown: pd.DataFrame, budget: float = TABLE_PX) -> list[list[str
         current.append(column)
     if current:
         parts.append(keys + current)
-    return parts
+    return _balanced(parts, keys, widths, budget)
+
+
+def _balanced(parts: list[list[str]], keys: list[str], widths: dict, budget: float) -> list[list[str]]:
+    """The same number of parts with the columns shared out evenly (no part of one lone column
+    after a full one), when every part still fits."""
+    rest = [c for part in parts for c in part[len(keys):]]
+    target = sum(widths[c] for c in rest) / len(parts)
+    balanced, current, used = [], [], 0.0
+    for column in rest:
+        if current and used + widths[column] / 2 > target and len(balanced) < len(parts) - 1:
+            balanced.append(keys + current)
+            current, used = [], 0.0
+        current.append(column)
+        used += widths[column]
+    balanced.append(keys + current)
+    fits = all(sum(widths[c] for c in part) <= budget for part in balanced)
+    return balanced if fits and len(balanced) == len(parts) else parts
 
 
 def _cell_class(text: str, numeric: bool) -> str:
@@ -251,7 +268,7 @@ def table_html(table: pd.DataFrame, columns: list[str] | None = None, budget: fl
     parts = column_parts(shown, budget) if budget else [list(shown.columns)]
     out = []
     for number, part in enumerate(parts, 1):
-        head = "".join(f"<th>{esc(c.rstrip())}</th>" for c in part)
+        head = "".join(("<th>" if numeric[c] else "<th class='t'>") + f"{esc(c.rstrip())}</th>" for c in part)
         body = []
         for row in shown[part].itertuples(index=False):
             cells = [f"<td{_cell_class(v, numeric[c])}>{esc(v)}</td>" for c, v in zip(part, row)]
