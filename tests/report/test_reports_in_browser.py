@@ -79,6 +79,18 @@ def _metrics(tmp: Path) -> list[Path]:
             tmp / "metrics_logs" / "report.html"]
 
 
+def _metrics_rank(tmp: Path) -> Path:
+    """The rank report from scored contexts (what a model's log-probabilities give), without a model."""
+    from parlai_acute.metrics.ranking import RankConfig, summarise
+    from parlai_acute.metrics.reports import rank_report
+
+    config = RankConfig(candidates=5, bootstrap=50)
+    table = pd.DataFrame({"gold_logprob": [-12.0, -20.5, -8.25, -15.0], "gold_tokens": [6, 9, 4, 7],
+                          "hit": [1, 0, 1, 0], "hit_with_parrot": [1, 0, 0, 0], "parrot_beats_gold": [0, 1, 1, 0]})
+    rank_report(summarise(table, config), table, config, {"model": LONG, "tokenizer": "gpt2"}).write(tmp / "rank")
+    return tmp / "rank" / "report.html"
+
+
 def _multiref(tmp: Path) -> Path:
     from parlai_acute.multiref.analysis import analyze, read_collection, write_outputs
 
@@ -108,6 +120,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
                                                                          rounded=True)),
         "judge agreement": _judge_agreement(tmp),
         "multiref": _multiref(tmp),
+        "metrics rank": _metrics_rank(tmp),
     }
     pages["metrics correlate"], pages["metrics score"], pages["metrics logs"] = _metrics(tmp)
     return pages
@@ -172,7 +185,7 @@ def check_layout(m: dict, where: str) -> None:
 
 @pytest.mark.parametrize("name", ["acute", "per-turn", "per-turn, one dialogue", "ssa static", "ssa interactive",
                                   "convai2", "judge agreement", "multiref", "metrics correlate", "metrics score",
-                                  "metrics logs"])
+                                  "metrics logs", "metrics rank"])
 def test_the_report_reads_well_at_1280px_and_in_print(reports, page, name):
     html = reports[name]
     page.set_viewport_size(VIEWPORT)
