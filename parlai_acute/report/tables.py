@@ -56,11 +56,12 @@ def header(column) -> str:
 
 
 _P = re.compile(r"(^|[\s_(])(p|pvalue|p-value)($|[\s_)])|pvalue", re.I)
+_SAMPLING_P = re.compile(r"(top|min|typical)[_ ]p$", re.I)  # decoding settings, not p-values
 
 
 def is_p_column(column) -> bool:
     """Whether a column holds p-values, from its name (``pvalue``, ``p_holm``, "Holm p (exact)")."""
-    return bool(_P.search(str(column)))
+    return bool(_P.search(str(column))) and not _SAMPLING_P.search(str(column))
 
 
 def format_p(value) -> str:
