@@ -1,6 +1,8 @@
 """Installable as a package: setup.py's ranges admit the lock's pins (``make install`` uses the
-lock with --no-deps), the analysis core needs none of ParlAI, Mephisto or torch, and a wheel
-built from the checkout carries every file the package reads."""
+lock with --no-deps), the analysis core needs none of ParlAI, Mephisto or torch, a wheel built
+from the checkout carries every file the package reads, and ``pip install .`` into a fresh
+``python -m venv`` (through the configured package index, held to ParlAI's own pins) gives a
+working ``parlai-acute`` and runs the README's Python API."""
 from __future__ import annotations
 
 import re
