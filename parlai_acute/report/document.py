@@ -109,9 +109,11 @@ class Section:
 
     def table(self, table: pd.DataFrame, name: str | None = None, caption: str = "",
               columns: list[str] | None = None, max_rows: int | None = None, more: str = "rows not shown") -> "Section":
-        """A table. With a ``name`` it is also exported as ``tables/NAME.tex`` and ``.md``
-        (complete, even when the page shows only ``max_rows`` rows, followed by
-        "N more ``more``")."""
+        """A table, given raw (snake_case names, full precision): the page and the exports show it
+        by the one display rule of :mod:`parlai_acute.report.tables` (headers in words, intervals
+        as one column, p-values and numbers rounded; split by columns when too wide for the page).
+        With a ``name`` it is also exported as ``tables/NAME.tex`` and ``.md`` (complete, even
+        when the page shows only ``max_rows`` rows, followed by "N more ``more``")."""
         name = self._report._claim(name, "tables") if name else None
         self.items.append(_Table(table.copy(), name, caption, columns, max_rows, more))
         return self
