@@ -37,8 +37,18 @@ def esc(value) -> str:
 
 _WORDS = {"pvalue": "p", "ci": "CI", "sd": "SD", "ssa": "SSA", "boot": "bootstrap", "a": "A", "b": "B",
           "bt": "Bradley-Terry", "winrate": "win rate", "diff": "difference", "num": "number of", "id": "ID",
-          "n": "n", "kl": "KL", "llm": "LLM", "bleu4": "BLEU-4", "utt": "utterance", "pct": "%", "freq1k": "rare words",
+          "n": "n", "kl": "KL", "llm": "LLM", "utt": "utterance", "pct": "%", "freq1k": "rare words",
           "ppl": "perplexity", "vs": "vs", "t": "t", "seconds": "(s)"}
+
+
+_NUMBERED = {"bleu": "BLEU-{}", "unique": "unique {}-grams", "distinct": "distinct-{}", "rouge": "ROUGE-{}"}
+
+
+def _numbered(token: str) -> str:
+    """An n-gram measure's token in words ("bleu4" -> "BLEU-4", "unique1" -> "unique 1-grams")."""
+    match = re.fullmatch(r"([A-Za-z]+)(\d)", token)
+    pattern = match and _NUMBERED.get(match[1].lower())
+    return pattern.format(match[2]) if pattern else token
 
 
 def header(column) -> str:
@@ -51,7 +61,7 @@ def header(column) -> str:
     if not tokens:
         return name
     holm = "holm" in tokens
-    words = [_WORDS.get(t.lower(), t) for t in tokens if t.lower() != "holm"]
+    words = [_WORDS.get(t.lower()) or _numbered(t) for t in tokens if t.lower() != "holm"]
     return " ".join(words) + (" (Holm)" if holm else "")
 
 

@@ -202,6 +202,7 @@ def test_one_formatting_rule_headers_in_words_intervals_merged_p_values_rounded(
     assert list(shown["n"]) == ["3", ""] and list(shown["few"]) == ["yes", "no"]
     assert header("Holm p (cluster-aware)") == "Holm p (cluster-aware)"  # already in words: kept
     assert header("p_holm_exact") == "p exact (Holm)"
+    assert [header(c) for c in ("gt_bleu4", "unique1_new")] == ["gt BLEU-4", "unique 1-grams new"]
     assert list(display_table(pd.DataFrame({"top_p": [0.95]}))["top p"]) == ["0.950"]  # a setting, not a p-value
 
 
