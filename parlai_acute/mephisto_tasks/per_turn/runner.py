@@ -35,8 +35,7 @@ MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
 class PerTurnRunner(LiveRunner):
-    fail_message = ("Sorry, you chose a reply that does not fit the conversation, so you cannot take part in this "
-                    "task. Thank you for your time.")
+    fail_message = texts.FAILED
 
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
@@ -238,7 +237,7 @@ class PerTurnRunner(LiveRunner):
         d = state.data
         pending = d.get("pending")
         if d["status"] != "chatting" or pending is None or update.get("turn") != pending["turn"]:
-            return "That turn is over; please continue with the current one."
+            return texts.TURN_OVER
         shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{pending['turn']}:continue")
         ssa = None
@@ -255,7 +254,7 @@ class PerTurnRunner(LiveRunner):
             return str(exc)
         justification = " ".join(str(update.get("justification") or "").split())
         if self.design.justification == "required" and len(justification) < 3:
-            return "Please explain your choice in a few words."
+            return texts.EXPLAIN
         if self.design.justification == "off":
             justification = ""
         self.accept(state, update)
@@ -321,10 +320,9 @@ class PerTurnRunner(LiveRunner):
         if d["status"] != "chatting":
             return None
         if d.get("pending") is not None:
-            return "Please judge the replies shown first."
+            return texts.JUDGE_BEFORE_FINISH
         if len(d["turns"]) < self.design.min_turns:
-            return (f"Please chat for at least {texts.turns(self.design.min_turns)} "
-                    f"({len(d['turns'])} so far).")
+            return texts.too_early(self.design, len(d["turns"]))
         self.accept(state, update)
         self._close(agent)
         return None
