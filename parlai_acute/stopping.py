@@ -19,6 +19,7 @@ Pure: tidy rows in, a dict out; no Mephisto.
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import pandas as pd
@@ -94,6 +95,7 @@ class StopRule:
         self._rows: dict = {}
         self._next_look = 0
         self._decided_before: set = set()
+        self._lock = threading.RLock()  # units of a live task finish in threads of their own
 
     def _measures(self) -> list:
         return list(MEASURES) if self.protocol == "ssa" else [None]
@@ -110,13 +112,14 @@ class StopRule:
 
     def add(self, rows: list[dict]) -> dict | None:
         """Rows of a finished unit; returns the decision if they settled the rule (once), else None."""
-        if self.decision is not None:
-            return None
-        key = KEYS[self.protocol]
-        for r in rows:
-            self._rows[tuple(r[k] for k in key) if key else len(self._rows)] = r
-        self._check()
-        return self.decision
+        with self._lock:
+            if self.decision is not None:
+                return None
+            key = KEYS[self.protocol]
+            for r in rows:
+                self._rows[tuple(r[k] for k in key) if key else len(self._rows)] = r
+            self._check()
+            return self.decision
 
     def _check(self) -> None:
         judged = self.judgments()

@@ -14,7 +14,7 @@ class TaskArgs(BlueprintArgs):
         "help": "CSV file where Mephisto's tip-review scripts keep worker tips (empty: none).", "required": False})
 
 
-def stop_fields(work: str, judgments: str, example: str) -> dict:
+def stop_fields(work: str, judgments: str, example: str, note: str = "") -> dict:
     """The three stop options of issue 18 (``stop_alpha``, ``stop_comparisons``, ``stop_budget``),
     worded for one task: ``work`` is what stops being handed out, ``judgments`` what the budget
     counts. One wording for every task; the rule itself is :class:`parlai_acute.stopping.StopRule`."""
@@ -24,7 +24,7 @@ def stop_fields(work: str, judgments: str, example: str) -> dict:
                     "by confidence sequences valid at every look, at this error rate; the decision is stored "
                     "with the unit that settled it (stop_decision) and `parlai-acute status` shows it."}),
         "stop_comparisons": field(default="", metadata={
-            "help": f"Comma-separated model pairs the stop rule waits for, e.g. '{example}'."}),
+            "help": f"Comma-separated model pairs the stop rule waits for, e.g. '{example}'{note}."}),
         "stop_budget": field(default=None, metadata={
             "help": f"Stop handing out {work} after this many {judgments} (over all runs of the task)."}),
     }

@@ -32,6 +32,7 @@ from parlai_acute.worlds.per_turn import PerTurnDialogue
 logger = logging.getLogger(__name__)
 MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
+NO_MORE_WORK = "There are no more conversations for you in this task. Thank you!"
 
 class PerTurnRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
@@ -135,7 +136,9 @@ class PerTurnRunner(LiveRunner):
                 "config": self.live.config, "assignment": f"{agent.assignment_id} (unit {agent.unit_id})"}
         print(f"worker {data['worker_name']} took assignment {agent.assignment_id} (unit {agent.unit_id}): "
               f"dialogue {data['dialogue_id']}", flush=True)  # the launcher's console: who is where
-        if self.scheduler.needs_onboarding(worker):
+        if not self.scheduler.may_start(worker):  # nothing left for them (e.g. the stop rule fired): say so now
+            data.update(status="unavailable", message=NO_MORE_WORK)
+        elif self.scheduler.needs_onboarding(worker):
             rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
             index = rng.randrange(len(self.live.onboarding_items))
             order = onboarding.practice_order(self.live.onboarding_items[index], self.design.replies_per_turn, rng)
@@ -154,8 +157,7 @@ class PerTurnRunner(LiveRunner):
         if not d.get("model_set"):
             names = self.scheduler.start(worker, d["dialogue_id"])
             if names is None:
-                d.update(status="unavailable", message="There are no more conversations for you in this task. "
-                                                       "Thank you!")
+                d.update(status="unavailable", message=NO_MORE_WORK)
                 state.save_data()
                 return
             d["model_set"] = list(names)
@@ -375,6 +377,10 @@ class PerTurnRunner(LiveRunner):
             agent.state.save_data()
         self.scheduler.finish("|".join(sorted(d["model_set"])), d["dialogue_id"], complete=complete,
                               turns=len(d["turns"]), worker=str(agent.worker_id))
+        if complete and self.scheduler.stop is not None:  # a dialogue counts for the stop rule once complete
+            from parlai_acute.mephisto_tasks.per_turn.store import stop_rows
+
+            self.settle_stop(agent, stop_rows([self.unit_record(agent)], self.scheduler.stop.protocol))
 
 
 def _continuation(turn: dict) -> str:

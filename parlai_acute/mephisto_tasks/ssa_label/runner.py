@@ -29,6 +29,11 @@ class SsaLabelRunner(ItemTaskRunner):
 
         return ensure_live(task_run, args, shared_state)
 
+    def stop_rows(self, agent) -> list[dict]:
+        from parlai_acute.mephisto_tasks.ssa_label.store import labels_records
+
+        return labels_records([self.unit_record(agent)])
+
     def task_view(self) -> dict:
         return {"questions": {"sensible": SENSIBLE_QUESTION, "sensible_help": SENSIBLE_HELP,
                               "specific": SPECIFIC_QUESTION, "specific_help": SPECIFIC_HELP}}
