@@ -45,8 +45,17 @@
     $("none").checked = false; $("user-reply").value = ""; $("justification").value = "";
   }
 
+  // A view that repeats what is on the page (the answer to a resend, a reconnection) leaves the
+  // messages and cards in place: no flicker, the worker's scroll and ticks stay.
+  function unchanged(box, key) {
+    if (box.__key === key) return true;
+    box.__key = key;
+    return false;
+  }
+
   function renderMessages(list) {
     var box = $("messages");
+    if (unchanged(box, JSON.stringify(list))) return;
     box.textContent = "";
     list.forEach(function (m) {
       var who = m.seed ? "Opening (from a real conversation)" : SPEAKER[m.speaker] || m.speaker;
@@ -61,6 +70,7 @@
   function renderCards(items, v) {
     var ssa = v.label_mode === "ssa";  // Meena's two questions, in the practice turn too
     var box = $("candidates");
+    if (unchanged(box, JSON.stringify([v.status, v.turn, v.protocol, v.label_mode, items, v.text]))) return;
     var checked = {};  // a re-render of the same turn keeps what the worker ticked; a new turn starts empty
     var key = v.status + ":" + v.turn;
     if (box.getAttribute("data-turn") === key) {
