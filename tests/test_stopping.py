@@ -136,3 +136,33 @@ def test_the_task_schedulers_hand_out_nothing_new_once_the_rule_fired_and_finish
     for index in held:
         items.record("w1", index)
     assert items.complete() and first in range(20)
+
+
+def _conversation(k: int, model: str, status: str = "complete") -> dict:
+    """A stored interactive-SSA dialogue (per-turn setting sm, label_mode ssa) of three labelled turns."""
+    turns = [{"turn": t, "worker_message": f"hello {t}", "fallback": "picked", "user_reply": "",
+              "candidates": [{"model": model, "text": "ok" if model == "generic" else f"hiking {t}", "position": 0,
+                              "continued": True}],
+              "ssa": {"sensible": True, "specific": model == "smol"}, "shown_at": k, "decided_at": k + 0.5}
+             for t in range(3)]
+    return {"worker_id": k, "worker_name": f"w{k}", "unit_id": str(k), "task_run_id": "1",
+            "data": {"dialogue_id": f"d{k}", "model_set": [model], "status": status, "messages": [], "turns": turns}}
+
+
+def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriateness_has_no_comparison():
+    from parlai_acute.mephisto_tasks.per_turn.live import stop_rule
+    from parlai_acute.perturn.design import Design
+
+    design = Design(models=["generic", "smol"], setting="sm", protocol="sm", label_mode="ssa", min_turns=3,
+                    max_turns=3)
+    units = [_conversation(k, ("generic", "smol")[k % 2]) for k in range(40)]
+    history = [{"unit": u} for u in units] + [{"unit": _conversation(99, "generic", "partial")}, {"unit": None}]
+    rule = stop_rule(Blueprint(stop_alpha=0.2, stop_comparisons="smol vs generic [specific]"), design, history)
+    assert rule.protocol == "ssa" and rule.stopped  # a relaunch finds the run already decided
+    assert rule.decision["judgments"] == 120  # complete conversations only: the partial one is not counted
+    assert rule.decision["comparisons"]["generic vs smol [specific]"]["clusters"] == 40
+    assert stop_rule(Blueprint(stop_alpha=0.2), design, history[:4]).stopped is False
+    appropriate = Design(models=["a", "b"], setting="sm", protocol="sm")
+    with pytest.raises(UserError, match="appropriateness labels .* use stop_budget, or label_mode=ssa"):
+        stop_rule(Blueprint(stop_alpha=0.05), appropriate)
+    assert stop_rule(Blueprint(stop_budget=100), appropriate).budget == 100
