@@ -105,9 +105,12 @@ class LiveRunner(TaskRunner):
         """Hand a finished unit's tidy ``rows`` to the task's stop rule (``scheduler.stop``, see
         :mod:`parlai_acute.stopping`); if they settled it, the decision is stored with this unit."""
         stop = getattr(self.scheduler, "stop", None)
-        if stop is None or not rows:
-            return
-        decision = stop.add(rows)
+        if stop is not None and rows:
+            self.store_stop_decision(agent, stop.add(rows))
+
+    @staticmethod
+    def store_stop_decision(agent, decision: dict | None) -> None:
+        """The stop rule's decision, when this unit's work settled it, saved in the unit's data (once)."""
         if decision is not None:
             agent.state.data["stop_decision"] = decision
             agent.state.save_data()

@@ -9,7 +9,7 @@ with the unit that settled it, and ``parlai-acute status --task-name`` shows it.
 from __future__ import annotations
 
 from label_task_helpers import open_db, write_jsonl
-from perturn_task_helpers import GENERIC, GREEDY, stored, write
+from perturn_task_helpers import GENERIC, SMOL, stored, write
 
 from parlai_acute.agents.generic_bot import QUESTION_REPLY, STATEMENT_REPLY
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
@@ -18,6 +18,7 @@ from parlai_acute.mephisto_tasks.ssa_label import store as ssa_store
 from parlai_acute.scripts.main import main
 
 GENERIC_TEXTS = {QUESTION_REPLY, STATEMENT_REPLY}
+QUICK_SMOL = f"smol_greedy={SMOL.replace('--max-new-tokens 16', '--max-new-tokens 6')} --inference greedy"  # short: fast
 
 
 def prefer_smol(view) -> Choice:
@@ -31,7 +32,7 @@ def decisions_of(units) -> list[dict]:
 
 def test_per_turn_stops_when_the_pair_is_decided_and_lets_the_dialogue_in_hand_finish(tmp_path, launch_per_turn,
                                                                                        capsys):
-    task = launch_per_turn("--model", GREEDY, "--model", GENERIC, "mephisto.blueprint.min_turns=2",
+    task = launch_per_turn("--model", QUICK_SMOL, "--model", GENERIC, "mephisto.blueprint.min_turns=2",
                            "mephisto.blueprint.max_turns=2", "mephisto.blueprint.onboarding=false",
                            "mephisto.blueprint.target=30", "mephisto.blueprint.stop_alpha=0.2",
                            "mephisto.blueprint.stop_comparisons='smol_greedy vs generic_bot'")
