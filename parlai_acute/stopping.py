@@ -78,6 +78,9 @@ class StopRule:
         self.alpha, self.budget = stop.get("alpha"), stop.get("budget")
         self.pairs = sorted({tuple(sorted(p)) for p in pairs if len(set(p)) == 2})
         known = ", ".join(" vs ".join(p) for p in self.pairs) or "none"
+        if self.alpha is not None and not self.pairs:
+            raise UserError("mephisto.blueprint.stop_alpha waits for model pairs to be decided, and this task compares "
+                            "none (one model); give two or more models, or stop with stop_budget only")
         self.wanted = []
         for name in stop.get("comparisons") or []:
             try:

@@ -81,6 +81,8 @@ def test_budget_names_measures_and_resent_rows():
     with pytest.raises(UserError, match="optionally with \\[sensible\\] or \\[specific\\]"):
         StopRule("ssa", {"alpha": ALPHA, "comparisons": ["a vs b [funny]"]}, [("a", "b")])
     assert comparison_key("y vs x [specific]") == ("x", "y", "specific") and comparison_key("b:a") == ("a", "b", None)
+    with pytest.raises(UserError, match="compares none \\(one model\\)"):
+        StopRule("ssa", {"alpha": ALPHA}, [])
     ssa = StopRule("ssa", {"alpha": ALPHA, "comparisons": []}, [("a", "b")])
     assert ssa.wanted == [("a", "b", "sensible"), ("a", "b", "specific")]  # unnamed: every pair, both rates
 

@@ -116,3 +116,26 @@ def test_ssa_labelling_stops_when_the_specificity_difference_is_decided(tmp_path
     assert len(labels) == decision["judgments"] < len(items) * 2  # stopped before the 240 labels planned
     assert main(["status", "--task-name", "ssa_test", "--mephisto-db", str(task.data_dir / "database.db")]) == 0
     assert "STOPPED at" in capsys.readouterr().out
+
+
+def test_interactive_ssa_stops_at_its_label_budget(tmp_path, launch_per_turn):
+    """Interactive SSA (per-turn setting sm, label_mode ssa): the rule counts the labels of complete
+    conversations, so the third one-turn conversation spends a budget of 3 and the fourth worker gets none."""
+    task = launch_per_turn("--model", GENERIC, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
+                           "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.min_turns=1",
+                           "mephisto.blueprint.max_turns=1", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=10", "mephisto.blueprint.stop_budget=3")
+    task.wait_ready()
+
+    def label(view) -> Choice:
+        return Choice(sensible=True, specific=False)
+
+    runs = [pw.run_sync(lambda w=w: pw.run_protocol_worker(task.url, f"i{w}", f"i{w}", write, label, turns=1))
+            for w in range(4)]
+    assert [r.status for r in runs[:3]] == ["complete"] * 3
+    assert runs[3].unavailable or runs[3].status == "unavailable"
+    assert task.wait_exit(timeout=120) == 0
+    _, units, records = stored(task.data_dir)
+    [decision] = decisions_of(units)
+    assert decision["stopped"] == "budget" and decision["judgments"] == 3 and decision["budget"] == 3
+    assert len({r["dialogue"] for r in records}) == 3
