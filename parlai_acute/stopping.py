@@ -162,6 +162,17 @@ class StopRule:
             "time": time.time()}
 
 
+def already_stopped(stop: StopRule | None) -> str | None:
+    """What a relaunch says when the stored data already stop the run (None: they do not)."""
+    if stop is None or stop.decision is None:
+        return None
+    d = stop.decision
+    why = "its budget is spent" if d["stopped"] == "budget" else "every named comparison is decided"
+    return (f"the stop rule already stops this task ({why} at {d['judgments']} judgments; `parlai-acute status "
+            f"--task-name` shows it); nothing to launch (raise mephisto.blueprint.stop_budget, or use another "
+            f"mephisto.task.task_name for a new run)")
+
+
 def decision_lines(decisions: list[dict]) -> list[str]:
     """What ``status`` prints about a run's stored stop decisions (normally one)."""
     lines = []

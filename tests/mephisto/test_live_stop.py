@@ -116,6 +116,12 @@ def test_ssa_labelling_stops_when_the_specificity_difference_is_decided(tmp_path
     assert len(labels) == decision["judgments"] < len(items) * 2  # stopped before the 240 labels planned
     assert main(["status", "--task-name", "ssa_test", "--mephisto-db", str(task.data_dir / "database.db")]) == 0
     assert "STOPPED at" in capsys.readouterr().out
+    again = launch_task("ssa", "--items", str(path), "mephisto.blueprint.labels_per_item=2",
+                        "mephisto.blueprint.stop_alpha=0.2", "mephisto.blueprint.onboarding=false",
+                        "mephisto.blueprint.stop_comparisons='smollm2_greedy vs generic_bot [specific]'",
+                        data_dir=task.data_dir)
+    assert again.wait_exit(timeout=120) == 0  # a relaunch reads the stored labels: still decided
+    assert "the stop rule already stops this task (every named comparison is decided" in again.log()
 
 
 def test_interactive_ssa_stops_at_its_label_budget(tmp_path, launch_per_turn):
