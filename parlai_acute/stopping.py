@@ -78,6 +78,14 @@ class StopRule:
         self.alpha, self.budget = stop.get("alpha"), stop.get("budget")
         self.pairs = sorted({tuple(sorted(p)) for p in pairs if len(set(p)) == 2})
         known = ", ".join(" vs ".join(p) for p in self.pairs) or "none"
+        self.top_k = stop.get("top_k")  # ACUTE only: stop once the set of the top k models is decided
+        if self.top_k is not None and self.alpha is None:
+            self.alpha = 0.05
+        self.models = sorted({m for p in self.pairs for m in p})
+        self.boundary: set | None = None  # top-k: model pairs across the boundary still open, after a look
+        if self.top_k is not None and not 1 <= int(self.top_k) < len(self.models):
+            raise UserError(f"stop_top_k={self.top_k} needs 1 <= k < number of models ({len(self.models)}); "
+                            f"set it below {len(self.models)}")
         if self.alpha is not None and not self.pairs:
             raise UserError("mephisto.blueprint.stop_alpha waits for model pairs to be decided, and this task compares "
                             "none (one model); give two or more models, or stop with stop_budget only")
@@ -133,6 +141,9 @@ class StopRule:
         if self.alpha is None or not self._rows or judged < self._next_look:
             return
         self._next_look = judged + 1 if judged < EVERY_UNTIL else math.ceil(judged * GROWTH)
+        if self.top_k is not None:
+            self._check_top_k(judged)
+            return
         from parlai_acute.status import status
 
         result = status(pd.DataFrame(list(self._rows.values())), self.protocol, alpha=self.alpha)
@@ -162,6 +173,22 @@ class StopRule:
             "time": time.time()}
 
 
+    def _check_top_k(self, judged: int) -> None:
+        """ACUTE top-k: decided once each of the top k is ahead of every other model
+        (:func:`parlai_acute.status.top_k`); the open boundary pairs steer adaptive selection."""
+        from parlai_acute.status import top_k
+
+        result = top_k(pd.DataFrame(list(self._rows.values())), int(self.top_k), alpha=self.alpha,
+                       models=self.models, details=False)
+        verdict = result["questions"][0]
+        self.boundary = {frozenset(u["models"]) for u in verdict["undecided"]}
+        if result["decided"]:
+            self.decision = {"stopped": "decided", "judgments": judged, "alpha": self.alpha, "top_k": result["k"],
+                             "top": verdict["top"], "rank_sets": verdict["rank_sets"],
+                             "rule": f"stop once the top {result['k']} are decided at alpha {self.alpha:g}",
+                             "method": f"{result['method']} ({result['pairs']} pairs)", "time": time.time()}
+
+
 def already_stopped(stop: StopRule | None) -> str | None:
     """What a relaunch says when the stored data already stop the run (None: they do not)."""
     if stop is None or stop.decision is None:
@@ -180,6 +207,10 @@ def decision_lines(decisions: list[dict]) -> list[str]:
         if d["stopped"] == "budget":
             lines.append(f"STOPPED: the budget of {d['budget']} judgments was spent (at {d['judgments']} judgments); "
                          "units already handed out were finished")
+            continue
+        if "top_k" in d:
+            lines.append(f"STOPPED at {d['judgments']} judgments: the top {d['top_k']} ({', '.join(d['top'])}) "
+                         f"decided at alpha {d['alpha']:g} ({d['method']})")
             continue
         lines.append(f"STOPPED at {d['judgments']} judgments: every named comparison decided at alpha "
                      f"{d['alpha']:g} ({d['method']}); settled by {', '.join(d['settled_by'])}")

@@ -10,6 +10,10 @@ worker (SSA). For a run, it also says whether the task's stop rule (``stop_alpha
 
   parlai-acute status --task-name my-acute-task
   parlai-acute status --table turns.csv --alpha 0.05 --json status.json
+  parlai-acute status --task-name my-acute-task --top-k 3
+
+``--top-k K`` (ACUTE) also says whether the set of the best K models is decided: each of them
+decided ahead of every model outside by its own confidence sequence, at --alpha over all pairs.
 """
 from __future__ import annotations
 
@@ -30,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="error rate over all comparisons together, at every look (default: %(default)s)")
     parser.add_argument("--budget", type=int, default=1_000_000,
                         help="judgments beyond which a projection says 'no decision in sight'")
+    parser.add_argument("--top-k", type=int, default=None, metavar="K",
+                        help="ACUTE: also say whether the set of the top K models is decided (at --alpha over all "
+                             "model pairs), and which pairs across the boundary are still open")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the status as JSON")
 
 
@@ -74,8 +81,15 @@ def run(args) -> int:
     if args.budget < 1:
         raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
+    if args.top_k is not None and protocol != "acute":
+        raise UserError(f"--top-k ranks ACUTE-Eval models and these are {protocol} data; leave --top-k out")
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
+    if args.top_k is not None:
+        from parlai_acute.status import top_k, top_k_lines
+
+        result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
+        print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
         from parlai_acute.mephisto_tasks.database import open_mephisto_db
         from parlai_acute.mephisto_tasks.stored_units import stop_decisions

@@ -68,6 +68,11 @@ class AcuteEvalBlueprintArgs(TaskArgs):
     _stop = stop_fields("comparisons", "regular judgments", "model_a vs model_b")
     stop_alpha: Optional[float] = _stop["stop_alpha"]
     stop_comparisons: str = _stop["stop_comparisons"]
+    stop_top_k: Optional[int] = field(default=None, metadata={
+        "help": "Stop handing out comparisons once the set of the top k models is decided: each of them "
+                "decided ahead of every other model by its own confidence sequence, at stop_alpha (0.05 if "
+                "unset) over all model pairs; the decision (the top k, rank-sets) is stored as stop_decision. "
+                "With pair_selection=adaptive, open pairs across the top-k boundary are served first."})
     stop_budget: Optional[int] = _stop["stop_budget"]
     del _stop
     task_title: str = field(default="Compare two conversations", metadata={

@@ -42,7 +42,17 @@ def stop_rule(b) -> dict | None:
                         f"got {b.get('pair_selection')!r}")
     from parlai_acute.stopping import options
 
-    return options(b, judgments="regular judgments")
+    top = b.get("stop_top_k")
+    if top is None:
+        return options(b, judgments="regular judgments")
+    if b.get("stop_comparisons"):
+        raise UserError("set either mephisto.blueprint.stop_top_k or stop_comparisons, not both")
+    if int(top) < 1:
+        raise UserError(f"mephisto.blueprint.stop_top_k must be at least 1, got {top}")
+    alpha = b.get("stop_alpha")
+    stop = options({"stop_alpha": 0.05 if alpha is None else alpha, "stop_budget": b.get("stop_budget")},
+                   judgments="regular judgments")
+    return stop | {"top_k": int(top)}
 
 
 def ensure_scheduler(task_run, args, shared_state) -> Scheduler:

@@ -22,6 +22,10 @@ Two options of issue 18 (``selection``, ``stop``):
   for the per-turn and SSA tasks) fires: every named model pair (all, if none are named)
   decided by the anytime-valid status, or N regular judgments in; ``decision`` holds why,
   for the runner to store with the judgment that settled it.
+* ``stop={"alpha": 0.05, "top_k": 3}`` stops instead once the set of the top 3 models is
+  decided (:func:`parlai_acute.status.top_k`: each of them decided ahead of every other model
+  by its own confidence sequence, Bonferroni over all model pairs); with adaptive selection
+  the pairs across the current top-3 boundary that are still open are served first.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 SELECTIONS = ("balanced", "adaptive")
+#: top-k stop with adaptive selection: weight of a pair off the open boundary (an open one weighs 1)
+BESIDE = 0.02
 
 
 def pair_id(pairing: dict, index: int) -> str:
@@ -112,6 +118,11 @@ class Scheduler:
         """Why the run stopped (:class:`parlai_acute.stopping.StopRule`), None while it goes on."""
         return self.stop.decision if self.stop else None
 
+    @property
+    def _boundary(self) -> set | None:
+        """Top-k stop: the model pairs across the top-k boundary still open (None: no top-k look yet)."""
+        return self.stop.boundary if self.stop else None
+
     def _worker(self, worker: str) -> _Worker:
         return self._workers.setdefault(worker, _Worker())
 
@@ -135,12 +146,23 @@ class Scheduler:
             loser = j["model_right"] if j["winner"] == j["model_left"] else j["model_left"]
             if j["winner"] in index and loser in index:
                 wins[index[j["winner"]], index[loser]] += 1
-        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         out = {}
+        if self._boundary is not None:  # top-k stop: the open pairs across the boundary, a little of the rest
+            for i in free:
+                out[i] = 1.0 if frozenset(self.pairings[i]["speakers_to_eval"]) in self._boundary else BESIDE
+            return out
+        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         for i in free:
             a, b = (index[m] for m in self.pairings[i]["speakers_to_eval"])
             out[i] = float(scores[a, b]) if scores is not None else 1.0
         return out
+
+    def _why(self, index: int) -> str:
+        if self._boundary is None:
+            return "expected ranking-uncertainty reduction"
+        if frozenset(self.pairings[index]["speakers_to_eval"]) in self._boundary:
+            return "open pair across the top-k boundary"
+        return "off the open top-k boundary (kept exploring)"
 
     def stopped(self) -> bool:
         with self._lock:
@@ -177,8 +199,7 @@ class Scheduler:
             keys = {i: math.log(self._rng.random() or 1e-300) / max(weights[i] / total, 1e-12) for i in free}
             free.sort(key=lambda i: -keys[i])
             if why is not None:
-                why.update({i: f"adaptive: expected ranking-uncertainty reduction share {weights[i] / total:.3f}"
-                            for i in free[:room]})
+                why.update({i: f"adaptive: {self._why(i)} share {weights[i] / total:.3f}" for i in free[:room]})
             return free[:room]
         free.sort(key=lambda i: -self.needed[i])  # stable: random among equally needed
         return free[:room]
