@@ -168,3 +168,17 @@ def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriate
     with pytest.raises(UserError, match="appropriateness labels .* use stop_budget, or label_mode=ssa"):
         stop_rule(Blueprint(stop_alpha=0.05), appropriate)
     assert stop_rule(Blueprint(stop_budget=100), appropriate).budget == 100
+
+
+def test_status_says_why_a_run_stopped():
+    from parlai_acute.stopping import decision_lines
+
+    rule = StopRule("per-turn", {"alpha": ALPHA}, [("a", "b")])
+    rule.add(_turn_rows(np.ones((12, 10), bool), 0))
+    lines = decision_lines([rule.decision, {"stopped": "budget", "budget": 3, "judgments": 3},
+                            {"stopped": "decided", "judgments": 9, "alpha": 0.2, "top_k": 1, "top": ["m"],
+                             "method": "rank-sets (3 pairs)"}])
+    assert lines[0].startswith(f"STOPPED at {rule.decision['judgments']} judgments: every named comparison decided")
+    assert lines[1].startswith("  a vs b: above, estimate 1.000 [") and "over" in lines[1]
+    assert lines[2].startswith("STOPPED: the budget of 3 judgments was spent")
+    assert lines[3].startswith("STOPPED at 9 judgments: the top 1 (m) decided at alpha 0.2")
