@@ -30,13 +30,12 @@ from mephisto.abstractions.blueprint import TaskRunner
 
 from parlai_acute.mephisto_tasks.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
                                                   registration_of)
+from parlai_acute.mephisto_tasks.texts import FAILED, UNKNOWN_ACTION
 from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
 
 logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
 ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
-UNKNOWN_ACTION = "Unknown action; please reload the page."
-FAILED = "Something went wrong on our side; please try again."
 _STAMP = threading.RLock()
 
 

@@ -18,13 +18,11 @@ from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
+from parlai_acute.mephisto_tasks.acute_eval.texts import ONBOARDING_FAILED
 from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
-DEFAULT_ONBOARDING_FAILED = (
-    "You did not pass the check comparison (it has one clear answer, and yours was the other one), so "
-    "this task has ended for you and you cannot take more comparisons in it. Thank you for your time.")
 FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
@@ -57,7 +55,7 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "with block_qualification and their judgments are excluded from analysis."})
     block_qualification: str = field(default="parlai_acute_eval_block", metadata={
         "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
-    onboarding_failed_message: str = field(default=DEFAULT_ONBOARDING_FAILED, metadata={
+    onboarding_failed_message: str = field(default=ONBOARDING_FAILED, metadata={
         "help": "What the page tells a worker whose onboarding (gold) answer was wrong, instead of the "
                 "usual thank-you: the unit ends there and they cannot take more units of this task."})
     seed: int = field(default=0, metadata={

@@ -238,7 +238,7 @@ class PerTurnRunner(LiveRunner):
         d = state.data
         pending = d.get("pending")
         if d["status"] != "chatting" or pending is None or update.get("turn") != pending["turn"]:
-            return "That turn is over; please continue with the current one."
+            return texts.TURN_OVER
         shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{pending['turn']}:continue")
         ssa = None
@@ -255,7 +255,7 @@ class PerTurnRunner(LiveRunner):
             return str(exc)
         justification = " ".join(str(update.get("justification") or "").split())
         if self.design.justification == "required" and len(justification) < 3:
-            return "Please explain your choice in a few words."
+            return texts.EXPLAIN
         if self.design.justification == "off":
             justification = ""
         self.accept(state, update)
@@ -321,10 +321,9 @@ class PerTurnRunner(LiveRunner):
         if d["status"] != "chatting":
             return None
         if d.get("pending") is not None:
-            return "Please judge the replies shown first."
+            return texts.JUDGE_BEFORE_FINISH
         if len(d["turns"]) < self.design.min_turns:
-            return (f"Please chat for at least {texts.turns(self.design.min_turns)} "
-                    f"({len(d['turns'])} so far).")
+            return texts.too_early(self.design, len(d["turns"]))
         self.accept(state, update)
         self._close(agent)
         return None
