@@ -59,7 +59,7 @@ def test_per_turn_stops_when_the_pair_is_decided_and_lets_the_dialogue_in_hand_f
     runs, early = pw.run_sync(crowd)
     finished = [r for r in runs if r.status == "complete"]
     late = runs[-1]
-    assert late.unavailable or late.status == "unavailable"  # told plainly: no unit, or "no more conversations"
+    assert late.unavailable or late.status == "unavailable"  # told plainly: no unit, or "no more work for you"
     assert early["status"] == "complete" and early["turns_done"] == 2
     assert task.wait_exit(timeout=120) == 0  # stopped and nothing in progress: the run ends by itself
     _, units, records = stored(task.data_dir)

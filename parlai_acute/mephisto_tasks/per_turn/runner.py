@@ -26,13 +26,13 @@ import time
 from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
+from parlai_acute.mephisto_tasks.texts import NO_WORK
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)
 MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
-NO_MORE_WORK = "There are no more conversations for you in this task. Thank you!"
 
 class PerTurnRunner(LiveRunner):
     def __init__(self, task_run, args, shared_state):
@@ -137,7 +137,7 @@ class PerTurnRunner(LiveRunner):
         print(f"worker {data['worker_name']} took assignment {agent.assignment_id} (unit {agent.unit_id}): "
               f"dialogue {data['dialogue_id']}", flush=True)  # the launcher's console: who is where
         if not self.scheduler.may_start(worker):  # nothing left for them (e.g. the stop rule fired): say so now
-            data.update(status="unavailable", message=NO_MORE_WORK)
+            data.update(status="unavailable", message=NO_WORK)
         elif self.scheduler.needs_onboarding(worker):
             rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
             index = rng.randrange(len(self.live.onboarding_items))
@@ -157,7 +157,7 @@ class PerTurnRunner(LiveRunner):
         if not d.get("model_set"):
             names = self.scheduler.start(worker, d["dialogue_id"])
             if names is None:
-                d.update(status="unavailable", message=NO_MORE_WORK)
+                d.update(status="unavailable", message=NO_WORK)
                 state.save_data()
                 return
             d["model_set"] = list(names)
