@@ -117,9 +117,15 @@ class StopRule:
 
     def judgments(self) -> int:
         """Judgments so far: ACUTE judgments, per-turn judged turns, SSA labels."""
-        if self.protocol == "per-turn":
-            return len({(r["dialogue"], r["turn"]) for r in self._rows.values()})
-        return len(self._rows)
+        with self._lock:
+            if self.protocol == "per-turn":
+                return len({(r["dialogue"], r["turn"]) for r in self._rows.values()})
+            return len(self._rows)
+
+    def budget_left(self) -> int | None:
+        """Judgments the budget still allows (None: no budget): a scheduler hands out no more than
+        this, counting the work under way, so concurrent units do not run far past the budget."""
+        return None if self.budget is None else max(0, self.budget - self.judgments())
 
     def add(self, rows: list[dict]) -> dict | None:
         """Rows of a finished unit; returns the decision if they settled the rule (once), else None."""

@@ -117,10 +117,13 @@ def test_ssa_rates_apart_stop_the_rule_over_conversations():
 
 
 def test_the_task_schedulers_hand_out_nothing_new_once_the_rule_fired_and_finish_what_is_under_way():
-    rule = StopRule("per-turn", {"budget": 10}, [("a", "b")])
-    sched = Scheduler([("a", "b")], target=50, stop=rule)
+    rule = StopRule("per-turn", {"budget": 20}, [("a", "b")])
+    sched = Scheduler([("a", "b")], target=50, turns_per_dialogue=10, stop=rule)
     assert sched.start("w1", "d1") == ("a", "b") and sched.start("w2", "d2")
-    rule.add(_turn_rows(np.ones((1, 10), bool), 0))
+    assert not sched.may_start("w3")  # the two dialogues under way will spend the 20-turn budget
+    sched.finish("a|b", "d2", complete=False, turns=0, worker="w2")
+    assert sched.may_start("w3") and sched.resume("w2", "a|b", "d2", turns=0)  # cut short: room again
+    rule.add(_turn_rows(np.ones((2, 10), bool), 0))
     assert sched.remaining() == 0 and sched.dialogues_needed() == 0 and not sched.may_start("w3")
     assert sched.start("w3", "d3") is None and not sched.complete()  # d1, d2 still under way
     sched.finish("a|b", "d1", complete=False, turns=1, worker="w1")
@@ -131,7 +134,8 @@ def test_the_task_schedulers_hand_out_nothing_new_once_the_rule_fired_and_finish
 
     items = ItemScheduler([f"i{k}" for k in range(20)], per_item=2, items_per_unit=4,
                           stop=StopRule("ssa", {"budget": 1}, [("a", "b")]))
-    [first, *_] = held = items.assign("w1")
+    [first] = held = items.assign("w1")  # the budget of one label caps the unit at one item
+    assert items.assign("w2") == []  # that item under way spends it
     items.stop.add([{"item": "x", "worker": "w0"}])
     assert items.remaining() == 0 and items.assign("w2") == [] and not items.has_work_for("w2")
     assert not items.complete()

@@ -13,7 +13,7 @@ and the multi-reference task (each context written for by ``per_item`` workers: 
 
 ``history`` (what earlier runs of the task stored) makes a relaunch hand out only what is missing.
 With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new unit gets
-items; units under way finish theirs.
+items; units under way finish theirs. Items under way count against its budget.
 """
 from __future__ import annotations
 
@@ -90,6 +90,9 @@ class ItemScheduler:
         room = self.items_per_unit
         if self.max_per_worker is not None:
             room = min(room, self.max_per_worker - w.done - w.reserved)
+        left = self.stop.budget_left() if self.stop is not None else None
+        if left is not None:  # the stop budget, less the items under way
+            room = min(room, left - sum(v.reserved for v in self._workers.values()))
         return free[:max(0, room)]
 
     def has_work_for(self, worker: str) -> bool:

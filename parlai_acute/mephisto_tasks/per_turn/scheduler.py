@@ -6,7 +6,8 @@ concurrent workers all pile onto one pair. A dialogue that ends early (worker le
 stopped) gives its place back; its finished turns are kept and still count when the
 target is turns. ``history`` (earlier runs of the same task) makes a relaunch continue.
 With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new dialogue
-starts; dialogues under way (and a worker coming back to one cut short) still finish.
+starts; dialogues under way (and a worker coming back to one cut short) still finish. Nor does
+one start when the dialogues under way (at ``turns_per_dialogue`` each) will spend its budget.
 """
 from __future__ import annotations
 
@@ -85,6 +86,10 @@ class Scheduler:
     def _may_start(self, w: _Worker) -> bool:
         if self.max_per_worker is not None and w.dialogues >= self.max_per_worker:
             return False
+        left = self.stop.budget_left() if self.stop is not None else None
+        running = sum(len(s.running) for s in self.sets.values())
+        if left is not None and running * self.turns_per_dialogue >= left:
+            return False  # the dialogues under way will spend the stop budget
         return any(self._need(s) > 0 for s in self.sets.values())
 
     def needs_onboarding(self, worker: str) -> bool:
