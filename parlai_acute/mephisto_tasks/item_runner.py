@@ -63,6 +63,10 @@ class ItemTaskRunner(LiveRunner):
         when the entry is done."""
         raise NotImplementedError
 
+    def stop_rows(self, agent) -> list[dict]:
+        """A finished unit's rows for the task's stop rule (none by default: no stop rule)."""
+        return []
+
     def task_view(self) -> dict:
         """Fields of every view that do not change (instructions, questions)."""
         return {}
@@ -175,6 +179,8 @@ class ItemTaskRunner(LiveRunner):
             self.scheduler.passed_onboarding(worker)
         else:
             self.scheduler.record(worker, entry["index"])
+        if d["status"] == "complete":
+            self.end(agent)  # the unit's labels count for the stop rule as soon as it is done
 
     def end(self, agent) -> None:
         """The unit is over (finished, blocked, or cut short): unfinished items go back, once."""
@@ -191,3 +197,4 @@ class ItemTaskRunner(LiveRunner):
         if d["status"] == "working":
             d["status"] = "partial"
             agent.state.save_data()
+        self.settle_stop(agent, self.stop_rows(agent))

@@ -106,6 +106,27 @@ class LiveRunner(TaskRunner):
         actions.append(update["action_id"])
         del actions[:-ACTIONS_KEPT]
 
+    def settle_stop(self, agent, rows: list[dict]) -> None:
+        """Hand a finished unit's tidy ``rows`` to the task's stop rule (``scheduler.stop``, see
+        :mod:`parlai_acute.stopping`); if they settled it, the decision is stored with this unit."""
+        stop = getattr(self.scheduler, "stop", None)
+        if stop is not None and rows:
+            self.store_stop_decision(agent, stop.add(rows))
+
+    @staticmethod
+    def store_stop_decision(agent, decision: dict | None) -> None:
+        """The stop rule's decision, when this unit's work settled it, saved in the unit's data (once)."""
+        if decision is not None:
+            agent.state.data["stop_decision"] = decision
+            agent.state.save_data()
+            logger.info("stop rule fired (%s) at %s judgments", decision["stopped"], decision["judgments"])
+
+    def unit_record(self, agent) -> dict:
+        """This agent's unit as the stores read it back (:mod:`.stored_units`), for their row builders."""
+        return {"worker_id": agent.worker_id, "worker_name": agent.state.data.get("worker_name"),
+                "unit_id": agent.unit_id, "assignment_id": agent.assignment_id, "task_run_id": self.task_run.db_id,
+                "data": agent.state.data}
+
     def stamped(self, state, **extra) -> dict:
         with _STAMP:  # views are made in several threads (a model finishing, the unit's loop): one order
             d = state.data

@@ -5,7 +5,8 @@ stored) or a tidy table file (``--table``: ACUTE judgments, per-turn turns or SS
 prints each comparison's estimate with its confidence sequence (an interval valid however
 often one looks), whether it is decided, and about how many more judgments the undecided
 ones need. The unit is the worker (ACUTE), the dialogue (per-turn), the conversation or
-worker (SSA). ``--json FILE`` also writes the result.
+worker (SSA). For a run, it also says whether the task's stop rule (``stop_alpha`` /
+``stop_budget``) has stopped it, and why. ``--json FILE`` also writes the result.
 
   parlai-acute status --task-name my-acute-task
   parlai-acute status --table turns.csv --alpha 0.05 --json status.json
@@ -89,6 +90,14 @@ def run(args) -> int:
 
         result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
         print("\n".join(top_k_lines(result["top_k"])))
+    if args.task_name:
+        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.stored_units import stop_decisions
+        from parlai_acute.stopping import decision_lines
+
+        result["stop_decisions"] = stop_decisions(open_mephisto_db(args.mephisto_db), args.task_name)
+        print("\n".join(decision_lines(result["stop_decisions"])
+                        or ["the task's stop rule has not stopped it (or it has none)"]))
     if args.json:
         from parlai_acute.files import write_json
         from parlai_acute import __version__

@@ -17,7 +17,7 @@ from parlai_acute.acute.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
-from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
@@ -50,19 +50,16 @@ class AcuteEvalBlueprintArgs(GoldArgs):
     pair_selection: str = field(default="balanced", metadata={
         "help": "balanced: fewest-judged pairs first; adaptive: pairs whose model pair most reduces the "
                 "uncertainty of the Bradley-Terry ranking first (the reason is stored with each slot)."})
-    stop_alpha: Optional[float] = field(default=None, metadata={
-        "help": "Stop handing out comparisons once stop_comparisons (all model pairs if empty) are decided "
-                "by confidence sequences valid at every look, at this error rate; the decision is stored "
-                "with the judgment that settled it (stop_decision)."})
-    stop_comparisons: str = field(default="", metadata={
-        "help": "Comma-separated model pairs the stop rule waits for, e.g. 'model_a vs model_b'."})
+    _stop = stop_fields("comparisons", "regular judgments", "model_a vs model_b")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
     stop_top_k: Optional[int] = field(default=None, metadata={
         "help": "Stop handing out comparisons once the set of the top k models is decided: each of them "
                 "decided ahead of every other model by its own confidence sequence, at stop_alpha (0.05 if "
                 "unset) over all model pairs; the decision (the top k, rank-sets) is stored as stop_decision. "
                 "With pair_selection=adaptive, open pairs across the top-k boundary are served first."})
-    stop_budget: Optional[int] = field(default=None, metadata={
-        "help": "Stop handing out comparisons after this many regular judgments (over all runs of the task)."})
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     block_qualification: str = field(default="parlai_acute_eval_block", metadata={"help": BLOCK_HELP})
     task_title: str = field(default="Compare two conversations", metadata={
         "help": "Title shown at the top of the page."})

@@ -145,11 +145,8 @@ class AcuteEvalRunner(LiveRunner):
             "onboarding_correct": correct, "start_time": previous_end, "end_time": time.time(),
         })
         winner = None if slot.is_onboarding else choice
-        decision = self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner)
-        if decision is not None:  # this judgment settled the run's stop rule: stored with it
-            data["stop_decision"] = decision
-            state.save_data()
-            logger.info("stop rule fired: %s", decision["stopped"])
+        # the scheduler hands the judgment to the run's stop rule; a decision it settled is stored with it
+        self.store_stop_decision(agent, self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner))
         if correct is False:
             agent.get_worker().grant_qualification(self.block_qualification, 1)
             data["blocked"] = True

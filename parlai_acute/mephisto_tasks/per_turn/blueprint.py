@@ -16,7 +16,7 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
-from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
@@ -81,6 +81,13 @@ class PerTurnBlueprintArgs(GoldArgs):
     datapath: str = field(default="", metadata={
         "help": "ParlAI --datapath for the models (default: $PARLAI_ACUTE_DATA or ~/.cache/parlai_acute/data)."})
     block_qualification: str = field(default="parlai_acute_per_turn_block", metadata={"help": BLOCK_HELP})
+    _stop = stop_fields("new dialogues", "judged turns", "model_a vs model_b",
+                        " (label_mode ssa: 'model_a vs model_b [sensible]'; without [sensible] or [specific], "
+                        "both rates)")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     task_title: str = field(default="Chat and judge the replies", metadata={"help": "Title at the top of the page."})
 
 

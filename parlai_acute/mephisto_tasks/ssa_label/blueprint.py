@@ -14,7 +14,7 @@ from mephisto.operations.registry import register_mephisto_abstraction
 
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
-from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_ssa_label"
@@ -38,6 +38,12 @@ class SsaLabelBlueprintArgs(GoldArgs):
         "help": "JSON list of gold items {context, reply, sensible[, specific]}: replies that plainly make no "
                 "sense (default: the packaged ones)."})
     block_qualification: str = field(default="parlai_acute_ssa_block", metadata={"help": BLOCK_HELP})
+    _stop = stop_fields("units of items", "labels", "model_a vs model_b",
+                        " or 'model_a vs model_b [specific]' (without [sensible] or [specific], both rates)")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     task_title: str = field(default="Does the response make sense?", metadata={"help": "Title of the page."})
 
 

@@ -30,6 +30,11 @@ class SsaLabelRunner(ItemTaskRunner):
 
         return ensure_live(task_run, args, shared_state)
 
+    def stop_rows(self, agent) -> list[dict]:
+        from parlai_acute.mephisto_tasks.ssa_label.store import labels_records
+
+        return labels_records([self.unit_record(agent)])
+
     def texts(self, state, view: dict) -> dict:
         d = state.data
         plan, entry = d["plan"] or (), self.current_entry(state)
