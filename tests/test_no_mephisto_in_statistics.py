@@ -25,7 +25,8 @@ DRIVERS = {
 }
 PROTOCOL_PACKAGES = ("acute", "perturn", "ssa", "convai2", "multiref")
 DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.perturn.onboarding", "parlai_acute.perturn.design",
-               "parlai_acute.ssa.items", "parlai_acute.multiref.contexts"]
+               "parlai_acute.ssa.items", "parlai_acute.ssa.questions", "parlai_acute.convai2.questions",
+               "parlai_acute.multiref.contexts"]
 TIDY_AND_STATISTICS = [
     *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
