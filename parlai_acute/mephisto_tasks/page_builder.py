@@ -2,17 +2,31 @@
 
 No build step and nothing from a CDN. Each task's page sits in its own ``frontend/``
 folder and uses the shared router-protocol client (``mephisto_tasks/frontend/``,
-``mephisto_live.js``), so both folders are copied into the router's ``static/``.
+``mephisto_live.js``), so both folders are copied into the router's ``static/``, and its
+``index.html`` is the shared frame around the task's ``main.html``.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import string
 from pathlib import Path
 
 from mephisto.abstractions.blueprint import TaskBuilder
 
 SHARED_FRONTEND_DIR = Path(__file__).parent / "frontend"
+
+
+def page_html(frontend_dir: Path) -> str:
+    """A task's ``index.html``: the shared frame (``frontend/page.html``: head, router client, title,
+    progress and status lines) around the task's ``main.html``, styled by the one ``.css`` file in
+    its folder. Every page has the same frame, so they cannot drift apart."""
+    stylesheets = sorted(p.name for p in frontend_dir.glob("*.css"))
+    if len(stylesheets) != 1:
+        raise ValueError(f"{frontend_dir} must hold exactly one .css file (found {len(stylesheets)})")
+    frame = string.Template((SHARED_FRONTEND_DIR / "page.html").read_text(encoding="utf-8"))
+    main = (frontend_dir / "main.html").read_text(encoding="utf-8").rstrip("\n")
+    return frame.substitute(stylesheet=stylesheets[0], main=main)
 
 
 class StaticPageBuilder(TaskBuilder):
@@ -27,5 +41,7 @@ class StaticPageBuilder(TaskBuilder):
             for item in folder.iterdir():
                 if item.is_file():
                     shutil.copy2(item, os.path.join(static, item.name))
+        with open(os.path.join(static, "index.html"), "w", encoding="utf-8") as fh:
+            fh.write(page_html(self.FRONTEND_DIR))
         with open(os.path.join(build_dir, "done.built"), "w") as fh:
             fh.write("built!")

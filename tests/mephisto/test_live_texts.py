@@ -124,7 +124,8 @@ def _page_words(path: Path) -> list[str]:
     source = path.read_text(encoding="utf-8")
     if path.suffix == ".html":
         source = re.sub(r"(?s)<(script|style)\b.*?</\1>|<!--.*?-->", "", source)
-        return [t.strip() for t in re.split(r"<[^>]*>", source) if t.strip()]
+        words = [t.strip() for t in re.split(r"<[^>]*>", source) if t.strip()]
+        return [w for w in words if not re.fullmatch(r"\$\w+", w)]  # the shared frame's $main placeholder
     source = re.sub(r"(?s)/\*.*?\*/", "", source)
     source = re.sub(r"(?m)(^|\s)//\s.*$", "", source)
     literals = re.findall(r'"((?:[^"\\]|\\.)*)"', source)
@@ -140,3 +141,16 @@ FRONTENDS = sorted(Path(shared.__file__).parent.glob("**/frontend/*.*"))
 def test_pages_have_no_wording_of_their_own_beyond_the_loading_line(path):
     """A worker-facing string added to a page instead of a texts module fails here."""
     assert _page_words(path) in ([], ["Loading\u2026"]), path
+
+
+def test_every_page_is_the_shared_frame_around_its_own_main():
+    """One frame (head, router client, title, progress, status) for all four pages, so they cannot drift."""
+    from parlai_acute.mephisto_tasks.page_builder import page_html
+
+    folders = sorted({p.parent for p in FRONTENDS if p.name == "main.html"})
+    assert [f.parent.name for f in folders] == ["acute_eval", "multiref", "per_turn", "ssa_label"]
+    for folder in folders:
+        page = page_html(folder)
+        css = next(folder.glob("*.css")).name
+        assert page.startswith("<!DOCTYPE html>") and f'href="{css}"' in page and "$" not in page.split("<main>")[0]
+        assert page.index('src="mephisto_live.js"') < page.index('id="status"') < page.index(f'src="{css[:-4]}.js"')
