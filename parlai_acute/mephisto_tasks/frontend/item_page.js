@@ -46,35 +46,22 @@ var ItemPage = (function () {
     document.body.setAttribute("data-status", v.status);
     if (submitting) return;
     submitting = true;
-    var done = (v.text && v.text.done) || v.message;
-    setStatus(MephistoLive.say("saving"));
-    MephistoLive.submit({ status: v.status, done: v.done }).then(function () {
-      setStatus(done);
-      document.body.setAttribute("data-finished", "true");
-    }, function () { submitting = false; setStatus(MephistoLive.say("save_failed")); });
+    MephistoLive.submitPage({ status: v.status, done: v.done }, (v.text && v.text.done) || v.message, setStatus)
+      .then(function (saved) { submitting = saved; });
   }
 
   function start(h) {
     handlers = h;
-    MephistoLive.loadTitle($("title"));
-    MephistoLive.start({
-      onView: onView,
-      onUnavailable: function (reason) {
-        $("task").hidden = true;
-        setStatus(reason);
-        document.body.setAttribute("data-unavailable", "true");
-      },
-      onStatus: function (s) {
-        if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
-          $("task").hidden = true;
-          setStatus(MephistoLive.say("gone", { status: s }));
-        }
-      }
-    }).then(function (r) {
-      if (r.preview) setStatus(MephistoLive.say("preview"));
-      if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
-    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
+    MephistoLive.startPage({ onView: onView, setStatus: setStatus, ended: function () { return submitting; } });
   }
 
-  return { start: start, send: send, busy: MephistoLive.busy };
+  // One turn of an item's conversation: the speaker's name (from the view's text) and the words, as text.
+  function turn(t, text) {
+    var node = MephistoLive.el("div", "turn " + t.speaker);
+    node.appendChild(MephistoLive.el("span", "who", text[t.speaker === "A" ? "speaker_a" : "speaker_b"]));
+    node.appendChild(document.createTextNode(t.text));  // text only, never markup
+    return node;
+  }
+
+  return { start: start, send: send, busy: MephistoLive.busy, turn: turn };
 })();

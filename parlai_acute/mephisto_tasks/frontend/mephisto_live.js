@@ -259,6 +259,50 @@ var MephistoLive = (function () {
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       }, function (err) { submitted = false; throw err; });
   }
-  return { start: start, send: send, submit: submit, loadTitle: loadTitle, say: say,
+  // How every page starts: its title, the connection, and what it says when there is no work, the
+  // assignment has ended, it is a preview, or the server cannot be reached. page: {onView,
+  // setStatus(text), ended() -> true once the page is submitting its unit}; the page's #task is hidden
+  // when there is nothing to do in it.
+  function startPage(page) {
+    function nothingToDo(text, unavailable) {
+      document.getElementById("task").hidden = true;
+      page.setStatus(text);
+      if (unavailable) document.body.setAttribute("data-unavailable", "true");
+    }
+    loadTitle(document.getElementById("title"));
+    return start({
+      onView: page.onView,
+      onUnavailable: function (reason) { nothingToDo(reason, true); },
+      onStatus: function (s) {
+        var over = ["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0;
+        if (over && !page.ended()) nothingToDo(say("gone", { status: s }));
+      }
+    }).then(function (r) {
+      if (r.preview) page.setStatus(say("preview"));
+      else if (r.unavailable) nothingToDo(r.unavailable, true);
+      return r;
+    }, function () { page.setStatus(say("unreachable")); return {}; });
+  }
+
+  // How every page ends: "Saving...", the unit submitted, then the page's last words; on failure the
+  // worker is told to retry and the promise gives false (the page may submit again).
+  function submitPage(data, doneText, setStatus) {
+    setStatus(say("saving"));
+    return submit(data).then(function () {
+      setStatus(doneText);
+      document.body.setAttribute("data-finished", "true");
+      return true;
+    }, function () { setStatus(say("save_failed")); return false; });
+  }
+
+  // An element for a page, its text put in as text (worker and model text is shown, never run).
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;  // text only, never markup
+    return node;
+  }
+
+  return { start: start, send: send, submit: submit, loadTitle: loadTitle, say: say, el: el, startPage: startPage, submitPage: submitPage,
            busy: function () { return !!inflight; }, tab: function () { return tab; } };
 })();

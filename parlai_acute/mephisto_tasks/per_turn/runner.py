@@ -35,6 +35,13 @@ logger = logging.getLogger(__name__)
 MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
+
+def _at(agent, status: str):
+    """The worker's stored state and its data if they are at ``status`` (an action meant for
+    another step is ignored, the page gets the current view), else ``(state, None)``."""
+    state = agent.state
+    return state, (state.data if state.data["status"] == status else None)
+
 class PerTurnRunner(LiveRunner):
     fail_message = texts.FAILED
 
@@ -282,9 +289,8 @@ class PerTurnRunner(LiveRunner):
         return None
 
     def _onboarding(self, agent, update: dict) -> str | None:
-        state = agent.state
-        d = state.data
-        if d["status"] != "onboarding":
+        state, d = _at(agent, "onboarding")
+        if d is None:
             return None
         ob = d["onboarding"]
         item = self.live.onboarding_items[ob["item"]]
@@ -317,9 +323,8 @@ class PerTurnRunner(LiveRunner):
         return None
 
     def _finish(self, agent, update: dict) -> str | None:
-        state = agent.state
-        d = state.data
-        if d["status"] != "chatting":
+        state, d = _at(agent, "chatting")
+        if d is None:
             return None
         if d.get("pending") is not None:
             return texts.JUDGE_BEFORE_FINISH
@@ -346,9 +351,8 @@ class PerTurnRunner(LiveRunner):
         self.end(agent)
 
     def _survey(self, agent, update: dict) -> str | None:
-        state = agent.state
-        d = state.data
-        if d["status"] != "survey":
+        state, d = _at(agent, "survey")
+        if d is None:
             return None
         try:
             answers = survey.validate(update, self.live.survey_questions, d.get("survey_personas"))

@@ -15,12 +15,7 @@
   var view = null, submitted = false, localError = false;
   var $ = function (id) { return document.getElementById(id); };
 
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;  // text only, never markup
-    return node;
-  }
+  var el = MephistoLive.el;
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
   function say(key) { return (view && view.text && view.text[key]) || ""; }  // every word comes from the server
 
@@ -109,14 +104,9 @@
     submitted = true;
     var blocked = !!(view && view.blocked);
     if (blocked) document.body.setAttribute("data-blocked", "true");
-    setStatus(MephistoLive.say("saving"));
-    MephistoLive.submit({ judgments: view ? view.done : 0 })
-      .then(function () {
-        // A worker who failed the check comparison is told so, not thanked as if the work were done.
-        setStatus(say("done"));
-        document.body.setAttribute("data-finished", "true");
-      })
-      .catch(function () { submitted = false; setStatus(MephistoLive.say("save_failed")); });
+    // a worker who failed the check comparison is told so (the server's "done"), not thanked
+    MephistoLive.submitPage({ judgments: view ? view.done : 0 }, say("done"), setStatus)
+      .then(function (saved) { submitted = saved; });
   }
 
   function onSubmit(ev) {
@@ -140,27 +130,10 @@
   // judgment, and the full current view after a reload or a reconnection.
   function onView(v) { render(v); }
 
-  function onStatus(s) {
-    if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitted) {
-      $("task").hidden = true;
-      setStatus(MephistoLive.say("gone", { status: s }));
-    }
-  }
-
   function start() {
     $("judgment").addEventListener("submit", onSubmit);
     $("reason").addEventListener("input", onReasonInput);
-    MephistoLive.loadTitle($("title"));
-    MephistoLive.start({ onView: onView, onStatus: onStatus, onUnavailable: function (reason) {
-      $("task").hidden = true; setStatus(reason); document.body.setAttribute("data-unavailable", "true");
-    } }).then(function (started) {
-      if (started.preview) {
-        setStatus(MephistoLive.say("preview"));
-      } else if (started.unavailable) {
-        setStatus(started.unavailable);
-        document.body.setAttribute("data-unavailable", "true");
-      }
-    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
+    MephistoLive.startPage({ onView: onView, setStatus: setStatus, ended: function () { return submitted; } });
   }
 
   start();

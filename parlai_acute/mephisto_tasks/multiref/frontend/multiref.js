@@ -13,16 +13,7 @@
     return text.toLowerCase().replace(/\s+/g, " ").replace(/^[ .!?,;:'"]+|[ .!?,;:'"]+$/g, "");
   }
 
-  function turn(t, text) {
-    var node = document.createElement("div");
-    node.className = "turn " + t.speaker;
-    var who = document.createElement("span");
-    who.className = "who";
-    who.textContent = text[t.speaker === "A" ? "speaker_a" : "speaker_b"];
-    node.appendChild(who);
-    node.appendChild(document.createTextNode(t.text));  // text only, never markup
-    return node;
-  }
+  var turn = ItemPage.turn;
 
   function render(v, isNew) {
     var item = v.item;

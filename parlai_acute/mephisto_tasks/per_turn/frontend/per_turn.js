@@ -13,12 +13,7 @@
   var view = null, submitting = false;
   var $ = function (id) { return document.getElementById(id); };
 
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;  // text only, never markup
-    return node;
-  }
+  var el = MephistoLive.el;
   // the status line keeps its space when empty ("Sending…" never pushes the page down)
   function setStatus(text) { $("status").textContent = text; $("status").style.visibility = text ? "visible" : "hidden"; }
   function say(v, key) { return (v && v.text && v.text[key]) || ""; }  // every word comes from the server
@@ -275,12 +270,8 @@
     document.body.setAttribute("data-status", v.status);
     if (submitting) return;
     submitting = true;
-    var done = say(v, "done");
-    setStatus(MephistoLive.say("saving"));
-    MephistoLive.submit({ status: v.status, turns: v.turns_done }).then(function () {
-      setStatus(done);
-      document.body.setAttribute("data-finished", "true");
-    }, function () { submitting = false; setStatus(MephistoLive.say("save_failed")); });
+    MephistoLive.submitPage({ status: v.status, turns: v.turns_done }, say(v, "done"), setStatus)
+      .then(function (saved) { submitting = saved; });
   }
 
   function onChoice(ev) {
@@ -333,22 +324,7 @@
     });
     $("none").addEventListener("change", update);
     $("finish").addEventListener("click", function () { if (!MephistoLive.busy()) sendPacket({ type: "finish" }); });
-    MephistoLive.loadTitle($("title"));
-    MephistoLive.start({
-      onView: onView,
-      onUnavailable: function (reason) {
-        $("task").hidden = true; setStatus(reason); document.body.setAttribute("data-unavailable", "true");
-      },
-      onStatus: function (s) {
-        if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
-          $("task").hidden = true;
-          setStatus(MephistoLive.say("gone", { status: s }));
-        }
-      }
-    }).then(function (r) {
-      if (r.preview) setStatus(MephistoLive.say("preview"));
-      if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
-    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
+    MephistoLive.startPage({ onView: onView, setStatus: setStatus, ended: function () { return submitting; } });
   }
 
   start();

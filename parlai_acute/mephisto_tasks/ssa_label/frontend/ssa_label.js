@@ -11,16 +11,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var BUTTONS = ["sensible-yes", "sensible-no", "specific-yes", "specific-no", "change-first"];
 
-  function turn(t, text) {
-    var node = document.createElement("div");
-    node.className = "turn " + t.speaker;
-    var who = document.createElement("span");
-    who.className = "who";
-    who.textContent = text[t.speaker === "A" ? "speaker_a" : "speaker_b"];
-    node.appendChild(who);
-    node.appendChild(document.createTextNode(t.text));  // text only, never markup
-    return node;
-  }
+  var turn = ItemPage.turn;
 
   function render(v) {
     var text = v.text, step = v.item.step;
