@@ -139,9 +139,11 @@ class LiveRunner(TaskRunner):
                 self.resume_unit(agent, data)
                 mark_superseded(earlier["agent"], agent.db_id)
             else:
+                # saved with the unit's first state: registering runs in Mephisto's event loop, where a
+                # second fsync'd write per worker held up every page's packets while 200 registered
+                state.data["registration"] = registration
                 self.start_unit(agent)
-                if state.data.get("registration") != registration:
-                    state.data["registration"] = registration
+                if state.get_init_state() is None:  # start_unit saved nothing (set_init_state saves)
                     state.save_data()
         else:
             self.reconnected(agent)
