@@ -199,6 +199,9 @@ class LiveRunner(TaskRunner):
                 elif time.monotonic() >= gone_check:
                     raise_if_gone(agent)  # a closed page sends nothing: let Mephisto clear the unit
                     gone_check = time.monotonic() + GONE_EVERY
+            # Mephisto marks a worker who left by setting the submit flag too: the loop ends between two
+            # checks, and only raising tells Mephisto to clear the unit for someone else
+            raise_if_gone(agent)
             remaining = self.duration - (time.time() - start)
             if remaining > 0 and unit.db_id in self.running_units:
                 agent.await_submit(timeout=remaining)
