@@ -34,7 +34,7 @@ demo: install
 	$(BIN)/parlai-acute demo
 
 test: install browser wordnet
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=15 tests
 
 bench: install browser wordnet
 	$(BIN)/python -m benchmarks

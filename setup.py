@@ -2,7 +2,8 @@
 
 ``pip install .`` gives the analysis core: tidy tables, statistics, analyses, reports and the
 Python API (``parlai_acute.api``) -- no torch, no ParlAI, no Mephisto, so it installs into a
-notebook environment or beside an existing ParlAI installation without touching either.
+notebook environment or beside an existing ParlAI installation without touching either (the core's
+lower bounds admit ParlAI 1.7.2's own pins, numpy~=1.23.0 and tqdm~=4.62.1, so pip keeps them).
 Extras add the rest: ``[live]`` the Mephisto tasks, ``[models]`` ParlAI and the model wrappers,
 ``[metrics]`` the reference-based metrics, ``[all]`` everything. The ranges admit the versions
 pinned in requirements/lock.txt (the core's upper caps are only where our code needs them: ParlAI's own
@@ -13,7 +14,7 @@ reconcile, so ``[all]`` into an empty environment is what ``make install`` is fo
 from setuptools import find_packages, setup
 
 CORE = [
-    "numpy>=1.24,<2",
+    "numpy>=1.23.2,<2",  # ParlAI 1.7.2 pins numpy~=1.23.0: a lab's ParlAI environment keeps its numpy
     "scipy>=1.10",
     "pandas>=2.0,<3",
     "statsmodels>=0.14",

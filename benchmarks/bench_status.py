@@ -5,6 +5,10 @@
 * per-turn PM-SOBA: 100,000 judged turns in 10,000 dialogues (units: dialogues).
 
 ``value`` is the slower of the two, best of three; target < 2 s.
+
+``status_top_k_seconds``: ``status --top-k 3`` on 100,000 ACUTE judgments of 30 models (435
+pairs), 5,000 workers: every pair's anytime-valid decision, intervals for the open pairs
+across the boundary (and without them, what the live stop rule computes at each look).
 """
 import time
 
@@ -40,3 +44,12 @@ def run():
            "ratio": round(value / TARGET_S, 3), "acute_seconds": round(acute_s, 3),
            "perturn_seconds": round(turns_s, 3), "judgments": 100_000,
            "decided": sum(r["decided"] != "undecided" for r in acute_result["rows"] + turns_result["rows"])}
+
+    from parlai_acute.status import top_k
+
+    many = simulate_judgments({f"m{i:02d}": 2 - 4 * i / 29 for i in range(30)}, 100_000, seed=0, workers=5000)
+    full_s, result = _best(lambda: top_k(many, 3))
+    bare_s, _ = _best(lambda: top_k(many, 3, details=False))
+    yield {"name": "status_top_k_seconds", "value": round(full_s, 3), "unit": "s", "target": TARGET_S,
+           "stop_rule_seconds": round(bare_s, 3), "models": 30, "pairs": 435, "judgments": 100_000,
+           "decided": result["decided"], "open_boundary_pairs": len(result["questions"][0]["undecided"])}

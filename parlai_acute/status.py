@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.stats import ranksets
+from parlai_acute.stats.bradley_terry import fit_counts
 from parlai_acute.stats.ppi import acute_items
-from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide
+from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide, first_crossing
 
 PROTOCOLS = ("acute", "per-turn", "ssa")
 #: columns that tell the protocols' tables apart
@@ -139,6 +141,100 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
             rows.append({k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")} | result)
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
             "judgments": int(len(df)), "rows": rows}
+
+
+def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
+          budget: int = 1_000_000, details: bool = True) -> dict:
+    """Is the set of the top ``k`` models decided, per question, from an ACUTE judgments table?
+
+    Every model pair gets the anytime-valid test of :func:`status` (confidence sequences over
+    workers) at alpha / (all pairs of all questions): pairs not judged yet count in the
+    correction, so the level never depends on what has been collected. The top k is decided
+    when k models are each decided ahead of every other model by direct comparisons
+    (:func:`parlai_acute.stats.ranksets.top_k`; no assumption that preferences are
+    transitive); the guarantee holds at every look. ``models``: the full list (default: those
+    in the table). Per question: ``decided``, ``top`` (the decided set, else the current
+    Bradley-Terry top k), rank-sets (meaningful when the models have a true order), and
+    ``undecided``: the pairs across the current boundary still open, with (``details``) their
+    estimate, interval and the judgments they likely still need. Only those pairs' intervals
+    are computed: the decisions alone are cheap (435 pairs of 30 models in about a second).
+    """
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
+    work = acute_items(df)
+    questions = sorted(set(work["question"])) or ["(no judgments)"]
+    names = sorted(models) if models else sorted(set(work["first"]) | set(work["second"]))
+    if not 1 <= k < len(names):
+        raise UserError(f"--top-k {k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})")
+    index = {m: i for i, m in enumerate(names)}
+    pairs = len(names) * (len(names) - 1) // 2
+    each = alpha / (pairs * len(questions))
+    out = []
+    for question in questions:
+        part = work[work["question"] == question]
+        ahead = np.zeros((len(names), len(names)), bool)
+        wins = np.zeros_like(ahead, dtype=float)
+        if len(part):  # one stream of (pair, worker) clusters in the order they finished, split by pair
+            worker, workers = pd.factorize(part["worker"])
+            pair = part["first"].map(index).to_numpy() * len(names) + part["second"].map(index).to_numpy()
+            stream = cluster_stream(part.assign(_key=pair * len(workers) + worker), "value", "_key", "timestamp")
+            code = stream["cluster"].to_numpy() // len(workers)
+            order = np.argsort(code, kind="stable")  # by pair, each in finishing order
+            means, sizes = stream["mean"].to_numpy(float)[order], stream["judgments"].to_numpy()[order]
+            codes, starts = np.unique(code[order], return_index=True)
+            for c, x, n in zip(codes, np.split(means, starts[1:]), np.split(sizes, starts[1:])):
+                i, j = divmod(int(c), len(names))
+                _, decided, _ = first_crossing(x, n, each)
+                ahead[i, j], ahead[j, i] = decided == "above", decided == "below"
+                wins[i, j], wins[j, i] = float(x @ n), float(n.sum() - x @ n)
+        state = ranksets.top_k(ahead, k)
+        lower, upper = ranksets.rank_sets(ahead)
+        decided = bool(state["decided"])
+        if decided:
+            top = state["top"]
+        else:
+            top = np.zeros(len(names), bool)
+            top[np.argsort(-fit_counts(wins), kind="stable")[:k]] = True
+        undecided = []
+        for i in np.flatnonzero(top):
+            for j in np.flatnonzero(~top):
+                if ahead[i, j]:
+                    continue
+                a, b = (i, j) if i < j else (j, i)
+                row = {"pair": f"{names[a]} vs {names[b]}", "models": [names[i], names[j]],
+                       "decided": "below" if a == i and ahead[j, i] else "above" if ahead[j, i] else "undecided"}
+                if details:
+                    rows = part[(part["first"] == names[a]) & (part["second"] == names[b])]
+                    full = decide(cluster_stream(rows, "value", "worker", "timestamp"), each, 0.5, grid, budget)
+                    row |= {key: full[key] for key in ("estimate", "lower", "upper", "more", "judgments")}
+                undecided.append(row)
+        out.append({"question": question, "decided": decided, "top": [names[i] for i in np.flatnonzero(top)],
+                    "rank_sets": {m: [int(lower[i]), int(upper[i])] for i, m in enumerate(names)},
+                    "undecided": undecided, "judgments": int(len(part))})
+    return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
+            "decided": all(q["decided"] for q in out), "questions": out,
+            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"}
+
+
+def top_k_lines(result: dict) -> list[str]:
+    """The top-k verdict as text, one block per question."""
+    lines = [f"top {result['k']} of {len(result['models'])} models ({', '.join(result['models'])}; a model not judged "
+             f"yet is not counted): alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
+             f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
+             f"outside by its own confidence sequence"]
+    for q in result["questions"]:
+        verdict = "DECIDED" if q["decided"] else f"undecided, {len(q['undecided'])} pair(s) across the boundary open"
+        lines.append(f"[{q['question']}] top {result['k']}: {', '.join(q['top'])}"
+                     f"{'' if q['decided'] else ' (current estimate)'}  {verdict}")
+        for u in q["undecided"]:
+            more = ("no judgments yet" if u["estimate"] is None else f"~{u['more']} more judgments" if u["more"]
+                    else "no decision in sight" if u["decided"] == "undecided" else "decided the other way")
+            lines.append(f"    {u['pair']:<32} {_pct(u['estimate'])} [{_pct(u['lower'])}, {_pct(u['upper'])}]  "
+                         f"{u['judgments']} judgments, {more}")
+        sets = "  ".join(f"{m} {lo}-{hi}" if lo != hi else f"{m} {lo}"
+                         for m, (lo, hi) in sorted(q["rank_sets"].items(), key=lambda kv: (kv[1], kv[0])))
+        lines.append(f"    rank-sets (if the models have a true order): {sets}")
+    return lines
 
 
 def _rate_row(s: dict, alpha: float, grid: int) -> dict:

@@ -24,7 +24,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.ssa.simulate",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
-    "parlai_acute.status",
+    "parlai_acute.status", "parlai_acute.stopping",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parlai_acute.report import Report, interval_plot, win_rate_heatmap
-from parlai_acute.report.tables import format_value
+from parlai_acute.report.tables import p_text
 from parlai_acute.stats.inference import legend
 
 #: Reasons shown per matchup; all of them are in reasons.csv (a big run would make a huge page).
@@ -40,12 +40,14 @@ def _grid_section(section, result, q) -> None:
                                 for w, few, why in zip(q.grid["workers"], q.grid["few_workers"], q.grid["reason"])])
     grid.figure(win_rate_heatmap(cells, _order(q), interval_label=f"{level} over workers (inverted sign-flip test)"),
                 f"winrate_grid_{q.question_key}",
-                caption=f"Win-rate grid, question {q.question_key}: x = winner (column), y = loser (row).")
-    grid.note(f"Columns: pvalue/p_holm/mark/ci_low/ci_high come from the test over workers named in 'test' "
-              f"(empty where none can be given: 'reason' says why, 'workers_needed' how many workers a mark "
-              f"needs); pvalue_exact/p_holm_exact/ci_low_exact/ci_high_exact are the exact binomial test and "
-              f"{level} Clopper-Pearson interval, exact, judgments independent (secondary: one worker's judgments "
-              f"share that worker's taste). few_workers: fewer than {q.min_workers} distinct workers.")
+                caption=f"Win-rate grid, question {q.question_key}: each cell is the matchup of its row model and its "
+                        f"column model; the number is the share of their judgments the column model won.")
+    grid.note(f"Columns: p, p (Holm), mark and CI come from the test over workers named in 'test' "
+              f"(empty where none can be given: 'reason' says why, 'workers needed' how many workers a mark "
+              f"needs); p exact, p exact (Holm) and CI exact are the exact binomial test and "
+              f"{level} Clopper-Pearson interval, judgments independent (secondary: one worker's judgments "
+              f"share that worker's taste). few workers: fewer than {q.min_workers} distinct workers. "
+              f"matchups.csv has every column at full precision.")
     grid.table(q.matchups, f"matchups_{q.question_key}", caption=f"Matchups, question {q.question_key}")
 
 
@@ -64,7 +66,7 @@ def _ranking_section(section, result, q) -> None:
                    f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
     ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}), given when the data are neither "
                  f"separated nor small and from {q.min_workers} workers on ('note' says why otherwise). Secondary, "
-                 f"judgments independent (ci_low_judgments/ci_high_judgments, 'interval_judgments'): the percentile "
+                 f"judgments independent ('CI judgments', its method in 'interval judgments'): the percentile "
                  f"bootstrap of judgments, or for separated or small data the penalised profile-likelihood interval, "
                  f"which never collapses to a point but is asymptotic; there trust the win-rate tests over workers.")
     ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}")
@@ -82,8 +84,8 @@ def _agreement_section(section, result, q) -> None:
         agreement.note(f"Krippendorff's alpha (nominal) with a {_percent(result.config.confidence)} percentile "
                        f"bootstrap interval over items (pairs of conversations judged more than once).")
     b = q.side_bias
-    agreement.note(f"Left conversation won {b['left_wins']} of {b['n']} judgments (two-sided binomial p = "
-                   f"{format_value(b['pvalue'])}); sides are randomised, so this checks the interface, not the "
+    agreement.note(f"Left conversation won {b['left_wins']} of {b['n']} judgments (two-sided binomial "
+                   f"{p_text(b['pvalue'])}); sides are randomised, so this checks the interface, not the "
                    f"models.")
 
 

@@ -14,7 +14,7 @@ def add_section(report: Report, result: ConvAI2Result) -> None:
     for question, table in result.likert.groupby("question", sort=True):
         details = result.calibration[question]
         sub = section.section(f"Question {question}")
-        sub.note(f"t_low/t_high: {names['t']}; boot_low/boot_high: {names['workers']}; calibrated_low/high: "
+        sub.note(f"t interval: {names['t']}; bootstrap interval: {names['workers']}; calibrated [interval]: "
                  f"{names['calibrated']}; sigma_b={details['sigma_b']:.3g}, sigma_e={details['sigma_e']:.3g} "
                  f"({details['variances']}).")
         sub.table(table.drop(columns=["question"]), f"likert_{question}", caption=f"{question} per model")
@@ -28,12 +28,12 @@ def add_section(report: Report, result: ConvAI2Result) -> None:
         from parlai_acute.stats.inference import legend
 
         sub = section.section("Differences between models")
-        sub.note(f"Mean score of model_b minus model_a per question; ci: {names['differences']}. Marks: "
+        sub.note(f"Mean score of model B minus model A per question; CI: {names['differences']}. Marks: "
                  f"{legend(result.config.alpha)} 'reason' says why a test or interval is not given.")
         sub.table(result.differences, "differences", caption="Differences between models, tested over workers")
     if len(result.persona):
         sub = section.section("Persona detection")
-        sub.note(f"Share of dialogues in which the worker picked the model's persona out of two; ci: "
+        sub.note(f"Share of dialogues in which the worker picked the model's persona out of two; CI: "
                  f"{names['persona']}. Chance is 50%.")
         sub.table(result.persona, "persona", caption="Persona detection per model")
         sub.figure(interval_plot(result.persona, "model", "rate", "ci_low", "ci_high", xlabel="persona detection rate",

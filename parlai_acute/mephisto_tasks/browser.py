@@ -102,7 +102,10 @@ def run_item_unit(chromium, base_url: str, worker: str, assignment: str, run, ac
                 page_hook(page, view)
             version = view["version"]
             run.made.append(act(page, view))
-            view = wait_view(page, "__itemView", f"v.version > {version} && (v.error || v.ack !== null)", ms)
+            # the answer's own view: a step on the way (SSA's "it makes sense") is acknowledged too, but
+            # while the answer that follows it is on its way the page is busy
+            view = wait_view(page, "__itemView", f"v.version > {version} && (v.error || v.ack !== null)"
+                             " && !MephistoLive.busy()", ms)
             if view.get("error") and on_error(run, view):
                 break
             if view.get("warning") and hasattr(run, "warnings"):

@@ -5,8 +5,9 @@ like (:meth:`ItemTaskRunner.entry_view`) and how an answer is checked and stored
 (:meth:`ItemTaskRunner.answer`). The server is the source of truth:
 
 * every reply to the page is a *view* ``{"type": "state", "version": n, "status": ..., "position": k,
-  "n": n, "done": d, "item": {...} | null, "ack": action_id, "error": ..., "warning": ..., ...}``; the item
-  carries only what the worker must see (texts), never model names or item ids;
+  "n": n, "done": d, "item": {...} | null, "text": {...}, "ack": action_id, "error": ..., "warning": ...,
+  ...}``; the item carries only what the worker must see (texts), never model names or item ids;
+  ``text`` is every word the page shows, from the task's ``texts`` module (:meth:`ItemTaskRunner.texts`);
 * the page sends ``{"type": "answer", "action_id": ..., "tab": ..., "position": k, ...}``: it names
   the item by its position in the unit, the server looks the item up in its own plan. An action is
   stored once and always answered with the current view (see :mod:`..live_runner`).
@@ -24,6 +25,7 @@ import threading
 import time
 
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
+from parlai_acute.mephisto_tasks.texts import NO_WORK, NOT_ELIGIBLE, STALE_ITEM
 
 logger = logging.getLogger(__name__)
 
@@ -36,9 +38,10 @@ def alternating_speakers(context) -> list[dict]:
 
 class ItemTaskRunner(LiveRunner):
     """Subclasses set :meth:`setup` (returns the live object: ``scheduler``, ``items``,
-    ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view` and :meth:`answer`."""
+    ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view`, :meth:`answer` and
+    :meth:`texts` (every word of a view, from the task's ``texts`` module)."""
 
-    fail_message = "Sorry, you cannot take part in this task. Thank you for your time."
+    fail_message = NOT_ELIGIBLE
 
     @classmethod
     def setup(cls, task_run, args, shared_state):
@@ -65,9 +68,17 @@ class ItemTaskRunner(LiveRunner):
         when the entry is done."""
         raise NotImplementedError
 
+    def stop_rows(self, agent) -> list[dict]:
+        """A finished unit's rows for the task's stop rule (none by default: no stop rule)."""
+        return []
+
     def task_view(self) -> dict:
         """Fields of every view that do not change (instructions, questions)."""
         return {}
+
+    def texts(self, state, view: dict) -> dict:
+        """Every word of ``view`` (its ``text``), from the task's texts module."""
+        raise NotImplementedError
 
     def item_of(self, entry: dict) -> dict:
         return (self.live.onboarding_items if entry["onboarding"] else self.live.items)[entry["index"]]
@@ -89,6 +100,7 @@ class ItemTaskRunner(LiveRunner):
              "item": self.entry_view(state, entry) if entry is not None else None,
              "message": d.get("message", ""), "ack": None, "error": None, "warning": None}
         v.update(self.task_view())
+        v["text"] = self.texts(state, v)
         v.update(extra)
         return v
 
@@ -111,7 +123,7 @@ class ItemTaskRunner(LiveRunner):
             plan.insert(0, {"index": k, "item_id": f"onboarding-{k}", "onboarding": True})
         data = {"worker_name": agent.get_worker().worker_name, "plan": plan, "config": self.live.config,
                 "status": "working" if plan else "unavailable", "shown_at": time.time(),
-                "message": "" if plan else "There is no more work for you in this task. Thank you!"}
+                "message": "" if plan else NO_WORK}
         agent.state.set_init_state(data)  # saved
 
     def resume_unit(self, agent, data: dict) -> None:
@@ -126,7 +138,7 @@ class ItemTaskRunner(LiveRunner):
         data["plan"] = data["plan"][:done] + kept
         if not kept:  # everything left went to others meanwhile: the unit ends with what was done
             data["status"] = "complete" if done else "unavailable"
-            data["message"] = "" if done else "There is no more work for you in this task. Thank you!"
+            data["message"] = "" if done else NO_WORK
         else:
             data["status"] = "working"
         agent.state.set_init_state(data)
@@ -138,7 +150,7 @@ class ItemTaskRunner(LiveRunner):
         if update.get("type") != "answer":
             return UNKNOWN_ACTION
         if entry is None or update.get("position") != len(state.data["results"]) + 1:
-            return "That item is already done; please continue with the one shown."  # a stale page's answer
+            return STALE_ITEM  # a stale page's answer
         self.accept(state, update)  # saved with whatever the answer stores
         error, warning = self.answer(agent, update, entry)
         if error:
@@ -172,6 +184,8 @@ class ItemTaskRunner(LiveRunner):
             self.scheduler.passed_onboarding(worker)
         else:
             self.scheduler.record(worker, entry["index"])
+        if d["status"] == "complete":
+            self.end(agent)  # the unit's labels count for the stop rule as soon as it is done
 
     def end(self, agent) -> None:
         """The unit is over (finished, blocked, or cut short): unfinished items go back, once."""
@@ -188,3 +202,4 @@ class ItemTaskRunner(LiveRunner):
         if d["status"] == "working":
             d["status"] = "partial"
             agent.state.save_data()
+        self.settle_stop(agent, self.stop_rows(agent))

@@ -12,6 +12,8 @@ and the multi-reference task (each context written for by ``per_item`` workers: 
 * with ``use_onboarding``, a worker's first unit starts with a gold item until they pass one.
 
 ``history`` (what earlier runs of the task stored) makes a relaunch hand out only what is missing.
+With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new unit gets
+items; units under way finish theirs. Items under way count against its budget.
 """
 from __future__ import annotations
 
@@ -31,12 +33,13 @@ class _Worker:
 class ItemScheduler:
     def __init__(self, item_ids: list[str], *, per_item: int, items_per_unit: int,
                  max_per_worker: int | None = None, use_onboarding: bool = False, seed: int = 0,
-                 history: list[dict] = ()):
+                 history: list[dict] = (), stop=None):
         if len(set(item_ids)) != len(item_ids):
             raise ValueError("item ids must be unique")
         self.ids = list(item_ids)
         self.per_item, self.items_per_unit = int(per_item), int(items_per_unit)
         self.max_per_worker = max_per_worker
+        self.stop = stop
         self.use_onboarding = use_onboarding
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -60,15 +63,18 @@ class ItemScheduler:
     def _worker(self, worker: str) -> _Worker:
         return self._workers.setdefault(worker, _Worker())
 
+    def _stopped(self) -> bool:
+        return self.stop is not None and self.stop.stopped
+
     def remaining(self) -> int:
-        """Answers (item x worker) not yet handed out."""
+        """Answers (item x worker) not yet handed out; 0 once the stop rule fired."""
         with self._lock:
-            return sum(self.needed)
+            return 0 if self._stopped() else sum(self.needed)
 
     def complete(self) -> bool:
-        """Every item has all its answers, nothing in progress."""
+        """Every item has all its answers (or the stop rule fired), nothing in progress."""
         with self._lock:
-            return not any(self.needed) and not any(w.reserved for w in self._workers.values())
+            return (self._stopped() or not any(self.needed)) and not any(w.reserved for w in self._workers.values())
 
     def units_needed(self) -> int:
         """Unit slots to open: enough for full units plus slack for units cut short (spares are expired)."""
@@ -76,12 +82,17 @@ class ItemScheduler:
         return full + full // 2 + 2
 
     def _candidates(self, w: _Worker) -> list[int]:
+        if self._stopped():
+            return []
         free = [i for i, item in enumerate(self.ids) if self.needed[i] > 0 and item not in w.seen]
         self._rng.shuffle(free)
         free.sort(key=lambda i: -self.needed[i])  # stable: random among the equally needy
         room = self.items_per_unit
         if self.max_per_worker is not None:
             room = min(room, self.max_per_worker - w.done - w.reserved)
+        left = self.stop.budget_left() if self.stop is not None else None
+        if left is not None:  # the stop budget, less the items under way
+            room = min(room, left - sum(v.reserved for v in self._workers.values()))
         return free[:max(0, room)]
 
     def has_work_for(self, worker: str) -> bool:

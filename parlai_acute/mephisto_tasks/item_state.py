@@ -5,7 +5,8 @@ Saved data (``agent.state.get_data()``)::
     {"schema": "<task>/1", "worker_name": "w1", "status": "working" | "complete" | "blocked" | "unavailable",
      "plan": [{"index": 4, "item_id": "...", "onboarding": false}, ...],   # the unit's items, in order
      "results": [RESULT, ...],          # one per finished plan entry, in order (task-specific)
-     "current": {...} | null,           # answers so far to the entry on the page (multi-reference replies)
+     "current": {...} | null,           # answers so far to the entry on the page (multi-reference replies;
+                                        #   SSA {"step": 2}: "it makes sense", at the second question)
      "shown_at": 1700000000.0,          # when the current entry was first shown (server clock)
      "actions": ["tab:3", ...],         # ids of the page actions stored (a resend is never stored twice)
      "tab": "...", "registration": "<assignment>-<worker>", "version": 1700000000123,

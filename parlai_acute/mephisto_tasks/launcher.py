@@ -104,16 +104,62 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+#: seconds Mephisto's own shutdown may take before the launcher stops the router and exits anyway
+SHUTDOWN_GRACE_S = 45.0
+
+
 def serve(operator) -> bool:
-    """Run the operator's loop until its runs finish (-> False) or SIGTERM/Ctrl-C (-> True)."""
+    """Run the operator's loop until its runs finish (-> False) or SIGTERM/Ctrl-C (-> True).
+
+    While serving, SIGINT and SIGTERM stop the loop between two of its callbacks (asyncio's
+    signal handlers) instead of raising inside whatever Mephisto code happens to run, which
+    could leave a lock or a half-done database write behind and hang the shutdown.
+    """
     loop = operator._event_loop
     asyncio.set_event_loop(loop)
     operator._stop_task = loop.create_task(operator._stop_loop_when_no_running_tasks(log_rate=300))
+    signalled = []
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, lambda sig=sig: (signalled.append(sig), loop.stop()))
+            installed.append(sig)
+        except (RuntimeError, ValueError):  # not the main thread: the KeyboardInterrupt path below
+            break
     try:
         loop.run_forever()
-        return False
+        return bool(signalled)
     except KeyboardInterrupt:
         return True
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+@contextlib.contextmanager
+def shutdown_deadline(architects, seconds: float = SHUTDOWN_GRACE_S):
+    """Bound the stop: if Mephisto's shutdown has not returned after ``seconds``, stop the router,
+    say so and exit (every action was stored when it arrived, so nothing is lost)."""
+    import os
+    import sys
+    import threading
+
+    from parlai_acute.mephisto_tasks import setup
+
+    def give_up():
+        setup.stop_server_processes(architects)
+        print(f"parlai-acute: Mephisto's shutdown did not finish in {seconds:g} s; stopped the router "
+              "and exited (all answers were already stored)", file=sys.__stderr__, flush=True)
+        os._exit(130)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 @contextlib.contextmanager
@@ -185,7 +231,8 @@ def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish cleanup even if signalled again
         try:
-            stop(operator, interrupted)
+            with shutdown_deadline(architects):
+                stop(operator, interrupted)
         finally:
             setup.stop_server_processes(architects)
         signal.signal(signal.SIGTERM, old_term)

@@ -30,6 +30,7 @@ from mephisto.abstractions.blueprint import TaskRunner
 
 from parlai_acute.mephisto_tasks.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
                                                   registration_of)
+from parlai_acute.mephisto_tasks.texts import FAILED, UNKNOWN_ACTION
 from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
 
 logger = logging.getLogger(__name__)
@@ -37,8 +38,6 @@ WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet 
 GONE_EVERY = 2.0  # seconds between database checks for a worker who left (each takes Mephisto's DB lock:
 # checked every WAIT, 200 idle units made 800 locked queries a second and judgments waited behind them)
 ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
-UNKNOWN_ACTION = "Unknown action; please reload the page."
-FAILED = "Something went wrong on our side; please try again."
 _STAMP = threading.Lock()  # guards making the per-state locks below
 
 
@@ -112,6 +111,27 @@ class LiveRunner(TaskRunner):
         actions = state.data.setdefault("actions", [])
         actions.append(update["action_id"])
         del actions[:-ACTIONS_KEPT]
+
+    def settle_stop(self, agent, rows: list[dict]) -> None:
+        """Hand a finished unit's tidy ``rows`` to the task's stop rule (``scheduler.stop``, see
+        :mod:`parlai_acute.stopping`); if they settled it, the decision is stored with this unit."""
+        stop = getattr(self.scheduler, "stop", None)
+        if stop is not None and rows:
+            self.store_stop_decision(agent, stop.add(rows))
+
+    @staticmethod
+    def store_stop_decision(agent, decision: dict | None) -> None:
+        """The stop rule's decision, when this unit's work settled it, saved in the unit's data (once)."""
+        if decision is not None:
+            agent.state.data["stop_decision"] = decision
+            agent.state.save_data()
+            logger.info("stop rule fired (%s) at %s judgments", decision["stopped"], decision["judgments"])
+
+    def unit_record(self, agent) -> dict:
+        """This agent's unit as the stores read it back (:mod:`.stored_units`), for their row builders."""
+        return {"worker_id": agent.worker_id, "worker_name": agent.state.data.get("worker_name"),
+                "unit_id": agent.unit_id, "assignment_id": agent.assignment_id, "task_run_id": self.task_run.db_id,
+                "data": agent.state.data}
 
     def stamped(self, state, **extra) -> dict:
         with _stamp_lock(state):  # views are made in several threads (a model finishing, the unit's loop): one order

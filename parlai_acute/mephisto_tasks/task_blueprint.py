@@ -18,6 +18,7 @@ from mephisto.data_model.assignment import InitializationData
 
 from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.page_builder import StaticPageBuilder
+from parlai_acute.mephisto_tasks.texts import live_texts
 
 
 @dataclass
@@ -56,7 +57,9 @@ class TaskBlueprint(Blueprint):
                             f"`{cls.LAUNCH_COMMAND}`")
 
     def get_frontend_args(self) -> dict[str, Any]:
-        return {"task_title": self.args.blueprint.task_title}
+        """The page's ``task_config.json``: its title, and the lines every page needs before the task
+        server answers (connection, tabs, preview: :mod:`.texts`)."""
+        return {"task_title": self.args.blueprint.task_title, "texts": live_texts()}
 
     def units_needed(self) -> int:
         """How many interchangeable unit slots to offer (each gets its content when a worker takes it)."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parlai_acute.metrics.tables import with_intervals
-from parlai_acute.report import Report, interval_plot, new_figure
+from parlai_acute.report import Report, bar_plot, interval_plot
 
 LOG_PLOTS = [("words_per_utt", "words per utterance"), ("freq1k", "share of words with < 1,000 corpus occurrences"),
              ("repeat_self_3", "share of trigrams repeated from own earlier turns"),
@@ -25,7 +24,7 @@ def score_report(result, config, source: str) -> Report:
     section = report.section("Single- and multi-reference scores")
     section.note("single: against the first reference; multi: best reference per context (sentence metrics) or all "
                  "references together (corpus metrics). Scores in [0, 1]; embedding metrics are cosines.")
-    section.table(with_intervals(summary.drop(columns=["signature"]), ["single", "multi"]), "summary",
+    section.table(summary.drop(columns=["signature"]), "summary",
                   caption=f"Mean [{_interval_label(config.level, 'contexts')}]")
     long = pd.concat([summary.assign(label=summary["metric"] + " (" + kind + ")", estimate=summary[kind],
                                      low=summary[f"{kind}_low"], high=summary[f"{kind}_high"], order=range(len(summary)))
@@ -49,7 +48,7 @@ def rank_report(summary: dict, table: pd.DataFrame, config, tokenisation: dict) 
     shown = pd.DataFrame([{"measure": k, "value": summary[k], "value_low": summary.get(f"{k}_low", float("nan")),
                            "value_high": summary.get(f"{k}_high", float("nan"))} for k in names])
     section = report.section("Perplexity and hits@1")
-    section.table(with_intervals(shown, ["value"]), "summary",
+    section.table(shown, "summary",
                   caption=f"perplexity: [{_interval_label(config.level, 'contexts')}]; shares: "
                           f"[{config.level:.0%} Clopper-Pearson interval]")
     hits = shown[shown["measure"] != "perplexity"]
@@ -69,14 +68,8 @@ def logs_report(table: pd.DataFrame, config: dict) -> Report:
     section.table(table, "logs_table")
     labels = (table["log"] + " / " + table["speaker"] + " (" + table["role"] + ")").tolist()
     for column, title in LOG_PLOTS:
-        fig = new_figure(width=7.5, height=1.3 + 0.4 * len(table))
-        ax = fig.add_subplot()
-        ax.barh(range(len(table)), table[column].fillna(0).to_numpy(), color="#336699")
-        ax.set_yticks(range(len(table)), labels)
-        ax.invert_yaxis()
-        ax.set_xlabel(title)
-        ax.set_title("descriptive, no interval", fontsize=9)
-        section.figure(fig, f"logs_{column}")
+        section.figure(bar_plot(labels, table[column].fillna(0).to_numpy(), title, "descriptive, no interval"),
+                       f"logs_{column}")
     report.configuration("Run", config)
     return report
 
@@ -85,10 +78,9 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
     report = Report("Do the metrics agree with people?")
     for level, shaped in tables.items():
         section = report.section(f"Correlation with ratings per {level}")
-        stats = [c for c in shaped.columns if c != "metric" and not c.endswith(("_low", "_high", "_note"))]
         what = "responses" if level == "response" else "systems (Fisher z)"
         notes = [c for c in shaped.columns if c.endswith("_note")]
-        section.table(with_intervals(shaped.drop(columns=notes), stats), f"correlations_{level}",
+        section.table(shaped.drop(columns=notes), f"correlations_{level}",
                       caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.level, what)}]")
         long = pd.concat([shaped.assign(label=shaped["metric"] + f" ({kind})", estimate=shaped[f"spearman_{kind}"],
                                         low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"],
@@ -104,7 +96,7 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
                 section.note(f"No interval: {note}.")
     if fits is not None:
         section = report.section("Perplexity against human scores across models")
-        section.table(with_intervals(fits, ["r"]), "perplexity_vs_human",
+        section.table(fits, "perplexity_vs_human",
                       caption="linear fit of each human score on perplexity; r with its 95% Fisher-z interval")
     report.configuration("Run", {**vars(config), "metrics": list(config.metrics)})
     return report

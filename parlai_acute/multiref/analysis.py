@@ -156,7 +156,7 @@ def write_outputs(result: MultirefResult, outdir: str | Path, report: bool = Tru
         page = Report("Multi-reference collection", intro=f"BLEU: {result.signature}. Self-BLEU: lower is more "
                                                           f"diverse; Gt-BLEU: overlap with the original reply.")
         section = page.section("Collection modes")
-        section.note(f"*_low/*_high: {interval}.")
+        section.note(f"[low, high]: {interval}.")
         section.table(result.modes, "modes", caption="Per collection mode (means over contexts)")
         for measure, label in (("self_bleu4", "Self-BLEU-4"), ("gt_bleu4", "Gt-BLEU-4"),
                                ("unique1_collected", "unique unigrams of the collected replies")):

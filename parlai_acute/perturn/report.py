@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parlai_acute.perturn.analysis import PAIR_HEADERS, AnalysisResult, grid, jsonable
-from parlai_acute.report import Report, interval_plot, methods_paragraph, win_rate_heatmap
+from parlai_acute.report import Report, format_value, interval_plot, methods_paragraph, p_text, win_rate_heatmap
 from parlai_acute.stats.inference import legend, min_clusters
 from parlai_acute.stats.intervals import clopper_pearson
 
@@ -20,11 +20,9 @@ PAIR_COLUMNS = ["model_a", "model_b", "tie_win", "win_a", "win_b", "tie_loss", "
 
 
 def _in_words(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The pairs table with the test columns named in words, and the columns to show."""
+    """The pairs table with the test columns named in words, and the columns to show (rounded by
+    the report layer's one rule)."""
     shown = [c for c in PAIR_COLUMNS if c in table]
-    rates = [c for c in ("tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high", "rate_a",
-                         "rate_b") if c in table]
-    table = table.assign(**{c: table[c].astype(float).round(3) for c in rates})
     return table.rename(columns=PAIR_HEADERS), [PAIR_HEADERS.get(c, c) for c in shown]
 
 
@@ -79,19 +77,25 @@ def build_report(result: AnalysisResult) -> Report:
             table = g.models_table.sort_values("rate", ascending=False)
             name = f"{design.label}_{g.model_set}".replace("|", "-")
             if config.bootstrap > 0:
+                count = g.dialogues if config.cluster == "dialogue" else g.workers
+                few = count < config.min_clusters
+                why = (f"{count} {config.cluster}{'s' if count != 1 else ''}; a {config.cluster} bootstrap needs "
+                       f"{config.min_clusters} or more" if few
+                       else "every resample gave the same rate")
                 sub.figure(interval_plot(table, "model", "rate", "boot_low", "boot_high", xlabel="pick rate",
-                                         interval_label=boot_label), f"rates_{name}")
-            sub.table(table, f"models_{name}", caption=f"Pick rates; ci: {level} Clopper-Pearson, boot: "
+                                         interval_label=boot_label, missing=why), f"rates_{name}")
+            sub.table(table, f"models_{name}", caption=f"Pick rates; CI: {level} Clopper-Pearson, bootstrap interval: "
                       f"{boot_label}", columns=MODEL_COLUMNS)
             if g.omnibus.get("cluster_method") and design.setting == "mm":
                 om = g.omnibus
-                verdict = (f"p = {om['cluster_pvalue']:.3g}{om['mark']}" if om["cluster_pvalue"] is not None
+                verdict = (f"{p_text(om['cluster_pvalue'])}{om['mark']}" if om["cluster_pvalue"] is not None
                            else f"no test ({om['cluster_note']})")
                 sub.text(f"All models equal? {verdict}: {om['cluster_method']}. Secondary (exact, judgments "
-                         f"independent): {om['test']} statistic {om['statistic']}, df {om['df']}, p = {om['pvalue']}")
+                         f"independent): {om['test']} statistic {format_value(om['statistic'])}, df {om['df']}, "
+                         f"{p_text(om['pvalue'])}")
             if len(g.positions):
                 sub.table(g.positions, f"positions_{name}", caption=f"Picks by page position; "
-                          f"{g.position_test['test']} p = {g.position_test['pvalue']}")
+                          f"{g.position_test['test']} {p_text(g.position_test['pvalue'])}")
         if design.setting != "sm" and len(design.comparisons):
             cells = grid(design.comparisons)
             if len(cells):
@@ -99,12 +103,14 @@ def build_report(result: AnalysisResult) -> Report:
                 cells = cells.assign(ci_low=[b[0] for b in bounds], ci_high=[b[1] for b in bounds])
                 models = sorted(set(cells["row"]) | set(cells["col"]))
                 section.figure(win_rate_heatmap(cells, models, interval_label=f"{level} Clopper-Pearson, turns "
-                                                f"independent", title="turns where exactly one of the two was picked"),
+                                                f"independent", unit="turns",
+                                                title="Turns where exactly one of the two was picked"),
                                f"grid_{design.label}")
             table, columns = _in_words(design.comparisons)
             section.table(table, f"pairs_{design.label}", caption=f"Pairwise comparisons (Holm within the design); "
-                          f"diff = rate_b - rate_a; low/high: {level} interval of diff, inverted cluster-aware test "
-                          f"over {config.cluster}s; mark from the cluster-aware Holm p; exact test: "
+                          f"difference = pick rate of model B - model A; interval: {level} interval of the "
+                          f"difference, inverted cluster-aware test over {config.cluster}s; mark from the "
+                          f"cluster-aware Holm p; exact test: "
                           f"{design.comparisons['test'].iloc[0]} (pairs.csv has every column)", columns=columns)
         elif len(design.comparisons):
             table, _ = _in_words(design.comparisons)

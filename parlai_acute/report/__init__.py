@@ -25,8 +25,10 @@ labels and tooltips) is escaped for HTML, LaTeX and Markdown where it is written
 from parlai_acute.report.document import Report, Section
 from parlai_acute.report.figures import Chart, figure_pdf, figure_svg, new_figure
 from parlai_acute.report.methods import methods_paragraph
-from parlai_acute.report.plots import interval_plot, win_rate_heatmap
-from parlai_acute.report.tables import esc, format_value, table_html, table_latex, table_markdown
+from parlai_acute.report.plots import bar_plot, interval_plot, win_rate_heatmap
+from parlai_acute.report.tables import display_table, esc, format_p, format_value, header, p_text, table_html, \
+    table_latex, table_markdown
 
-__all__ = ["Report", "Section", "Chart", "new_figure", "figure_svg", "figure_pdf", "win_rate_heatmap",
-           "interval_plot", "methods_paragraph", "esc", "format_value", "table_html", "table_latex", "table_markdown"]
+__all__ = ["Report", "Section", "Chart", "new_figure", "figure_svg", "figure_pdf", "win_rate_heatmap", "bar_plot",
+           "interval_plot", "methods_paragraph", "esc", "header", "format_p", "p_text", "format_value",
+           "display_table", "table_html", "table_latex", "table_markdown"]

@@ -19,11 +19,19 @@ from parlai_acute.report.tables import esc, table_html, table_latex, table_markd
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f3f3f3}td.t{text-align:left}figure{margin:0.5em 0 1.5em}figure svg{max-width:100%;height:auto}
-figcaption,.note,.exports{color:#666;font-size:90%}details{margin:0.3em 0}pre{background:#f7f7f7;padding:0.6em;
-overflow-x:auto}.banner{border:3px solid #b00;background:#fff0f0;color:#700;font-size:130%;font-weight:bold;
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:14px}td,th{border:1px solid #ccc;padding:3px 7px;
+text-align:right;vertical-align:top}th{background:#f3f3f3;font-weight:600}
+td.t,th.t{text-align:left}td.long{overflow-wrap:anywhere}
+td{white-space:nowrap}td.t{white-space:normal}
+caption{caption-side:top;text-align:left;color:#666;font-size:90%}
+figure{margin:0.5em 0 1.5em}figure svg{max-width:100%;height:auto}
+figcaption,.note,.exports{color:#666;font-size:90%;overflow-wrap:anywhere}details{margin:0.3em 0}
+pre{background:#f7f7f7;padding:0.6em;white-space:pre-wrap;overflow-wrap:anywhere}
+.banner{border:3px solid #b00;background:#fff0f0;color:#700;font-size:130%;font-weight:bold;
 padding:0.7em 1em;margin:1em 0}.banner.info{border-color:#369;background:#eef4fb;color:#134}
+@page{size:A4 landscape;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:11px}table{font-size:10px}
+figure,table,tr{break-inside:avoid}.exports{display:none}}
 """
 _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -101,9 +109,11 @@ class Section:
 
     def table(self, table: pd.DataFrame, name: str | None = None, caption: str = "",
               columns: list[str] | None = None, max_rows: int | None = None, more: str = "rows not shown") -> "Section":
-        """A table. With a ``name`` it is also exported as ``tables/NAME.tex`` and ``.md``
-        (complete, even when the page shows only ``max_rows`` rows, followed by
-        "N more ``more``")."""
+        """A table, given raw (snake_case names, full precision): the page and the exports show it
+        by the one display rule of :mod:`parlai_acute.report.tables` (headers in words, intervals
+        as one column, p-values and numbers rounded; split by columns when too wide for the page).
+        With a ``name`` it is also exported as ``tables/NAME.tex`` and ``.md`` (complete, even
+        when the page shows only ``max_rows`` rows, followed by "N more ``more``")."""
         name = self._report._claim(name, "tables") if name else None
         self.items.append(_Table(table.copy(), name, caption, columns, max_rows, more))
         return self

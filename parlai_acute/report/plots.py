@@ -25,10 +25,13 @@ def _finite(*values) -> bool:
 
 
 def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str = "", title: str = "",
-                     winner_axis: str = "winner (column)", loser_axis: str = "loser (row)") -> Chart:
-    """The paper's grid: cell (row A, column B) = share of A-vs-B judgments won by B.
+                     unit: str = "judgments") -> Chart:
+    """The paper's grid: cell (row A, column B) = share of A-vs-B ``unit`` won by B.
 
-    ``grid`` has one row per cell with columns ``row`` (loser), ``col`` (winner), ``wins``
+    Each cell is a matchup, so the axes name the models ("row model", "column model") and
+    the heading says what a cell is, never "winner"/"loser" (either model may win a cell).
+
+    ``grid`` has one row per cell with columns ``row``, ``col``, ``wins``
     (won by ``col``), ``n``, and optionally ``ci_low``/``ci_high`` (proportions, 0-1,
     e.g. Clopper-Pearson; name it in ``interval_label``), ``mark`` (e.g. ``*``) and
     ``note`` (added to the hover text, e.g. "3 workers"). Models appear in the order given
@@ -74,13 +77,14 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    ax.set_xlabel(winner_axis, fontweight="bold", **_PLAIN)
-    ax.set_ylabel(loser_axis, fontweight="bold", **_PLAIN)
-    explained = "cell: % won by the column model, wins/n"
+    ax.set_xlabel("column model", fontweight="bold", **_PLAIN)
+    ax.set_ylabel("row model", fontweight="bold", **_PLAIN)
+    explained = (f"each cell: row model vs column model, % of their {unit} won by the column model; "
+                 f"wins of the column model/{unit}")
     if interval_label:
-        explained += f", [{interval_label}, %]"
-    heading = "\n".join(textwrap.wrap(f"{title}: {explained}" if title else explained, int(width * 10)))
-    ax.set_title(heading, fontsize=9, **_PLAIN)
+        explained += f"; [{interval_label}, %]"
+    ax.set_title(_wrapped(f"{title}. E{explained[1:]}" if title else explained, 1.05 * k + 0.5, 9), fontsize=9,
+                 **_PLAIN)
     bar = fig.colorbar(_mappable(cmap, norm), ax=ax, shrink=0.7)
     bar.set_label("% won by the column model", **_PLAIN)
     return Chart(fig, tooltips)
@@ -92,26 +96,56 @@ def _mappable(cmap, norm):
     return ScalarMappable(norm=norm, cmap=cmap)
 
 
+def _wrapped(text: str, width_inches: float, fontsize: float = 10) -> str:
+    """``text`` wrapped to ``width_inches`` (the axes' width: a label is centred on the axes, not the
+    figure) at DejaVu Sans' widest average of 0.65 em a character, so no label runs past the figure."""
+    chars = max(int(width_inches * 72 / (0.65 * fontsize)), 16)
+    return "\n".join(wrapped for line in str(text).split("\n") for wrapped in textwrap.wrap(line, chars) or [""])
+
+
+def bar_plot(labels: list[str], values, xlabel: str, title: str = "") -> Chart:
+    """Horizontal bars, one per label, first at the top, for descriptive values (no interval:
+    say so in ``title``); sized and labelled like :func:`interval_plot`, so nothing is clipped."""
+    labels = [str(label) for label in labels]
+    longest = max((len(label) for label in labels), default=1)
+    width = 5.5 + 0.08 * longest
+    fig = new_figure(width=width, height=1.3 + 0.4 * max(len(labels), 1))
+    ax = fig.add_subplot()
+    ax.barh(range(len(labels)), values, color="#336699")
+    ax.set_yticks(range(len(labels)), labels, **_PLAIN)
+    ax.invert_yaxis()
+    axes_width = width - 0.08 * longest - 0.6
+    ax.set_xlabel(_wrapped(xlabel, axes_width), **_PLAIN)
+    if title:
+        ax.set_title(_wrapped(title, axes_width, 9), fontsize=9, **_PLAIN)
+    return Chart(fig)
+
+
 def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high: str, xlabel: str,
                   interval_label: str, reference: float | None = None, title: str = "",
-                  note: str | None = None) -> Chart:
+                  note: str | None = None, missing: str = "") -> Chart:
     """Point estimates with intervals, one row per line of ``table``, first line at the top.
 
     The x-axis label ends with what the bars are (``interval_label``, e.g. "95% bootstrap
     interval"). A row whose interval is missing is drawn as a hollow point; the text in its
-    ``note`` column (e.g. "no interval: every judgment won") is printed beside it.
+    ``note`` column (e.g. "no interval: every judgment won") is printed beside it. When no
+    row has an interval the label says so instead of promising bars, with ``missing`` (why
+    none could be given) when the caller knows.
     """
     rows = list(table.itertuples(index=False))
     longest = max((len(str(getattr(r, label))) for r in rows), default=1)
     noted = bool(note) and any(getattr(r, note, "") for r in rows)
-    fig = new_figure(width=5.5 + 0.08 * longest, height=1.2 + (0.7 if noted else 0.42) * max(len(rows), 1))
+    width = 5.5 + 0.08 * longest
+    fig = new_figure(width=width, height=1.2 + (0.7 if noted else 0.42) * max(len(rows), 1))
     ax = fig.add_subplot()
     tooltips = {}
+    drawn = 0
     for y, r in enumerate(rows):
         point, lo, hi = getattr(r, estimate), getattr(r, low), getattr(r, high)
         gid = f"row-{y}"
         text = note and getattr(r, note, "")
         if _finite(lo, hi):
+            drawn += 1
             ax.hlines(y, lo, hi, color="#336699", linewidth=2.5, gid=f"{gid}-bar")
             ax.plot([point], [y], "o", color="#003366", markersize=7, gid=gid)
             tooltips[gid] = f"{getattr(r, label)}: {point:.3f} [{lo:.3f}, {hi:.3f}] ({interval_label})"
@@ -119,7 +153,7 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
             ax.plot([point], [y], "o", markerfacecolor="white", markeredgecolor="#003366", markersize=7, gid=gid)
             tooltips[gid] = f"{getattr(r, label)}: {point:.3f}, no interval" + (f" ({text})" if text else "")
         if text:  # under the row, across the plot; kept out of the layout so it never squeezes the axes
-            ax.text(0.01, y + 0.22, textwrap.shorten(str(text), 110, placeholder=" ..."), fontsize=7,
+            ax.text(0.01, y + 0.22, textwrap.shorten(str(text), int(width * 14), placeholder=" ..."), fontsize=7,
                     color="#555", va="top", transform=ax.get_yaxis_transform(), in_layout=False, **_PLAIN)
     if reference is not None:
         ax.axvline(reference, color="#999999", linewidth=1, linestyle="--")
@@ -127,7 +161,14 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.grid(axis="x", color="#eeeeee")
     ax.set_axisbelow(True)
-    ax.set_xlabel(f"{xlabel}\nbars: {interval_label}", **_PLAIN)
+    if drawn == len(rows):
+        bars = f"bars: {interval_label}"
+    elif drawn:
+        bars = f"bars: {interval_label}; hollow points: no interval" + (f" ({missing})" if missing else "")
+    else:
+        bars = f"no interval bars ({interval_label}): {missing or 'none could be given'}"
+    axes_width = width - 0.08 * longest - 0.6  # less the row labels
+    ax.set_xlabel(_wrapped(f"{xlabel}\n{bars}", axes_width), **_PLAIN)
     if title:
-        ax.set_title(title, fontsize=10, **_PLAIN)
+        ax.set_title(_wrapped(title, axes_width), fontsize=10, **_PLAIN)
     return Chart(fig, tooltips)

@@ -38,6 +38,10 @@ def _fmt(value) -> str:
     return "   n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:6.1f}"
 
 
+def _ranks(lower: int, upper: int) -> str:
+    return f"{lower:>2}" + (f"-{upper:<2}" if upper != lower else "   ")
+
+
 def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | None = None,
               judge_per_human: float = 10.0) -> tuple[list[str], "pd.DataFrame"]:
     """The printed lines and the table of :func:`parlai_acute.stats.ppi.ppi_table` (and plans)."""
@@ -73,11 +77,14 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
         ranking = ppi_ranking(people, judge, alpha)
         table.attrs["ranking"] = ranking.to_dict("records")
         for question, part in ranking.groupby("question", sort=True):
-            lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero), people | with judge:")
+            lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
+                         f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
             for r in part.sort_values("strength", ascending=False).to_dict("records"):
-                lines.append(f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
-                             f"{r['people_upper']:+.2f}] | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}]"
-                             + (f"  -- {r['note']}" if r["note"] else ""))
+                line = (f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
+                        f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
+                        f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
+                        f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
+                lines.append(line.rstrip())
     return lines, table
 
 

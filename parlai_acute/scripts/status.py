@@ -5,10 +5,15 @@ stored) or a tidy table file (``--table``: ACUTE judgments, per-turn turns or SS
 prints each comparison's estimate with its confidence sequence (an interval valid however
 often one looks), whether it is decided, and about how many more judgments the undecided
 ones need. The unit is the worker (ACUTE), the dialogue (per-turn), the conversation or
-worker (SSA). ``--json FILE`` also writes the result.
+worker (SSA). For a run, it also says whether the task's stop rule (``stop_alpha`` /
+``stop_budget``) has stopped it, and why. ``--json FILE`` also writes the result.
 
   parlai-acute status --task-name my-acute-task
   parlai-acute status --table turns.csv --alpha 0.05 --json status.json
+  parlai-acute status --task-name my-acute-task --top-k 3
+
+``--top-k K`` (ACUTE) also says whether the set of the best K models is decided: each of them
+decided ahead of every model outside by its own confidence sequence, at --alpha over all pairs.
 """
 from __future__ import annotations
 
@@ -29,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="error rate over all comparisons together, at every look (default: %(default)s)")
     parser.add_argument("--budget", type=int, default=1_000_000,
                         help="judgments beyond which a projection says 'no decision in sight'")
+    parser.add_argument("--top-k", type=int, default=None, metavar="K",
+                        help="ACUTE: also say whether the set of the top K models is decided (at --alpha over all "
+                             "model pairs), and which pairs across the boundary are still open")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the status as JSON")
 
 
@@ -73,8 +81,23 @@ def run(args) -> int:
     if args.budget < 1:
         raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
+    if args.top_k is not None and protocol != "acute":
+        raise UserError(f"--top-k ranks ACUTE-Eval models and these are {protocol} data; leave --top-k out")
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
+    if args.top_k is not None:
+        from parlai_acute.status import top_k, top_k_lines
+
+        result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
+        print("\n".join(top_k_lines(result["top_k"])))
+    if args.task_name:
+        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.stored_units import stop_decisions
+        from parlai_acute.stopping import decision_lines
+
+        result["stop_decisions"] = stop_decisions(open_mephisto_db(args.mephisto_db), args.task_name)
+        print("\n".join(decision_lines(result["stop_decisions"])
+                        or ["the task's stop rule has not stopped it (or it has none)"]))
     if args.json:
         from parlai_acute.files import write_json
         from parlai_acute import __version__

@@ -24,7 +24,7 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                "sensibleness_exact_high", "sensibleness_boot_low", "sensibleness_boot_high", "specificity",
                "specificity_exact_low", "specificity_exact_high", "specificity_boot_low", "specificity_boot_high",
                "ssa", "ssa_boot_low", "ssa_boot_high", "label_sensibleness", "label_specificity"]
-    section.note(f"exact_low/high: {names['exact']}; boot_low/high: {names['bootstrap']}. An empty bootstrap "
+    section.note(f"exact interval: {names['exact']}; bootstrap interval: {names['bootstrap']}. An empty bootstrap "
                  f"interval means every resample agreed (no honest width); the exact interval stands.")
     section.table(result.models, "models", caption="Sensibleness, specificity and SSA per model", columns=columns)
     for measure in MEASURES:
@@ -36,7 +36,8 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                        f"{measure}_intervals", caption=f"{_NAMES[measure]} per model; bars: {names['bootstrap']}")
     pairs = report.section("Pairwise comparisons")
     unit = result.pairs["unit"].iloc[0] if len(result.pairs) else "cluster"
-    pairs.note(f"diff = model_b - model_a. low/high: {100 * config.confidence:g}% interval of diff, the inverted "
+    pairs.note(f"difference = model B - model A. interval: {100 * config.confidence:g}% interval of the difference, "
+               f"the inverted "
                f"cluster-aware test over {unit}s (method column); p (Fisher exact, items independent): secondary. "
                f"Holm correction within each measure over all pairs; the mark comes from the cluster-aware Holm p.")
     if len(result.pairs):
@@ -46,9 +47,7 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "fisher_pvalue", "fisher_p_holm"]
     if (result.pairs["unit"] == "worker").any():
         columns.insert(6, "cluster_estimate")
-    rates = ["value_a", "value_b", "diff", "cluster_estimate", "cluster_low", "cluster_high"]
-    table = result.pairs.assign(**{c: result.pairs[c].astype(float).round(3) for c in rates})
-    pairs.table(table.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences",
+    pairs.table(result.pairs.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences",
                 columns=[PAIR_HEADERS.get(c, c) for c in columns])
     agreement = report.section("Agreement between workers")
     agreement.note(f"Items labelled at least twice. Percent agreement: share of agreeing pairs of labels. "
@@ -56,7 +55,8 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                    f"interval over items ({config.bootstrap} resamples, seed {config.seed}).")
     agreement.table(result.agreement, "agreement", caption="Agreement per question")
     workers = report.section("Workers", collapsed=True)
-    workers.note("agree_*: share of the worker's labels equal to the item's majority, on items with 3 or more labels.")
+    workers.note("agree sensible / agree specific: share of the worker's labels equal to the item's majority, on "
+                 "items with 3 or more labels.")
     workers.table(result.workers, "workers", caption="Labels per worker", max_rows=50, more="workers (see workers.csv)")
     report.configuration("Run", run_record(config))
     report.methods(methods(result))

@@ -158,7 +158,8 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
     people's logistic loss on the items they judged, minus lambda times the judge's loss on the
     same items, plus lambda times the judge's loss on the items only the judge judged; sandwich
     covariance; lambda tuned to minimise the trace of the covariance (the approach of
-    Chatzi et al. 2024's prediction-powered ranking, with strengths instead of rank-sets).
+    Chatzi et al. 2024's prediction-powered ranking; :func:`bradley_terry_rank_sets` turns the
+    result into their rank-sets).
 
     Items: model indices ``first``/``second`` and the share ``y`` (people) / ``f`` (judge) of
     judgments the first model won; ``*_u`` for judge-only items. Returns strengths (sum zero)
@@ -214,9 +215,24 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
             "alpha": alpha}
 
 
+def bradley_terry_rank_sets(res: dict, alpha: float = 0.05) -> dict:
+    """Rank-sets with simultaneous coverage 1 - alpha (Chatzi et al. 2024) from a
+    :func:`ppi_bradley_terry` result, prediction-powered and people-only: simultaneous
+    intervals for every strength difference (:func:`parlai_acute.stats.ranksets.simultaneous_ahead`),
+    then each model's ranks from the models certainly ahead of it and behind it."""
+    from parlai_acute.stats.ranksets import rank_sets, simultaneous_ahead
+
+    lower, upper = rank_sets(simultaneous_ahead(res["strength"], res["cov"], alpha))
+    people_lower, people_upper = rank_sets(simultaneous_ahead(res["people_strength"], res["people_cov"], alpha))
+    return {"rank_lower": lower, "rank_upper": upper, "people_rank_lower": people_lower,
+            "people_rank_upper": people_upper}
+
+
 def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """ACUTE-Eval Bradley-Terry strengths per question, people-only and prediction-powered,
-    from the two judgments tables (items: a pair of conversations under one question)."""
+    from the two judgments tables (items: a pair of conversations under one question), with
+    each model's rank-set both ways (``rank_lower``..``rank_upper``, ``people_rank_*``: the
+    ranks it may take, all models at once with probability 1 - alpha)."""
     hp, jp = acute_items(people), acute_items(judge)
     rows = []
     for question in sorted(set(hp["question"])):
@@ -232,10 +248,13 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) 
         res = ppi_bradley_terry(both["first"].map(index), both["second"].map(index), both["value_people"],
                                 both["value_judge"], only["first"].map(index), only["second"].map(index),
                                 only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+        ranks = bradley_terry_rank_sets(res, alpha)
         for i, model in enumerate(names):
             rows.append({"question": question, "model": model, "lambda": res["lambda"],
                          **{key: float(res[key][i]) for key in ("strength", "lower", "upper", "people_strength",
                                                                  "people_lower", "people_upper")},
+                         **{key: int(ranks[key][i]) for key in ("rank_lower", "rank_upper", "people_rank_lower",
+                                                                 "people_rank_upper")},
                          "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
                              f": {tracks['why']}" if not tracks["tracks"] else "")})
     return pd.DataFrame(rows)

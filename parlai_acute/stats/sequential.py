@@ -339,6 +339,19 @@ def bets_for(sizes) -> str:
     return "mixture" if int(np.max(sizes, initial=1)) <= 1 else "plugin"
 
 
+def first_crossing(x: np.ndarray, sizes: np.ndarray, alpha: float, m0: float = 0.5,
+                   bets: str | None = None) -> tuple[int, str, str]:
+    """The cluster (0-based) at which the test of mean = m0 first rejected (-1 if never), the
+    decision then ("above" / "below" / "undecided") and the bettor used (:func:`bets_for` the
+    cluster sizes unless given): :func:`decide`'s decision without the interval, for callers
+    that need many comparisons' decisions fast."""
+    bets = bets or bets_for(sizes)
+    crossed = int(crossing_index(log_capital(x, m0, alpha, bets), alpha))
+    if crossed < 0:
+        return crossed, "undecided", bets
+    return crossed, "above" if x[: crossed + 1].mean() > m0 else "below", bets
+
+
 def decide(stream: pd.DataFrame, alpha: float = 0.05, m0: float = 0.5, grid: int = GRID,
            budget: int = 1_000_000, bets: str | None = None) -> dict:
     """Anytime-valid summary of one comparison from its :func:`cluster_stream` (means in [0, 1]).
@@ -354,14 +367,12 @@ def decide(stream: pd.DataFrame, alpha: float = 0.05, m0: float = 0.5, grid: int
     if n == 0:
         return {**out, "estimate": None, "lower": None, "upper": None, "decided": "undecided", "more": None,
                 "decided_at_judgments": None, "note": "no completed clusters yet"}
-    bets = bets or bets_for(stream["judgments"].to_numpy())
-    crossed = crossing_index(log_capital(x, m0, alpha, bets), alpha)
+    crossed, decided, bets = first_crossing(x, stream["judgments"].to_numpy(), alpha, m0, bets)
     cs = confidence_sequence(x, alpha, bets=bets, grid=grid, must_look=(int(crossed),) if crossed >= 0 else ())
     lower, upper = float(cs["lower"][-1]), float(cs["upper"][-1])
     estimate = float(x.mean())
-    decided, at, more = "undecided", None, None
+    at, more = None, None
     if crossed >= 0:
-        decided = "above" if x[: crossed + 1].mean() > m0 else "below"
         at = int(stream["judgments_so_far"].iloc[int(crossed)])
     else:
         near = estimate - lower if estimate > m0 else upper - estimate  # the bound on m0's side

@@ -67,7 +67,7 @@ def test_heatmap_and_ranking_plots(report):
     cell = q.grid.iloc[0]
     assert f"{cell.wins}/{cell.n}" in text
     assert f"{cell.winrate:.0f}%{cell.mark}" in text
-    assert "winner (column)" in text and "loser (row)" in text
+    assert "column model" in text and "row model" in text and "loser (row)" not in text
     assert "Judgments per worker" in html and "Reasons by matchup" in html
     assert q.ranking.iloc[0]["model"] == EVIL_MODEL  # strongest model listed first
 

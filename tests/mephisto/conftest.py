@@ -68,3 +68,12 @@ def launch_task(tmp_path):
     yield start
     for run in started:
         run.kill_all()
+
+
+@pytest.fixture()
+def runs():
+    """LocalRun launchers a test starts (and relaunches); every one still running at the end is killed."""
+    started: list = []
+    yield started
+    for run in started:
+        run.kill_all()

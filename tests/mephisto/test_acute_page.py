@@ -35,6 +35,16 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
     assert "compare 3 pairs of conversations" in intro  # onboarding + 2
     minutes = wide.evaluate("window.__acuteView.minutes")
     assert minutes >= 1 and f"about {minutes} minute" in intro
+    # every word is the server's (the view's text, acute_eval/texts.py), for this configuration
+    text = wide.evaluate("window.__acuteView.text")
+    assert wide.inner_text("#question") == text["question"] == "Who would you prefer to talk to for a long conversation?"
+    assert wide.inner_text("#intro-text") == text["intro"] and "first pair is a check" in text["intro"]
+    assert wide.inner_text("#progress") == text["progress"] == "Comparison 1 of 3"
+    assert [wide.inner_text(f"#{k}") for k in ("instructions", "answer-legend", "reason-label", "submit")] == [
+        text["instructions"], text["answer"], text["reason_label"], text["submit"]]
+    assert wide.locator("#conversations h3").all_inner_texts() == text["sides"]
+    wide.click("#submit")  # nothing chosen: refused on the page in the server's words
+    assert wide.inner_text("#error") == text["choose_speaker"] == "Please choose one of the two speakers."
     columns = [box(wide, f".conversation.side-{k}") for k in (1, 2)]
     assert columns[0]["x"] < columns[1]["x"] and abs(columns[0]["y"] - columns[1]["y"]) < 1  # side by side
 

@@ -106,3 +106,70 @@ def test_live_task_stops_at_its_budget_and_stores_the_decision_with_the_data(tmp
     assert decisions[0]["stopped"] == "budget" and decisions[0]["judgments"] == 3
     plans = [u["data"]["plan"] for u in units]
     assert all(slot["reason"].startswith("adaptive") or slot["reason"] == "" for plan in plans for slot in plan)
+
+
+def test_stop_top_k_fires_once_on_the_true_top_and_adaptive_serves_the_open_boundary():
+    """m0 is clearly best: the top 1 is decided once m0 is decided ahead of each other model by
+    its own confidence sequence; adaptively the open pairs across the boundary (m0's) are served
+    and the others, decided or not needed, hardly at all."""
+    kw = dict(annotations_per_pair=3, comparisons_per_unit=5, max_per_worker=5, use_onboarding=False, seed=0,
+              stop={"top_k": 1})  # workers are the unit: many workers of a few judgments each
+    adaptive = Scheduler(pairings(), selection="adaptive", **kw)
+    balanced = Scheduler(pairings(), **kw)
+    decisions, served = run(adaptive, 400, np.random.default_rng(3))
+    plain, plain_served = run(balanced, 400, np.random.default_rng(3))
+    assert len(decisions) == 1 and decisions[0]["stopped"] == "decided" and decisions[0]["top"] == ["m0"]
+    assert decisions[0]["alpha"] == 0.05 and decisions[0]["rank_sets"]["m0"] == [1, 1]
+    assert "Bonferroni over all pairs (6 pairs)" in decisions[0]["method"]
+    assert plain[0]["top"] == ["m0"] and len(served) < 0.6 * len(plain_served)  # 150 vs 335
+    later = served[30:]
+    assert np.mean(["m0" in s[:2] for s in later]) > 0.8
+    open_ = [s for s in later if s[2].startswith("adaptive: open pair across the top-k boundary share")]
+    assert len(open_) > 0.7 * len(later) and all("m0" in s[:2] for s in open_)
+    assert all(s[2].startswith("adaptive: off the open top-k boundary") for s in later if "m0" not in s[:2])
+    assert adaptive.remaining() == 0 and adaptive.assign("late") == []
+
+
+def test_stop_top_k_options_are_checked():
+    from parlai_acute.mephisto_tasks.acute_eval.live import stop_rule
+
+    with pytest.raises(UserError, match="stop_top_k=4 needs 1 <= k < number of models"):
+        Scheduler(pairings(2), stop={"top_k": 4})
+    assert stop_rule({"stop_top_k": 2})["alpha"] == 0.05
+    # a relaunch reads the stored judgments: a top 1 already decided stops the run at once
+    history = [{"worker": f"w{i}", "pair_id": f"x{i}", "is_onboarding": False, "models": ["m0", other],
+                "winner": "m0", "timestamp": float(i)} for i, other in enumerate(["m1", "m2", "m3"] * 40)]
+    again = Scheduler(pairings(), use_onboarding=False, history=history, stop={"top_k": 1})
+    assert again.stopped() and again.decision["top"] == ["m0"] and again.remaining() == 0
+    with pytest.raises(UserError, match="either mephisto.blueprint.stop_top_k or stop_comparisons"):
+        stop_rule({"stop_top_k": 2, "stop_comparisons": "m0 vs m1"})
+
+
+def test_live_task_stops_when_its_top_k_is_decided_and_stores_the_decision(tmp_path, launch):
+    """The real task over loopback HTTP with stop_top_k=1: workers who always prefer model_a (one
+    judgment each, so each is its own cluster) decide the top 1; the decision names model_a and is
+    stored with the judgment that settled it, and nothing more is handed out."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+    from parlai_acute.mephisto_tasks.acute_eval import store
+    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(30, xss_in=None))
+    task = launch(pairings, "mephisto.blueprint.onboarding=false", "mephisto.blueprint.comparisons_per_unit=1",
+                  "mephisto.blueprint.stop_top_k=1", "mephisto.blueprint.stop_alpha=0.2",
+                  "mephisto.blueprint.pair_selection=adaptive")
+    task.wait_ready()
+    judged = 0
+    for n in range(30):
+        [done] = run_protocol_workers_sync(task.url, [(f"w{n}", f"a-w{n}")],
+                                           lambda view: (sw.side_with_text(view, "A-line"), "A answers more warmly"))
+        if not getattr(done, "made", None):
+            break
+        judged += len(done.made)
+    assert task.terminate() == 0
+    units = store.unit_data_for_task(setup.open_db(task.data_dir), "acute_test")
+    decisions = [u["data"]["stop_decision"] for u in units if u["data"].get("stop_decision")]
+    assert len(decisions) == 1 and decisions[0]["stopped"] == "decided" and decisions[0]["top"] == ["model_a"]
+    assert decisions[0]["top_k"] == 1 and decisions[0]["judgments"] == judged == len(units) < 30

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 from acute_task_helpers import make_pairings, write_pairings
 from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch,
@@ -25,14 +24,6 @@ from perturn_task_helpers import GENERIC, SMOL
 from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
 
 LONG = "x" * 5000
-
-
-@pytest.fixture()
-def runs():
-    started: list[LocalRun] = []
-    yield started
-    for run in started:
-        run.kill_all()
 
 
 def _ends_by_itself(run) -> int:
@@ -235,8 +226,9 @@ def _label(page, double=False, reload_between=False):
     if not sensible:
         click("#sensible-no")
     else:
-        page.click("#sensible-yes")
+        page.click("#sensible-yes")  # stored by the server: the view says the second question
         if reload_between:  # back at the second question of the same item
+            wait(page, f"{ITEM}.item.step === 2 && {idle(page)}", what="the second question stored")
             reload(page, "__itemView", f"{ITEM}.position === {view['position']} && document.body.dataset.step === '2'")
         click("#specific-yes" if specific else "#specific-no")
     wait(page, f"{ITEM}.done >= {view['position']} && {idle(page)}", what="the label stored")

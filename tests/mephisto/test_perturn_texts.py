@@ -126,3 +126,12 @@ def test_the_readme_survey_example_composes_and_unquoted_commas_say_how_to_quote
             "engagingness", "fluency", "consistency", "humanness"]
     with pytest.raises(UserError, match="must be quoted"):
         launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"], "x")
+
+
+@pytest.mark.parametrize("min_turns,done", [(1, 0), (3, 1), (3, 2)])
+def test_finishing_too_early_says_the_minimum_and_the_turns_so_far(min_turns, done):
+    d = design("pm", "soba", "appropriate", min_turns=min_turns, max_turns=5)
+    said = texts.too_early(d, done)
+    assert re.findall(r"\d+", said) == [str(min_turns), str(done)]
+    assert ("1 turn " in said) == (min_turns == 1) and ("turns" in said) == (min_turns != 1)
+    assert texts.finish_button(d, done).startswith("Finish (possible after")  # the button says the same rule

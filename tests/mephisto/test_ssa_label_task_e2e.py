@@ -52,7 +52,12 @@ def test_ssa_labels_are_what_workers_clicked_gold_blocks_server_enforces(tmp_pat
             view = await c.send({"type": "answer", "position": 1, **bad})
             refused.append(view["error"])
         view = await c.send({"type": "answer", "position": 1, "sensible": False, "specific": None})
-        assert view["error"] is None and view["position"] == 2
+        assert view["error"] is None and view["position"] == 2 and view["item"]["step"] == 1
+        # "it makes sense" is a step the server keeps (a reload shows the second question); a bad step is refused
+        view = await c.send({"type": "answer", "position": 2, "step": 2})
+        assert view["error"] is None and view["item"]["step"] == 2 and view["done"] == 1
+        view = await c.send({"type": "answer", "position": 2, "step": True})
+        assert "first question" in view["error"] and view["item"]["step"] == 2
         labelled = []
         while view["status"] == "working":
             labelled.append(view["item"]["reply"])

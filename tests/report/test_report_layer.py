@@ -98,11 +98,16 @@ def test_figure_labels_and_tooltips_are_escaped(written):
     assert not list(root.iter(ns + "script"))
 
 
-def test_heatmap_axes_say_which_side_won_and_cells_carry_rate_n_interval(written):
+def test_heatmap_axes_say_what_a_cell_is_and_cells_carry_rate_n_interval(written):
+    """Each cell is a matchup: the axes name the row and column models (never 'winner'/'loser',
+    as either may win a cell) and the heading says whose share of the judgments a cell is."""
     _, _, paths = written
     root = ElementTree.fromstring(paths["figures/grid.svg"].read_bytes())
     texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert "winner (column)" in texts and "loser (row)" in texts
+    assert "column model" in texts and "row model" in texts
+    assert not any("winner" in t or "loser" in t for t in texts)
+    heading = " ".join(" ".join(texts).split())
+    assert "row model vs column model, % of their judgments won by the column model" in heading
     assert "30%*" in texts and "3/10" in texts and "[10, 90]" in texts  # row plain: rate, n, interval
     assert "95% Clopper-Pearson" in " ".join(texts)
     ticks = [t for t in texts if t in ("plain", EVIL, "third")]
@@ -113,7 +118,8 @@ def test_interval_plot_names_its_interval_and_marks_missing_ones(written):
     _, _, paths = written
     root = ElementTree.fromstring(paths["figures/ranking.svg"].read_bytes())
     texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert "log-strength" in texts and "bars: 95% bootstrap interval" in texts  # the x-axis label
+    assert "log-strength" in texts  # the x-axis label, then what the bars are and what a hollow point is
+    assert "bars: 95% bootstrap interval; hollow points: no interval" in " ".join(" ".join(texts).split())
     assert "no interval: " + EVIL in texts
 
 
@@ -144,7 +150,7 @@ def test_latex_and_markdown_exports_escape_text():
     table = pd.DataFrame({"model": [EVIL], "rate": [0.123456], "n": [12345]})
     tex = table_latex(table, caption="c_" + EVIL)
     assert r"\textless{}script\textgreater{}" in tex and r"\$x\$" in tex and r"\_" in tex
-    assert "<script>" not in tex and " & 0.1235 & 12345 \\\\" in tex
+    assert "<script>" not in tex and " & 0.123 & 12345 \\\\" in tex
     md = table_markdown(table)
     row = md.splitlines()[2]
     assert row.count(" | ") == 2  # the pipe in the text did not make a column
@@ -167,3 +173,52 @@ def test_export_names_are_file_safe_and_unique(tmp_path):
     paths = report.write(tmp_path)
     assert {"tables/x_y.tex", "tables/x_y_2.tex"} <= set(paths)
     assert all(p.resolve().is_relative_to(tmp_path.resolve()) for p in paths.values())
+
+
+def test_a_plot_without_any_interval_says_so_instead_of_promising_bars():
+    nan = float("nan")
+    table = pd.DataFrame({"model": ["a", "b"], "rate": [0.7, 0.3], "low": [nan, nan], "high": [nan, nan]})
+    chart = interval_plot(table, "model", "rate", "low", "high", xlabel="pick rate", interval_label="95% bootstrap",
+                          missing="1 dialogue; a dialogue bootstrap needs 5 or more")
+    root = ElementTree.fromstring(figure_svg(chart))
+    text = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "bars:" not in text and "no interval bars" in text and "a dialogue bootstrap needs 5 or more" in text
+    assert not root.findall(".//{http://www.w3.org/2000/svg}g[@id='row-0-bar']")
+
+
+def test_one_formatting_rule_headers_in_words_intervals_merged_p_values_rounded():
+    from parlai_acute.report.tables import display_table, header
+
+    table = pd.DataFrame({"model_a": ["x", "y"], "boot_p_holm": [0.008404, 0.00001], "diff": [0.123456, -0.5],
+                          "ci_low": [0.01, -0.9], "ci_high": [0.5, 0.25], "kappa": [0.4, 0.5],
+                          "kappa_low": [0.1, 0.2], "kappa_high": [0.6, 0.7], "n": [3.0, float("nan")],
+                          "few": [True, False]})
+    shown = display_table(table)
+    assert list(shown.columns) == ["model A", "bootstrap p (Holm)", "difference", "CI", "kappa", "n", "few"]
+    assert list(shown["bootstrap p (Holm)"]) == ["0.008", "< 0.001"]
+    assert list(shown["difference"]) == ["0.123", "-0.500"]
+    assert list(shown["CI"]) == ["[0.010, 0.500]", "[-0.900, 0.250]"]
+    assert list(shown["kappa"]) == ["0.400 [0.100, 0.600]", "0.500 [0.200, 0.700]"]
+    assert list(shown["n"]) == ["3", ""] and list(shown["few"]) == ["yes", "no"]
+    assert header("Holm p (cluster-aware)") == "Holm p (cluster-aware)"  # already in words: kept
+    assert header("p_holm_exact") == "p exact (Holm)"
+    assert [header(c) for c in ("gt_bleu4", "unique1_new")] == ["gt BLEU-4", "unique 1-grams new"]
+    assert list(display_table(pd.DataFrame({"top_p": [0.95]}))["top p"]) == ["0.950"]  # a setting, not a p-value
+
+
+def test_a_table_too_wide_for_the_page_is_split_by_columns_repeating_its_key():
+    from parlai_acute.report.tables import TABLE_PX, column_parts, display_table
+
+    wide = pd.DataFrame({"model": ["alpha", "beta"], **{f"measure_number_{i}": [0.123456, 0.5] for i in range(30)}})
+    parts = column_parts(display_table(wide))
+    assert len(parts) > 1 and all(part[0] == "model" for part in parts)
+    assert sorted({c for part in parts for c in part[1:]}) == sorted(display_table(wide).columns[1:])
+    html = table_html_of(wide)
+    assert html.count("<table>") == len(parts) and f"part 1 of {len(parts)}" in html
+    assert column_parts(display_table(wide.iloc[:, :4]), TABLE_PX) == [list(display_table(wide.iloc[:, :4]).columns)]
+
+
+def table_html_of(table):
+    from parlai_acute.report.tables import table_html
+
+    return table_html(table)

@@ -172,10 +172,18 @@ def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
     write_judgments(tmp_path / "judge.csv", judged)
     assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "judge.csv"),
                  "--json", str(tmp_path / "ppi.json")]) == 0
-    assert "Bradley-Terry strengths (engaging" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Bradley-Terry strengths (engaging" in out and "rank-sets" in out and " ranks " in out
     ranking = json.loads((tmp_path / "ppi.json").read_text())["ranking"]
     assert [r["model"] for r in ranking] == ["a", "b", "c"] and ranking[0]["lambda"] > 0.3
     assert all(r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in ranking)
+    # rank-sets both ways: they hold a's rank, equal b and c are never told apart, the judge narrows
+    size = {}
+    for prefix in ("", "people_"):
+        sets = {r["model"]: (r[f"{prefix}rank_lower"], r[f"{prefix}rank_upper"]) for r in ranking}
+        assert sets["a"][0] == 1 and all(sets[m][0] <= 2 and sets[m][1] == 3 for m in "bc")
+        size[prefix] = sum(hi - lo + 1 for lo, hi in sets.values())
+    assert size[""] <= size["people_"]
 
 
 def test_too_few_judge_only_items_are_said_not_computed():

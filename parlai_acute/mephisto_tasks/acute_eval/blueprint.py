@@ -18,13 +18,11 @@ from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
 from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.acute_eval.texts import ONBOARDING_FAILED
+from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
-DEFAULT_ONBOARDING_FAILED = (
-    "You did not pass the check comparison (it has one clear answer, and yours was the other one), so "
-    "this task has ended for you and you cannot take more comparisons in it. Thank you for your time.")
 FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
@@ -57,7 +55,7 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "with block_qualification and their judgments are excluded from analysis."})
     block_qualification: str = field(default="parlai_acute_eval_block", metadata={
         "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
-    onboarding_failed_message: str = field(default=DEFAULT_ONBOARDING_FAILED, metadata={
+    onboarding_failed_message: str = field(default=ONBOARDING_FAILED, metadata={
         "help": "What the page tells a worker whose onboarding (gold) answer was wrong, instead of the "
                 "usual thank-you: the unit ends there and they cannot take more units of this task."})
     seed: int = field(default=0, metadata={
@@ -65,14 +63,16 @@ class AcuteEvalBlueprintArgs(TaskArgs):
     pair_selection: str = field(default="balanced", metadata={
         "help": "balanced: fewest-judged pairs first; adaptive: pairs whose model pair most reduces the "
                 "uncertainty of the Bradley-Terry ranking first (the reason is stored with each slot)."})
-    stop_alpha: Optional[float] = field(default=None, metadata={
-        "help": "Stop handing out comparisons once stop_comparisons (all model pairs if empty) are decided "
-                "by confidence sequences valid at every look, at this error rate; the decision is stored "
-                "with the judgment that settled it (stop_decision)."})
-    stop_comparisons: str = field(default="", metadata={
-        "help": "Comma-separated model pairs the stop rule waits for, e.g. 'model_a vs model_b'."})
-    stop_budget: Optional[int] = field(default=None, metadata={
-        "help": "Stop handing out comparisons after this many regular judgments (over all runs of the task)."})
+    _stop = stop_fields("comparisons", "regular judgments", "model_a vs model_b")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
+    stop_top_k: Optional[int] = field(default=None, metadata={
+        "help": "Stop handing out comparisons once the set of the top k models is decided: each of them "
+                "decided ahead of every other model by its own confidence sequence, at stop_alpha (0.05 if "
+                "unset) over all model pairs; the decision (the top k, rank-sets) is stored as stop_decision. "
+                "With pair_selection=adaptive, open pairs across the top-k boundary are served first."})
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     task_title: str = field(default="Compare two conversations", metadata={
         "help": "Title shown at the top of the page."})
 

@@ -40,17 +40,19 @@ def stop_rule(b) -> dict | None:
     if str(b.get("pair_selection") or "balanced") not in SELECTIONS:
         raise UserError(f"mephisto.blueprint.pair_selection must be one of {', '.join(SELECTIONS)}, "
                         f"got {b.get('pair_selection')!r}")
-    alpha, budget = b.get("stop_alpha"), b.get("stop_budget")
-    if alpha is None and budget is None:
-        return None
-    if alpha is not None and not 0 < float(alpha) < 1:
-        raise UserError(f"mephisto.blueprint.stop_alpha must be strictly between 0 and 1, got {alpha}")
-    if budget is not None and int(budget) < 1:
-        raise UserError(f"mephisto.blueprint.stop_budget must be at least 1, got {budget}")
-    named = [c.strip() for c in str(b.get("stop_comparisons") or "").split(",") if c.strip()]
-    return {"alpha": None if alpha is None else float(alpha), "budget": None if budget is None else int(budget),
-            "comparisons": named}
+    from parlai_acute.stopping import options
 
+    top = b.get("stop_top_k")
+    if top is None:
+        return options(b, judgments="regular judgments")
+    if b.get("stop_comparisons"):
+        raise UserError("set either mephisto.blueprint.stop_top_k or stop_comparisons, not both")
+    if int(top) < 1:
+        raise UserError(f"mephisto.blueprint.stop_top_k must be at least 1, got {top}")
+    alpha = b.get("stop_alpha")
+    stop = options({"stop_alpha": 0.05 if alpha is None else alpha, "stop_budget": b.get("stop_budget")},
+                   judgments="regular judgments")
+    return stop | {"top_k": int(top)}
 
 
 def ensure_scheduler(task_run, args, shared_state) -> Scheduler:

@@ -4,16 +4,17 @@ Protocol with the page (Mephisto live updates over the router's websocket):
 
 * initial task data (``get_init_data_for_agent``) and every reply are a *view*::
 
-      {"type": "state", "question": ..., "min_reason_length": 10, "n": 6, "done": 2,
-       "minutes": 9, "finished": false, "blocked": false, "blocked_message": null,
+      {"type": "state", "min_reason_length": 10, "n": 6, "done": 2,
+       "minutes": 9, "finished": false, "blocked": false,
+       "text": {"progress": "Comparison 3 of 6", "question": ..., "done": ..., ...},   # every word (.texts)
        "comparison": {"position": 3, "n": 6,
           "sides": [{"label": "Speaker 1", "turns": [{"text": "...", "evaluated": true}, ...]},
                     {"label": "Speaker 2", "turns": [...]}]},
        "ack": "tab:3", "error": null, "version": 1700000000123, "tab": "tab"}
 
   Model names never reach the page; ``evaluated`` marks the turns of the speaker to judge.
-  ``minutes`` is the unit's estimated duration (for the introduction); ``blocked`` with
-  ``blocked_message`` tells a worker who failed onboarding why the unit ended.
+  ``minutes`` is the unit's estimated duration (said in the introduction); a worker who failed
+  onboarding is ``blocked``, and ``text["done"]`` says why the unit ended.
 * the page sends ``{"type": "judgment", "action_id": ..., "tab": ..., "position": k,
   "choice": "left"|"right", "reason": "..."}``. The judgment is written to the agent state file
   before the reply is sent; a resent judgment (same action, or a position already judged) is
@@ -28,6 +29,7 @@ from dataclasses import asdict
 from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
+from parlai_acute.mephisto_tasks.acute_eval.texts import CHOOSE_SPEAKER, page_texts, reason_too_short
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
@@ -76,12 +78,15 @@ class AcuteEvalRunner(LiveRunner):
         comparison = None
         if not finished:
             comparison = comparison_view(self.pairings[plan[done]["index"]], Slot(**plan[done]), done + 1, len(plan))
-        view = {"type": "state", "question": self.question, "min_reason_length": self.min_reason,
-                "n": len(plan), "done": done,
-                "minutes": estimated_minutes(self.pairings, [Slot(**s) for s in plan]),
-                "finished": finished, "blocked": bool(data["blocked"]),
-                "blocked_message": self.blocked_message if data["blocked"] else None,
-                "comparison": comparison, "ack": None, "error": None}
+        minutes = estimated_minutes(self.pairings, [Slot(**s) for s in plan])
+        text = page_texts(question=self.question, n=len(plan), position=comparison and comparison["position"],
+                          minutes=minutes, min_reason=self.min_reason,
+                          check_first=bool(plan) and bool(plan[0].get("is_onboarding")), finished=finished,
+                          blocked=bool(data["blocked"]), blocked_message=self.blocked_message,
+                          side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else ())
+        view = {"type": "state", "min_reason_length": self.min_reason, "n": len(plan), "done": done,
+                "minutes": minutes, "finished": finished, "blocked": bool(data["blocked"]),
+                "comparison": comparison, "text": text, "ack": None, "error": None}
         view.update(extra)
         return view
 
@@ -116,9 +121,9 @@ class AcuteEvalRunner(LiveRunner):
             return None  # already judged (a double click, another tab): the view shows where the worker is
         side, reason = update.get("choice"), str(update.get("reason") or "").strip()
         if side not in ("left", "right"):
-            return "Please choose one of the two speakers."
+            return CHOOSE_SPEAKER
         if len(reason) < self.min_reason:
-            return f"Please give a reason of at least {self.min_reason} characters."
+            return reason_too_short(self.min_reason)
         slot = Slot(**plan[done])
         pairing = self.pairings[slot.index]
         models = pairing["speakers_to_eval"]
@@ -140,11 +145,8 @@ class AcuteEvalRunner(LiveRunner):
             "onboarding_correct": correct, "start_time": previous_end, "end_time": time.time(),
         })
         winner = None if slot.is_onboarding else choice
-        decision = self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner)
-        if decision is not None:  # this judgment settled the run's stop rule: stored with it
-            data["stop_decision"] = decision
-            state.save_data()
-            logger.info("stop rule fired: %s", decision["stopped"])
+        # the scheduler hands the judgment to the run's stop rule; a decision it settled is stored with it
+        self.store_stop_decision(agent, self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner))
         if correct is False:
             agent.get_worker().grant_qualification(self.block_qualification, 1)
             data["blocked"] = True

@@ -18,10 +18,14 @@ Two options of issue 18 (``selection``, ``stop``):
   on the judgments so far), drawn in proportion to that score; sides stay random, each
   slot records why it was chosen (``reason``), and the per-pair quota still bounds it.
 * ``stop={"alpha": 0.05, "comparisons": ["a vs b", ...], "budget": N}`` stops handing out
-  comparisons once every named model pair (all, if none are named) is decided by the
-  anytime-valid status (:func:`parlai_acute.status.status`: confidence sequences over
-  workers, valid at every look), or once N regular judgments are in; ``decision`` holds
-  why, for the runner to store with the judgment that settled it.
+  comparisons once the shared stop rule (:class:`parlai_acute.stopping.StopRule`, the same
+  for the per-turn and SSA tasks) fires: every named model pair (all, if none are named)
+  decided by the anytime-valid status, or N regular judgments in; ``decision`` holds why,
+  for the runner to store with the judgment that settled it.
+* ``stop={"alpha": 0.05, "top_k": 3}`` stops instead once the set of the top 3 models is
+  decided (:func:`parlai_acute.status.top_k`: each of them decided ahead of every other model
+  by its own confidence sequence, Bonferroni over all model pairs); with adaptive selection
+  the pairs across the current top-3 boundary that are still open are served first.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 
 SELECTIONS = ("balanced", "adaptive")
+#: top-k stop with adaptive selection: weight of a pair off the open boundary (an open one weighs 1)
+BESIDE = 0.02
 
 
 def pair_id(pairing: dict, index: int) -> str:
@@ -73,20 +79,14 @@ class Scheduler:
                  history: list[dict] = (), selection: str = "balanced", stop: dict | None = None):
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+        from parlai_acute.stopping import StopRule
+
         self.pairings = pairings
         self.selection = selection
-        self.stop = dict(stop) if stop else None
-        self.decision: dict | None = None  # set once the stop rule fired
-        self._next_look = 0
-        self.judgments: list[dict] = []  # regular judgments with their winner: what selection and stop read
+        self.judgments: list[dict] = []  # regular judgments with their winner: what selection reads
         self.models = sorted({m for p in pairings if not p["is_onboarding"] for m in p["speakers_to_eval"]})
-        for name in (self.stop or {}).get("comparisons") or []:
-            unknown = [m for m in name.replace(":", " vs ").split(" vs ") if m.strip() not in self.models]
-            if unknown or " vs " not in name.replace(":", " vs "):
-                from parlai_acute.errors import UserError
-
-                raise UserError(f"stop comparison {name!r} is not 'model vs model' over the pairings' models "
-                                f"({', '.join(self.models)})")
+        self.stop = StopRule("acute", stop, [p["speakers_to_eval"] for p in pairings if not p["is_onboarding"]]) \
+            if stop else None
         self.ids = [pair_id(p, i) for i, p in enumerate(pairings)]
         self.regular = [i for i, p in enumerate(pairings) if not p["is_onboarding"]]
         self.onboarding = [i for i, p in enumerate(pairings) if p["is_onboarding"]]
@@ -110,50 +110,29 @@ class Scheduler:
                     self.needed[i] = max(0, self.needed[i] - 1)
                 if h.get("winner") and h.get("models"):
                     self._note(str(h["worker"]), list(h["models"]), h["winner"], h.get("timestamp"))
-        self._check_stop()
+        if self.stop:
+            self.stop.add(self.judgments)  # one look at everything stored before
+
+    @property
+    def decision(self) -> dict | None:
+        """Why the run stopped (:class:`parlai_acute.stopping.StopRule`), None while it goes on."""
+        return self.stop.decision if self.stop else None
+
+    @property
+    def _boundary(self) -> set | None:
+        """Top-k stop: the model pairs across the top-k boundary still open (None: no top-k look yet)."""
+        return self.stop.boundary if self.stop else None
 
     def _worker(self, worker: str) -> _Worker:
         return self._workers.setdefault(worker, _Worker())
 
     # ---------------------------------------------------------------- adaptive selection and stopping
-    def _note(self, worker: str, models: list, winner: str, timestamp=None) -> None:
-        self.judgments.append({"worker": worker, "model_left": models[0], "model_right": models[1],
-                               "winner": winner, "timestamp": time.time() if timestamp is None else timestamp})
-
-    def _table(self):
-        import pandas as pd
-
-        df = pd.DataFrame(self.judgments, columns=["worker", "model_left", "model_right", "winner", "timestamp"])
-        return df.assign(is_onboarding=False, question_key="q", pair_id="")
-
-    def _check_stop(self) -> None:
-        """Fire the stop rule (once) if its budget is spent or its comparisons are decided."""
-        if not self.stop or self.decision is not None:
-            return
-        budget = self.stop.get("budget")
-        judged = len(self.judgments)
-        if budget is not None and judged >= int(budget):
-            self.decision = {"stopped": "budget", "judgments": judged, "budget": int(budget), "time": time.time()}
-            return
-        if self.stop.get("alpha") is None or not self.judgments:
-            return
-        if judged < self._next_look:  # every judgment up to 20, then at each 5% growth:
-            return  # any schedule of looks keeps a confidence sequence valid
-        self._next_look = judged + 1 if judged < 20 else math.ceil(judged * 1.05)
-        from parlai_acute.status import status
-
-        result = status(self._table(), "acute", alpha=float(self.stop["alpha"]))
-        rows = {r["comparison"]: r for r in result["rows"]}
-        named = [" vs ".join(sorted(m.strip() for m in c.replace(":", " vs ").split(" vs ")))
-                 for c in self.stop.get("comparisons") or []]
-        wanted = named or [" vs ".join(pair) for pair in _pairs(self.models)]
-        if all(c in rows and rows[c]["decided"] != "undecided" for c in wanted):
-            self.decision = {"stopped": "decided", "judgments": judged, "alpha": float(self.stop["alpha"]),
-                             "comparisons": {c: {k: rows[c][k] for k in ("decided", "estimate", "lower", "upper",
-                                                                          "clusters", "decided_at_judgments")}
-                                             for c in wanted},
-                             "method": "confidence sequences over workers (parlai_acute.status), Bonferroni over "
-                                       f"{result['comparisons']} comparison(s)", "time": time.time()}
+    def _note(self, worker: str, models: list, winner: str, timestamp=None) -> dict:
+        row = {"worker": worker, "model_left": models[0], "model_right": models[1], "winner": winner,
+               "timestamp": time.time() if timestamp is None else timestamp, "is_onboarding": False,
+               "question_key": "q", "pair_id": ""}
+        self.judgments.append(row)
+        return row
 
     def _weights(self, free: list[int]) -> dict:
         """Adaptive: each free pairing's weight, the expected uncertainty reduction of its model pair."""
@@ -167,12 +146,23 @@ class Scheduler:
             loser = j["model_right"] if j["winner"] == j["model_left"] else j["model_left"]
             if j["winner"] in index and loser in index:
                 wins[index[j["winner"]], index[loser]] += 1
-        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         out = {}
+        if self._boundary is not None:  # top-k stop: the open pairs across the boundary, a little of the rest
+            for i in free:
+                out[i] = 1.0 if frozenset(self.pairings[i]["speakers_to_eval"]) in self._boundary else BESIDE
+            return out
+        scores = pair_scores(wins, "ranking")["scores"] if len(self.models) > 2 and wins.sum() else None
         for i in free:
             a, b = (index[m] for m in self.pairings[i]["speakers_to_eval"])
             out[i] = float(scores[a, b]) if scores is not None else 1.0
         return out
+
+    def _why(self, index: int) -> str:
+        if self._boundary is None:
+            return "expected ranking-uncertainty reduction"
+        if frozenset(self.pairings[index]["speakers_to_eval"]) in self._boundary:
+            return "open pair across the top-k boundary"
+        return "off the open top-k boundary (kept exploring)"
 
     def stopped(self) -> bool:
         with self._lock:
@@ -209,8 +199,7 @@ class Scheduler:
             keys = {i: math.log(self._rng.random() or 1e-300) / max(weights[i] / total, 1e-12) for i in free}
             free.sort(key=lambda i: -keys[i])
             if why is not None:
-                why.update({i: f"adaptive: expected ranking-uncertainty reduction share {weights[i] / total:.3f}"
-                            for i in free[:room]})
+                why.update({i: f"adaptive: {self._why(i)} share {weights[i] / total:.3f}" for i in free[:room]})
             return free[:room]
         free.sort(key=lambda i: -self.needed[i])  # stable: random among equally needed
         return free[:room]
@@ -253,10 +242,8 @@ class Scheduler:
             w.judged += 1
             if winner is None:
                 return None
-            self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
-            before = self.decision
-            self._check_stop()
-            return self.decision if before is None and self.decision is not None else None
+            row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
+            return self.stop.add([row]) if self.stop else None
 
     def release(self, worker: str, slots: list[Slot]) -> None:
         """Give back regular comparisons handed to ``worker`` that were never judged."""
@@ -287,7 +274,3 @@ class Scheduler:
                     w.seen.add(self.ids[slot.index])
                     granted.append(slot)
             return granted
-
-
-def _pairs(models: list[str]) -> list[tuple[str, str]]:
-    return [(a, b) for k, a in enumerate(models) for b in models[k + 1:]]

@@ -5,8 +5,9 @@
  * reconnection (the server knows the item and step; the page only shows it). ItemPage.send(data)
  * sends one answer as a MephistoLive action (resent until acknowledged, stored once). At
  * "complete", "blocked" or "unavailable" the page submits the unit and shows the server's message.
- * The page expects elements #title, #status, #task, #error and #warning; all text goes in with
- * textContent.
+ * The page expects elements #title, #status, #task, #error and #warning; every word comes from
+ * the server (the view's ``text``, MephistoLive.say for the connection lines); all text goes in
+ * with textContent.
  */
 var ItemPage = (function () {
   "use strict";
@@ -45,12 +46,12 @@ var ItemPage = (function () {
     document.body.setAttribute("data-status", v.status);
     if (submitting) return;
     submitting = true;
-    var done = v.status === "complete" ? "Thank you! Your answers are saved. You can close this page." : v.message;
-    setStatus("Saving…");
+    var done = (v.text && v.text.done) || v.message;
+    setStatus(MephistoLive.say("saving"));
     MephistoLive.submit({ status: v.status, done: v.done }).then(function () {
       setStatus(done);
       document.body.setAttribute("data-finished", "true");
-    }, function () { submitting = false; setStatus("Could not reach the server; please retry in a moment."); });
+    }, function () { submitting = false; setStatus(MephistoLive.say("save_failed")); });
   }
 
   function start(h) {
@@ -66,13 +67,13 @@ var ItemPage = (function () {
       onStatus: function (s) {
         if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
           $("task").hidden = true;
-          setStatus("This task is no longer available (" + s + "). Every answer you gave is saved.");
+          setStatus(MephistoLive.say("gone", { status: s }));
         }
       }
     }).then(function (r) {
-      if (r.preview) setStatus("Preview: accept the task to start.");
+      if (r.preview) setStatus(MephistoLive.say("preview"));
       if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
-    }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
+    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
   }
 
   return { start: start, send: send, busy: MephistoLive.busy };

@@ -15,15 +15,16 @@
  * agent), then shows the server's current view. Tabs: the newest tab on an assignment owns it
  * (hello with claim); another tab of the same browser hears it at once (BroadcastChannel), any
  * other from the server's views (view.tab); it says so, stops sending, and offers to continue here.
- * Every text from the server goes in with textContent.
+ * Wording: this file and the pages have none of their own beyond the page's loading line. The
+ * lines shared by every task (connection, tabs, saving, preview) come with the task configuration
+ * (task_config.json "texts", mephisto_tasks/texts.py), read before registering; say(key, values)
+ * gives them to the pages. Every text from the server goes in with textContent.
  */
 var MephistoLive = (function () {
   "use strict";
   var ROUTER_PROTOCOL = "2.0.3";  // the mephisto-task version whose router protocol this speaks
   var RESEND_MS = 3000, HEARTBEAT_MS = 3000, SILENT_MS = 10000, RETRY_MS = 1000, REQUEST_MS = 6000;
-  var RECONNECTING = "Reconnecting to the task server\u2026 Your work so far is saved; please keep this page open.";
-  var ELSEWHERE = "This assignment is open in another tab or window. Please continue there, or click " +
-                  "\"Continue here\" to work in this tab instead.";
+  var texts = null, config = null, loading = "";
   var tab = randomId(), counter = 0;
   var agentId = null, socket = null, handlers = {}, registration = null, channel = null;
   var submitted = false, displaced = false, reconnecting = false, lostAt = 0, retryTimer = null, registering = false;
@@ -36,6 +37,24 @@ var MephistoLive = (function () {
     return Array.prototype.map.call(a, function (x) { return x.toString(36); }).join("");
   }
   function now() { return Date.now() / 1000; }
+
+  // A shared line from the task configuration, "{name}" filled from values; before the configuration
+  // has arrived (a server down at the first load), the page's own loading line.
+  function say(key, values) {
+    var text = texts && texts[key];
+    if (!text) return loading;
+    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
+  function loadConfig() {
+    if (!config) {
+      config = fetch("/task_config.json?mephisto_task_version=" + ROUTER_PROTOCOL)
+        .then(function (r) { return r.json(); })
+        .then(function (cfg) { texts = cfg.texts || texts; return cfg; },
+              function (e) { config = null; throw e; });  // the next reconnection asks again
+    }
+    return config;
+  }
 
   // One line at the top of every page about the connection or another tab (not part of the task).
   function banner(text, button) {
@@ -112,14 +131,14 @@ var MephistoLive = (function () {
     inflight = null;
     clearTimeout(resendTimer);
     if (socket) { var s = socket; socket = null; s.close(); }
-    banner(ELSEWHERE, { label: "Continue here", action: claim });
+    banner(say("elsewhere"), { label: say("continue_here"), action: claim });
     document.body.setAttribute("data-connection", "elsewhere");
     if (handlers.onElsewhere) handlers.onElsewhere();
   }
   function claim() {
     displaced = false;
     claimNext = claiming = true;
-    banner(RECONNECTING);
+    banner(say("reconnecting"));
     reconnect();
   }
   function listenToOtherTabs() {
@@ -134,7 +153,7 @@ var MephistoLive = (function () {
   function register() {
     return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
       var d = packet.data || {};
-      if (!d.agent_id) return { unavailable: d.failure_reason || "There is no work for you in this task right now." };
+      if (!d.agent_id) return { unavailable: d.failure_reason || say("no_work") };
       agentId = d.agent_id;
       deliver(d.init_task_data);
       openSocket();
@@ -167,7 +186,7 @@ var MephistoLive = (function () {
     if (submitted || displaced) return;
     if (!reconnecting) lostAt = Date.now();
     reconnecting = true;
-    banner(RECONNECTING);
+    banner(say("reconnecting"));
     later(RETRY_MS);
   }
   function later(ms) {
@@ -177,8 +196,8 @@ var MephistoLive = (function () {
     if (submitted || displaced || registering) return;
     reconnecting = true;
     registering = true;
-    banner(RECONNECTING);
-    register().then(function (r) {
+    banner(say("reconnecting"));
+    loadConfig().then(register).then(function (r) {
       registering = false;
       if (!r.unavailable) return;
       // a relaunched task may not have opened its units yet: keep trying for a while
@@ -215,20 +234,23 @@ var MephistoLive = (function () {
   }
 
   function loadTitle(el) {
-    fetch("/task_config.json?mephisto_task_version=" + ROUTER_PROTOCOL).then(function (r) { return r.json(); })
-      .then(function (cfg) { if (cfg.task_title) { el.textContent = cfg.task_title; document.title = cfg.task_title; } })
-      .catch(function () {});
+    loadConfig().then(function (cfg) {
+      if (cfg.task_title) { el.textContent = cfg.task_title; document.title = cfg.task_title; }
+    }).catch(function () {});
   }
+  // Registers once the configuration (and with it the shared lines) is here; a preview only reads it.
   function start(h) {
     handlers = h;
+    var status = document.getElementById("status");
+    loading = status ? status.textContent : "";
     registration = getAgentRegistration();
     if (!registration.worker_name || !registration.assignment_id) {
-      return Promise.resolve({ preview: true });
+      return loadConfig().then(function () { return { preview: true }; });
     }
     listenToOtherTabs();
     watch();
     window.__mephistoLive = { tab: tab };  // for the simulated workers and tests
-    return register().catch(function () { lost(); return { reconnecting: true }; });
+    return loadConfig().then(register).catch(function () { lost(); return { reconnecting: true }; });
   }
   function submit(finalData) {
     submitted = true;
@@ -237,6 +259,6 @@ var MephistoLive = (function () {
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       }, function (err) { submitted = false; throw err; });
   }
-  return { start: start, send: send, submit: submit, loadTitle: loadTitle,
+  return { start: start, send: send, submit: submit, loadTitle: loadTitle, say: say,
            busy: function () { return !!inflight; }, tab: function () { return tab; } };
 })();

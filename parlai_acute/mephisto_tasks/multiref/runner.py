@@ -15,9 +15,8 @@ import re
 import time
 
 from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers
+from parlai_acute.mephisto_tasks.multiref import texts
 
-FAST_WARNING = ("You are entering replies very quickly. Please take the time to write a thoughtful reply that "
-                "fits the conversation, different from your others.")
 MAX_TIMES = 5000  # key presses kept per reply
 
 
@@ -61,6 +60,15 @@ class MultirefRunner(ItemTaskRunner):
         return {"replies_needed": self.replies_needed, "min_reply_chars": self.min_chars,
                 "max_reply_chars": self.max_chars}
 
+    def texts(self, state, view: dict) -> dict:
+        d = state.data
+        item = view["item"]
+        written = sum(len(r["replies"]) for r in d["results"]) + len((d.get("current") or {}).get("replies", []))
+        return texts.page_texts(status=d["status"], replies=self.replies_needed, n=view["n"],
+                                position=view["position"], left=item["remaining"] if item else 0,
+                                min_chars=self.min_chars, max_chars=self.max_chars, written=written,
+                                message=d.get("message", ""))
+
     def entry_view(self, state, entry: dict) -> dict:
         context = self.item_of(entry)
         written = [r["text"] for r in (state.data.get("current") or {}).get("replies", [])]
@@ -75,14 +83,14 @@ class MultirefRunner(ItemTaskRunner):
                                        "turn_index": context.turn_index, "replies": []}
         replies = current["replies"]
         if update.get("index") != len(replies) + 1:
-            return "That reply was already received; please continue.", None
+            return texts.ALREADY, None
         text = " ".join(str(update.get("text") or "").split())
         if len(text) < self.min_chars:
-            return f"Please write a reply of at least {self.min_chars} characters.", None
+            return texts.too_short(self.min_chars), None
         if len(text) > self.max_chars:
-            return f"Please keep your reply under {self.max_chars} characters.", None
+            return texts.too_long(self.max_chars), None
         if normalized(text) in {normalized(r["text"]) for r in replies}:
-            return "You already wrote this reply for this conversation; please write a different one.", None
+            return texts.REPEAT, None
         now = time.time()
         since = replies[-1]["received_at"] if replies else d.get("shown_at") or now
         seconds = round(now - since, 4)
@@ -99,4 +107,4 @@ class MultirefRunner(ItemTaskRunner):
                 "replies": replies})
         else:
             state.save_data()  # stored before the page hears back
-        return None, FAST_WARNING if warned else None
+        return None, texts.FAST if warned else None

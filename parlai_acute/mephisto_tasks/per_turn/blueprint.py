@@ -17,7 +17,7 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
@@ -89,6 +89,13 @@ class PerTurnBlueprintArgs(TaskArgs):
         "help": "Retries of a failed or timed-out reply; then the turn is recorded as incomplete for that model."})
     datapath: str = field(default="", metadata={
         "help": "ParlAI --datapath for the models (default: $PARLAI_ACUTE_DATA or ~/.cache/parlai_acute/data)."})
+    _stop = stop_fields("new dialogues", "judged turns", "model_a vs model_b",
+                        " (label_mode ssa: 'model_a vs model_b [sensible]'; without [sensible] or [specific], "
+                        "both rates)")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     seed: int = field(default=0, metadata={
         "help": "Seed of the candidates' order, random continuations, openings and set assignment (all recorded)."})
     task_title: str = field(default="Chat and judge the replies", metadata={"help": "Title at the top of the page."})

@@ -50,10 +50,12 @@ class LiveSetup:
         self.survey_questions = survey.questions(b.get("survey_questions") or "") if self.design.survey != "none" else []
         self.personas = load_personas(b.get("persona_file") or "", self.design)
         self.seed = int(b.seed)
+        self.stop = stop_rule(b, self.design, history)
         self.scheduler = Scheduler(self.design.model_sets, target=int(b.target), unit=str(b.target_unit),
                                    turns_per_dialogue=self.design.min_turns,
                                    max_dialogues_per_worker=b.get("max_dialogues_per_worker"),
-                                   use_onboarding=bool(b.onboarding), seed=self.seed, history=history)
+                                   use_onboarding=bool(b.onboarding), seed=self.seed, history=history,
+                                   stop=self.stop)
         if pool is None:
             from parlai_acute.worlds.per_turn import ModelPool
 
@@ -66,7 +68,9 @@ class LiveSetup:
                        "max_turns": self.design.max_turns, "opening": self.design.opening,
                        "justification": self.design.justification, "label_mode": self.design.label_mode,
                        "survey": self.design.survey, "survey_questions": [q["key"] for q in self.survey_questions],
-                       "seed": self.seed}
+                       "seed": self.seed,
+                       "stop": None if self.stop is None else {"protocol": self.stop.protocol, "alpha": self.stop.alpha,
+                                                               "budget": self.stop.budget}}
 
     def opening(self, dialogue_id: str) -> Opening:
         """The dialogue's start, a pure function of (seed, dialogue id)."""
@@ -85,6 +89,34 @@ class LiveSetup:
             return Opening(worker_context=seed.contexts[0], model_context=seed.contexts[1], info=seed.info)
         return Opening(info={"source": kind})
 
+
+
+def stop_rule(b, design: Design, history: list[dict] = ()):
+    """The task's stop rule (None without stop options), fed the complete dialogues stored before.
+
+    Pairs of models sharing a dialogue are compared on their pick rates (per-turn status); the
+    single-model setting is compared across conversations on its SSA labels (label_mode ssa).
+    Appropriateness labels (sm, label_mode appropriate) have no comparison status decides: only
+    the budget can stop them."""
+    import itertools
+
+    from parlai_acute.mephisto_tasks.per_turn import store
+    from parlai_acute.stopping import StopRule, options
+
+    stop = options(b, judgments="judged turns")
+    if stop is None:
+        return None
+    if design.setting == "sm" and design.label_mode != "ssa" and stop["alpha"] is not None:
+        raise UserError("mephisto.blueprint.stop_alpha needs comparisons, and appropriateness labels (setting sm, "
+                        "label_mode appropriate) have none status decides; use stop_budget, or label_mode=ssa")
+    if design.setting == "sm":
+        protocol, pairs = "ssa", list(itertools.combinations(design.models, 2))
+    else:
+        protocol = "per-turn"
+        pairs = [p for s in design.model_sets for p in itertools.combinations(s, 2)]
+    rule = StopRule(protocol, stop, pairs)
+    rule.add(store.stop_rows([h["unit"] for h in history if h.get("unit")], protocol))
+    return rule
 
 
 def load_personas(path: str, design: Design) -> list[list[str]] | None:

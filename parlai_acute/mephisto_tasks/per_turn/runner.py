@@ -26,6 +26,7 @@ import time
 from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
+from parlai_acute.mephisto_tasks.texts import NO_WORK
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
@@ -135,7 +136,9 @@ class PerTurnRunner(LiveRunner):
                 "config": self.live.config, "assignment": f"{agent.assignment_id} (unit {agent.unit_id})"}
         print(f"worker {data['worker_name']} took assignment {agent.assignment_id} (unit {agent.unit_id}): "
               f"dialogue {data['dialogue_id']}", flush=True)  # the launcher's console: who is where
-        if self.scheduler.needs_onboarding(worker):
+        if not self.scheduler.may_start(worker):  # nothing left for them (e.g. the stop rule fired): say so now
+            data.update(status="unavailable", message=NO_WORK)
+        elif self.scheduler.needs_onboarding(worker):
             rng = random.Random(f"{self.seed}:{data['dialogue_id']}:onboarding")
             index = rng.randrange(len(self.live.onboarding_items))
             order = onboarding.practice_order(self.live.onboarding_items[index], self.design.replies_per_turn, rng)
@@ -154,8 +157,7 @@ class PerTurnRunner(LiveRunner):
         if not d.get("model_set"):
             names = self.scheduler.start(worker, d["dialogue_id"])
             if names is None:
-                d.update(status="unavailable", message="There are no more conversations for you in this task. "
-                                                       "Thank you!")
+                d.update(status="unavailable", message=NO_WORK)
                 state.save_data()
                 return
             d["model_set"] = list(names)
@@ -236,7 +238,7 @@ class PerTurnRunner(LiveRunner):
         d = state.data
         pending = d.get("pending")
         if d["status"] != "chatting" or pending is None or update.get("turn") != pending["turn"]:
-            return "That turn is over; please continue with the current one."
+            return texts.TURN_OVER
         shown = sorted((c for c in pending["candidates"] if c["position"] is not None), key=lambda c: c["position"])
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{pending['turn']}:continue")
         ssa = None
@@ -253,7 +255,7 @@ class PerTurnRunner(LiveRunner):
             return str(exc)
         justification = " ".join(str(update.get("justification") or "").split())
         if self.design.justification == "required" and len(justification) < 3:
-            return "Please explain your choice in a few words."
+            return texts.EXPLAIN
         if self.design.justification == "off":
             justification = ""
         self.accept(state, update)
@@ -319,10 +321,9 @@ class PerTurnRunner(LiveRunner):
         if d["status"] != "chatting":
             return None
         if d.get("pending") is not None:
-            return "Please judge the replies shown first."
+            return texts.JUDGE_BEFORE_FINISH
         if len(d["turns"]) < self.design.min_turns:
-            return (f"Please chat for at least {texts.turns(self.design.min_turns)} "
-                    f"({len(d['turns'])} so far).")
+            return texts.too_early(self.design, len(d["turns"]))
         self.accept(state, update)
         self._close(agent)
         return None
@@ -375,6 +376,10 @@ class PerTurnRunner(LiveRunner):
             agent.state.save_data()
         self.scheduler.finish("|".join(sorted(d["model_set"])), d["dialogue_id"], complete=complete,
                               turns=len(d["turns"]), worker=str(agent.worker_id))
+        if complete and self.scheduler.stop is not None:  # a dialogue counts for the stop rule once complete
+            from parlai_acute.mephisto_tasks.per_turn.store import stop_rows
+
+            self.settle_stop(agent, stop_rows([self.unit_record(agent)], self.scheduler.stop.protocol))
 
 
 def _continuation(turn: dict) -> str:

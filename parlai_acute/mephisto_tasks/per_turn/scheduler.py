@@ -5,6 +5,9 @@ Each new dialogue goes to the set that most needs dialogues (or turns), counting
 concurrent workers all pile onto one pair. A dialogue that ends early (worker left, run
 stopped) gives its place back; its finished turns are kept and still count when the
 target is turns. ``history`` (earlier runs of the same task) makes a relaunch continue.
+With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new dialogue
+starts; dialogues under way (and a worker coming back to one cut short) still finish. Nor does
+one start when the dialogues under way (at ``turns_per_dialogue`` each) will spend its budget.
 """
 from __future__ import annotations
 
@@ -29,12 +32,13 @@ class _Set:
 class Scheduler:
     def __init__(self, model_sets: list[tuple], *, target: int, unit: str = "dialogues", turns_per_dialogue: int = 10,
                  max_dialogues_per_worker: int | None = None, use_onboarding: bool = True, seed: int = 0,
-                 history: list[dict] = ()):
+                 history: list[dict] = (), stop=None):
         if unit not in ("dialogues", "turns"):
             raise ValueError(f"target unit {unit!r}: use dialogues or turns")
         self.unit, self.target, self.turns_per_dialogue = unit, int(target), int(turns_per_dialogue)
         self.sets = {"|".join(sorted(s)): _Set(tuple(s)) for s in model_sets}
         self.max_per_worker = max_dialogues_per_worker
+        self.stop = stop
         self.use_onboarding = use_onboarding
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -55,6 +59,8 @@ class Scheduler:
         return self._workers.setdefault(worker, _Worker())
 
     def _need(self, s: _Set) -> int:
+        if self.stop is not None and self.stop.stopped:
+            return 0
         expected = len(s.running) * (self.turns_per_dialogue if self.unit == "turns" else 1)
         return self.target - s.done - expected
 
@@ -70,7 +76,8 @@ class Scheduler:
 
     def complete(self) -> bool:
         with self._lock:
-            return all(s.done >= self.target and not s.running for s in self.sets.values())
+            stopped = self.stop is not None and self.stop.stopped
+            return all((stopped or s.done >= self.target) and not s.running for s in self.sets.values())
 
     def may_start(self, worker: str) -> bool:
         with self._lock:
@@ -79,6 +86,10 @@ class Scheduler:
     def _may_start(self, w: _Worker) -> bool:
         if self.max_per_worker is not None and w.dialogues >= self.max_per_worker:
             return False
+        left = self.stop.budget_left() if self.stop is not None else None
+        running = sum(len(s.running) for s in self.sets.values())
+        if left is not None and running * self.turns_per_dialogue >= left:
+            return False  # the dialogues under way will spend the stop budget
         return any(self._need(s) > 0 for s in self.sets.values())
 
     def needs_onboarding(self, worker: str) -> bool:

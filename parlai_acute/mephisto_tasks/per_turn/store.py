@@ -26,17 +26,25 @@ def dialogue_status(data: dict) -> str:
 
 
 def history(units: list[dict]) -> list[dict]:
-    """Earlier dialogues as the scheduler needs them (who, which set, how far, onboarding)."""
+    """Earlier dialogues as the scheduler needs them (who, which set, how far, onboarding), each with
+    its stored unit (what the stop rule reads again on a relaunch)."""
     rows = []
     for unit in units:
         data = unit["data"]
         ob = data.get("onboarding") or {}
         row = {"worker": str(unit["worker_id"]), "passed_onboarding": bool(ob.get("passed")), "set": None,
-               "status": dialogue_status(data), "turns": len(data.get("turns") or [])}
+               "status": dialogue_status(data), "turns": len(data.get("turns") or []), "unit": unit}
         if data.get("model_set"):
             row["set"] = "|".join(sorted(data["model_set"]))
         rows.append(row)
     return rows
+
+
+def stop_rows(units: list[dict], protocol: str) -> list[dict]:
+    """What the stop rule reads (:mod:`parlai_acute.stopping`): the complete dialogues' turns, or
+    (interactive SSA, ``protocol`` ssa) their labels; a dialogue counts once, when it is complete."""
+    done = [u for u in units if u["data"].get("model_set") and dialogue_status(u["data"]) == "complete"]
+    return ssa_label_records(done) if protocol == "ssa" else turns_records(done)
 
 
 def turns_records(units: list[dict]) -> list[dict]:

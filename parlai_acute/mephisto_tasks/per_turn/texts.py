@@ -49,6 +49,9 @@ JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
 CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
+TURN_OVER = "That turn is over; please continue with the current one."
+EXPLAIN = "Please explain your choice in a few words."
+JUDGE_BEFORE_FINISH = "Please judge the replies shown first."
 
 
 def replies(k: int) -> str:
@@ -137,6 +140,11 @@ def turns(n: int) -> str:
     return f"{n} turn{'s' if n != 1 else ''}"
 
 
+def too_early(design: Design, turns_done: int) -> str:
+    """Finishing before ``min_turns``: refused, with how many there are."""
+    return f"Please chat for at least {turns(design.min_turns)} ({turns_done} so far)."
+
+
 def finish_button(design: Design, turns_done: int) -> str:
     if turns_done >= design.min_turns:
         return "Finish the conversation"
@@ -200,7 +208,11 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
         "user_reply": "Write a better reply (it will continue the conversation):",
         "justification": "Why? (required)" if design.justification == "required" else "Why? (optional)",
         "ssa_sensible": SSA_SENSIBLE, "ssa_specific": SSA_SPECIFIC, "ssa_missing": SSA_MISSING,
-        "appropriate_yes": "Appropriate", "appropriate_no": "Not appropriate",
+        "appropriate_yes": "Appropriate", "appropriate_no": "Not appropriate", "yes": "Yes", "no": "No",
+        "you": "You", "partner": "Partner", "opening": "Opening (from a real conversation)",
+        "reason_optional": "Why? (optional)", "intro_heading": "What to do", "message_label": "Your message",
+        "message_placeholder": "Write your message\u2026", "send": "Send", "submit": "Submit",
+        "survey_heading": "About your partner",
         "pick_one": "Please pick exactly one reply.",
         "pick_some": "Please tick the acceptable replies, or \"none of these\".",
         "say_appropriate": "Please say whether the reply is appropriate.",

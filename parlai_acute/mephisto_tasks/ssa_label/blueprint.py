@@ -15,8 +15,9 @@ from mephisto.operations.registry import register_mephisto_abstraction
 
 from parlai_acute.mephisto_tasks.ssa_label.live import ensure_live
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
+from parlai_acute.mephisto_tasks.ssa_label import texts
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
 from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
 
 BLUEPRINT_TYPE = "parlai_acute_ssa_label"
@@ -42,11 +43,15 @@ class SsaLabelBlueprintArgs(TaskArgs):
                 "does blocks the worker with block_qualification."})
     onboarding_file: str = field(default="", metadata={
         "help": "JSON list of gold items {context, reply, sensible[, specific]} (default: the packaged ones)."})
-    onboarding_fail_message: str = field(default=(
-        "Sorry, you said a response makes sense that plainly does not, so you cannot take part in this task. "
-        "Thank you for your time."), metadata={"help": "What a worker who fails the gold item is told."})
+    onboarding_fail_message: str = field(default=texts.FAILED, metadata={"help": "What a worker who fails the gold item is told."})
     block_qualification: str = field(default="parlai_acute_ssa_block", metadata={
         "help": "Mephisto qualification granted to workers who fail the gold item; holders cannot take units."})
+    _stop = stop_fields("units of items", "labels", "model_a vs model_b",
+                        " or 'model_a vs model_b [specific]' (without [sensible] or [specific], both rates)")
+    stop_alpha: Optional[float] = _stop["stop_alpha"]
+    stop_comparisons: str = _stop["stop_comparisons"]
+    stop_budget: Optional[int] = _stop["stop_budget"]
+    del _stop
     seed: int = field(default=0, metadata={"help": "Seed of the item order and gold item choice."})
     task_title: str = field(default="Does the response make sense?", metadata={"help": "Title of the page."})
 

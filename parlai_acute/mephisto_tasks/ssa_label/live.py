@@ -22,13 +22,31 @@ class SsaLive:
         self.items = read_items(os.path.expanduser(b.items_file))
         self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None) if b.onboarding else []
         self.seed = int(b.seed)
+        self.stop = stop_rule(b, self.items, history)
         self.scheduler = ItemScheduler([i.item_id for i in self.items], per_item=int(b.labels_per_item),
                                        items_per_unit=int(b.items_per_unit),
                                        max_per_worker=b.get("max_labels_per_worker"),
-                                       use_onboarding=bool(b.onboarding), seed=self.seed, history=history)
+                                       use_onboarding=bool(b.onboarding), seed=self.seed, history=history,
+                                       stop=self.stop)
         self.config = {"items_file": str(b.items_file), "labels_per_item": int(b.labels_per_item),
-                       "items_per_unit": int(b.items_per_unit), "onboarding": bool(b.onboarding), "seed": self.seed}
+                       "items_per_unit": int(b.items_per_unit), "onboarding": bool(b.onboarding), "seed": self.seed,
+                       "stop": None if self.stop is None else {"alpha": self.stop.alpha, "budget": self.stop.budget}}
 
+
+
+def stop_rule(b, items, history: list[dict] = ()):
+    """The task's stop rule (None without stop options): the items' models compared two by two on
+    their sensibleness and specificity rates, fed the labels stored before."""
+    import itertools
+
+    from parlai_acute.stopping import StopRule, options
+
+    stop = options(b, judgments="labels")
+    if stop is None:
+        return None
+    rule = StopRule("ssa", stop, itertools.combinations(sorted({i.model for i in items}), 2))
+    rule.add([h["label"] for h in history if "label" in h])
+    return rule
 
 
 def check_numbers(b) -> None:

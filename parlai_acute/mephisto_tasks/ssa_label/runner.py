@@ -4,24 +4,26 @@ The page sends ``{"type": "answer", "action_id": a, "position": k, "sensible": t
 "specific": true|false|null}``; the server checks it against Meena's rules (a reply that does not
 make sense is not specific; a sensible reply needs the second answer), takes the item from its
 own plan (never from the page) and stores the label before answering.
+
+The step is the server's too: "it makes sense" sends ``{"type": "answer", "position": k, "step": 2}``
+("change my first answer": ``"step": 1``), stored in the state's ``current`` before the page
+hears back, so a reload, a second tab or a relaunch shows the same question of the same item.
 """
 from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers as speakers
 from parlai_acute.mephisto_tasks.ssa_label import onboarding
+from parlai_acute.mephisto_tasks.ssa_label import texts
 from parlai_acute.mephisto_tasks.ssa_label.items import label_fields
 
-SENSIBLE_QUESTION = "Does the response make sense?"
-SENSIBLE_HELP = ("Use your common sense: is the response logical and consistent with the context? "
-                 "Is it something a person could say here?")
-SPECIFIC_QUESTION = "Is the response specific?"
-SPECIFIC_HELP = ("Is it specific to this context, rather than a reply that would fit almost any context "
-                 "(like \"I don't know\", \"ok\" or \"That's nice\")?")
+
+def step_of(state) -> int:
+    """Which question of the item on the page the worker is at (1 or 2)."""
+    return int((state.data.get("current") or {}).get("step") or 1)
 
 
 class SsaLabelRunner(ItemTaskRunner):
-    fail_message = ("Sorry, you said a response makes sense that plainly does not, so you cannot take part in "
-                    "this task. Thank you for your time.")
+    fail_message = texts.FAILED
 
     @classmethod
     def setup(cls, task_run, args, shared_state):
@@ -29,24 +31,41 @@ class SsaLabelRunner(ItemTaskRunner):
 
         return ensure_live(task_run, args, shared_state)
 
-    def task_view(self) -> dict:
-        return {"questions": {"sensible": SENSIBLE_QUESTION, "sensible_help": SENSIBLE_HELP,
-                              "specific": SPECIFIC_QUESTION, "specific_help": SPECIFIC_HELP}}
+    def stop_rows(self, agent) -> list[dict]:
+        from parlai_acute.mephisto_tasks.ssa_label.store import labels_records
+
+        return labels_records([self.unit_record(agent)])
+
+    def texts(self, state, view: dict) -> dict:
+        d = state.data
+        plan, entry = d["plan"] or (), self.current_entry(state)
+        source = "static" if entry is None or entry["onboarding"] else \
+            self.item_of(entry).extra.get("source", "static")
+        return texts.page_texts(status=d["status"], n=len(plan), position=view["position"], step=step_of(state),
+                                check_first=bool(plan) and plan[0]["onboarding"], source=source,
+                                labelled=sum(not r.get("onboarding") for r in d["results"]),
+                                message=d.get("message", ""))
 
     def entry_view(self, state, entry: dict) -> dict:
         item = self.item_of(entry)
         if entry["onboarding"]:
-            return {"context": speakers(item["context"]), "reply": item["reply"]}
-        return {"context": speakers(item.context), "reply": item.reply}
+            return {"context": speakers(item["context"]), "reply": item["reply"], "step": step_of(state)}
+        return {"context": speakers(item.context), "reply": item.reply, "step": step_of(state)}
 
     def answer(self, agent, update: dict, entry: dict):
+        if "step" in update:  # "it makes sense" (on to the second question) or "change my first answer"
+            if update["step"] not in (1, 2) or isinstance(update["step"], bool):
+                return texts.FIRST_MISSING, None
+            agent.state.data["current"] = {"step": update["step"]} if update["step"] == 2 else None
+            agent.state.save_data()  # stored before the page hears back
+            return None, None
         sensible, specific = update.get("sensible"), update.get("specific")
         if not isinstance(sensible, bool):
-            return "Please answer the first question: does the response make sense?", None
+            return texts.FIRST_MISSING, None
         if sensible and not isinstance(specific, bool):
-            return "Please answer the second question: is the response specific?", None
+            return texts.SECOND_MISSING, None
         if not sensible and specific not in (None, False):
-            return "A response that does not make sense cannot be specific; please answer again.", None
+            return texts.NOT_SENSIBLE_SPECIFIC, None
         specific = bool(specific) if sensible else False
         item = self.item_of(entry)
         if entry["onboarding"]:

@@ -23,7 +23,8 @@ def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
 
 
 def history(units: list[dict]) -> list[dict]:
-    """Earlier labels as the scheduler needs them (who labelled which item, gold results)."""
+    """Earlier labels as the scheduler needs them (who labelled which item, gold results), and each
+    label as a labels-table row (what the stop rule reads again on a relaunch)."""
     rows = []
     for unit in units:
         for r in unit["data"].get("results") or []:
@@ -31,6 +32,7 @@ def history(units: list[dict]) -> list[dict]:
                 rows.append({"worker": str(unit["worker_id"]), "passed_onboarding": bool(r.get("gold_passed"))})
             else:
                 rows.append({"worker": str(unit["worker_id"]), "item": r["item_id"], "done": True})
+        rows += [{"worker": str(unit["worker_id"]), "label": label} for label in labels_records([unit])]
     return rows
 
 

@@ -4,7 +4,10 @@
  * mephisto_live.js (MephistoLive: registration, websocket, heartbeats, submit) and the
  * provider's wrap_crowd_source.js. Flow: MephistoLive.start -> one action per judgment,
  * answered by a view from the backend (which has already stored the judgment) -> MephistoLive.submit.
- * After a reload or a reconnection the server's view puts the worker back at the same comparison. Every text from a dialogue is put in the page with textContent:
+ * After a reload or a reconnection the server's view puts the worker back at the same comparison.
+ * The page has no wording of its own: every instruction, label and message is in the view's
+ * ``text`` (rendered by the server from the task's configuration, acute_eval/texts.py), the
+ * connection lines come from MephistoLive.say. Every text is put in the page with textContent:
  * shown, never run.
  */
 (function () {
@@ -19,6 +22,7 @@
     return node;
   }
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
+  function say(key) { return (view && view.text && view.text[key]) || ""; }  // every word comes from the server
 
   // The two conversations and the two choices, built from the server's view (text only).
   function renderComparison(c, same) {
@@ -28,10 +32,10 @@
     c.sides.forEach(function (side, i) {
       var col = el("div", "conversation side-" + (i + 1));
       col.setAttribute("data-side", i === 0 ? "left" : "right");
-      col.appendChild(el("h3", null, "Conversation " + (i + 1) + " (judge " + side.label + ")"));
+      col.appendChild(el("h3", null, say("sides")[i] || ""));
       side.turns.forEach(function (t) {
         var turn = el("div", "turn " + (t.evaluated ? "evaluated" : "other"), t.text);
-        turn.title = t.evaluated ? side.label : "partner";
+        turn.title = t.evaluated ? side.label : say("partner");
         col.appendChild(turn);
       });
       box.appendChild(col);
@@ -66,13 +70,17 @@
     if (v.error || !same || !localError) { $("error").textContent = v.error || ""; localError = false; }
     if (v.finished) { finish(); return; }
     var c = v.comparison;
-    $("progress").textContent = "Comparison " + c.position + " of " + c.n;
+    $("progress").textContent = say("progress");
     // The introduction (what to do, about how long it takes) comes before the first comparison only.
     $("intro").hidden = c.position !== 1;
-    $("intro-text").textContent = "You will compare " + c.n + (c.n === 1 ? " pair" : " pairs") +
-      " of conversations, one pair at a time. It takes about " + v.minutes +
-      (v.minutes === 1 ? " minute" : " minutes") + " in all.";
-    $("question").textContent = v.question;
+    $("intro-heading").textContent = say("intro_heading");
+    $("intro-text").textContent = say("intro");
+    $("intro-steps").textContent = say("steps");
+    $("question").textContent = say("question");
+    $("instructions").textContent = say("instructions");
+    $("answer-legend").textContent = say("answer");
+    $("reason-label").textContent = say("reason_label");
+    $("submit").textContent = say("submit");
     if (!unchanged) renderComparison(c, same);
     if (!same) $("reason").value = "";
     $("reason").setAttribute("minlength", v.min_reason_length);
@@ -82,34 +90,33 @@
     $("submit").disabled = MephistoLive.busy();
   }
 
-  function reasonMessage() { return "Please give a reason of at least " + view.min_reason_length + " characters."; }
+  function reasonMessage() { return say("reason_short"); }
 
   // Live, as the worker types: the length hint counts down and goes away, and so does the
   // "reason too short" error, once the reason is long enough.
   function onReasonInput() {
     if (!view || view.finished) return;
     var missing = view.min_reason_length - $("reason").value.trim().length;
-    $("reason-help").textContent = missing > 0 ? "At least " + view.min_reason_length + " characters (" +
-      missing + " more)." : "";
+    $("reason-help").textContent = missing > 0 ? say("reason_help").replace("{missing}", missing) : "";
     $("reason-help").hidden = missing <= 0;
     if (missing <= 0 && $("error").textContent === reasonMessage()) $("error").textContent = "";
   }
 
   function finish() {
     $("task").hidden = true;
-    $("progress").textContent = view && view.n ? "Done" : "";
+    $("progress").textContent = say("progress");
     if (submitted) return;
     submitted = true;
     var blocked = !!(view && view.blocked);
-    if (blocked) { document.body.setAttribute("data-blocked", "true"); $("progress").textContent = "Ended"; }
-    setStatus("Saving…");
+    if (blocked) document.body.setAttribute("data-blocked", "true");
+    setStatus(MephistoLive.say("saving"));
     MephistoLive.submit({ judgments: view ? view.done : 0 })
       .then(function () {
         // A worker who failed the check comparison is told so, not thanked as if the work were done.
-        setStatus(blocked ? view.blocked_message : "Thank you! Your answers are saved. You can close this page.");
+        setStatus(say("done"));
         document.body.setAttribute("data-finished", "true");
       })
-      .catch(function () { submitted = false; setStatus("Could not reach the server; please retry in a moment."); });
+      .catch(function () { submitted = false; setStatus(MephistoLive.say("save_failed")); });
   }
 
   function onSubmit(ev) {
@@ -117,7 +124,7 @@
     if (MephistoLive.busy() || !view || view.finished) return;
     var picked = document.querySelector("input[name=choice]:checked");
     var reason = $("reason").value.trim();
-    if (!picked) { $("error").textContent = "Please choose one of the two speakers."; localError = true; return; }
+    if (!picked) { $("error").textContent = say("choose_speaker"); localError = true; return; }
     if (reason.length < view.min_reason_length) {
       $("error").textContent = reasonMessage();
       localError = true;
@@ -136,7 +143,7 @@
   function onStatus(s) {
     if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitted) {
       $("task").hidden = true;
-      setStatus("This task is no longer available (" + s + "). Your submitted answers are saved.");
+      setStatus(MephistoLive.say("gone", { status: s }));
     }
   }
 
@@ -148,12 +155,12 @@
       $("task").hidden = true; setStatus(reason); document.body.setAttribute("data-unavailable", "true");
     } }).then(function (started) {
       if (started.preview) {
-        setStatus("Preview: accept the task to start.");
+        setStatus(MephistoLive.say("preview"));
       } else if (started.unavailable) {
         setStatus(started.unavailable);
         document.body.setAttribute("data-unavailable", "true");
       }
-    }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
+    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
   }
 
   start();

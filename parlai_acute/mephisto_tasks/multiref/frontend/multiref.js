@@ -1,7 +1,8 @@
 /* Multi-reference page: a context, then the worker's replies one by one (Enter or "Add reply"), with a
  * count of how many remain. Checked here (length, repeats) and again by the server. Key presses and
  * clicks are timed (browser clock, ms) and sent with each reply as client-reported timing data.
- * Every text goes in with textContent.
+ * The page has no wording of its own: every line, the refusals checked here included, is in the
+ * view's ``text`` (multiref/texts.py). Every text goes in with textContent.
  */
 (function () {
   "use strict";
@@ -12,12 +13,12 @@
     return text.toLowerCase().replace(/\s+/g, " ").replace(/^[ .!?,;:'"]+|[ .!?,;:'"]+$/g, "");
   }
 
-  function turn(t) {
+  function turn(t, text) {
     var node = document.createElement("div");
     node.className = "turn " + t.speaker;
     var who = document.createElement("span");
     who.className = "who";
-    who.textContent = t.speaker;
+    who.textContent = text[t.speaker === "A" ? "speaker_a" : "speaker_b"];
     node.appendChild(who);
     node.appendChild(document.createTextNode(t.text));  // text only, never markup
     return node;
@@ -32,10 +33,16 @@
       accepted = item.written.length;
       lastPosition = v.position;
     }
-    $("progress").textContent = "Conversation " + v.position + " of " + v.n;
+    var text = v.text;
+    $("progress").textContent = text.progress;
+    $("intro-text").textContent = text.intro;
+    $("intro").hidden = v.position !== 1;
+    $("reply-label").textContent = text.label;
+    $("reply").placeholder = text.placeholder;
+    $("add").textContent = text.add;
     var box = $("context");
     box.textContent = "";
-    item.context.forEach(function (t) { box.appendChild(turn(t)); });
+    item.context.forEach(function (t) { box.appendChild(turn(t, text)); });
     var list = $("written");
     list.textContent = "";
     item.written.forEach(function (text) {
@@ -43,8 +50,7 @@
       li.textContent = text;
       list.appendChild(li);
     });
-    $("remaining").textContent = item.remaining === 1 ? "1 more reply to write for this conversation"
-      : item.remaining + " more replies to write for this conversation";
+    $("remaining").textContent = text.remaining;
     $("reply").maxLength = v.max_reply_chars;
     var busy = ItemPage.busy();
     $("add").disabled = busy;
@@ -57,12 +63,12 @@
     if (!v || !v.item || ItemPage.busy()) return;
     var text = $("reply").value.replace(/\s+/g, " ").trim();
     if (text.length < v.min_reply_chars) {
-      $("error").textContent = "Please write a reply of at least " + v.min_reply_chars + " characters.";
+      $("error").textContent = v.text.too_short;
       return;
     }
     var mine = v.item.written.map(normalized);
     if (mine.indexOf(normalized(text)) >= 0) {
-      $("error").textContent = "You already wrote this reply for this conversation; please write a different one.";
+      $("error").textContent = v.text.repeat;
       return;
     }
     ItemPage.send({ index: v.item.written.length + 1, text: text,

@@ -12,7 +12,6 @@
   "use strict";
   var view = null, submitting = false;
   var $ = function (id) { return document.getElementById(id); };
-  var SPEAKER = { human: "You", bot: "Partner" };
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -45,11 +44,20 @@
     $("none").checked = false; $("user-reply").value = ""; $("justification").value = "";
   }
 
+  // A view that repeats what is on the page (the answer to a resend, a reconnection) leaves the
+  // messages and cards in place: no flicker, the worker's scroll and ticks stay.
+  function unchanged(box, key) {
+    if (box.__key === key) return true;
+    box.__key = key;
+    return false;
+  }
+
   function renderMessages(list) {
     var box = $("messages");
+    if (unchanged(box, JSON.stringify(list))) return;
     box.textContent = "";
     list.forEach(function (m) {
-      var who = m.seed ? "Opening (from a real conversation)" : SPEAKER[m.speaker] || m.speaker;
+      var who = say(view, m.seed ? "opening" : m.speaker === "human" ? "you" : "partner") || m.speaker;
       var node = el("div", "msg " + m.speaker + (m.seed ? " seed" : ""));
       node.appendChild(el("span", "who", who));
       node.appendChild(document.createTextNode(m.text));
@@ -61,6 +69,7 @@
   function renderCards(items, v) {
     var ssa = v.label_mode === "ssa";  // Meena's two questions, in the practice turn too
     var box = $("candidates");
+    if (unchanged(box, JSON.stringify([v.status, v.turn, v.protocol, v.label_mode, items, v.text]))) return;
     var checked = {};  // a re-render of the same turn keeps what the worker ticked; a new turn starts empty
     var key = v.status + ":" + v.turn;
     if (box.getAttribute("data-turn") === key) {
@@ -105,7 +114,7 @@
     var group = el("fieldset", "yesno");
     group.id = name + "-group";
     group.appendChild(el("legend", null, question));
-    [["yes", "Yes"], ["no", "No"]].forEach(function (opt) {
+    [["yes", say(view, "yes")], ["no", say(view, "no")]].forEach(function (opt) {
       var label = el("label", "card");
       var input = el("input");
       input.type = "radio"; input.name = name; input.value = opt[0]; input.id = name + "-" + opt[0];
@@ -141,6 +150,10 @@
     if (!v) return;
     $("intro-text").textContent = say(v, "intro");
     $("intro").hidden = false;
+    [["intro-heading", "intro_heading"], ["message-label", "message_label"], ["send", "send"],
+     ["submit-choice", "submit"], ["survey-heading", "survey_heading"], ["submit-survey", "submit"]]
+      .forEach(function (p) { $(p[0]).textContent = say(v, p[1]); });
+    $("message").placeholder = say(v, "message_placeholder");
     $("question").textContent = say(v, "question");
     $("progress").textContent = say(v, "progress");
     $("assignment").textContent = say(v, "assignment");
@@ -149,7 +162,7 @@
     if (v.status === "survey") { renderSurvey(v); return; }
     $("survey").hidden = true;
     $("task").hidden = false;
-    setStatus(v.error ? "" : busy ? "Sending…" : "");
+    setStatus(v.error ? "" : busy ? MephistoLive.say("sending") : "");
     $("error").textContent = v.error || "";
     var onboarding = v.status === "onboarding";
     $("notice").textContent = say(v, "notice");
@@ -217,7 +230,7 @@
         group.appendChild(label);
       });
       var reason = el("input");
-      reason.type = "text"; reason.id = "reason-" + q.key; reason.placeholder = "Why? (optional)";
+      reason.type = "text"; reason.id = "reason-" + q.key; reason.placeholder = say(v, "reason_optional");
       group.appendChild(reason);
       box.appendChild(group);
     });
@@ -263,11 +276,11 @@
     if (submitting) return;
     submitting = true;
     var done = say(v, "done");
-    setStatus("Saving…");
+    setStatus(MephistoLive.say("saving"));
     MephistoLive.submit({ status: v.status, turns: v.turns_done }).then(function () {
       setStatus(done);
       document.body.setAttribute("data-finished", "true");
-    }, function () { submitting = false; setStatus("Could not reach the server; please retry in a moment."); });
+    }, function () { submitting = false; setStatus(MephistoLive.say("save_failed")); });
   }
 
   function onChoice(ev) {
@@ -329,13 +342,13 @@
       onStatus: function (s) {
         if (["expired", "timeout", "disconnect", "returned", "rejected"].indexOf(s) >= 0 && !submitting) {
           $("task").hidden = true;
-          setStatus("This task is no longer available (" + s + "). Every turn you judged is saved.");
+          setStatus(MephistoLive.say("gone", { status: s }));
         }
       }
     }).then(function (r) {
-      if (r.preview) setStatus("Preview: accept the task to start.");
+      if (r.preview) setStatus(MephistoLive.say("preview"));
       if (r.unavailable) { setStatus(r.unavailable); document.body.setAttribute("data-unavailable", "true"); }
-    }).catch(function () { setStatus("Could not reach the task server; please reload the page."); });
+    }).catch(function () { setStatus(MephistoLive.say("unreachable")); });
   }
 
   start();
