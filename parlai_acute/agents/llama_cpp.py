@@ -35,8 +35,7 @@ import weakref
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
-from parlai_acute.agents.llama_engine import (  # noqa: F401 (the engine's names, also from here)
-    KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file, sampling_request, to_candidates)
+from parlai_acute.agents.llama_engine import KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
