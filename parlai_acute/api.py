@@ -12,9 +12,9 @@ four functions::
     paths = api.write_outputs("ssa", result, "ssa_out")     # tables, results.json, run.json, report.html
 
 Protocols: ``acute`` (judgments), ``per-turn`` (turns), ``ssa`` (labels), ``convai2``
-(ratings). Every table passes the protocol's one validator whatever its source, so a
-DataFrame with a missing or bad column is a one-line :class:`~parlai_acute.errors.UserError`
-naming it. Reading a file, a DataFrame or records needs neither Mephisto nor ParlAI; only
+(ratings), ``multiref`` (collected replies). Every table passes the protocol's one validator
+whatever its source, so a DataFrame with a missing or bad column is a one-line
+:class:`~parlai_acute.errors.UserError` naming it. Reading a file, a DataFrame or records needs neither Mephisto nor ParlAI; only
 ``task_name=`` imports the Mephisto side (to open its database).
 """
 from __future__ import annotations
@@ -76,6 +76,13 @@ PROTOCOLS: dict[str, Protocol] = {
         "parlai_acute.convai2.analysis:analyze", "parlai_acute.convai2.outputs:write_outputs",
         # the ConvAI2 survey at the end of per-turn chats (survey=convai2)
         ("parlai_acute.mephisto_tasks.per_turn.store:ratings_for_task",)),
+    "multiref": Protocol(
+        "multiref", "collected reply", "parlai_acute.multiref.references:COLUMNS",
+        "parlai_acute.multiref.references:REQUIRED", "parlai_acute.multiref.references:references_table",
+        "parlai_acute.multiref.references:read_references", "parlai_acute.multiref.references:write_references",
+        "parlai_acute.multiref.analysis:MultirefConfig", "parlai_acute.multiref.analysis:analyze",
+        "parlai_acute.multiref.outputs:write_outputs",
+        ("parlai_acute.mephisto_tasks.multiref.store:references_for_task",)),
 }
 _ALIASES = {"perturn": "per-turn", "per_turn": "per-turn", "acute-eval": "acute"}
 
@@ -86,7 +93,7 @@ def _get(ref: str):
 
 
 def protocol(name: str) -> Protocol:
-    """The protocol called ``name`` (``acute``, ``per-turn``, ``ssa``, ``convai2``)."""
+    """The protocol called ``name`` (``acute``, ``per-turn``, ``ssa``, ``convai2``, ``multiref``)."""
     found = PROTOCOLS.get(_ALIASES.get(name, name))
     if found is None:
         raise UserError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")

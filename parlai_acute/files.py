@@ -43,8 +43,13 @@ def _umask() -> int:
 
 
 def json_ready(value):
-    """``value`` as strict JSON data: NaN and infinities become null (bare ``NaN`` is not
-    JSON and strict readers reject it), numpy scalars and arrays Python values, tuples lists."""
+    """``value`` as strict JSON data: NaN, infinities and pandas' NA become null (bare ``NaN`` is
+    not JSON and strict readers reject it), numpy scalars and arrays Python values, tuples lists,
+    a pandas table the list of its rows."""
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    if hasattr(value, "columns") and hasattr(value, "to_dict"):  # a pandas DataFrame
+        return json_ready(value.astype(object).to_dict(orient="records"))
     if isinstance(value, dict):
         return {k if isinstance(k, str) else str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -8,6 +8,8 @@ from typing import Iterator
 
 from parlai_acute.errors import UserError
 
+__all__ = ["read_text", "read_json_list", "read_jsonl"]
+
 
 def read_text(path: str | Path, what: str, fix: str) -> str:
     """The UTF-8 text of ``path`` (``what`` names it in messages, ``fix`` says what to pass instead of
@@ -19,6 +21,25 @@ def read_text(path: str | Path, what: str, fix: str) -> str:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {what} {path}: {exc}; it must be UTF-8 text") from None
+
+
+def read_json_list(path: str | Path | None, what: str, fix: str, valid=lambda item: True, packaged=None) -> list:
+    """The non-empty JSON list in ``path`` (a lab's own onboarding items, ...) whose every item is
+    ``valid``, or ``packaged`` when no path is given; anything else is a :class:`UserError` naming
+    the file (and the item) and ``fix`` (what each item must hold)."""
+    if not path and packaged is not None:
+        return packaged
+    text = read_text(path, what, fix)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{what} {path} is not valid JSON ({exc.msg}); pass a JSON list, each item {fix}") from None
+    if not isinstance(value, list) or not value:
+        raise UserError(f"{what} {path} must be a non-empty JSON list; each item {fix}")
+    for i, item in enumerate(value):
+        if not valid(item):
+            raise UserError(f"{what} {path}, item {i}: {fix}")
+    return value
 
 
 def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, object]]:

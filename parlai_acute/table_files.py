@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, write_jsonl
@@ -91,3 +93,41 @@ def write_table_file(path: str | Path, table, columns: list[str], noun: str) -> 
     else:
         with atomic_write(path) as fh:
             table.to_csv(fh, index=False)
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """One tidy table's file, read and written the same way for every protocol: its ``columns``
+    (name -> (required, description)), its ``validate(records, where, **checks)`` and the words of
+    its messages (``noun`` "turns file", ``row`` "turn row", what to pass when the file is absent or empty)."""
+
+    noun: str
+    row: str
+    columns: dict
+    validate: Callable
+    missing_hint: str
+    empty_hint: str
+
+    def read(self, path: str | Path, **checks):
+        """The validated table of a ``.csv`` (UTF-8, with or without BOM) or ``.jsonl`` file."""
+        required = [name for name, (needed, _) in self.columns.items() if needed]
+        records, where = read_rows(path, noun=self.noun, row=self.row, required=required,
+                                   missing_hint=self.missing_hint, empty_hint=self.empty_hint)
+        return self.validate(records, where, **checks)
+
+    def write(self, path: str | Path, table) -> None:
+        """Write the table (or records, validated first) atomically as ``.csv`` or ``.jsonl`` (by suffix)."""
+        import pandas as pd
+
+        write_table_file(path, table if isinstance(table, pd.DataFrame) else self.validate(table),
+                         list(self.columns), self.noun)
+
+
+def exclusions(table, rules, noun: str) -> list[dict]:
+    """Per exclusion rule, how many rows (counted as ``noun``: "judgments", "turns") and workers
+    it excluded, from the table's ``excluded_because`` column; every rule listed, zeros too."""
+    rows = []
+    for rule in rules:
+        part = table[table["excluded_because"] == rule]
+        rows.append({"reason": rule, noun: int(len(part)), "workers": int(part["worker"].nunique())})
+    return rows

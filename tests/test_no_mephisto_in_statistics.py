@@ -1,7 +1,8 @@
-"""Data flows one way (task -> stored data -> tidy table -> statistics -> report): the tidy
-tables, the statistics, the analyses, their outputs and the reports import without Mephisto or
-ParlAI, and none of their code (nor code it imports from this package, at the top or inside a
-function) reaches for either; and the package's import graph has no circles."""
+"""Data flows one way (task -> stored data -> tidy table -> statistics -> report): the protocols'
+definitions (questions, items, onboarding, design rules), the tidy tables, the statistics, the
+analyses, their outputs and the reports import without Mephisto or ParlAI, and none of their code
+(nor code it imports from this package, at the top or inside a function) reaches for either; and
+the package's import graph has no circles."""
 import ast
 import importlib.util
 import pkgutil
@@ -14,8 +15,20 @@ import parlai_acute
 import parlai_acute.report
 import parlai_acute.stats
 
+#: A protocol package's modules that drive models or tasks, so may reach ParlAI or Mephisto (with why);
+#: every other module of a protocol package is a definition, table, analysis, output or report.
+DRIVERS = {
+    "parlai_acute.acute.fast": "runs self-chat and a simulated ACUTE-Eval task end to end",
+    "parlai_acute.acute.pairings": "reads ParlAI self-chat logs with ParlAI's own reply normaliser",
+    "parlai_acute.acute.pairings_file": "builds pairings from those logs",
+    "parlai_acute.ssa.generate": "runs models on ParlAI's static contexts",
+}
+PROTOCOL_PACKAGES = ("acute", "perturn", "ssa", "convai2", "multiref")
+DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.perturn.onboarding", "parlai_acute.perturn.design",
+               "parlai_acute.ssa.items", "parlai_acute.ssa.questions", "parlai_acute.convai2.questions",
+               "parlai_acute.multiref.contexts"]
 TIDY_AND_STATISTICS = [
-    "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
+    *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
     "parlai_acute.acute.summary",
     "parlai_acute.perturn.turns", "parlai_acute.perturn.analysis", "parlai_acute.perturn.report",
@@ -24,6 +37,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.ssa.simulate",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
+    "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
     "parlai_acute.status", "parlai_acute.stopping",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
@@ -48,6 +62,23 @@ def test_tidy_tables_statistics_and_reports_never_import_mephisto():
     done = imports_mephisto(*TIDY_AND_STATISTICS)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"ok {len(TIDY_AND_STATISTICS)}"
+
+
+def protocol_modules() -> list[str]:
+    names = []
+    for package in PROTOCOL_PACKAGES:
+        path = importlib.util.find_spec(f"parlai_acute.{package}").submodule_search_locations
+        names += [m.name for m in pkgutil.walk_packages(path, f"parlai_acute.{package}.")]
+    return names
+
+
+def test_every_protocol_module_is_checked_or_named_as_a_driver():
+    """A new module in a protocol package is a definition, table, analysis, output or report (so
+    checked here) unless it is named in DRIVERS with the reason it may reach ParlAI or Mephisto."""
+    modules = protocol_modules()
+    assert set(DEFINITIONS) <= set(modules) and set(DRIVERS) <= set(modules)
+    unchecked = sorted(set(modules) - set(TIDY_AND_STATISTICS) - set(DRIVERS))
+    assert unchecked == [], f"add these to TIDY_AND_STATISTICS (or DRIVERS, with why): {unchecked}"
 
 
 def test_the_check_sees_a_mephisto_import():

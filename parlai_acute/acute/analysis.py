@@ -37,6 +37,8 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, check_outdir, json_ready, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
+from parlai_acute.stats.settings import Settings
+from parlai_acute.table_files import exclusions
 from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
@@ -52,33 +54,23 @@ SIMULATED_PREFIX = "simulated-"
 
 
 @dataclass
-class AnalysisConfig:
+class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    bootstrap: int = 1000
-    seed: int = 0
     max_per_worker: int | None = None  # None: number of (model pair, question) combinations
     min_reason_chars: int = 3
     bt_alpha: float = DEFAULT_ALPHA
-    confidence: float = 0.95
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
-    source: str = ""
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
-    alpha: float = 0.05  # significance level of every mark (cluster-aware tests, Holm within a question)
 
     def __post_init__(self):
-        if self.bootstrap < 0:
-            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
+        super().__post_init__()
         if self.max_per_worker is not None and self.max_per_worker < 1:
             raise UserError(f"--max-per-worker must be at least 1, got {self.max_per_worker}")
-        if not 0 < self.confidence < 1:
-            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
         if not self.bt_alpha >= 0:
             raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
         if self.min_workers < 1:
             raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
-        if not 0 < self.alpha < 1:
-            raise UserError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
 
 
 @dataclass
@@ -122,11 +114,7 @@ class AnalysisResult:
         return sum(str(w).startswith(SIMULATED_PREFIX) for w in workers), len(workers)
 
     def exclusion_summary(self) -> list[dict]:
-        rows = []
-        for rule in RULES:
-            part = self.excluded[self.excluded["excluded_because"] == rule]
-            rows.append({"reason": rule, "judgments": int(len(part)), "workers": int(part["worker"].nunique())})
-        return rows
+        return exclusions(self.excluded, RULES, "judgments")
 
     def aa_checks(self) -> pd.DataFrame:
         """A/A comparisons (one model on both sides, excluded from the grid): how often the

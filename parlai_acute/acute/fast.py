@@ -45,22 +45,16 @@ class FastConfig:
     max_per_worker: int | None = None  # None: the paper's cap (one judgment per model pair)
     overrides: list[str] = field(default_factory=list)
     bootstrap: int = 1000
+    # where each step writes, inside workdir
+    logs_dir: Path = field(init=False)
+    pairings: Path = field(init=False)
+    data_dir: Path = field(init=False)
+    results: Path = field(init=False)
 
-    @property
-    def logs_dir(self) -> Path:
-        return self.workdir / "logs"
-
-    @property
-    def pairings(self) -> Path:
-        return self.workdir / "pairings.jsonl"
-
-    @property
-    def data_dir(self) -> Path:
-        return self.workdir / "mephisto"
-
-    @property
-    def results(self) -> Path:
-        return self.workdir / "results"
+    def __post_init__(self):
+        self.workdir = Path(self.workdir)
+        self.logs_dir, self.pairings = self.workdir / "logs", self.workdir / "pairings.jsonl"
+        self.data_dir, self.results = self.workdir / "mephisto", self.workdir / "results"
 
 
 def _local_architect(cfg: FastConfig) -> bool:

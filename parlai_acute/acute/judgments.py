@@ -38,7 +38,7 @@ from typing import Iterable
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
+from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
 
 # name -> (required in files?, description). Order is the column order of written tables.
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -164,21 +164,20 @@ def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
     return to_frame(normalize_row(raw, w) for raw, w in zip(rows, where))
 
 
+FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,
+                 "pass a .jsonl or .csv written by `parlai-acute acute export` or `acute analyze`, or your own "
+                 "export", "export the judgments again (a header line and one line per judgment)")
+
+
 def read_judgments(path: str | Path) -> pd.DataFrame:
     """Read a judgments ``.jsonl`` or ``.csv`` file (UTF-8, a spreadsheet's byte-order mark allowed;
-    columns: :data:`COLUMNS`) through the one table reader, :func:`parlai_acute.table_files.read_rows`."""
-    records, where = read_rows(path, noun="judgments file", row="judgment", required=REQUIRED,
-                               missing_hint="pass a .jsonl or .csv written by `parlai-acute acute export` or "
-                                            "`acute analyze`, or your own export",
-                               empty_hint="export the judgments again (a header line and one line per judgment)")
-    return judgments_table(records, where)
+    columns: :data:`COLUMNS`) through the one table reader, :class:`parlai_acute.table_files.TableFile`."""
+    return FILE.read(path)
 
 
 def write_judgments(path: str | Path, df) -> None:
-    """Write a judgments table (or judgment rows, validated first) atomically as ``.csv`` or ``.jsonl``
-    (by suffix); :func:`read_judgments` reads it back."""
-    write_table_file(path, df if isinstance(df, pd.DataFrame) else judgments_table(df), list(COLUMNS),
-                     "judgments file")
+    """Write a judgments table (or judgment rows, validated first); :func:`read_judgments` reads it back."""
+    FILE.write(path, df)
 
 
 def _comparisons_of(data) -> list:

@@ -426,26 +426,16 @@ class HfTransformersAgent(TurnTakingAgent):
     candidates (see decoding.package).
     """
 
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_model_args(parser)
-        decoding.add_decoding_args(parser)
-        return parser
+    shared_attrs = ("hf",)
+    options = staticmethod(add_model_args)
 
     def __init__(self, opt, shared=None):
         self.config = decoding.DecodingConfig.from_opt(opt)
-        if shared is not None and "hf_model" in shared:
-            self.hf = shared["hf_model"]
-        else:
-            self.hf = load_model(opt.get("hf_model") or opt.get("model_file"), opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
-                                 int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto")
+        self.hf = self.from_shared(shared, "hf", lambda: load_model(
+            opt.get("hf_model") or opt.get("model_file"), opt.get("hf_dtype") or "float32",
+            opt.get("hf_device") or "cpu", int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto"))
         super().__init__(opt, shared)
         self.id = "HfTransformers"
-
-    def share(self):
-        shared = super().share()
-        shared["hf_model"] = self.hf
-        return shared
 
     def reply_batch(self, contexts: list) -> list:
         return [self._reply(c) for c in contexts]

@@ -130,6 +130,8 @@ class LlamaCppAgent(TurnTakingAgent):
     whether the repetition filter dropped it) and ``decoding`` (the settings and choice).
     """
 
+    shared_attrs = ("engine",)
+
     default_system = DEFAULT_SYSTEM_PROMPT
 
     @classmethod
@@ -159,16 +161,9 @@ class LlamaCppAgent(TurnTakingAgent):
         super().__init__(opt, shared)
         self.id = "LlamaCpp"
         self.config = decoding.DecodingConfig.from_opt(opt)
-        if shared is not None:
-            self.engine = shared["engine"]
-        else:
-            self.engine = get_engine(*engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0),
-                                     process=bool(opt.get("llama_process")))
-
-    def share(self):
-        shared = super().share()
-        shared["engine"] = self.engine
-        return shared
+        self.engine = self.from_shared(shared, "engine", lambda: get_engine(
+            *engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0),
+            process=bool(opt.get("llama_process"))))
 
     @property
     def turns(self) -> list:

@@ -225,31 +225,21 @@ class OpenAICompatAgent(TurnTakingAgent):
     ``batch_act`` sends the batch's requests concurrently, one thread each.
     """
 
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_client_args(parser)
-        decoding.add_decoding_args(parser)
-        return parser
+    shared_attrs = ("client",)
+    options = staticmethod(add_client_args)
 
     default_system = DEFAULT_SYSTEM_PROMPT
 
     def __init__(self, opt, shared=None):
         self.config = decoding.DecodingConfig.from_opt(opt)
-        if shared is not None and "openai_client" in shared:
-            self.client = shared["openai_client"]
-        else:
-            self.client = ChatClient(opt.get("openai_base_url"), opt.get("openai_model") or "",
-                                     opt.get("openai_api_key_env") or "", float(opt.get("openai_timeout") or 60.0),
-                                     int(opt.get("openai_retries") if opt.get("openai_retries") is not None else 3),
-                                     float(opt.get("openai_backoff") if opt.get("openai_backoff") is not None else 1.0),
-                                     parse_extra_body(opt.get("openai_extra_body")))
+        self.client = self.from_shared(shared, "client", lambda: ChatClient(
+            opt.get("openai_base_url"), opt.get("openai_model") or "", opt.get("openai_api_key_env") or "",
+            float(opt.get("openai_timeout") or 60.0),
+            int(opt.get("openai_retries") if opt.get("openai_retries") is not None else 3),
+            float(opt.get("openai_backoff") if opt.get("openai_backoff") is not None else 1.0),
+            parse_extra_body(opt.get("openai_extra_body"))))
         super().__init__(opt, shared)
         self.id = "OpenAICompat"
-
-    def share(self):
-        shared = super().share()
-        shared["openai_client"] = self.client
-        return shared
 
     @staticmethod
     def messages(context) -> list:

@@ -73,6 +73,29 @@ class TurnTakingAgent(Agent):
     """
 
     default_system = ""
+    #: what the copies of this agent share instead of building their own (a loaded model, an engine,
+    #: a client): attribute names, handed on by :meth:`share` and taken with :meth:`from_shared`
+    shared_attrs: tuple = ()
+    #: the agent's own command-line options (a function of the parser); every agent also gets decoding's
+    options = staticmethod(lambda parser: None)
+
+    @classmethod
+    def add_cmdline_args(cls, parser, partial_opt=None):
+        from parlai_acute.agents import decoding
+
+        cls.options(parser)
+        decoding.add_decoding_args(parser)
+        return parser
+
+    def share(self):
+        shared = super().share()
+        shared.update({name: getattr(self, name) for name in self.shared_attrs})
+        return shared
+
+    @staticmethod
+    def from_shared(shared, name: str, build):
+        """``shared[name]`` in a copy of an agent, else ``build()`` (the original builds it once)."""
+        return shared[name] if shared is not None and name in shared else build()
 
     def __init__(self, opt, shared=None):
         super().__init__(opt, shared)

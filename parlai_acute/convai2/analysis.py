@@ -34,31 +34,24 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats.calibration import calibrate, estimate_variances, gibbs
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
+from parlai_acute.stats.settings import Settings
 
 
 @dataclass
-class ConvAI2Config:
-    bootstrap: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
+class ConvAI2Config(Settings):
     variances: str = "fixed"      # "fixed": sigma_b = sigma_e = 1 (Kulikov et al.); "estimate": REML
     sigma_b: float = 1.0
     sigma_e: float = 1.0
     gibbs: int = 0                # Gibbs iterations for the check (0: none)
-    source: str = ""
-    alpha: float = 0.05           # significance level of the marks
 
     def __post_init__(self):
         if self.variances not in ("fixed", "estimate"):
             raise UserError(f"--variances must be 'fixed' or 'estimate', got {self.variances!r}")
-        if not 0 < self.confidence < 1:
-            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
-        if self.bootstrap < 0 or self.gibbs < 0:
-            raise UserError("--bootstrap and --gibbs must be 0 or more")
+        super().__post_init__()
+        if self.gibbs < 0:
+            raise UserError(f"--gibbs must be 0 or more, got {self.gibbs}")
         if self.sigma_b <= 0 or self.sigma_e <= 0:
             raise UserError("--sigma-b and --sigma-e must be positive")
-        if not 0 < self.alpha < 1:
-            raise UserError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
+from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
 
 COLUMNS: dict[str, tuple[bool, str]] = {
     "dialogue": (True, "dialogue id, unique within the collection"),
@@ -105,15 +105,15 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
     return out[list(COLUMNS)].reset_index(drop=True)
 
 
+FILE = TableFile("ratings file", "rating row", COLUMNS, ratings_table,
+                 f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}", "export a run with finished surveys")
+
+
 def read_ratings(path: str | Path, scale: tuple[int, int] = SCALE) -> pd.DataFrame:
     """Read a ratings ``.csv`` (UTF-8, BOM allowed) or ``.jsonl`` file into the table (scores on ``scale``)."""
-    records, where = read_rows(path, noun="ratings file", row="rating row", required=REQUIRED,
-                               missing_hint=f"pass a .csv or .jsonl with the columns {', '.join(REQUIRED)}",
-                               empty_hint="export a run with finished surveys")
-    return ratings_table(records, where, scale)
+    return FILE.read(path, scale=scale)
 
 
 def write_ratings(path: str | Path, df) -> None:
-    """Write a ratings table (or the rating records a run stored, validated first) atomically as
-    ``.csv`` or ``.jsonl`` (by suffix); :func:`read_ratings` reads it."""
-    write_table_file(path, df if isinstance(df, pd.DataFrame) else ratings_table(df), list(COLUMNS), "ratings file")
+    """Write a ratings table (or the rating records a run stored, validated first); :func:`read_ratings` reads it."""
+    FILE.write(path, df)

@@ -29,7 +29,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
-from parlai_acute.mephisto_tasks.acute_eval.questions import resolve as resolve_question
+from parlai_acute.acute.questions import resolve as resolve_question
 
 
 def dialogue_ids(pairing: dict, index: int) -> list:

@@ -39,6 +39,19 @@ def _agreement_block(human: pd.DataFrame, judge: pd.DataFrame, resamples: int, s
     }
 
 
+def _per_model(out: dict, human: pd.DataFrame, judge: pd.DataFrame, score: str, words: str,
+               interval: str) -> pd.DataFrame:
+    """People's and the judge's ``score`` per model side by side with their difference; adds the
+    rank correlation and the mean absolute difference to the summary ``out``."""
+    table = human.merge(judge, on="model", suffixes=("_human", "_judge"))
+    table["difference"] = table[f"{score}_judge"] - table[f"{score}_human"]
+    out["ranking"] = ra.rank_correlation(dict(zip(human["model"], human[score])), dict(zip(judge["model"], judge[score])))
+    out["ranking"]["scores"] = f"{words} per model"
+    out["models"] = {"n": len(table), "interval": interval,
+                     "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan")}
+    return table
+
+
 def _proportion(k: int, n: int, confidence: float) -> tuple:
     if n == 0:
         return float("nan"), float("nan"), float("nan")
@@ -159,13 +172,8 @@ def perturn_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int =
     out = {"protocol": "per-turn", "judge": sorted(judge["worker"].unique()), "human_rows": int(len(human)),
            "human_workers": int(human["worker"].nunique()), "judge_items": int(jl["item"].nunique()),
            **_agreement_block(hl, jl, resamples, seed, confidence)}
-    ph, pj = pick_rates(human, confidence), pick_rates(judge, confidence)
-    table = ph.merge(pj, on="model", suffixes=("_human", "_judge"))
-    table["difference"] = table["pick_rate_judge"] - table["pick_rate_human"]
-    out["ranking"] = ra.rank_correlation(dict(zip(ph["model"], ph["pick_rate"])), dict(zip(pj["model"], pj["pick_rate"])))
-    out["ranking"]["scores"] = "pick rate per model"
-    out["models"] = {"n": len(table), "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan"),
-                     "interval": f"exact (Clopper-Pearson) {int(confidence * 100)}% per pick rate"}
+    table = _per_model(out, pick_rates(human, confidence), pick_rates(judge, confidence), "pick_rate", "pick rate",
+                       f"exact (Clopper-Pearson) {int(confidence * 100)}% per pick rate")
     return {"summary": out, "matchups": table}
 
 
@@ -212,12 +220,7 @@ def ssa_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 100
            **_agreement_block(ssa_labels(human, "ssa"), jl["ssa"], resamples, seed, confidence),
            "questions": [{"question": q, **_agreement_block(ssa_labels(human, q), jl[q], resamples, seed, confidence)}
                          for q in ("sensible", "specific")]}
-    rh, rj = ssa_rates(human, confidence), ssa_rates(judge, confidence)
-    table = rh.merge(rj, on="model", suffixes=("_human", "_judge"))
-    table["difference"] = table["ssa_judge"] - table["ssa_human"]
-    out["ranking"] = ra.rank_correlation(dict(zip(rh["model"], rh["ssa"])), dict(zip(rj["model"], rj["ssa"])))
-    out["ranking"]["scores"] = "SSA per model"
-    out["models"] = {"n": len(table), "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan"),
-                     "interval": f"exact (Clopper-Pearson) {int(confidence * 100)}% per rate, over labels "
-                                 f"(labels of one worker are not independent: read them as a screen)"}
+    table = _per_model(out, ssa_rates(human, confidence), ssa_rates(judge, confidence), "ssa", "SSA",
+                       f"exact (Clopper-Pearson) {int(confidence * 100)}% per rate, over labels (labels of one "
+                       f"worker are not independent: read them as a screen)")
     return {"summary": out, "matchups": table}

@@ -30,6 +30,30 @@ def bias(results: Sequence[ItemResult]) -> list:
     return _clean(position_bias(picks))
 
 
+def run_id(runner: Runner) -> str:
+    """The id of a judge run: a digest of the judge's configuration (the same judge, the same id)."""
+    import hashlib
+
+    return "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
+
+
+def count_lines(counts: dict, noun: str, rule: str, biases: Sequence[dict] = ()) -> list[str]:
+    """What a judge command says about its items (``noun``: "comparisons", "turns"): consistent,
+    inconsistent (``rule``: what happened to them), missing, the first error and position bias."""
+    lines = [f"{counts['items']} {noun}: {counts['consistent']} consistent, {counts['inconsistent']} inconsistent "
+             f"({counts['inconsistent_following_position']} followed the position; {rule}), {counts['missing']} "
+             f"missing ({counts['orders_missing_unparseable']} unparseable and {counts['orders_missing_error']} "
+             f"failed orders)"]
+    if counts["first_error"]:
+        lines.append(f"  first error: {counts['first_error']}")
+    for b in biases:
+        candidates = f" ({b['positions']} candidates)" if b.get("positions", 2) != 2 else ""
+        expected = f", expected {100 * b['expected_rate']:.0f}%" if b.get("expected_rate") is not None else ""
+        lines.append(f"position bias{candidates}: first position chosen {b['picks'][0]}/{b['n']} "
+                     f"({100 * b['first_rate']:.0f}%{expected}, p={b['pvalue']:.3g})")
+    return lines
+
+
 def _clean(obj):
     if isinstance(obj, float) and math.isnan(obj):
         return None

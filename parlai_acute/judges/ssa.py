@@ -1,6 +1,6 @@
 """Sensibleness and specificity (SSA, Meena) with a model in the annotator's seat.
 
-Input: an SSA items file (:mod:`parlai_acute.mephisto_tasks.ssa_label.items`, as written by
+Input: an SSA items file (:mod:`parlai_acute.ssa.items`, as written by
 ``parlai-acute ssa generate``): one model reply in its context per line. The judge answers
 Meena's two questions in the order a worker does: "Does the response make sense?"
 (template ``ssa_sensible``), then, only for a reply it says makes sense, "Is the response
@@ -18,8 +18,8 @@ the judge's name and the item's own fields (model, source, context_id, ...), so
 needs both answers, and nothing is guessed.
 
 Gold items: the static SSA task's onboarding items
-(:mod:`parlai_acute.mephisto_tasks.ssa_label.onboarding`) are judged through the same two
-questions and scored with the task's own rule (:func:`~.onboarding.passed`); the judge
+(:data:`parlai_acute.ssa.items.GOLD_ITEMS`) are judged through the same two
+questions and scored with the task's own rule (:func:`~parlai_acute.ssa.items.gold_passed`); the judge
 passes only if it gets every one right. They never enter the labels table.
 """
 from __future__ import annotations
@@ -32,8 +32,7 @@ import pandas as pd
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
-from parlai_acute.mephisto_tasks.ssa_label import onboarding
-from parlai_acute.mephisto_tasks.ssa_label.items import SsaItem, label_fields
+from parlai_acute.ssa.items import SsaItem, gold_passed, label_fields
 from parlai_acute.ssa.labels import empty_labels, labels_table
 
 QUESTIONS = ("sensible", "specific")
@@ -123,7 +122,7 @@ def onboarding_score(gold: Sequence[dict], sensible_results, specific_results) -
         sp = (specific.get(key) if s else False) if "specific" in g else False
         if s is None or sp is None:
             missing += 1
-        elif onboarding.passed(g, bool(s), bool(sp)):
+        elif gold_passed(g, bool(s), bool(sp)):
             right += 1
     return {"gold_items": len(gold), "correct": right, "missing": missing,
             "score": right / len(gold) if gold else None, "passed": bool(gold) and right == len(gold),

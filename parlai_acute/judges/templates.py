@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS as ACUTE_QUESTIONS
+from parlai_acute.acute.questions import PRESETS as ACUTE_QUESTIONS
 
 SYSTEM = ("You are a careful, impartial annotator of conversations. Judge only what you are asked, "
           "ignore the order in which things are shown, and answer in exactly the format requested.")

@@ -22,11 +22,26 @@ class ItemTask:
     file_key: str             # mephisto.blueprint.<file_key> set by the command's file option
     check: Callable           # blueprint settings -> None, or a UserError
     live_class: type
-    shared_state_class: type
     store: object             # the task's store module (history, unit_data_for_task)
     nothing_left: str         # said when every item already has its answers
     started: Callable         # (cfg, live, task_name) -> the line printed once the task serves
     stopped: Callable         # (db, task_name, data_dir) -> the line printed when it stops
+
+
+def command(option: str, help: str, task_module: str) -> tuple[Callable, Callable]:
+    """(add_arguments, run) of an item task's ``launch`` subcommand: the launch options every task
+    has, the task's input file ``option``, and :func:`launch` of ``task_module``'s ``item_task()``."""
+
+    def add_arguments(parser) -> None:
+        launcher.add_launch_arguments(parser)
+        parser.add_argument(option, metavar="FILE", help=help)
+
+    def run(args) -> int:
+        import importlib
+
+        return launch(args, importlib.import_module(task_module).item_task(), getattr(args, option.lstrip("-")))
+
+    return add_arguments, run
 
 
 def launch(args, task: ItemTask, input_file: str | None) -> int:
@@ -42,6 +57,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
         print(OmegaConf.to_yaml(cfg))
         return 0
     from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
 
     task.check(cfg.mephisto.blueprint)  # bad settings fail before any port or database is touched
     task.live_class(cfg.mephisto)  # so does a bad input file
@@ -61,7 +77,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
             print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each "
                   f"unit).", flush=True)
 
-    data_dir = launcher.run_task(cfg, task.shared_state_class(live=live), data_dir=args.data_dir, db=db,
+    data_dir = launcher.run_task(cfg, LiveSharedState(live=live), data_dir=args.data_dir, db=db,
                                  on_started=started)
     print(task.stopped(db, task_name, data_dir), flush=True)
     return 0

@@ -25,7 +25,7 @@ import threading
 import time
 
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
-from parlai_acute.mephisto_tasks.texts import NO_WORK, NOT_ELIGIBLE, STALE_ITEM
+from parlai_acute.mephisto_tasks.texts import NO_WORK, STALE_ITEM
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,6 @@ class ItemTaskRunner(LiveRunner):
     ``onboarding_items``, ``seed``, ``config``) and implement :meth:`entry_view`, :meth:`answer` and
     :meth:`texts` (every word of a view, from the task's ``texts`` module)."""
 
-    fail_message = NOT_ELIGIBLE
-
     @classmethod
     def setup(cls, task_run, args, shared_state):
         raise NotImplementedError
@@ -51,9 +49,6 @@ class ItemTaskRunner(LiveRunner):
         super().__init__(task_run, args, shared_state)
         self.live = self.setup(task_run, args, shared_state)
         self.scheduler = self.live.scheduler
-        b = args.blueprint
-        self.block_qualification = b.get("block_qualification")
-        self.fail_message = b.get("onboarding_fail_message") or self.fail_message
         self._lock = threading.Lock()
         self._ended: set[str] = set()
         self.start_watching()

@@ -30,7 +30,20 @@ class _Worker:
     passed_onboarding: bool = False
 
 
-class ItemScheduler:
+class OnboardingGate:
+    """Who still needs the gold item, for a scheduler with ``use_onboarding``, a ``_lock`` and
+    ``_worker(name)`` records that have ``passed_onboarding`` (item tasks and the per-turn task)."""
+
+    def needs_onboarding(self, worker: str) -> bool:
+        with self._lock:
+            return self.use_onboarding and not self._worker(worker).passed_onboarding
+
+    def passed_onboarding(self, worker: str) -> None:
+        with self._lock:
+            self._worker(worker).passed_onboarding = True
+
+
+class ItemScheduler(OnboardingGate):
     def __init__(self, item_ids: list[str], *, per_item: int, items_per_unit: int,
                  max_per_worker: int | None = None, use_onboarding: bool = False, seed: int = 0,
                  history: list[dict] = (), stop=None):
@@ -98,14 +111,6 @@ class ItemScheduler:
     def has_work_for(self, worker: str) -> bool:
         with self._lock:
             return bool(self._candidates(self._worker(worker)))
-
-    def needs_onboarding(self, worker: str) -> bool:
-        with self._lock:
-            return self.use_onboarding and not self._worker(worker).passed_onboarding
-
-    def passed_onboarding(self, worker: str) -> None:
-        with self._lock:
-            self._worker(worker).passed_onboarding = True
 
     def assign(self, worker: str) -> list[int]:
         """Reserve the items (indices into ``ids``) of one unit for ``worker``; empty if none is left for them."""

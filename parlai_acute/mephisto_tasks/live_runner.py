@@ -30,7 +30,7 @@ from mephisto.abstractions.blueprint import TaskRunner
 
 from parlai_acute.mephisto_tasks.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
                                                   registration_of)
-from parlai_acute.mephisto_tasks.texts import FAILED, UNKNOWN_ACTION
+from parlai_acute.mephisto_tasks.texts import FAILED, NOT_ELIGIBLE, UNKNOWN_ACTION
 from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_gone, watch_completion
 
 logger = logging.getLogger(__name__)
@@ -53,10 +53,16 @@ def _stamp_lock(state) -> threading.RLock:
 
 class LiveRunner(TaskRunner):
     """Subclasses set ``self.scheduler`` (with ``complete()``) and call :meth:`start_watching`,
-    and implement :meth:`view`, :meth:`start_unit`, :meth:`handle` and :meth:`end`."""
+    and implement :meth:`view`, :meth:`start_unit`, :meth:`handle` and :meth:`end`. A task with a
+    gold item sets its own ``fail_message``; the blueprint argument ``onboarding_fail_message``
+    replaces it when given (Mephisto's runner holds ``block_qualification``)."""
+
+    fail_message = NOT_ELIGIBLE
 
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
+        b = args.blueprint
+        self.fail_message = b.get("onboarding_fail_message") or type(self).fail_message
         self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._watch = None
         self.sessions = Sessions(self.resumable)

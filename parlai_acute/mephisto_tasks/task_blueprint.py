@@ -9,6 +9,7 @@ the launcher use too, so the blueprint, runner and store never import each other
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,18 +34,25 @@ def page_builder(name: str, frontend_dir: Path) -> type:
 
 
 class TaskBlueprint(Blueprint):
-    """Shared wiring; subclasses set the class attributes Mephisto needs (onboarding uses the task's
-    agent state unless told otherwise), ``LAUNCH_COMMAND`` and ``TASK_LABEL`` (for the message when
-    the shared state is wrong), and ``live_setup`` (the task's ``ensure_live``) or ``units_needed``."""
+    """Shared wiring. A subclass sets ``AgentStateClass``, ``TaskRunnerClass``, ``ArgsClass`` and
+    ``LAUNCH_COMMAND`` (named when the shared state is wrong); the rest follows: its
+    ``BLUEPRINT_TYPE`` is its arguments', its page the ``frontend/`` folder beside its module,
+    onboarding uses its agent state, its shared state is :class:`LiveSharedState`, and the units
+    offered are its runner's ``setup`` (the live set-up) scheduler's ``units_needed()`` unless it
+    overrides :meth:`units_needed`."""
 
     LAUNCH_COMMAND = ""
-    TASK_LABEL = ""
-    live_setup = None
+    SharedStateClass = LiveSharedState
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "AgentStateClass" in cls.__dict__ and "OnboardingAgentStateClass" not in cls.__dict__:
             cls.OnboardingAgentStateClass = cls.AgentStateClass
+        if "ArgsClass" in cls.__dict__:
+            cls.BLUEPRINT_TYPE = cls.ArgsClass._blueprint_type
+        if "TaskBuilderClass" not in cls.__dict__:
+            frontend = Path(sys.modules[cls.__module__].__file__).parent / "frontend"
+            cls.TaskBuilderClass = page_builder(f"{cls.__name__}PageBuilder", frontend)
 
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
@@ -53,7 +61,7 @@ class TaskBlueprint(Blueprint):
     @classmethod
     def assert_task_args(cls, args, shared_state) -> None:
         if not isinstance(shared_state, cls.SharedStateClass):
-            raise UserError(f"the {cls.TASK_LABEL} blueprint needs {cls.SharedStateClass.__name__}; launch it with "
+            raise UserError(f"{cls.__name__} needs {cls.SharedStateClass.__name__}; launch it with "
                             f"`{cls.LAUNCH_COMMAND}`")
 
     def get_frontend_args(self) -> dict[str, Any]:
@@ -63,7 +71,7 @@ class TaskBlueprint(Blueprint):
 
     def units_needed(self) -> int:
         """How many interchangeable unit slots to offer (each gets its content when a worker takes it)."""
-        return type(self).live_setup(self.task_run, self.args, self.shared_state).scheduler.units_needed()
+        return self.TaskRunnerClass.setup(self.task_run, self.args, self.shared_state).scheduler.units_needed()
 
     def get_initialization_data(self):
         return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(self.units_needed())]

@@ -31,13 +31,7 @@ class F1(PairMetric):
                                 "parlai": library_version("parlai")})
 
     def pair_scores(self, replies, references):
-        cache: dict = {}
-
-        def tokens(text):
-            if text not in cache:
-                cache[text] = normalise.parlai_tokens(text)
-            return cache[text]
-
+        tokens = functools.lru_cache(maxsize=None)(normalise.parlai_tokens)  # a reference recurs for every reply
         return {"f1": np.array([normalise.overlap_f1(tokens(h), tokens(r)) for h, r in zip(replies, references)])}
 
 
@@ -309,13 +303,7 @@ class Meteor(PairMetric):
     def pair_scores(self, replies, references):
         from nltk.translate.meteor_score import single_meteor_score
 
-        cache: dict = {}
-
-        def tokens(text):
-            if text not in cache:
-                cache[text] = normalise.words(text)
-            return cache[text]
-
+        tokens = functools.lru_cache(maxsize=None)(normalise.words)
         out = np.zeros(len(replies))
         for i, (h, r) in enumerate(zip(replies, references)):
             hyp, ref = tokens(h), tokens(r)

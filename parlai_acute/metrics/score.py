@@ -17,6 +17,7 @@ import pandas as pd
 from parlai_acute.errors import UserError
 from parlai_acute.metrics import bootstrap, diversity
 from parlai_acute.metrics.inputs import Item
+from parlai_acute.stats.settings import check_settings
 from parlai_acute.metrics.reference import (CorpusBleu, CorpusChrf, F1, Meteor, RougeL, SentenceBleu,
                                             SentenceChrf)
 
@@ -39,10 +40,7 @@ class ScoreConfig:
         unknown = [m for m in self.metrics if m not in METRIC_NAMES]
         if unknown:
             raise UserError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
-        if self.bootstrap < 0:
-            raise UserError(f"--bootstrap {self.bootstrap} is negative; use 0 (no intervals) or e.g. 1000")
-        if not 0 < self.level < 1:
-            raise UserError(f"--level {self.level} must be between 0 and 1, e.g. 0.95")
+        check_settings(self)
 
 
 @dataclass

@@ -24,19 +24,6 @@ def write_run(outdir: str | Path, command: str, config: dict, signatures: dict |
     import parlai_acute
 
     path = Path(outdir) / "run.json"
-    write_json(path, _plain({"command": command, "version": parlai_acute.__version__, "config": config,
-                             "seed": config.get("seed"), "signatures": signatures or {}, **extra}))
+    write_json(path, {"command": command, "version": parlai_acute.__version__, "config": config,
+                      "seed": config.get("seed"), "signatures": signatures or {}, **extra})
     return path
-
-
-def _plain(value):
-    """JSON-safe: NaN -> null, numpy scalars -> Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

@@ -1,12 +1,8 @@
 """How diverse and how relevant are the references a multi-reference collection gathered?
 
-Input: per collection mode (4R1W: 4 replies from 1 worker; 2R2W; 1R4W) a file in the
-DailyDialog multi-reference layout: JSON lines, each dialogue a list of turns (or
-``{"dialogue": [...]}``), every turn with ``text`` and an optional ``responses`` list. A
-turn with responses and a next turn is one *context*: its turns up to there, the *original*
-reply (the next turn's text, the single reference the dataset had) and the *collected*
-replies. (The reader is local because it must keep the original apart from the collected
-replies, which the metrics' test-set reader merges into one reference list.)
+Input: the references table (:mod:`parlai_acute.multiref.references`): per collection mode
+(4R1W: 4 replies from 1 worker; 2R2W; 1R4W) and *context*, the *original* reply (the single
+reference the dataset had) and the *collected* replies.
 
 Per context, with the metrics' sacrebleu settings (:class:`parlai_acute.metrics.reference.SentenceBleu`:
 13a tokens, lowercase, exponential smoothing, effective order; the signature is recorded):
@@ -22,44 +18,27 @@ Per mode: the mean over contexts with a percentile bootstrap interval over conte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 import parlai_acute
-from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, write_json
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import resample_weights
+from parlai_acute.stats.settings import Settings
+
+__all__ = ["MODES", "MultirefConfig", "MultirefResult", "contexts_by_mode", "context_table", "summarise",
+           "analyze", "run_record"]
 
 MODES = ("4R1W", "2R2W", "1R4W")
 ORDERS = (1, 2, 3, 4)
 
 
-def read_collection(path: str | Path) -> list[dict]:
-    """Contexts with collected replies: context_id, context, original, collected."""
-    from parlai_acute.jsonl import read_jsonl
-
-    out = []
-    for where, raw in read_jsonl(path, "multi-reference file", "pass the .jsonl `parlai-acute multiref export` "
-                                                               "wrote"):
-        number = where.rsplit(":", 1)[1]
-        turns = raw.get("dialogue", raw.get("dialog")) if isinstance(raw, dict) else raw
-        if not isinstance(turns, list) or not all(isinstance(t, dict) and isinstance(t.get("text"), str)
-                                                  for t in turns):
-            raise UserError(f"{where}: a dialogue must be a list of turns, each with a 'text' string and optionally "
-                            f"a 'responses' list")
-        for i, turn in enumerate(turns):
-            responses = turn.get("responses") or []
-            if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
-                raise UserError(f"{where}: turn {i + 1}'s 'responses' must be a list of strings")
-            collected = [r.strip() for r in responses if r.strip()]
-            if collected and i + 1 < len(turns):
-                out.append({"context_id": f"{number}:{i}", "context": [t["text"] for t in turns[:i + 1]],
-                            "original": turns[i + 1]["text"], "collected": collected})
-    if not out:
-        raise UserError(f"{path} has no turn with collected 'responses' and a next turn; nothing to analyse")
+def contexts_by_mode(table: pd.DataFrame) -> dict[str, list[dict]]:
+    """mode -> its contexts (context_id, context turns, original, collected replies), in table order."""
+    out: dict[str, list[dict]] = {}
+    for (mode, context_id), rows in table.groupby(["mode", "context_id"], sort=False):
+        out.setdefault(mode, []).append({"context_id": context_id, "context": rows["context"].iloc[0].split("\n"),
+                                         "original": rows["original"].iloc[0], "collected": list(rows["reply"])})
     return out
 
 
@@ -87,6 +66,11 @@ def context_table(mode: str, contexts: list[dict], bleu) -> pd.DataFrame:
             row[f"unique{n}_new"] = len(mine - original)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@dataclass
+class MultirefConfig(Settings):
+    """How a collection is analysed (the options of ``multiref analyze``; ``alpha`` is unused: no marks)."""
 
 
 @dataclass
@@ -120,49 +104,22 @@ def summarise(contexts: pd.DataFrame, resamples: int, seed: int, confidence: flo
     return pd.DataFrame(rows)
 
 
-def analyze(collections: dict[str, list[dict]], bootstrap: int = 1000, seed: int = 0,
-            confidence: float = 0.95) -> MultirefResult:
-    """``collections``: mode -> contexts of :func:`read_collection`."""
+def run_record(result: MultirefResult) -> dict:
+    """What run.json records: the analysis, the package version, the seed and the configuration."""
+    return {"analysis": "multiref", "version": parlai_acute.__version__, "seed": result.config["seed"],
+            "configuration": result.config}
+
+
+def analyze(table: pd.DataFrame, config: MultirefConfig | None = None) -> MultirefResult:
+    """Per context and per mode statistics of the references ``table``."""
     from parlai_acute.metrics.reference import SentenceBleu
 
+    config = config or MultirefConfig()
     bleu = SentenceBleu()
+    collections = contexts_by_mode(table)
     contexts = pd.concat([context_table(mode, rows, bleu) for mode, rows in collections.items()], ignore_index=True)
-    config = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence, "modes": list(collections),
-              "bleu": bleu.signature().format(), "ngrams": "lowercase word tokens (metrics.normalise.words)"}
-    return MultirefResult(contexts, summarise(contexts, bootstrap, seed, confidence), bleu.signature().format(), config)
-
-
-def write_outputs(result: MultirefResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise UserError(f"--outdir {outdir}: exists and is not a directory; pass a directory path")
-    paths = {}
-    for name, table in (("contexts.csv", result.contexts), ("modes.csv", result.modes)):
-        with atomic_write(outdir / name) as fh:
-            table.to_csv(fh, index=False)
-        paths[name] = outdir / name
-    run = {"analysis": "multiref", "version": parlai_acute.__version__, "seed": result.config["seed"],
-           "configuration": result.config}
-    records = result.modes.astype(object).where(result.modes.notna(), None).to_dict(orient="records")
-    write_json(outdir / "results.json", {"modes": records, "bleu_signature": result.signature, "run": run})
-    write_json(outdir / "run.json", run)
-    paths["results.json"], paths["run.json"] = outdir / "results.json", outdir / "run.json"
-    if report:
-        from parlai_acute.report import Report, interval_plot
-
-        level = f"{100 * result.config['confidence']:g}%"
-        interval = f"{level} percentile bootstrap over contexts ({result.config['bootstrap']} resamples, seed " \
-                   f"{result.config['seed']})"
-        page = Report("Multi-reference collection", intro=f"BLEU: {result.signature}. Self-BLEU: lower is more "
-                                                          f"diverse; Gt-BLEU: overlap with the original reply.")
-        section = page.section("Collection modes")
-        section.note(f"[low, high]: {interval}.")
-        section.table(result.modes, "modes", caption="Per collection mode (means over contexts)")
-        for measure, label in (("self_bleu4", "Self-BLEU-4"), ("gt_bleu4", "Gt-BLEU-4"),
-                               ("unique1_collected", "unique unigrams of the collected replies")):
-            section.figure(interval_plot(result.modes, "mode", measure, f"{measure}_low", f"{measure}_high",
-                                         xlabel=label, interval_label=interval), measure,
-                           caption=f"{label} per mode; bars: {interval}")
-        page.configuration("Run", run)
-        paths.update(page.write(outdir))
-    return paths
+    record = {"bootstrap": config.bootstrap, "seed": config.seed, "confidence": config.confidence,
+              "source": config.source, "modes": list(collections), "bleu": bleu.signature().format(),
+              "ngrams": "lowercase word tokens (metrics.normalise.words)"}
+    return MultirefResult(contexts, summarise(contexts, config.bootstrap, config.seed, config.confidence),
+                          bleu.signature().format(), record)

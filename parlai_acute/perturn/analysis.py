@@ -46,6 +46,8 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats import inference, paired
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
+from parlai_acute.stats.settings import Settings
+from parlai_acute.table_files import exclusions
 from parlai_acute.stats.winrates import grid_from_matchups, holm
 
 INCOMPLETE = "incomplete turn"
@@ -57,13 +59,9 @@ _KEYS = ["dialogue", "turn"]
 
 
 @dataclass
-class AnalysisConfig:
+class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    bootstrap: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    alpha: float = 0.05
     cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
     min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval of a pick rate
     permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests (exact when fewer exist)
@@ -71,15 +69,9 @@ class AnalysisConfig:
     min_message_words: int = 3
     same_position_min_turns: int = 10
     exclude: list[str] = field(default_factory=list)  # flags that exclude turns (keys of FLAG_RULES)
-    source: str = ""
 
     def __post_init__(self):
-        if self.bootstrap < 0:
-            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
-        if not 0 < self.confidence < 1:
-            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
-        if not 0 < self.alpha < 1:
-            raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        super().__post_init__()
         if self.cluster not in ("dialogue", "worker"):
             raise UserError(f"--cluster must be 'dialogue' or 'worker', got {self.cluster!r}")
         unknown = [name for name in self.exclude if name not in FLAG_RULES]
@@ -431,11 +423,7 @@ class AnalysisResult:
         return out
 
     def exclusion_summary(self) -> list[dict]:
-        rows = []
-        for rule in RULES:
-            part = self.turns[self.turns["excluded_because"] == rule]
-            rows.append({"reason": rule, "turns": int(len(part)), "workers": int(part["worker"].nunique())})
-        return rows
+        return exclusions(self.turns, RULES, "turns")
 
     def flag_summary(self) -> list[dict]:
         return [{"flag": name, "turns": int(self.turns[name].sum()),
@@ -522,23 +510,6 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
 
 
 # ---------------------------------------------------------------- outputs
-
-def jsonable(obj):
-    """Strict-JSON value: NaN/inf and pandas NA become null, numpy scalars Python ones."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, pd.DataFrame):
-        return jsonable(obj.astype(object).to_dict(orient="records"))
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if obj is pd.NA or obj is None:
-        return None
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
-
 
 def grid(pairs: pd.DataFrame) -> pd.DataFrame:
     """ACUTE-style long grid of a family of per-turn pairs: cell (row, col) = share of the turns

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from parlai_acute.files import check_outdir, write_csv, write_json
-from parlai_acute.perturn.analysis import AnalysisResult, grid, jsonable
+from parlai_acute.files import check_outdir, json_ready, write_csv, write_json
+from parlai_acute.perturn.analysis import AnalysisResult, grid
 from parlai_acute.perturn.report import build_report
 from parlai_acute.perturn.turns import write_turns
 
@@ -36,9 +36,9 @@ def results_json(result: AnalysisResult) -> dict:
                        for g in d.groups],
             "comparisons": d.comparisons,
             "grid": grid(d.comparisons) if d.setting != "sm" else None})
-    return jsonable({**result.meta(), "designs": designs, "settings": result.settings_table(),
-                     "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
-                     "consistency": result.consistency()})
+    return json_ready({**result.meta(), "designs": designs, "settings": result.settings_table(),
+                       "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
+                       "consistency": result.consistency()})
 
 
 def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
@@ -56,9 +56,9 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = Tru
     write_csv(paths["excluded.csv"], result.excluded)
     write_csv(paths["flags.csv"], result.flags())
     write_csv(paths["workers.csv"], result.workers())
-    write_json(paths["exclusions.json"], jsonable({
+    write_json(paths["exclusions.json"], {
         **meta, "turns": int(len(result.turns)), "kept_turns": int((result.turns["excluded_because"] == "").sum()),
-        "excluded": result.exclusion_summary(), "flags": result.flag_summary()}))
+        "excluded": result.exclusion_summary(), "flags": result.flag_summary()})
     write_csv(paths["models.csv"], _group_frame(result, "models_table"))
     comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
     write_csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
@@ -75,6 +75,6 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = Tru
     if report:
         for name, path in build_report(result).write(outdir).items():
             paths[name] = path
-    write_json(paths["run.json"], jsonable({**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
-                                            "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))}))
+    write_json(paths["run.json"], {**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
+                                   "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))})
     return paths

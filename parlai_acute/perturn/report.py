@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from parlai_acute.perturn.analysis import PAIR_HEADERS, AnalysisResult, grid, jsonable
+from parlai_acute.files import json_ready
+from parlai_acute.perturn.analysis import PAIR_HEADERS, AnalysisResult, grid
 from parlai_acute.report import Report, format_value, interval_plot, methods_paragraph, p_text, win_rate_heatmap
 from parlai_acute.stats.inference import legend, min_clusters
 from parlai_acute.stats.intervals import clopper_pearson
@@ -127,6 +128,6 @@ def build_report(result: AnalysisResult) -> Report:
     quality.table(pd.DataFrame(result.exclusion_summary()), "exclusions", caption="Turns excluded, by first rule")
     quality.table(pd.DataFrame(result.flag_summary()), "flags", caption="Quality flags (excluded only if asked)")
     quality.table(result.workers(), "workers", caption="Per worker", max_rows=50, more="workers not shown")
-    report.configuration("Analysis", jsonable(result.meta()))
+    report.configuration("Analysis", json_ready(result.meta()))
     report.methods(methods(result))
     return report

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
+from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
 
 SETTINGS = ("pm", "mm", "sm")
 PROTOCOLS = ("soba", "sata_random", "sata_user", "sm")
@@ -317,16 +317,16 @@ def _empty() -> pd.DataFrame:
     return df
 
 
+FILE = TableFile("turns file", "turn row", COLUMNS, turns_table,
+                 "pass a .csv or .jsonl written by `parlai-acute per-turn analyze` or exported from a per-turn run",
+                 "export a run that has finished turns")
+
+
 def read_turns(path: str | Path) -> pd.DataFrame:
     """Read a turns ``.csv`` (UTF-8, with or without BOM) or ``.jsonl`` file into the table."""
-    records, where = read_rows(path, noun="turns file", row="turn row", required=REQUIRED,
-                               missing_hint="pass a .csv or .jsonl written by `parlai-acute per-turn analyze` or "
-                                            "exported from a per-turn run",
-                               empty_hint="export a run that has finished turns")
-    return turns_table(records, where)
+    return FILE.read(path)
 
 
 def write_turns(path: str | Path, df) -> None:
-    """Write a turns table (or turn records, validated first) atomically as ``.csv`` or ``.jsonl``
-    (by suffix); :func:`read_turns` reads it."""
-    write_table_file(path, df if isinstance(df, pd.DataFrame) else turns_table(df), list(COLUMNS), "turns file")
+    """Write a turns table (or turn records, validated first); :func:`read_turns` reads it."""
+    FILE.write(path, df)

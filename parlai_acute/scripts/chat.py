@@ -15,15 +15,15 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.paths import default_datapath
+from parlai_acute.scripts.options import add_model
+from parlai_acute.worlds.model_spec import model_args, parse_parlai
 from parlai_acute.worlds.self_chat_opt import check_outfile
-from parlai_acute.worlds.model_spec import MODEL_HELP, model_args, parse_parlai
 
 CONTEXTS = ("none", "chitchat", "persona", "topics")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help=MODEL_HELP)
+    add_model(parser)
     parser.add_argument("-c", "--context", choices=CONTEXTS, default="none",
                         help="what each conversation starts from: nothing, a real conversation's opening prompt "
                              "shown to you, a persona for you and one for the model, or a shared topic")

@@ -20,7 +20,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
@@ -61,8 +60,7 @@ def run(args) -> int:
     runner = make_runner(args)
     items = protocol.items(gold + comparisons)
     results = runner.run(protocol, items)
-    run_id = "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
-    tables = protocol.tables(results, runner.judge.name, run_id, args.inconsistent)
+    tables = protocol.tables(results, runner.judge.name, record.run_id(runner), args.inconsistent)
     outdir = Path(args.outdir)
     for name in ("judgments", "raw", "onboarding"):
         write_judgments(outdir / ("raw_judgments.csv" if name == "raw" else f"{name}.csv"), tables[name])
@@ -77,15 +75,7 @@ def run(args) -> int:
     record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, template {protocol.template.id}, "
           f"answers from {args.answer_from}, orders {args.orders})")
-    print(f"{counts['items']} comparisons: {counts['consistent']} consistent, {counts['inconsistent']} inconsistent "
-          f"({counts['inconsistent_following_position']} followed the position; rule: {args.inconsistent}), "
-          f"{counts['missing']} missing ({counts['orders_missing_unparseable']} unparseable and "
-          f"{counts['orders_missing_error']} failed orders)")
-    if counts["first_error"]:
-        print(f"  first error: {counts['first_error']}")
-    for b in summary["position_bias"]:
-        print(f"position bias: first position chosen {b['picks'][0]}/{b['n']} "
-              f"({100 * b['first_rate']:.0f}%, p={b['pvalue']:.3g})")
+    print("\n".join(record.count_lines(counts, "comparisons", f"rule: {args.inconsistent}", summary["position_bias"])))
     if onboarding["gold_items"]:
         flag = "passed" if onboarding["passed"] else "FAILED (flagged: do not trust this judge)"
         print(f"onboarding: {onboarding['orders_correct']}/{onboarding['orders']} gold orders correct, "

@@ -16,7 +16,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, cost_line, make_runner
@@ -43,8 +42,7 @@ def run(args) -> int:
         raise UserError(f"{args.turns} has no turns with a shown candidate to judge")
     runner = make_runner(args)
     results = runner.run(protocol, items)
-    run_id = "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
-    table = protocol.table(results, runner.judge.name, run_id)
+    table = protocol.table(results, runner.judge.name, record.run_id(runner))
     outdir = Path(args.outdir)
     write_turns(outdir / "turns.csv", table)
     record.write_items(outdir / "items.jsonl", results, protocol)
@@ -57,14 +55,7 @@ def run(args) -> int:
     record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
           f"answers from {args.answer_from}, orders {args.orders})")
-    print(f"{counts['items']} turns: {counts['consistent']} consistent, {counts['inconsistent']} inconsistent "
-          f"({counts['inconsistent_following_position']} followed the position; dropped), {counts['missing']} missing "
-          f"({counts['orders_missing_unparseable']} unparseable and {counts['orders_missing_error']} failed orders)")
-    if counts["first_error"]:
-        print(f"  first error: {counts['first_error']}")
-    for b in summary["position_bias"]:
-        print(f"position bias ({b['positions']} candidates): first position chosen {b['picks'][0]}/{b['n']} "
-              f"({100 * b['first_rate']:.0f}%, expected {100 * b['expected_rate']:.0f}%, p={b['pvalue']:.3g})")
+    print("\n".join(record.count_lines(counts, "turns", "dropped", summary["position_bias"])))
     print(cost_line(summary))
     print(f"wrote {len(table)} rows to {outdir / 'turns.csv'}")
     return 0

@@ -18,7 +18,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
@@ -38,21 +37,19 @@ def run(args) -> int:
     from parlai_acute.files import write_jsonl
     from parlai_acute.judges import record
     from parlai_acute.judges.ssa import SsaProtocol, onboarding_score
-    from parlai_acute.mephisto_tasks.ssa_label import onboarding
-    from parlai_acute.mephisto_tasks.ssa_label.items import read_items
+    from parlai_acute.ssa.items import load_gold, read_items
     from parlai_acute.ssa.labels import write_labels
 
     protocol = SsaProtocol(args.sensible_template, args.specific_template)
     ssa_items = read_items(args.items)[: args.limit]
-    gold = [] if args.no_onboarding else onboarding.load_items(args.onboarding)
+    gold = [] if args.no_onboarding else load_gold(args.onboarding)
     runner = make_runner(args)
     sensible = runner.run(protocol, protocol.gold_items(gold) + protocol.items(ssa_items))
     says, says_gold = protocol.answers(real(sensible)), protocol.answers(golden(sensible))
     gold_specific = [item for item in protocol.gold_items(gold, "specific") if says_gold.get(item.options[0])]
     specific = runner.run(protocol, gold_specific + protocol.items([i for i in ssa_items if says.get(i.item_id)],
                                                                    "specific"))
-    run_id = "judge-" + hashlib.sha1(repr(sorted(runner.judge.config.items())).encode()).hexdigest()[:10]
-    table = protocol.table(ssa_items, real(sensible), real(specific), runner.judge.name, run_id)
+    table = protocol.table(ssa_items, real(sensible), real(specific), runner.judge.name, record.run_id(runner))
     outdir = Path(args.outdir)
     write_labels(outdir / "labels.csv", table)
     record.write_items(outdir / "items.jsonl", sensible + specific, protocol)

@@ -20,8 +20,7 @@ from pathlib import Path
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test_set_arguments, load_test_set,
                                                   score_config, test_set_description)
-from parlai_acute.scripts.options import add_output_dir, add_progress, progress
-from parlai_acute.worlds.model_spec import MODEL_HELP
+from parlai_acute.scripts.options import add_model, add_output_dir, add_progress, progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     replies = parser.add_argument_group("replies (one of --replies, --model; a CSV may carry a reply column)")
     replies.add_argument("--replies", default=None, metavar="FILE",
                          help="JSON lines {id, reply} (several per id: several hypotheses) or one reply per line")
-    replies.add_argument("-m", "--model", default=None, metavar="MODEL", help="generate the replies: " + MODEL_HELP)
+    add_model(replies, "generate the replies: ")
     replies.add_argument("--reply-column", default="reply", help="CSV: the column holding the model reply")
     replies.add_argument("-b", "--batchsize", type=int, default=4, help="contexts answered at once (default: 4)")
     replies.add_argument("--save-replies", default=None, metavar="FILE", help="also write generated replies here")

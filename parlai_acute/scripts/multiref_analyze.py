@@ -2,43 +2,63 @@
 
 Each ``--collection MODE=FILE`` is a multi-reference file (DailyDialog layout: JSON lines,
 each dialogue a list of turns with 'text' and a 'responses' list) collected in one mode
-(4R1W, 2R2W, 1R4W or any name). Writes into ``--outdir``: contexts.csv (per context
+(4R1W, 2R2W, 1R4W or any name). Or the references table (``--references``, .csv or .jsonl
+with the columns of parlai_acute/multiref/references.py), or a run of the multi-reference task
+in the Mephisto database (``--task-name``: its complete reply sets). Writes into ``--outdir``: contexts.csv (per context
 Self-BLEU-4, Gt-BLEU-2/4, unique n-grams of the collected replies and of the original),
 modes.csv (means with bootstrap intervals over contexts), results.json, run.json, report.html.
 
   parlai-acute multiref analyze --collection 4R1W=refs_4r1w.jsonl --collection 1R4W=refs_1r4w.jsonl --outdir multiref_out
+  parlai-acute multiref analyze --task-name multiref --outdir multiref_out
 """
 from __future__ import annotations
 
 import argparse
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.options import add_confidence, add_output_dir, add_report_switch, add_resampling
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--collection", action="append", required=True, metavar="MODE=FILE",
+    parser.add_argument("--collection", action="append", metavar="MODE=FILE",
                         help="a multi-reference file and the mode it was collected in (repeatable)")
+    add_table_source(parser, "--references", "references", "multi-reference collection", required=False)
     add_output_dir(parser)
     add_resampling(parser, "bootstrap resamples over contexts (0: none)")
     add_confidence(parser)
     add_report_switch(parser)
 
 
-def run(args) -> int:
-    from parlai_acute.multiref.analysis import analyze, read_collection, write_outputs
+def load(args):
+    """The references table and where it came from: ``--collection`` files, a table file or a Mephisto run."""
+    from parlai_acute import api
+    from parlai_acute.multiref.references import collection_records
 
-    collections = {}
+    if bool(args.collection) == bool(args.references or args.task_name):
+        raise UserError("give either --collection MODE=FILE (repeatable), or --references FILE, or --task-name")
+    if not args.collection:
+        table = api.load_table("multiref", args.references, task_name=args.task_name, mephisto_db=args.mephisto_db)
+        return table, table.attrs["source"]
+    records, modes = [], set()
     for value in args.collection:
         mode, sep, path = value.partition("=")
         if not sep or not mode.strip() or not path.strip():
             raise UserError(f"--collection {value!r} must be MODE=FILE, e.g. 4R1W=refs.jsonl")
-        if mode in collections:
+        if mode.strip() in modes:
             raise UserError(f"--collection: mode {mode!r} given twice; one file per mode")
-        collections[mode.strip()] = read_collection(path.strip())
-    if args.bootstrap < 0 or not 0 < args.confidence < 1:
-        raise UserError("--bootstrap must be 0 or more and --confidence between 0 and 1")
-    result = analyze(collections, args.bootstrap, args.seed, args.confidence)
+        modes.add(mode.strip())
+        records += collection_records(path.strip(), mode.strip())
+    return api.load_table("multiref", records), ", ".join(args.collection)
+
+
+def run(args) -> int:
+    from parlai_acute.multiref.analysis import MultirefConfig, analyze
+    from parlai_acute.multiref.outputs import write_outputs
+
+    config = MultirefConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence)
+    table, config.source = load(args)
+    result = analyze(table, config)
     paths = write_outputs(result, args.outdir, report=not args.no_report)
     level = f"{100 * args.confidence:g}%"
     print(f"BLEU: {result.signature}; intervals: {level} bootstrap over contexts")

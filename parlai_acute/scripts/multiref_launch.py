@@ -16,35 +16,8 @@ without losing one, and launching again with the same task name continues.
 """
 from __future__ import annotations
 
-import argparse
+from parlai_acute.mephisto_tasks.item_launch import command
 
-from parlai_acute.mephisto_tasks import launcher
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser)
-    parser.add_argument("--contexts", metavar="FILE", help="JSON lines of dialogues in the DailyDialog multi-reference "
-                                                           "layout (default: the package's static contexts)")
-
-
-def run(args) -> int:
-    from parlai_acute.mephisto_tasks.item_launch import ItemTask, launch
-    from parlai_acute.mephisto_tasks.multiref import config, store
-    from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefBlueprintArgs, MultirefSharedState
-    from parlai_acute.mephisto_tasks.multiref.live import MultirefLive, check_args
-
-    def started(cfg, live, task_name) -> str:
-        return (f"Multi-reference task {task_name!r} ({live.mode}): {live.scheduler.remaining()} reply sets to "
-                f"collect ({len(live.items)} contexts x {live.workers_per_context} workers x "
-                f"{live.replies_per_worker} replies, {cfg.mephisto.blueprint.contexts_per_unit} contexts per unit).")
-
-    def stopped(db, task_name, data_dir) -> str:
-        rows = store.reply_records(store.unit_data_for_task(db, task_name))
-        return (f"Multi-reference task {task_name!r} stopped; {len(rows)} replies stored in {data_dir} "
-                f"(export them with `parlai-acute multiref export --task-name {task_name} -o FILE.jsonl`).")
-
-    return launch(args, ItemTask(
-        "multiref launch", "multi-reference collection task", MultirefBlueprintArgs, config, "contexts_file",
-        check_args, MultirefLive, MultirefSharedState, store,
-        "every context has its replies; nothing to launch (use another mephisto.task.task_name)", started, stopped),
-        args.contexts)
+add_arguments, run = command(
+    "--contexts", "JSON lines of dialogues in the DailyDialog multi-reference layout (default: the package's static "
+    "contexts)", "parlai_acute.mephisto_tasks.multiref.launch")

@@ -25,6 +25,14 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def add_model(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``-m/--model MODEL``: the model string of ``chat``, ``self-chat`` and ``metrics score`` (``what``
+    says what the model does there)."""
+    from parlai_acute.worlds.model_spec import MODEL_HELP
+
+    parser.add_argument("-m", "--model", default=None, metavar="MODEL", help=what + MODEL_HELP)
+
+
 def add_output_dir(parser: argparse.ArgumentParser, what: str = "the tables, JSON results and report") -> None:
     parser.add_argument("-o", "--output-dir", "--outdir", dest="outdir", required=True, metavar="DIR",
                         help=f"directory for {what}")

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def simulated_choice(view, rng: random.Random):
     """A crude stand-in for a person, for demos only: a reply is acceptable when it has at least
     four distinct words and is not GenericBot's stock answer; none acceptable -> write one."""
-    from parlai_acute.mephisto_tasks.per_turn.onboarding import ITEMS
+    from parlai_acute.perturn.onboarding import ITEMS
     from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
     if view["status"] == "onboarding":

@@ -71,9 +71,10 @@ def run(args) -> int:
         return 0
 
     from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.per_turn import onboarding, store
-    from parlai_acute.mephisto_tasks.per_turn.blueprint import PerTurnSharedState
+    from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.mephisto_tasks.per_turn.live import LiveSetup, design_from_args
+    from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
+    from parlai_acute.perturn import onboarding
 
     if not models:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")
@@ -108,7 +109,7 @@ def run(args) -> int:
                   f"was given, and this console prints it as each worker starts.", flush=True)
 
     try:
-        data_dir = launcher.run_task(cfg, PerTurnSharedState(live=live), data_dir=args.data_dir, db=db,
+        data_dir = launcher.run_task(cfg, LiveSharedState(live=live), data_dir=args.data_dir, db=db,
                                      on_started=started)
     finally:
         live.pool.close()

@@ -58,7 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     import parlai_acute
     from parlai_acute.files import write_json
-    from parlai_acute.perturn.analysis import jsonable
     from parlai_acute.perturn.power import plan
 
     pilot = None
@@ -120,6 +119,6 @@ def run(args) -> int:
               f"{out['design_effect']:.3f}): power {out['power']:.3f} for delta {a.delta:g}; smallest delta detectable "
               f"with power {a.power:g}: {out['detectable_delta']:.3f}")
     if args.json:
-        write_json(args.json, jsonable({**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed}))
+        write_json(args.json, {**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed})
         print(f"wrote {args.json}")
     return 0

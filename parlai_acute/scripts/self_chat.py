@@ -19,14 +19,12 @@ import argparse
 import sys
 
 from parlai_acute.paths import default_datapath
-from parlai_acute.worlds.model_spec import MODEL_HELP
+from parlai_acute.scripts.options import add_model, add_progress
 from parlai_acute.worlds.self_chat_opt import check_counts, check_outfile, self_chat_opt
-from parlai_acute.scripts.options import add_progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-m", "--model", default=None, metavar="MODEL",
-                        help=MODEL_HELP)
+    add_model(parser)
     parser.add_argument("-p", "--partner-model", default=None, metavar="MODEL",
                         help="a different model (or decoding) for the second speaker, same forms as --model "
                              "(default: a copy of --model)")

@@ -50,8 +50,8 @@ def _named(value: str) -> tuple[str, str]:
 
 
 def run(args) -> int:
-    from parlai_acute.ssa.generate import model_items
-    from parlai_acute.ssa.items import human_items, items_from_log, packaged_contexts, read_contexts, write_items
+    from parlai_acute.ssa.generate import model_items, packaged_contexts
+    from parlai_acute.ssa.items import human_items, items_from_log, read_contexts, write_items
 
     if not args.outfile.lower().endswith(".jsonl"):
         raise UserError(f"-o {args.outfile} must end in .jsonl")

@@ -14,33 +14,8 @@ its router) without losing one, and launching again with the same task name cont
 """
 from __future__ import annotations
 
-import argparse
+from parlai_acute.mephisto_tasks.item_launch import command
 
-from parlai_acute.mephisto_tasks import launcher
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    launcher.add_launch_arguments(parser)
-    parser.add_argument("--items", metavar="FILE", help="JSON-lines items file: item, context (list of turns), "
-                                                        "reply, model (from `parlai-acute ssa generate`)")
-
-
-def run(args) -> int:
-    from parlai_acute.mephisto_tasks.item_launch import ItemTask, launch
-    from parlai_acute.mephisto_tasks.ssa_label import config, store
-    from parlai_acute.mephisto_tasks.ssa_label.blueprint import SsaLabelBlueprintArgs, SsaLabelSharedState
-    from parlai_acute.mephisto_tasks.ssa_label.live import SsaLive, check_numbers
-
-    def started(cfg, live, task_name) -> str:
-        b = cfg.mephisto.blueprint
-        return (f"SSA labelling task {task_name!r}: {live.scheduler.remaining()} labels to collect "
-                f"({len(live.items)} items x {b.labels_per_item} workers, {b.items_per_unit} items per unit).")
-
-    def stopped(db, task_name, data_dir) -> str:
-        return f"SSA labelling task {task_name!r} stopped; {len(store.labels_for_task(db, task_name))} labels " \
-               f"stored in {data_dir}."
-
-    return launch(args, ItemTask(
-        "ssa launch", "static SSA labelling task", SsaLabelBlueprintArgs, config, "items_file", check_numbers, SsaLive,
-        SsaLabelSharedState, store, "every item has its labels; nothing to launch (raise "
-        "mephisto.blueprint.labels_per_item or use another mephisto.task.task_name)", started, stopped), args.items)
+add_arguments, run = command(
+    "--items", "JSON-lines items file: item, context (list of turns), reply, model (from `parlai-acute ssa generate`)",
+    "parlai_acute.mephisto_tasks.ssa_label.launch")

@@ -49,6 +49,7 @@ from parlai_acute.stats import inference
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.paired import fisher_exact
 from parlai_acute.stats.resample import resample_weights
+from parlai_acute.stats.settings import Settings
 from parlai_acute.stats.winrates import holm
 
 MEASURES = ("sensibleness", "specificity", "ssa")
@@ -57,25 +58,15 @@ TIE_RULE = "a tie (exactly half of an item's labels) counts as no"
 
 
 @dataclass
-class SSAConfig:
+class SSAConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    bootstrap: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    alpha: float = 0.05
     min_workers: int = 5
     unit: str = "auto"  # cluster of the marks: auto (conversation, else context), conversation, context or worker
     permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests
-    source: str = ""
 
     def __post_init__(self):
-        if self.bootstrap < 0:
-            raise UserError(f"--bootstrap must be 0 or more, got {self.bootstrap}")
-        if not 0 < self.confidence < 1:
-            raise UserError(f"--confidence must be between 0 and 1, got {self.confidence}")
-        if not 0 < self.alpha < 1:
-            raise UserError(f"--alpha must be between 0 and 1, got {self.alpha}")
+        super().__post_init__()
         if self.unit not in UNITS:
             raise UserError(f"--unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
         if self.permutations < 100:
@@ -291,19 +282,10 @@ def agreement_table(items: pd.DataFrame, config: SSAConfig) -> pd.DataFrame:
     rows = []
     for question in ("sensible", "specific"):
         counts = vote_counts(items, question)
-        alpha = agree.krippendorff_alpha(None, counts) if len(counts) else float("nan")
-        low, high = (agree.alpha_interval(counts, config.bootstrap, config.seed, config.confidence)
-                     if np.isfinite(alpha) else (float("nan"), float("nan")))
-        note = ""
-        if len(counts) == 0:
-            note = "no item was labelled more than once"
-        elif not np.isfinite(alpha):
-            note = "every label of the repeated items was the same, so alpha is undefined"
-        elif not np.isfinite(low):
-            note = "too few repeated items for an interval"
-        rows.append({"question": question, "items": len(counts), "labels": int(counts.to_numpy().sum()),
-                     "percent_agreement": agree.percent_agreement(None, counts) if len(counts) else float("nan"),
-                     "krippendorff_alpha": alpha, "alpha_low": low, "alpha_high": high, "note": note})
+        a = agree.agreement_of_counts(counts, config.bootstrap, config.seed, config.confidence)
+        rows.append({"question": question, "items": a["items"], "labels": int(counts.to_numpy().sum()),
+                     "percent_agreement": a["percent_agreement"], "krippendorff_alpha": a["krippendorff_alpha"],
+                     "alpha_low": a["alpha_ci_low"], "alpha_high": a["alpha_ci_high"], "note": a["note"]})
     return pd.DataFrame(rows)
 
 

@@ -9,12 +9,25 @@ is kept on the item, so a label can always be traced to how its reply was made.
 """
 from __future__ import annotations
 
+from parlai_acute.errors import UserError
 from parlai_acute.metrics.inputs import Item
 from parlai_acute.metrics.replies import _observation
+
+__all__ = ["packaged_contexts", "model_config", "model_items"]
 
 _OPTIONS = ("model", "model_file", "inference", "temperature", "topp", "topk", "num_samples", "beam_size",
             "max_new_tokens", "repetition_filter", "system_prompt", "seed", "openai_base_url", "openai_model",
             "hf_model")
+
+
+def packaged_contexts(num: int, seed: int = 0, max_turns: int = 3, split: str = "test") -> list[dict]:
+    """``num`` contexts from :mod:`parlai_acute.tasks.static_contexts` (with the real next turn)."""
+    from parlai_acute.tasks.static_contexts import static_contexts
+
+    if num < 1 or not 1 <= max_turns <= 3:
+        raise UserError(f"--num-contexts must be 1 or more and --max-turns 1-3, got {num} and {max_turns}")
+    return [{"context_id": c["context_id"], "context": list(c["context_turns"]), "reference": c["reference"]}
+            for c in static_contexts(seed, num, max_turns, split)]
 
 
 def model_config(spec: str, agent) -> dict:

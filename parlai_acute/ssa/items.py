@@ -1,33 +1,49 @@
-"""Items to label for SSA: one model reply in its context, written once and labelled by many.
+"""The SSA protocol's definition: items to label (one model reply in its context, written once and
+labelled by many) and the gold items of onboarding. No Mephisto, no ParlAI: the labelling task,
+the judges and ``ssa generate`` all read and write items here.
 
-An items file is JSON lines, one reply each::
+An items file is JSON lines, one reply each (what ``parlai-acute ssa generate`` writes)::
 
     {"item": "smol:ctx7", "context_id": "ctx7", "context": ["Hi!", "Hello, how are you?"],
      "model": "smol", "reply": "...", "source": "static", "decoding": {...}, "model_config": {...}}
 
-with ``conversation`` and ``turn`` for replies taken from a log. Contexts come from the
-packaged static contexts (real human conversations cut after 1-3 turns, with the real next
-turn), from a user's file (:func:`read_contexts`), or from a Conversations log
-(:func:`items_from_log`: every turn of one speaker, its context the turns before it).
+``context``: the turns before the reply, 1 or more, speakers alternating and ending with the
+*other* speaker's turn (the reply answers it). ``model`` names who wrote the reply ("human" for
+real next turns); it is stored with every label and never shown to workers. ``item_id`` and ``id``
+are accepted for ``item``. Optional keys, copied into every label (the columns of
+:mod:`parlai_acute.ssa.labels`): ``context_id`` (the same for every model's reply to one context;
+default: a digest of the context's text, so replies to the same context group together),
+``source`` (``static``, the default, or ``log`` / ``interactive`` for turns of conversations),
+``conversation`` and ``turn`` (where a reply of a conversation sits). Other keys (the decoding
+used, ...) are kept and ignored.
+
+Contexts come from the packaged static contexts (:func:`parlai_acute.ssa.generate.packaged_contexts`:
+real human conversations cut after 1-3 turns, with the real next turn), from a user's file
+(:func:`read_contexts`), or from a Conversations log (:func:`items_from_log`: every turn of one
+speaker, its context the turns before it).
+
+Gold items (:data:`GOLD_ITEMS`): a context and a plainly nonsensical reply. A worker who says
+such a reply makes sense fails, is told so and gets the block qualification (as in ACUTE-Eval
+and the per-turn task); a judge model is checked on them the same way. A lab can pass its own
+JSON list of ``{"context": [...], "reply": "...", "sensible": false}`` (optionally ``"specific"``).
 """
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.files import write_jsonl
+from parlai_acute.jsonl import read_json_list, read_jsonl
+
+__all__ = ["SsaItem", "SOURCES", "read_contexts", "human_items", "items_from_log",
+           "write_items", "parse_item", "read_items", "context_id", "label_fields",
+           "GOLD_ITEMS", "load_gold", "gold_passed"]
 
 EOU = "__eou__"
-
-
-def packaged_contexts(num: int, seed: int = 0, max_turns: int = 3, split: str = "test") -> list[dict]:
-    """``num`` contexts from :mod:`parlai_acute.tasks.static_contexts` (with the real next turn)."""
-    from parlai_acute.tasks.static_contexts import static_contexts
-
-    if num < 1 or not 1 <= max_turns <= 3:
-        raise UserError(f"--num-contexts must be 1 or more and --max-turns 1-3, got {num} and {max_turns}")
-    return [{"context_id": c["context_id"], "context": list(c["context_turns"]), "reference": c["reference"]}
-            for c in static_contexts(seed, num, max_turns, split)]
+SOURCES = ("static", "interactive", "log")
+FIX = "write one JSON object per line with item, context (list of turns), reply and model (what `ssa generate` writes)"
 
 
 def _turns(value, where: str) -> list[str]:
@@ -127,14 +143,102 @@ def _unique(ids: list, message: str) -> None:
         seen.add(value)
 
 
-def read_items(path: str | Path) -> list[dict]:
-    """Read an items file written by :func:`write_items` (for the labelling task)."""
-    from parlai_acute.jsonl import read_jsonl
+@dataclass(frozen=True)
+class SsaItem:
+    item_id: str
+    context: tuple
+    reply: str
+    model: str
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
-    items = []
-    for where, item in read_jsonl(path, "items file", "write it with `parlai-acute ssa generate`"):
-        for name in ("item", "context", "model", "reply"):
-            if not isinstance(item, dict) or name not in item:
-                raise UserError(f"{where}: missing field {name!r}; items need item, context, model, reply")
+
+def _text(value) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def parse_item(obj, where: str) -> SsaItem:
+    if not isinstance(obj, dict):
+        raise UserError(f"{where}: not a JSON object; {FIX}")
+    item_id = obj.get("item", obj.get("item_id", obj.get("id")))
+    if isinstance(item_id, int) and not isinstance(item_id, bool):
+        item_id = str(item_id)
+    if not _text(item_id):
+        raise UserError(f"{where}: missing item (the item's id); give every item a unique id")
+    context = obj.get("context")
+    if not isinstance(context, list) or not context:
+        raise UserError(f"{where}: item {item_id!r} has an empty context; give the turns before the reply as a "
+                        f"non-empty list of strings")
+    for k, turn in enumerate(context, start=1):
+        if not _text(turn):
+            raise UserError(f"{where}: item {item_id!r}, context turn {k} is empty or not a string; every turn "
+                            f"needs text")
+    if not _text(obj.get("reply")):
+        raise UserError(f"{where}: item {item_id!r} has no reply; give the model's reply as a non-empty string")
+    if not _text(obj.get("model")):
+        raise UserError(f"{where}: item {item_id!r} has no model; name who wrote the reply (\"human\" for real "
+                        f"next turns)")
+    extra = {k: v for k, v in obj.items() if k not in ("item_id", "id", "item", "context", "reply", "model")}
+    source = extra.get("source", "static")
+    if source not in SOURCES:
+        raise UserError(f"{where}: item {item_id!r} has source {source!r}; use one of {', '.join(SOURCES)}")
+    return SsaItem(str(item_id), tuple(context), obj["reply"], str(obj["model"]), extra)
+
+
+def context_id(item: SsaItem) -> str:
+    """The item's ``context_id``, or a digest of its context turns."""
+    given = item.extra.get("context_id")
+    if given not in (None, ""):
+        return str(given)
+    return "ctx-" + hashlib.sha1("\n".join(item.context).encode("utf-8")).hexdigest()[:12]
+
+
+def label_fields(item: SsaItem) -> dict:
+    """What every label of ``item`` carries besides the answers (labels-table columns)."""
+    turn = item.extra.get("turn")
+    return {"model": item.model, "context": list(item.context), "reply": item.reply, "context_id": context_id(item),
+            "source": item.extra.get("source", "static"), "conversation": str(item.extra.get("conversation") or ""),
+            "turn": turn if isinstance(turn, int) and not isinstance(turn, bool) else None}
+
+
+def read_items(path: str | Path) -> list[SsaItem]:
+    """Read and check an items file (the one reader: the labelling task, the judges, tests);
+    one-line UserErrors name the line and the fix."""
+    items, seen = [], {}
+    for where, obj in read_jsonl(path, "SSA items file", f"make one with `parlai-acute ssa generate` or {FIX}"):
+        item = parse_item(obj, where)
+        if item.item_id in seen:
+            raise UserError(f"{where}: item {item.item_id!r} was already used at line {seen[item.item_id]}; "
+                            f"give every item a unique id")
+        seen[item.item_id] = where.rsplit(":", 1)[1]
         items.append(item)
     return items
+
+
+GOLD_ITEMS = [
+    {"context": ["Hi! I just got back from a week of hiking in the Alps."],
+     "reply": "Bananas are yellow because the sea is made of glass.", "sensible": False},
+    {"context": ["What are you cooking tonight?", "Pasta with tomato sauce, I think.",
+                 "Nice, do you make the sauce yourself?"],
+     "reply": "Purple seven jumps over the quiet Tuesday of my car.", "sensible": False},
+    {"context": ["My sister is getting married next month and I have to give a speech."],
+     "reply": "The the the the the the the.", "sensible": False},
+]
+
+
+def load_gold(path: str | None) -> list[dict]:
+    """The packaged gold items, or a lab's own JSON list of the same objects."""
+    return read_json_list(path, "onboarding file", "needs context (non-empty list of turns), reply and sensible "
+                                                   "(true/false)", _gold, GOLD_ITEMS)
+
+
+def _gold(item) -> bool:
+    return bool(isinstance(item, dict) and isinstance(item.get("context"), list) and item["context"]
+                and all(_text(t) for t in item["context"]) and _text(item.get("reply"))
+                and isinstance(item.get("sensible"), bool) and isinstance(item.get("specific", False), bool))
+
+
+def gold_passed(item: dict, sensible: bool, specific: bool) -> bool:
+    """Did the worker give the gold answer (sensibleness, and specificity where the item says)?"""
+    if sensible != item["sensible"]:
+        return False
+    return "specific" not in item or specific == item["specific"]

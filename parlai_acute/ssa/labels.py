@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, plain, read_rows, write_table_file
+from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
 
 SOURCES = ("static", "interactive", "log")
 
@@ -195,16 +195,17 @@ def empty_labels() -> pd.DataFrame:
     return df
 
 
+FILE = TableFile("labels file", "label row", COLUMNS, labels_table,
+                 f"pass a .csv or .jsonl of SSA labels (columns {', '.join(REQUIRED)})",
+                 "export a labelling run that has labels")
+
+
 def read_labels(path: str | Path) -> pd.DataFrame:
     """Read a labels ``.csv`` (UTF-8, with or without BOM, e.g. a spreadsheet's "CSV UTF-8")
     or ``.jsonl`` file into the table; every error names the file, line and field."""
-    records, where = read_rows(path, noun="labels file", row="label row", required=REQUIRED,
-                               missing_hint=f"pass a .csv or .jsonl of SSA labels (columns {', '.join(REQUIRED)})",
-                               empty_hint="export a labelling run that has labels")
-    return labels_table(records, where)
+    return FILE.read(path)
 
 
 def write_labels(path: str | Path, df) -> None:
-    """Write a labels table (or label records, validated first) atomically as ``.csv`` or ``.jsonl``
-    (by suffix); :func:`read_labels` reads it."""
-    write_table_file(path, df if isinstance(df, pd.DataFrame) else labels_table(df), list(COLUMNS), "labels file")
+    """Write a labels table (or label records, validated first); :func:`read_labels` reads it."""
+    FILE.write(path, df)

@@ -16,6 +16,9 @@ import pandas as pd
 
 from parlai_acute.stats.intervals import percentile_interval
 
+__all__ = ["ITEM", "item_labels", "label_counts", "percent_agreement", "krippendorff_alpha",
+           "nominal_alpha_weighted", "alpha_interval", "agreement", "agreement_of_counts"]
+
 ITEM = ["pair_id", "question_key"]
 
 
@@ -104,15 +107,23 @@ def agreement(df: pd.DataFrame, resamples: int = 1000, seed: int = 0, confidence
     """Summary: items judged twice or more, judgments on them, percent agreement, alpha
     with its bootstrap interval, and a ``note`` saying in words when a value cannot be given."""
     counts = label_counts(df)
-    alpha = krippendorff_alpha(df, counts)
+    return {**agreement_of_counts(counts, resamples, seed, confidence, "item (pair of conversations, question)",
+                                  "judged", "judgment"), "judgments": int(counts.to_numpy().sum())}
+
+
+def agreement_of_counts(counts: pd.DataFrame, resamples: int, seed: int, confidence: float, item: str = "item",
+                        verb: str = "labelled", label: str = "label") -> dict:
+    """Agreement from label counts (rows: items answered twice or more; columns: labels): items,
+    percent agreement, Krippendorff's alpha, its bootstrap interval (``alpha_ci_low/high``) and a
+    ``note`` saying in words why a value cannot be given (``item``, ``verb``, ``label`` word it)."""
+    alpha = krippendorff_alpha(None, counts)
     low, high = alpha_interval(counts, resamples, seed, confidence) if np.isfinite(alpha) else (np.nan, np.nan)
     note = ""
     if len(counts) == 0:
-        note = "no item (pair of conversations, question) was judged more than once, so agreement cannot be measured"
+        note = f"no {item} was {verb} more than once, so agreement cannot be measured"
     elif not np.isfinite(alpha):
-        note = "every judgment of the repeated items chose the same side, so Krippendorff's alpha is undefined"
+        note = f"every {label} of the repeated items was the same, so Krippendorff's alpha is undefined"
     elif not np.isfinite(low):
         note = "too few repeated items for an interval of Krippendorff's alpha"
-    return {"items": int(len(counts)), "judgments": int(counts.to_numpy().sum()),
-            "percent_agreement": percent_agreement(df, counts), "krippendorff_alpha": alpha,
-            "alpha_ci_low": low, "alpha_ci_high": high, "note": note}
+    return {"items": int(len(counts)), "percent_agreement": percent_agreement(None, counts),
+            "krippendorff_alpha": alpha, "alpha_ci_low": low, "alpha_ci_high": high, "note": note}

@@ -51,6 +51,11 @@ from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.winrates import win_matrix
 
+__all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
+           "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "connected", "separated",
+           "penalised_loglik", "profile_loglik", "profile_intervals", "cluster_bootstrap_counts",
+           "sandwich_intervals", "bradley_terry"]
+
 DEFAULT_ALPHA = 0.01
 #: Fewer judgments of some model than this and bootstrap intervals are not trusted.
 MIN_JUDGMENTS_FOR_BOOTSTRAP = 20

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+__all__ = ["Calibration", "calibrate", "gibbs", "estimate_variances"]
+
 
 @dataclass
 class Calibration:

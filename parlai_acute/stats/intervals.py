@@ -53,3 +53,4 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndar
         low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     bad = ~defined | ~(high - low > 1e-12)
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+

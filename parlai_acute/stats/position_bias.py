@@ -12,6 +12,8 @@ from typing import Iterable
 
 from scipy.stats import binomtest, chisquare
 
+__all__ = ["position_bias"]
+
 
 def position_bias(picks: Iterable[tuple[int, int]]) -> list[dict]:
     """``picks``: (number of positions k, position picked). One summary per k."""

@@ -31,6 +31,10 @@ from scipy import optimize, stats
 
 from parlai_acute.errors import UserError
 
+__all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
+           "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "sample_size_table",
+           "detectable_table", "icc_anova", "pilot_icc", "clustered_plan"]
+
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
 # the general (p0 != 0.5) path is O(n) per n; beyond this the scan is refused.

@@ -31,6 +31,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 
+__all__ = ["PAIR_COLUMNS", "judge_human_pairs", "human_pairs", "percent", "constant_side", "kappa", "bootstrap",
+           "resampled", "summary", "rank_correlation"]
+
 PAIR_COLUMNS = ["item", "a", "b"]
 
 

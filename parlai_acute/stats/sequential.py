@@ -52,6 +52,11 @@ from scipy import optimize, special, stats
 
 from parlai_acute.errors import UserError
 
+__all__ = ["BET_CAP", "GRID", "PRIOR", "POINTS", "BINS", "plugin_bets", "betting_log_capital", "mixture_bets",
+           "log_capital", "confidence_sequence", "crossing_index", "sequential_test", "normal_mixture_rho",
+           "normal_mixture_halfwidth", "normal_mixture_log_martingale", "beta_mixture_log_factor",
+           "cluster_stream", "judgments_needed", "bets_for", "decide", "simulate_cluster_means"]
+
 #: largest bet as a share of the wealth that may be lost (Waudby-Smith & Ramdas use 1/2 or 3/4)
 BET_CAP = 0.5
 #: default grid of candidate means for the betting CS (the interval ends are exact to 1/GRID)

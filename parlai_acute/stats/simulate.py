@@ -12,6 +12,8 @@ import pandas as pd
 
 from parlai_acute.acute.judgments import COLUMNS
 
+__all__ = ["simulate_judgments"]
+
 
 def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, workers: int = 50,
                        dialogues_per_model: int = 20, left_bias: float = 0.0, question_key: str = "engaging",

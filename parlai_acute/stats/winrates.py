@@ -34,6 +34,10 @@ from statsmodels.stats.multitest import multipletests
 from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
 from parlai_acute.stats.intervals import exact_intervals
 
+__all__ = ["models_of", "win_matrix", "binomial_pvalue", "binomial_p_half", "holm", "significance_mark",
+           "MATCHUP_COLUMNS", "WORKER_COLUMNS", "EXACT", "matchups", "winrate_grid", "GRID_COLUMNS",
+           "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias"]
+
 
 def models_of(df: pd.DataFrame) -> list[str]:
     """All model names in the judgments, sorted."""

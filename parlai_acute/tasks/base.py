@@ -10,21 +10,15 @@ from parlai.core.message import Message
 from parlai.core.teachers import FixedDialogTeacher
 
 from parlai_acute.worlds.interactive import SeededInteractiveWorld
-from parlai_acute.worlds.self_chat import SeededSelfChatWorld, add_context_args, context_seed
+from parlai_acute.worlds.self_chat import SeededSelfChatWorld, TaskOptions, context_seed
 
 
-class SeedTeacher(FixedDialogTeacher):
+class SeedTeacher(TaskOptions, FixedDialogTeacher):
     """One example per episode (for ``display_data``): speaker 1's context as text, plus
     the seed fields of :meth:`fields`. Subclasses set ``id``, ``seed_of`` and
     :meth:`num_episodes`."""
 
     seed_of = None  # staticmethod: (episode index, context seed) -> sources.Seed
-
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        super().add_cmdline_args(parser, partial_opt)
-        add_context_args(parser)
-        return parser
 
     def __init__(self, opt, shared=None):
         super().__init__(opt, shared)
@@ -60,3 +54,15 @@ class SeedInteractiveWorld(SeededInteractiveWorld):
 
     def make_seed(self, index):
         return self.seed_of(index, context_seed(self.opt))
+
+
+def seeded_task(task_id: str, seed_of, count, fields=lambda seed: {}) -> tuple[type, type, type]:
+    """(DefaultTeacher, SelfChatWorld, InteractiveWorld) of a task whose episode ``k`` starts from
+    ``seed_of(k, context seed)``; ``count()`` is the number of distinct seeds (the teacher's episodes)
+    and ``fields(seed)`` what the teacher shows of a seed besides speaker 1's context."""
+    seed_of = staticmethod(seed_of)
+    teacher = type("DefaultTeacher", (SeedTeacher,), {"id": task_id, "seed_of": seed_of,
+                                                      "num_episodes": lambda self: count(),
+                                                      "fields": lambda self, seed: fields(seed)})
+    return (teacher, type("SelfChatWorld", (SeedSelfChatWorld,), {"seed_of": seed_of}),
+            type("InteractiveWorld", (SeedInteractiveWorld,), {"seed_of": seed_of}))

@@ -19,15 +19,11 @@ from parlai.core.teachers import DialogTeacher
 from parlai_acute.tasks import sources
 from parlai_acute.tasks.options import add_chitchat_args, int_in_range
 from parlai_acute.worlds.interactive import SeededInteractiveWorld
-from parlai_acute.worlds.self_chat import SeededSelfChatWorld, context_seed
+from parlai_acute.worlds.self_chat import SeededSelfChatWorld, TaskOptions, context_seed
 
 
-class DefaultTeacher(DialogTeacher):
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        super().add_cmdline_args(parser, partial_opt)
-        add_chitchat_args(parser)
-        return parser
+class DefaultTeacher(TaskOptions, DialogTeacher):
+    options = staticmethod(add_chitchat_args)
 
     def __init__(self, opt, shared=None):
         opt = copy.deepcopy(opt)
@@ -43,10 +39,7 @@ class DefaultTeacher(DialogTeacher):
 
 
 class SelfChatWorld(SeededSelfChatWorld):
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_chitchat_args(parser)
-        return parser
+    options = staticmethod(add_chitchat_args)
 
     def make_seed(self, index):
         turns = int_in_range(self.opt, "chitchat_seed_turns", 1, 3)
@@ -55,10 +48,7 @@ class SelfChatWorld(SeededSelfChatWorld):
 
 
 class InteractiveWorld(SeededInteractiveWorld):
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_chitchat_args(parser)
-        return parser
+    options = staticmethod(add_chitchat_args)
 
     def make_seed(self, index):
         seed = sources.chitchat_seed(index, context_seed(self.opt), "test", 1)

@@ -8,26 +8,9 @@ the model each get one. The teacher lists the persona pairs (for ``display_data`
 from __future__ import annotations
 
 from parlai_acute.tasks import sources
-from parlai_acute.tasks.base import SeedInteractiveWorld, SeedSelfChatWorld, SeedTeacher
+from parlai_acute.tasks.base import seeded_task
 
-
-class DefaultTeacher(SeedTeacher):
-    """One example per episode: speaker 1's persona as text, both personas as fields."""
-
-    id = "persona"
-    seed_of = staticmethod(sources.persona_seed)
-
-    def num_episodes(self):
-        return len(sources.personas())
-
-    def fields(self, seed):
-        persona, partner = seed.info["personas"]
-        return {"persona": persona, "partner_persona": partner}
-
-
-class SelfChatWorld(SeedSelfChatWorld):
-    seed_of = staticmethod(sources.persona_seed)
-
-
-class InteractiveWorld(SeedInteractiveWorld):
-    seed_of = staticmethod(sources.persona_seed)
+# speaker 1's persona as the teacher's text, both personas as fields
+DefaultTeacher, SelfChatWorld, InteractiveWorld = seeded_task(
+    "persona", sources.persona_seed, lambda: len(sources.personas()),
+    lambda seed: dict(zip(("persona", "partner_persona"), seed.info["personas"])))

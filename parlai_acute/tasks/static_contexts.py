@@ -16,7 +16,7 @@ from parlai.core.teachers import FixedDialogTeacher
 
 from parlai_acute.tasks import sources
 from parlai_acute.tasks.options import add_static_args, int_in_range
-from parlai_acute.worlds.self_chat import context_seed
+from parlai_acute.worlds.self_chat import TaskOptions, context_seed
 
 
 def static_contexts(seed: int, num: int, max_turns: int, split: str = "test") -> list[dict]:
@@ -31,12 +31,8 @@ def static_contexts(seed: int, num: int, max_turns: int, split: str = "test") ->
     return out
 
 
-class DefaultTeacher(FixedDialogTeacher):
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        super().add_cmdline_args(parser, partial_opt)
-        add_static_args(parser)
-        return parser
+class DefaultTeacher(TaskOptions, FixedDialogTeacher):
+    options = staticmethod(add_static_args)
 
     def __init__(self, opt, shared=None):
         super().__init__(opt, shared)

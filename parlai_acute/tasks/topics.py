@@ -6,23 +6,7 @@ first observation is ``Let's talk about <topic>.``; the teacher lists them.
 from __future__ import annotations
 
 from parlai_acute.tasks import sources
-from parlai_acute.tasks.base import SeedInteractiveWorld, SeedSelfChatWorld, SeedTeacher
+from parlai_acute.tasks.base import seeded_task
 
-
-class DefaultTeacher(SeedTeacher):
-    id = "topics"
-    seed_of = staticmethod(sources.topic_seed)
-
-    def num_episodes(self):
-        return len(sources.topics())
-
-    def fields(self, seed):
-        return {"topic": seed.info["topic"]}
-
-
-class SelfChatWorld(SeedSelfChatWorld):
-    seed_of = staticmethod(sources.topic_seed)
-
-
-class InteractiveWorld(SeedInteractiveWorld):
-    seed_of = staticmethod(sources.topic_seed)
+DefaultTeacher, SelfChatWorld, InteractiveWorld = seeded_task(
+    "topics", sources.topic_seed, lambda: len(sources.topics()), lambda seed: {"topic": seed.info["topic"]})

@@ -12,16 +12,11 @@ from parlai.core.worlds import validate
 from parlai.tasks.interactive.worlds import InteractiveWorld
 
 from parlai_acute.tasks.sources import Seed
-from parlai_acute.worlds.self_chat import add_context_args
+from parlai_acute.worlds.self_chat import TaskOptions
 
 
-class SeededInteractiveWorld(InteractiveWorld):
+class SeededInteractiveWorld(TaskOptions, InteractiveWorld):
     """Subclasses implement :meth:`make_seed`; its ``contexts`` are (person, model)."""
-
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_context_args(parser)
-        return parser
 
     def __init__(self, opt, agents, shared=None):
         self.episode_cnt = 0

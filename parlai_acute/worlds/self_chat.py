@@ -34,6 +34,19 @@ def add_context_args(parser) -> None:
         pass
 
 
+class TaskOptions:
+    """``add_cmdline_args`` of this package's teachers and worlds, written once: ParlAI's own options
+    (the parent class's) first, then the class's ``options`` function (safe to add twice)."""
+
+    options = staticmethod(add_context_args)
+
+    @classmethod
+    def add_cmdline_args(cls, parser, partial_opt=None):
+        super().add_cmdline_args(parser, partial_opt)
+        cls.options(parser)
+        return parser
+
+
 def context_seed(opt) -> int:
     value = opt.get("context_seed")
     if value is None:
@@ -41,13 +54,8 @@ def context_seed(opt) -> int:
     return int(value)
 
 
-class SeededSelfChatWorld(SelfChatWorld):
+class SeededSelfChatWorld(TaskOptions, SelfChatWorld):
     """Base class: subclasses implement :meth:`make_seed`."""
-
-    @classmethod
-    def add_cmdline_args(cls, parser, partial_opt=None):
-        add_context_args(parser)
-        return parser
 
     def __init__(self, opt, agents, shared=None):
         # episode k of a batch of B worlds is global episode k*B + batch index

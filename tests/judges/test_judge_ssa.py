@@ -9,7 +9,7 @@ import pytest
 from judge_fixtures import SCRIPTED, read_jsonl, summary_of
 from parlai_acute.judges.parse import parse_reply
 from parlai_acute.judges.ssa import SsaProtocol, speakers
-from parlai_acute.mephisto_tasks.ssa_label.items import read_items
+from parlai_acute.ssa.items import read_items
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.labels import COLUMNS, read_labels
 
@@ -190,7 +190,8 @@ def test_agreement_with_people_on_sensible_and_specific(tmp_path, capsys):
 
 def test_reads_the_items_ssa_generate_writes(tmp_path, capsys):
     """`ssa generate` names the id ``item``; the judge (and the labelling task) read it."""
-    from parlai_acute.ssa.items import human_items, packaged_contexts, write_items as write_generated
+    from parlai_acute.ssa.generate import packaged_contexts
+    from parlai_acute.ssa.items import human_items, write_items as write_generated
 
     path = tmp_path / "generated.jsonl"
     write_generated(path, human_items(packaged_contexts(2)))

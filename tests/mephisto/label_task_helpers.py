@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 from parlai_acute.mephisto_tasks import setup
-from parlai_acute.mephisto_tasks.ssa_label import onboarding
+from parlai_acute.ssa.items import GOLD_ITEMS
 
 XSS = "<img src=x onerror=\"window.__xss=1\"><b>bold?</b> & <script>window.__xss=2</script>"
-GOLD = {item["reply"] for item in onboarding.ITEMS}
+GOLD = {item["reply"] for item in GOLD_ITEMS}
 
 SSA_ITEMS = [
     {"item_id": "c1:smol", "context": ["Hi! How was your weekend?"], "reply": "Great, I went hiking by the lake.",

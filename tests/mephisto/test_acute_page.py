@@ -23,7 +23,7 @@ def open_unit(chromium, url: str, worker: str, width: int):
 def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_path, launch, chromium):
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6, xss_in=None))
     task = launch(pairings, "mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=2",
-                  f"mephisto.blueprint.onboarding_failed_message={FAILED}")
+                  f"mephisto.blueprint.onboarding_fail_message={FAILED}")
     task.wait_ready()
 
     # 1. a desktop page: the question and instructions come before the conversations; the introduction

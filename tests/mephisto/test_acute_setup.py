@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
+from parlai_acute.acute.questions import PRESETS, resolve
 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from parlai_acute.acute.questions import PRESETS, resolve
 from parlai_acute.mephisto_tasks import texts as shared
 from parlai_acute.mephisto_tasks.acute_eval import texts as acute
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS, resolve
 from parlai_acute.mephisto_tasks.multiref import texts as multiref
-from parlai_acute.mephisto_tasks.multiref.contexts import parse_mode
+from parlai_acute.multiref.contexts import parse_mode
 from parlai_acute.mephisto_tasks.ssa_label import texts as ssa
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")

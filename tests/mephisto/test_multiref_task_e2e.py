@@ -101,6 +101,14 @@ def test_multiref_export_is_what_workers_typed_and_the_server_checks_every_reply
     workers_per_context = {ctx: {w for w, _ in pairs} for ctx, pairs in collected.items()}
     assert all(len(ws) == 2 for ws in workers_per_context.values())  # never the same worker twice
 
+    # the same replies as the protocol's table, read by task name without the blueprint (Python API)
+    from parlai_acute import api
+
+    table = api.load_table("multiref", task_name="multiref_test", mephisto_db=task.data_dir / "database.db")
+    assert len(table) == 12 and set(table["mode"]) == {"2R2W"} and table["context_id"].nunique() == 3
+    assert sorted(zip(table["worker"], table["reply"])) == sorted(p for pairs in collected.values() for p in pairs)
+    assert api.analyze("multiref", table, bootstrap=20).modes.at[0, "contexts"] == 3
+
     # timing: what the pages reported, flagged as such; server seconds and fast flags beside it
     with open(tmp_path / "refs.reply_timing.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
+from parlai_acute.mephisto_tasks.per_turn import survey, texts
+from parlai_acute.perturn import onboarding
 from parlai_acute.perturn.design import Design
 
 MODELS = ["a", "b", "c", "d"]

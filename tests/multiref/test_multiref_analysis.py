@@ -6,7 +6,9 @@ import pytest
 import sacrebleu
 
 from parlai_acute.errors import UserError
-from parlai_acute.multiref.analysis import analyze, read_collection
+from parlai_acute import api
+from parlai_acute.multiref.analysis import MultirefConfig, analyze, contexts_by_mode
+from parlai_acute.multiref.references import collection_records, references_table
 from parlai_acute.scripts.main import main
 
 DIALOGUES = [
@@ -34,9 +36,11 @@ def sentence(hyp, refs):
 
 
 def test_statistics_match_sacrebleu_and_hand_counts(tmp_path):
-    contexts = read_collection(write(tmp_path / "a.jsonl", DIALOGUES))
+    records = collection_records(write(tmp_path / "a.jsonl", DIALOGUES), "4R1W")
+    contexts = contexts_by_mode(references_table(records))["4R1W"]
     assert [c["original"] for c in contexts] == ["Yes, I hike every weekend.", "Only toast, I was in a hurry."]
-    result = analyze({"4R1W": contexts, "same": read_collection(write(tmp_path / "s.jsonl", SAME))}, bootstrap=200)
+    table = references_table(records + collection_records(write(tmp_path / "s.jsonl", SAME), "same"))
+    result = analyze(table, MultirefConfig(bootstrap=200))
     table = result.contexts[result.contexts["mode"] == "4R1W"].set_index("context_id")
     for c in contexts:
         row = table.loc[c["context_id"]]
@@ -65,7 +69,33 @@ def test_cli_and_errors(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps([{"text": "hi", "responses": "hello"}, {"text": "x"}]) + "\n")
     with pytest.raises(UserError, match=r"bad.jsonl:1: turn 1's 'responses' must be a list"):
-        read_collection(bad)
+        collection_records(bad, "4R1W")
     none = write(tmp_path / "none.jsonl", [[{"text": "hi"}, {"text": "ho"}]])
     assert main(["multiref", "analyze", "--collection", f"4R1W={none}", "--outdir", str(tmp_path / "o")]) == 2
     assert "nothing to analyse" in capsys.readouterr().err
+
+
+def test_the_references_table_is_a_protocol_of_the_python_api(tmp_path, capsys):
+    """A collection as a table (file with a byte-order mark, DataFrame, records) gives one analysis; the
+    command reads the table file too; a context whose rows disagree on its original is named."""
+    records = collection_records(write(tmp_path / "a.jsonl", DIALOGUES), "4R1W")
+    path = tmp_path / "references.csv"
+    assert api.write_table("multiref", records, path) == 8
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    from_file = api.analyze("multiref", api.load_table("multiref", path), bootstrap=50, seed=1)
+    from_records = api.analyze("multiref", records, bootstrap=50, seed=1)
+    import pandas as pd
+    pd.testing.assert_frame_equal(from_file.modes, from_records.modes)
+    assert from_file.modes.at[0, "contexts"] == 2 and from_file.config["source"] == str(path)
+    paths = api.write_outputs("multiref", from_file, tmp_path / "out", report=False)
+    assert set(paths) == {"contexts.csv", "modes.csv", "results.json", "run.json"}
+    assert main(["multiref", "analyze", "--references", str(path), "--outdir", str(tmp_path / "cli"),
+                 "--bootstrap", "50", "--no-report"]) == 0
+    assert "4R1W: 2 contexts" in capsys.readouterr().out
+    bad = [dict(records[0]), dict(records[1], original="something else")]
+    with pytest.raises(UserError, match=r"row 2: field 'original' differs .* one context has one original"):
+        api.load_table("multiref", bad)
+    with pytest.raises(UserError, match="missing column 'reply'"):
+        api.load_table("multiref", pd.DataFrame(records).drop(columns="reply"))
+    assert main(["multiref", "analyze", "--references", str(path), "--collection", f"4R1W={path}",
+                 "--outdir", str(tmp_path / "x")]) == 2

@@ -92,15 +92,16 @@ def _metrics_rank(tmp: Path) -> Path:
 
 
 def _multiref(tmp: Path) -> Path:
-    from parlai_acute.multiref.analysis import analyze, read_collection, write_outputs
+    from parlai_acute import api
+    from parlai_acute.multiref.references import collection_records
 
     dialogues = [[{"text": f"Do you like topic {i}?", "responses": [f"Yes, I like topic {i} a lot.", "Not really.",
                                                                     "Sometimes, it depends.", f"I love {i}."]},
                   {"text": "Yes, every weekend."}] for i in range(4)]
     path = tmp / "collected.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in dialogues), encoding="utf-8")
-    result = analyze({"4R1W": read_collection(path)}, bootstrap=50)
-    return write_outputs(result, tmp / "multiref")["report.html"]
+    result = api.analyze("multiref", collection_records(path, "4R1W"), bootstrap=50)
+    return api.write_outputs("multiref", result, tmp / "multiref")["report.html"]
 
 
 @pytest.fixture(scope="module")

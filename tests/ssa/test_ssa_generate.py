@@ -8,7 +8,7 @@ from parlai_acute.agents.generic_bot import QUESTION_REPLY, STATEMENT_REPLY
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.analysis import SSAConfig, analyze
-from parlai_acute.ssa.items import items_from_log, read_contexts, read_items
+from parlai_acute.ssa.items import context_id, items_from_log, read_contexts, read_items
 from parlai_acute.ssa.labels import labels_table
 
 GENERIC = "generic=parlai_acute.agents.generic_bot:GenericBotAgent"
@@ -20,17 +20,18 @@ def test_smollm2_generic_and_human_items_record_their_decoding(tmp_path, gguf_pa
     assert main(["ssa", "generate", "--model", smol, "--model", GENERIC, "--human", "--num-contexts", "3",
                  "--datapath", str(tmp_path / "data"), "-o", str(out)]) == 0
     items = read_items(out)
-    assert [i["model"] for i in items].count("smol") == 3 and len(items) == 9
-    contexts = {i["context_id"] for i in items}
+    assert [i.model for i in items].count("smol") == 3 and len(items) == 9
+    contexts = {context_id(i) for i in items}
     assert len(contexts) == 3
     for item in items:
-        assert item["context"] and all(isinstance(t, str) and t for t in item["context"])
-        assert item["reply"].strip()
-    smol_items = [i for i in items if i["model"] == "smol"]
-    assert all(i["decoding"]["max_new_tokens"] == 8 and i["decoding"]["engine"] == "llama.cpp" for i in smol_items)
-    assert smol_items[0]["model_config"]["agent"] == "LlamaCppAgent"
-    generic = [i for i in items if i["model"] == "generic"]
-    assert {i["reply"] for i in generic} <= {QUESTION_REPLY, STATEMENT_REPLY}
+        assert item.context and all(isinstance(t, str) and t for t in item.context)
+        assert item.reply.strip()
+    smol_items = [i for i in items if i.model == "smol"]
+    assert all(i.extra["decoding"]["max_new_tokens"] == 8 and i.extra["decoding"]["engine"] == "llama.cpp"
+               for i in smol_items)
+    assert smol_items[0].extra["model_config"]["agent"] == "LlamaCppAgent"
+    generic = [i for i in items if i.model == "generic"]
+    assert {i.reply for i in generic} <= {QUESTION_REPLY, STATEMENT_REPLY}
     assert "wrote 9 items" in capsys.readouterr().out
 
 
@@ -42,13 +43,13 @@ def test_sanity_check_generic_bot_is_sensible_but_not_specific(tmp_path):
     rows = []
     for item in read_items(out):
         for k, worker in enumerate(["w1", "w2", "w3", "w4", "w5"]):
-            generic = item["reply"] in (QUESTION_REPLY, STATEMENT_REPLY)
+            generic = item.reply in (QUESTION_REPLY, STATEMENT_REPLY)
             # a rule that mimics people: a generic reply makes sense (one worker in five disagrees)
             # but fits any context; a real next turn makes sense and is specific (one in five disagrees)
-            sensible = k != (len(item["reply"]) % 5) if generic else True
+            sensible = k != (len(item.reply) % 5) if generic else True
             specific = False if generic else k != 0
-            rows.append({"item": item["item"], "model": item["model"], "worker": worker, "sensible": sensible,
-                         "specific": specific, "context_id": item["context_id"], "reply": item["reply"]})
+            rows.append({"item": item.item_id, "model": item.model, "worker": worker, "sensible": sensible,
+                         "specific": specific, "context_id": context_id(item), "reply": item.reply})
     result = analyze(labels_table(rows), SSAConfig(bootstrap=300))
     by = result.models.set_index("model")
     assert by.at["generic", "specificity"] < 0.1
@@ -77,7 +78,7 @@ def test_items_from_a_log_use_the_turns_before_each_reply(tmp_path):
     out = tmp_path / "items.jsonl"
     assert main(["ssa", "generate", "--from-log", str(log), "--speaker", "bot", "--model-name", "baker",
                  "-o", str(out)]) == 0
-    assert {i["model"] for i in read_items(out)} == {"baker"}
+    assert {i.model for i in read_items(out)} == {"baker"}
 
 
 def test_bad_contexts_are_one_line_errors_exit_2(tmp_path, capsys):

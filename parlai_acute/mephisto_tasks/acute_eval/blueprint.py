@@ -7,27 +7,24 @@ slots; :mod:`.scheduler` decides what each one contains when a worker takes it, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 from mephisto.abstractions.blueprint import SharedTaskState
 from mephisto.operations.registry import register_mephisto_abstraction
 from omegaconf import MISSING
 
+from parlai_acute.acute.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
-from parlai_acute.mephisto_tasks.acute_eval.questions import PRESETS
 from parlai_acute.mephisto_tasks.acute_eval.runner import AcuteEvalRunner
 from parlai_acute.mephisto_tasks.acute_eval.state import AcuteEvalAgentState
-from parlai_acute.mephisto_tasks.acute_eval.texts import ONBOARDING_FAILED
-from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
-from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint, page_builder
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_eval"
-FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
 @dataclass
-class AcuteEvalBlueprintArgs(TaskArgs):
+class AcuteEvalBlueprintArgs(GoldArgs):
     _blueprint_type: str = BLUEPRINT_TYPE
     _group: str = field(default="AcuteEvalBlueprint", metadata={
         "help": "ACUTE-Eval (Li et al. 2019): workers compare two conversations side by side and say which "
@@ -50,16 +47,6 @@ class AcuteEvalBlueprintArgs(TaskArgs):
     max_judgments_per_worker: Optional[int] = field(default=None, metadata={
         "help": "Cap on regular judgments by one worker over all runs of the task "
                 "(default: the number of distinct model pairs in the pairings file)."})
-    onboarding: bool = field(default=True, metadata={
-        "help": "Show a gold (onboarding) pair first to each new worker; a wrong answer blocks them "
-                "with block_qualification and their judgments are excluded from analysis."})
-    block_qualification: str = field(default="parlai_acute_eval_block", metadata={
-        "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
-    onboarding_failed_message: str = field(default=ONBOARDING_FAILED, metadata={
-        "help": "What the page tells a worker whose onboarding (gold) answer was wrong, instead of the "
-                "usual thank-you: the unit ends there and they cannot take more units of this task."})
-    seed: int = field(default=0, metadata={
-        "help": "Seed for the order of pairs and the left/right sides (which are recorded per comparison)."})
     pair_selection: str = field(default="balanced", metadata={
         "help": "balanced: fewest-judged pairs first; adaptive: pairs whose model pair most reduces the "
                 "uncertainty of the Bradley-Terry ranking first (the reason is stored with each slot)."})
@@ -73,6 +60,7 @@ class AcuteEvalBlueprintArgs(TaskArgs):
                 "With pair_selection=adaptive, open pairs across the top-k boundary are served first."})
     stop_budget: Optional[int] = _stop["stop_budget"]
     del _stop
+    block_qualification: str = field(default="parlai_acute_eval_block", metadata={"help": BLOCK_HELP})
     task_title: str = field(default="Compare two conversations", metadata={
         "help": "Title shown at the top of the page."})
 
@@ -86,12 +74,9 @@ class AcuteEvalSharedState(SharedTaskState):
 @register_mephisto_abstraction()
 class AcuteEvalBlueprint(TaskBlueprint):
     AgentStateClass = AcuteEvalAgentState
-    TaskBuilderClass = page_builder("AcuteEvalTaskBuilder", FRONTEND_DIR)
     TaskRunnerClass = AcuteEvalRunner
     ArgsClass = AcuteEvalBlueprintArgs
     SharedStateClass = AcuteEvalSharedState
-    BLUEPRINT_TYPE = BLUEPRINT_TYPE
-    TASK_LABEL = "ACUTE-Eval"
     LAUNCH_COMMAND = "parlai-acute acute launch"
 
     def units_needed(self) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
+from parlai_acute.acute.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
 
 

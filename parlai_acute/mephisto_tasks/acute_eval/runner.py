@@ -26,10 +26,10 @@ import logging
 import time
 from dataclasses import asdict
 
-from parlai_acute.mephisto_tasks.acute_eval.questions import resolve
+from parlai_acute.acute.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
-from parlai_acute.mephisto_tasks.acute_eval.texts import CHOOSE_SPEAKER, page_texts, reason_too_short
+from parlai_acute.mephisto_tasks.acute_eval.texts import CHOOSE_SPEAKER, ONBOARDING_FAILED, page_texts, reason_too_short
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,8 @@ def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
 
 
 class AcuteEvalRunner(LiveRunner):
+    fail_message = ONBOARDING_FAILED
+
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.acute_eval.live import ensure_scheduler
@@ -65,8 +67,6 @@ class AcuteEvalRunner(LiveRunner):
         b = args.blueprint
         self.question_key, self.question = resolve(b.question, b.get("custom_question"), b.custom_question_key)
         self.min_reason = int(b.min_reason_length)
-        self.block_qualification = b.block_qualification
-        self.blocked_message = b.onboarding_failed_message
         self._released: set[str] = set()
         self.start_watching()
 
@@ -82,7 +82,7 @@ class AcuteEvalRunner(LiveRunner):
         text = page_texts(question=self.question, n=len(plan), position=comparison and comparison["position"],
                           minutes=minutes, min_reason=self.min_reason,
                           check_first=bool(plan) and bool(plan[0].get("is_onboarding")), finished=finished,
-                          blocked=bool(data["blocked"]), blocked_message=self.blocked_message,
+                          blocked=bool(data["blocked"]), blocked_message=self.fail_message,
                           side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else ())
         view = {"type": "state", "min_reason_length": self.min_reason, "n": len(plan), "done": done,
                 "minutes": minutes, "finished": finished, "blocked": bool(data["blocked"]),

@@ -8,19 +8,16 @@ replies each), and :mod:`.runner` stores every reply the moment it is accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from mephisto.operations.registry import register_mephisto_abstraction
 
-from parlai_acute.mephisto_tasks.multiref.live import ensure_live
 from parlai_acute.mephisto_tasks.multiref.runner import MultirefRunner
 from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
 from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_multiref"
-FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
 @dataclass
@@ -50,23 +47,12 @@ class MultirefBlueprintArgs(TaskArgs):
         "help": "A reply entered within this many seconds of the previous one (or of the context) counts as fast."})
     fast_reply_streak: int = field(default=3, metadata={
         "help": "This many fast replies in a row show a warning (and are flagged in the data)."})
-    seed: int = field(default=0, metadata={"help": "Seed of the context order."})
     task_title: str = field(default="Write replies to a conversation", metadata={"help": "Title of the page."})
-
-
-@dataclass
-class MultirefSharedState(LiveSharedState):
-    """``live``: the MultirefLive built by the launcher."""
 
 
 @register_mephisto_abstraction()
 class MultirefBlueprint(TaskBlueprint):
     AgentStateClass = MultirefAgentState
-    TaskBuilderClass = page_builder("MultirefPageBuilder", FRONTEND_DIR)
     TaskRunnerClass = MultirefRunner
     ArgsClass = MultirefBlueprintArgs
-    SharedStateClass = MultirefSharedState
-    BLUEPRINT_TYPE = BLUEPRINT_TYPE
-    TASK_LABEL = "multi-reference"
     LAUNCH_COMMAND = "parlai-acute multiref launch"
-    live_setup = staticmethod(ensure_live)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from parlai_acute.errors import UserError
+from parlai_acute.multiref.contexts import Context, mode_name, parse_mode, read_contexts
 
 
 def check_args(b) -> tuple[int, int]:
@@ -25,8 +26,6 @@ def check_args(b) -> tuple[int, int]:
 
 
 def parse_mode_args(b) -> tuple[int, int]:
-    from parlai_acute.mephisto_tasks.multiref.contexts import parse_mode
-
     return parse_mode(b.mode, b.get("replies_per_worker"), b.get("workers_per_context"))
 
 
@@ -38,7 +37,6 @@ class MultirefLive:
 
     def __init__(self, args, history: list[dict] = ()):
         from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
-        from parlai_acute.mephisto_tasks.multiref.contexts import default_contexts, mode_name, read_contexts
 
         b = args.blueprint
         self.replies_per_worker, self.workers_per_context = check_args(b)
@@ -69,3 +67,12 @@ def ensure_live(task_run, args, shared_state) -> MultirefLive:
         history = store.history(store.unit_data_for_task(task_run.db, task_run.get_task().task_name))
         shared_state.live = MultirefLive(args, history)
     return shared_state.live
+
+
+def default_contexts(num: int, seed: int) -> list[Context]:
+    """``num`` of the package's static contexts (1-3 turns of real conversations, with the real next turn)."""
+    from parlai_acute.tasks.static_contexts import static_contexts
+
+    return [Context(c["context_id"], str(c["conversation_id"]), len(c["context_turns"]) - 1,
+                    tuple(c["context_turns"]), c["reference"]) for c in static_contexts(seed, num, 3)]
+

@@ -86,6 +86,21 @@ def worker_timing(rows: list[dict]) -> list[dict]:
     return out
 
 
+def references_for_task(db, task_name: str) -> list[dict]:
+    """The rows of the references table (:mod:`parlai_acute.multiref.references`) a run stored: every
+    reply of a complete set to a context with an original next turn (gold items left out)."""
+    rows = []
+    for unit in unit_data_for_task(db, task_name):
+        mode = (unit["data"].get("config") or {}).get("mode", "")
+        for r in unit["data"].get("results") or []:
+            if r["onboarding"] or not r.get("reference"):
+                continue
+            rows += [{"mode": mode, "context_id": r["item_id"], "context": list(r["context"]),
+                      "original": r["reference"], "reply": reply["text"], "worker": unit["worker_name"],
+                      "dialogue": r.get("dialogue_id") or ""} for reply in r["replies"]]
+    return rows
+
+
 def multiref_dialogues(units: list[dict]) -> list[dict]:
     """The complete sets in the DailyDialog multi-reference layout, one object per dialogue::
 

@@ -9,7 +9,6 @@ launcher and passed in the shared state) and shared by every concurrent worker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Dict, Optional
 
 from mephisto.operations.registry import register_mephisto_abstraction
@@ -17,15 +16,14 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
-FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
 @dataclass
-class PerTurnBlueprintArgs(TaskArgs):
+class PerTurnBlueprintArgs(GoldArgs):
     _blueprint_type: str = BLUEPRINT_TYPE
     _group: str = field(default="PerTurnBlueprint", metadata={
         "help": "Per-turn interactive evaluation (Liu et al.): a worker chats and at every turn judges the "
@@ -73,22 +71,16 @@ class PerTurnBlueprintArgs(TaskArgs):
         "help": "Your own question text (default: the protocol's wording)."})
     max_dialogues_per_worker: Optional[int] = field(default=None, metadata={
         "help": "Cap on dialogues one worker may do over all runs of the task (default: no cap)."})
-    onboarding: bool = field(default=True, metadata={
-        "help": "Before the first chat, a practice turn with one plainly wrong reply; choosing it blocks the "
-                "worker with block_qualification."})
     onboarding_file: str = field(default="", metadata={
-        "help": "JSON list of onboarding items {context, replies, wrong} (default: the packaged ones)."})
-    onboarding_fail_message: str = field(default=(
-        "Sorry, you chose a reply that does not fit the conversation, so you cannot take part in this task. "
-        "Thank you for your time."), metadata={"help": "What a worker who fails onboarding is told."})
-    block_qualification: str = field(default="parlai_acute_per_turn_block", metadata={
-        "help": "Mephisto qualification granted to workers who fail onboarding; holders cannot take units."})
+        "help": "JSON list of practice turns {context, replies, wrong}: the gold item of onboarding, a turn with "
+                "one plainly wrong reply (default: the packaged ones)."})
     model_timeout: float = field(default=60.0, metadata={
         "help": "Seconds a model may take for one reply before the attempt counts as failed."})
     model_retries: int = field(default=1, metadata={
         "help": "Retries of a failed or timed-out reply; then the turn is recorded as incomplete for that model."})
     datapath: str = field(default="", metadata={
         "help": "ParlAI --datapath for the models (default: $PARLAI_ACUTE_DATA or ~/.cache/parlai_acute/data)."})
+    block_qualification: str = field(default="parlai_acute_per_turn_block", metadata={"help": BLOCK_HELP})
     _stop = stop_fields("new dialogues", "judged turns", "model_a vs model_b",
                         " (label_mode ssa: 'model_a vs model_b [sensible]'; without [sensible] or [specific], "
                         "both rates)")
@@ -96,25 +88,14 @@ class PerTurnBlueprintArgs(TaskArgs):
     stop_comparisons: str = _stop["stop_comparisons"]
     stop_budget: Optional[int] = _stop["stop_budget"]
     del _stop
-    seed: int = field(default=0, metadata={
-        "help": "Seed of the candidates' order, random continuations, openings and set assignment (all recorded)."})
     task_title: str = field(default="Chat and judge the replies", metadata={"help": "Title at the top of the page."})
-
-
-@dataclass
-class PerTurnSharedState(LiveSharedState):
-    """``live``: the LiveSetup built by the launcher (loaded models, scheduler)."""
 
 
 @register_mephisto_abstraction()
 class PerTurnBlueprint(TaskBlueprint):
     AgentStateClass = PerTurnAgentState
-    TaskBuilderClass = page_builder("PerTurnTaskBuilder", FRONTEND_DIR)
     TaskRunnerClass = PerTurnRunner
     ArgsClass = PerTurnBlueprintArgs
-    SharedStateClass = PerTurnSharedState
-    BLUEPRINT_TYPE = BLUEPRINT_TYPE
-    TASK_LABEL = "per-turn"
     LAUNCH_COMMAND = "parlai-acute per-turn launch"
 
     def units_needed(self) -> int:

@@ -23,10 +23,11 @@ import random
 import threading
 import time
 
-from parlai_acute.mephisto_tasks.per_turn import onboarding, survey, texts
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
+from parlai_acute.mephisto_tasks.per_turn import survey, texts
 from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
 from parlai_acute.mephisto_tasks.texts import NO_WORK
+from parlai_acute.perturn import onboarding
 from parlai_acute.perturn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
@@ -35,6 +36,8 @@ MAX_MESSAGE_CHARS = 1000
 HI = "Hi!"
 
 class PerTurnRunner(LiveRunner):
+    fail_message = texts.FAILED
+
     def __init__(self, task_run, args, shared_state):
         super().__init__(task_run, args, shared_state)
         from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
@@ -43,8 +46,6 @@ class PerTurnRunner(LiveRunner):
         self.design, self.scheduler = self.live.design, self.live.scheduler
         b = args.blueprint
         self.custom_question = b.get("custom_question") or None
-        self.fail_message = b.onboarding_fail_message
-        self.block_qualification = b.block_qualification
         self.seed = int(b.seed)
         self._dialogues: dict[str, PerTurnDialogue] = {}
         self._lock = threading.Lock()

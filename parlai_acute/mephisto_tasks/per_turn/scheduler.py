@@ -15,6 +15,8 @@ import random
 import threading
 from dataclasses import dataclass, field
 
+from parlai_acute.mephisto_tasks.item_scheduler import OnboardingGate
+
 
 @dataclass
 class _Worker:
@@ -29,7 +31,7 @@ class _Set:
     running: set = field(default_factory=set)  # dialogue ids in progress
 
 
-class Scheduler:
+class Scheduler(OnboardingGate):
     def __init__(self, model_sets: list[tuple], *, target: int, unit: str = "dialogues", turns_per_dialogue: int = 10,
                  max_dialogues_per_worker: int | None = None, use_onboarding: bool = True, seed: int = 0,
                  history: list[dict] = (), stop=None):
@@ -91,14 +93,6 @@ class Scheduler:
         if left is not None and running * self.turns_per_dialogue >= left:
             return False  # the dialogues under way will spend the stop budget
         return any(self._need(s) > 0 for s in self.sets.values())
-
-    def needs_onboarding(self, worker: str) -> bool:
-        with self._lock:
-            return self.use_onboarding and not self._worker(worker).passed_onboarding
-
-    def passed_onboarding(self, worker: str) -> None:
-        with self._lock:
-            self._worker(worker).passed_onboarding = True
 
     def start(self, worker: str, dialogue: str) -> tuple | None:
         """Reserve the neediest model set for a new dialogue of ``worker`` (None: nothing for them)."""

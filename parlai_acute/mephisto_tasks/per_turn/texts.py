@@ -8,12 +8,13 @@ functions of plain values, no Mephisto: the tests render every setting x protoco
 """
 from __future__ import annotations
 
+from parlai_acute.convai2.questions import SURVEY
 from parlai_acute.perturn.design import Design
+from parlai_acute.ssa import questions
 
 # Meena (Adiwardana et al. 2020): sensibleness first, specificity only of a reply that makes sense
-SSA_SENSIBLE = "Does the response make sense? (common sense, logic, consistent with the conversation)"
-SSA_SPECIFIC = ("Is the response specific to the conversation? (not a reply that would fit almost anything, "
-                "like \"I don't know\" or \"ok\")")
+SSA_SENSIBLE = f"{questions.SENSIBLE} ({questions.SENSIBLE_HINT})"
+SSA_SPECIFIC = f"{questions.SPECIFIC} ({questions.SPECIFIC_HINT})"
 SSA_MISSING = "Please answer whether the response makes sense and, if it does, whether it is specific."
 
 QUESTIONS = {
@@ -26,19 +27,6 @@ QUESTIONS = {
     "ssa": "Label the reply: does it make sense, and is it specific?",
 }
 
-# ConvAI2's end-of-chat questions and 1-4 anchors (Dinan et al. 2019; See et al. 2019), the partner
-# called "your partner" (ConvAI2 said "this user")
-SURVEY = {
-    "engagingness": ("How much did you enjoy talking to your partner?",
-                     ("Not at all", "A little", "Somewhat", "A lot")),
-    "fluency": ("How naturally did your partner speak English?",
-                ("Very unnatural", "Mostly unnatural", "Mostly natural", "Very natural")),
-    "consistency": ("How often did your partner say something which did NOT make sense?",
-                    ("Never made any sense", "Most responses didn't make sense", "Some responses didn't make sense",
-                     "Everything made perfect sense")),
-    "humanness": ("Do you think your partner is a bot or a human?",
-                  ("Definitely a bot", "Probably a bot", "Probably a human", "Definitely a human")),
-}
 SURVEY_INTRO = ("Last step: a few questions about your partner in the conversation you just had. "
                 "Pick the answer that fits best; a reason is welcome but optional.")
 PERSONA_QUESTION = "Which of these descriptions was your partner using?"
@@ -52,6 +40,8 @@ TOO_LONG = "Please keep your message under {limit} characters (yours has {length
 TURN_OVER = "That turn is over; please continue with the current one."
 EXPLAIN = "Please explain your choice in a few words."
 JUDGE_BEFORE_FINISH = "Please judge the replies shown first."
+FAILED = ("Sorry, you chose a reply that does not fit the conversation, so you cannot take part in this task. "
+          "Thank you for your time.")  # a failed practice turn
 
 
 def replies(k: int) -> str:

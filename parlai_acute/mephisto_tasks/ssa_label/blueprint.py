@@ -8,24 +8,20 @@ workers), and :mod:`.runner` stores every label the moment it is given.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from mephisto.operations.registry import register_mephisto_abstraction
 
-from parlai_acute.mephisto_tasks.ssa_label.live import ensure_live
 from parlai_acute.mephisto_tasks.ssa_label.runner import SsaLabelRunner
-from parlai_acute.mephisto_tasks.ssa_label import texts
 from parlai_acute.mephisto_tasks.ssa_label.state import SsaLabelAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs, stop_fields
-from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState, TaskBlueprint, page_builder
+from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
+from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_ssa_label"
-FRONTEND_DIR = Path(__file__).parent / "frontend"
 
 
 @dataclass
-class SsaLabelBlueprintArgs(TaskArgs):
+class SsaLabelBlueprintArgs(GoldArgs):
     _blueprint_type: str = BLUEPRINT_TYPE
     _group: str = field(default="SsaLabelBlueprint", metadata={
         "help": "Static SSA labelling (Adiwardana et al. 2020): workers say whether each reply makes sense "
@@ -38,37 +34,22 @@ class SsaLabelBlueprintArgs(TaskArgs):
     items_per_unit: int = field(default=10, metadata={"help": "Items one unit shows, one at a time."})
     max_labels_per_worker: Optional[int] = field(default=None, metadata={
         "help": "Cap on items one worker labels over all runs of the task (default: no cap)."})
-    onboarding: bool = field(default=True, metadata={
-        "help": "A worker's first unit starts with a gold item whose reply plainly makes no sense; saying it "
-                "does blocks the worker with block_qualification."})
     onboarding_file: str = field(default="", metadata={
-        "help": "JSON list of gold items {context, reply, sensible[, specific]} (default: the packaged ones)."})
-    onboarding_fail_message: str = field(default=texts.FAILED, metadata={"help": "What a worker who fails the gold item is told."})
-    block_qualification: str = field(default="parlai_acute_ssa_block", metadata={
-        "help": "Mephisto qualification granted to workers who fail the gold item; holders cannot take units."})
+        "help": "JSON list of gold items {context, reply, sensible[, specific]}: replies that plainly make no "
+                "sense (default: the packaged ones)."})
+    block_qualification: str = field(default="parlai_acute_ssa_block", metadata={"help": BLOCK_HELP})
     _stop = stop_fields("units of items", "labels", "model_a vs model_b",
                         " or 'model_a vs model_b [specific]' (without [sensible] or [specific], both rates)")
     stop_alpha: Optional[float] = _stop["stop_alpha"]
     stop_comparisons: str = _stop["stop_comparisons"]
     stop_budget: Optional[int] = _stop["stop_budget"]
     del _stop
-    seed: int = field(default=0, metadata={"help": "Seed of the item order and gold item choice."})
     task_title: str = field(default="Does the response make sense?", metadata={"help": "Title of the page."})
-
-
-@dataclass
-class SsaLabelSharedState(LiveSharedState):
-    """``live``: the SsaLive built by the launcher."""
 
 
 @register_mephisto_abstraction()
 class SsaLabelBlueprint(TaskBlueprint):
     AgentStateClass = SsaLabelAgentState
-    TaskBuilderClass = page_builder("SsaLabelPageBuilder", FRONTEND_DIR)
     TaskRunnerClass = SsaLabelRunner
     ArgsClass = SsaLabelBlueprintArgs
-    SharedStateClass = SsaLabelSharedState
-    BLUEPRINT_TYPE = BLUEPRINT_TYPE
-    TASK_LABEL = "SSA labelling"
     LAUNCH_COMMAND = "parlai-acute ssa launch"
-    live_setup = staticmethod(ensure_live)

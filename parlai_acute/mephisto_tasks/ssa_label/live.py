@@ -12,15 +12,14 @@ class SsaLive:
 
     def __init__(self, args, history: list[dict] = ()):
         from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
-        from parlai_acute.mephisto_tasks.ssa_label import onboarding
-        from parlai_acute.mephisto_tasks.ssa_label.items import read_items
+        from parlai_acute.ssa.items import load_gold, read_items
 
         b = args.blueprint
         check_numbers(b)
         if not b.get("items_file"):
             raise UserError("no items file; pass --items FILE (made by `parlai-acute ssa generate`)")
         self.items = read_items(os.path.expanduser(b.items_file))
-        self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None) if b.onboarding else []
+        self.onboarding_items = load_gold(b.get("onboarding_file") or None) if b.onboarding else []
         self.seed = int(b.seed)
         self.stop = stop_rule(b, self.items, history)
         self.scheduler = ItemScheduler([i.item_id for i in self.items], per_item=int(b.labels_per_item),
@@ -68,3 +67,4 @@ def ensure_live(task_run, args, shared_state) -> SsaLive:
         history = store.history(store.unit_data_for_task(task_run.db, task_run.get_task().task_name))
         shared_state.live = SsaLive(args, history)
     return shared_state.live
+

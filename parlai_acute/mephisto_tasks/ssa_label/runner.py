@@ -12,9 +12,8 @@ hears back, so a reload, a second tab or a relaunch shows the same question of t
 from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers as speakers
-from parlai_acute.mephisto_tasks.ssa_label import onboarding
 from parlai_acute.mephisto_tasks.ssa_label import texts
-from parlai_acute.mephisto_tasks.ssa_label.items import label_fields
+from parlai_acute.ssa.items import gold_passed, label_fields
 
 
 def step_of(state) -> int:
@@ -70,7 +69,7 @@ class SsaLabelRunner(ItemTaskRunner):
         item = self.item_of(entry)
         if entry["onboarding"]:
             result = {"model": "gold", "context": list(item["context"]), "reply": item["reply"]}
-            gold = onboarding.passed(item, sensible, specific)
+            gold = gold_passed(item, sensible, specific)
         else:
             result, gold = label_fields(item), None
         result.update(sensible=sensible, specific=specific)

@@ -10,13 +10,10 @@ the server enforces; the server's refusals use the same strings. Meena's two que
 from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.texts import count, thanks
+from parlai_acute.ssa.questions import SENSIBLE as SENSIBLE_QUESTION  # the protocol's definition
+from parlai_acute.ssa.questions import SENSIBLE_HELP, SPECIFIC_HELP
+from parlai_acute.ssa.questions import SPECIFIC as SPECIFIC_QUESTION
 
-SENSIBLE_QUESTION = "Does the response make sense?"
-SENSIBLE_HELP = ("Use your common sense: is the response logical and consistent with the context? "
-                 "Is it something a person could say here?")
-SPECIFIC_QUESTION = "Is the response specific?"
-SPECIFIC_HELP = ("Is it specific to this context, rather than a reply that would fit almost any context "
-                 "(like \"I don't know\", \"ok\" or \"That's nice\")?")
 FIRST_MISSING = "Please answer the first question: does the response make sense?"
 SECOND_MISSING = "Please answer the second question: is the response specific?"
 NOT_SENSIBLE_SPECIFIC = "A response that does not make sense cannot be specific; please answer again."

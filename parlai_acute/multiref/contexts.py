@@ -1,4 +1,5 @@
-"""The contexts the multi-reference task collects replies for, and the collection modes.
+"""The multi-reference protocol's definition: the contexts replies are collected for, and the
+collection modes (no Mephisto, no ParlAI).
 
 Input: JSON lines in the DailyDialog multi-reference layout (Gupta et al. 2019), one dialogue
 per line::
@@ -9,9 +10,9 @@ per line::
 (a bare list of turns, or of strings, is read the same way). Every turn that has a
 ``responses`` key ends a context to collect replies for (its existing responses are ignored:
 this task collects new ones); when no turn has one, the turn before the last does. The turn
-after a context is its original reply (the single reference). Without a file, the package's
-static contexts (``parlai_acute.tasks.static_contexts``: 1-3 turns cut from real conversations,
-with their real next turn) are used.
+after a context is its original reply (the single reference). Without a file, the task uses the
+package's static contexts (``parlai_acute.tasks.static_contexts``: 1-3 turns cut from real
+conversations, with their real next turn; read by the live task, as they need ParlAI).
 
 A mode ``{R}R{W}W`` asks R replies from each of W workers per context: 4R1W (the default),
 2R2W, 1R4W as in the paper, or any other positive R and W.
@@ -26,6 +27,8 @@ from parlai_acute.errors import UserError
 from parlai_acute.jsonl import read_jsonl
 
 FIX = "write one dialogue per line: {\"dialogue\": [{\"text\": ...}, ...]} (DailyDialog multi-reference layout)"
+__all__ = ["Context", "MODE", "parse_mode", "mode_name", "parse_dialogue", "read_contexts"]
+
 MODE = re.compile(r"^(\d+)R(\d+)W$", re.IGNORECASE)
 
 
@@ -93,10 +96,3 @@ def read_contexts(path: str | Path) -> list[Context]:
             contexts.append(context)
     return contexts
 
-
-def default_contexts(num: int, seed: int) -> list[Context]:
-    """``num`` of the package's static contexts (1-3 turns of real conversations, with the real next turn)."""
-    from parlai_acute.tasks.static_contexts import static_contexts
-
-    return [Context(c["context_id"], str(c["conversation_id"]), len(c["context_turns"]) - 1,
-                    tuple(c["context_turns"]), c["reference"]) for c in static_contexts(seed, num, 3)]

@@ -7,10 +7,9 @@ Written for this project; a lab can pass its own file (JSON list of the same obj
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from parlai_acute.jsonl import read_json_list
 
-from parlai_acute.errors import UserError
+__all__ = ["ITEMS", "load_items", "practice_order", "passed"]
 
 ITEMS = [
     {"context": ["Hi! I just got back from a week of hiking in the Alps.", ],
@@ -33,22 +32,14 @@ ITEMS = [
 
 def load_items(path: str | None) -> list[dict]:
     """The packaged items, or a lab's own JSON list of {"context": [...], "replies": [...], "wrong": i}."""
-    if not path:
-        return ITEMS
-    try:
-        items = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read the onboarding file {path}: {exc}; pass a JSON list of items") from None
-    if not isinstance(items, list) or not items:
-        raise UserError(f"onboarding file {path} must be a non-empty JSON list of items")
-    for i, item in enumerate(items):
-        ok = (isinstance(item, dict) and isinstance(item.get("context"), list) and isinstance(item.get("replies"), list)
-              and len(item["replies"]) >= 2 and isinstance(item.get("wrong"), int)
-              and 0 <= item["wrong"] < len(item["replies"]))
-        if not ok:
-            raise UserError(f"onboarding file {path}, item {i}: needs context (list of turns), replies (two or more) "
-                            "and wrong (index of the plainly wrong reply)")
-    return items
+    return read_json_list(path, "onboarding file", "needs context (list of turns), replies (two or more) and "
+                                                   "wrong (index of the plainly wrong reply)", _valid, ITEMS)
+
+
+def _valid(item) -> bool:
+    return (isinstance(item, dict) and isinstance(item.get("context"), list) and isinstance(item.get("replies"), list)
+            and len(item["replies"]) >= 2 and isinstance(item.get("wrong"), int)
+            and 0 <= item["wrong"] < len(item["replies"]))
 
 
 def practice_order(item: dict, k: int, rng) -> list[int]:
