@@ -3,10 +3,12 @@
 perturn_candidate_latency
     Four SmolLM2 configurations (greedy, sampled, sample-and-rank N=4, persona) answer the
     same turns of one conversation, as the task runs them by default (spread over one-thread
-    llama.cpp engines, one per core: ``llama_cpp.share_engines``). ``floor_s`` is the physical floor of
-    that wait, each model alone on ONE core: per turn max(slowest alone, sum alone / cores);
-    ``together_s`` the measured wait; ``value`` = together / floor (1.0 = the cores fully used;
-    target <= 1.2).
+    llama.cpp engines, one per core, each in its own process: ``llama_cpp.share_engines``).
+    ``floor_s`` is the physical floor of that wait, each model alone on ONE core: per turn
+    max(slowest alone, sum alone / cores); ``together_s`` the measured wait; ``value`` =
+    together / floor (1.0 = the cores fully used; target <= 1.2). Each turn is measured together
+    and then alone right after, so on a busy machine both see about the same load
+    (``load_average``: the mean 1-minute load at the turns' starts).
 perturn_workers_load
     The real launcher (Node router, mock provider, Mephisto DB in a tmp dir) with two SmolLM2
     configurations, and 20 protocol clients (what the page sends; 20 browsers do not fit on
@@ -44,43 +46,42 @@ WORKERS, TURNS = 20, 3
 
 
 def candidate_latency():
-    import gc
-
     from parlai_acute.agents.llama_cpp import cores, engine_key
     from parlai_acute.paths import default_datapath
     from parlai_acute.worlds.per_turn import ModelPool, PerTurnDialogue
 
     names, n_cores = list(CONFIGS), cores()
-    # 1. the four together, as the task runs them by default (one engine, every core)
+    # the four together, as the task runs them by default (engines in their own processes), and
+    # each model alone on one core (the floor's measure), turn by turn on the same conversation:
+    # on a shared machine the load drifts, and both sides of the ratio see the same stretch of it
     pool = ModelPool(CONFIGS, default_datapath(), timeout=300, retries=0)
+    # one engine of its own for the alone measures (4 slots: sample-and-rank's N in one request), so
+    # no prompt the joint turn just evaluated is found in its cache
+    one_core = ModelPool({n: f"{s} --llama-threads 1 --llama-slots 4" for n, s in CONFIGS.items()},
+                         default_datapath(), timeout=300, retries=0)
     engine = {"engine_threads": pool.opts[names[0]]["llama_threads"], "engine_slots": pool.opts[names[0]]["llama_slots"],
-              "engines": len({engine_key(pool.opts[n]) for n in names})}
-    together, before = [], []
-    dialogue = PerTurnDialogue(pool, names)
-    PerTurnDialogue(pool, names).candidates("Warm-up.")
-    for prompt in PROMPTS:
-        before.append(list(dialogue.history))
-        started = time.perf_counter()
-        candidates = dialogue.candidates(prompt)
-        together.append(time.perf_counter() - started)
-        dialogue.continue_with(candidates[0].text, source=candidates[0].model)
-    pool.close()
-    del pool, dialogue
-    gc.collect()  # one engine alive at a time: an idle second engine in the process slows the busy one
-    # 2. each model alone on one core, on exactly the conversation each joint turn saw: the floor's measure
-    one_core = ModelPool({n: f"{s} --llama-threads 1" for n, s in CONFIGS.items()}, default_datapath(),
-                         timeout=300, retries=0)
-    alone = {n: [] for n in names}
+              "engines": len({engine_key(pool.opts[n]) for n in names}),
+              "engine_processes": all(pool.opts[n].get("llama_process") for n in names)}
+    together, alone, loads = [], {n: [] for n in names}, []
     try:
+        dialogue = PerTurnDialogue(pool, names)
+        PerTurnDialogue(pool, names).candidates("Warm-up.")
         PerTurnDialogue(one_core, names).candidates("Warm-up.")
-        for history, prompt in zip(before, PROMPTS):
+        for prompt in PROMPTS:
+            history = list(dialogue.history)
+            loads.append(os.getloadavg()[0])
+            started = time.perf_counter()
+            candidates = dialogue.candidates(prompt)
+            together.append(time.perf_counter() - started)
             for name in names:
                 solo = PerTurnDialogue(one_core, [name])
                 _replay(solo, history)
                 started = time.perf_counter()
                 solo.candidates(prompt)
                 alone[name].append(time.perf_counter() - started)
+            dialogue.continue_with(candidates[0].text, source=candidates[0].model)
     finally:
+        pool.close()
         one_core.close()
     turns = range(len(PROMPTS))
     slowest = sum(max(alone[n][i] for n in names) for i in turns)
@@ -89,7 +90,7 @@ def candidate_latency():
             "target": TARGET_RATIO, "floor_s": round(floor, 2), "together_s": round(sum(together), 2),
             "slowest_alone_s": round(slowest, 2), "sum_alone_s": round(sum(sum(v) for v in alone.values()), 2),
             "cores": n_cores, **engine, "models": len(names), "turns": len(PROMPTS),
-            "load_average": os.getloadavg()[0]}
+            "load_average": round(statistics.mean(loads), 2)}
 
 
 def _replay(solo, history) -> None:

@@ -18,7 +18,9 @@ Why it is built this way:
   :mod:`parlai_acute.agents.decoding` uses to rank, filter and record candidates.
 * Threads default to the machine's cores (``--llama-threads 0``); several configurations in one
   process (per-turn's models) are spread over one-thread engines, one per core
-  (:func:`share_engines`), so no core idles while a worker waits and none is fought over.
+  (:func:`share_engines`), each in its own process (:class:`~parlai_acute.agents.llama_engine.ProcessEngine`:
+  engines of one process take turns), so no core idles while a worker waits and none is fought over.
+* The engines live in :mod:`parlai_acute.agents.llama_engine` (no ParlAI, so an engine process is light).
 * Persona lines, history and seed keys are kept as for every model wrapper, by
   :class:`parlai_acute.agents.turn_agent.TurnTakingAgent`; speaking first, the system
   prompt gets a cue to open the conversation.
@@ -29,168 +31,35 @@ import json
 import os
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
-from typing import Sequence
 
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
+from parlai_acute.agents.llama_engine import KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
 OPENING_CUE = "You speak first: greet the other person and say something about yourself."
-KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 
 
-# --------------------------------------------------------------------------- engine
-
-def check_model_file(path: str) -> str:
-    """Return the absolute path of a readable GGUF file, else raise a one-line UserError."""
-    path = os.path.abspath(os.path.expanduser(str(path)))
-    if not os.path.exists(path):
-        raise UserError(f"GGUF model file {path} does not exist; pass --gguf PATH.gguf "
-                        "(or omit it for the embedded SmolLM2)")
-    if os.path.isdir(path):
-        raise UserError(f"--gguf {path} is a directory, not a model; pass the .gguf file inside it")
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(4)
-    except OSError as exc:
-        raise UserError(f"cannot read GGUF model file {path}: {exc.strerror}; check its permissions") from None
-    if magic != b"GGUF":
-        raise UserError(f"{path} is not a GGUF model (no GGUF header); pass a .gguf file made for llama.cpp")
-    return path
-
-
-class LlamaEngine:
-    """One GGUF model loaded in an in-process llama.cpp server with parallel slots.
-
-    Thread-safe: every call of :meth:`chat` may come from any thread; requests beyond
-    the number of slots wait in llama.cpp's queue.
-    """
-
-    def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
-                 kv_cache_type: str = "q8_0"):
-        import xllamacpp
-
-        self.model_path = check_model_file(model_path)
-        self.context_length, self.slots, self.threads = context_length, slots, threads
-        params = xllamacpp.CommonParams()
-        params.model.path = self.model_path
-        params.n_parallel = slots
-        params.n_ctx = context_length * slots  # llama.cpp splits it evenly between slots
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
-        params.cache_ram_mib = 0  # no host-RAM prompt cache: keeps RSS near the model size
-        # q8_0 keys/values halve the KV memory (about 11 instead of 23 MB per 1024-token slot
-        # for SmolLM2) at no measurable speed cost here; f16 is llama.cpp's default
-        kv_type = getattr(xllamacpp.ggml_type, KV_CACHE_TYPES[kv_cache_type])
-        params.cache_type_k = params.cache_type_v = kv_type
-        params.verbosity = -1
-        params.warmup = False
-        try:
-            self.server = xllamacpp.Server(params)
-        except Exception as exc:  # llama.cpp reports a bad file only as a failed load
-            message = " ".join(str(exc).split()) or type(exc).__name__
-            raise UserError(f"llama.cpp could not load {self.model_path}: {message}; "
-                            "pass a GGUF chat model that llama.cpp supports") from None
-        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
-
-    def chat(self, request: dict) -> dict:
-        """One ``/v1/chat/completions`` request. A prompt longer than the context loses its
-        oldest turns first; a single over-long turn keeps only its end."""
-        request = dict(request)
-        messages = list(request["messages"])
-        while True:
-            request["messages"] = messages
-            response = self.server.handle_chat_completions(request)
-            error = response.get("error") if isinstance(response, dict) else None
-            if not error:
-                return response
-            if error.get("type") != "exceed_context_size_error":
-                raise RuntimeError(f"llama.cpp: {error.get('message', error)}")
-            turns = [i for i, m in enumerate(messages) if m["role"] != "system"]
-            if len(turns) > 1:
-                del messages[turns[0]]
-                continue
-            if not turns or len(messages[turns[0]]["content"]) < 16:
-                raise UserError(f"the system prompt and persona do not fit in --context-length "
-                                f"{self.context_length}; shorten them or raise --context-length")
-            # keep the end of the one remaining turn, cut in proportion to the overflow
-            last = messages[turns[0]]
-            keep = max(0.1, (error.get("n_ctx", 0) * 0.9) / max(1, error.get("n_prompt_tokens", 1)))
-            messages[turns[0]] = dict(last, content=last["content"][-int(len(last["content"]) * min(keep, 0.9)):])
-
-    def chat_many(self, requests: Sequence[dict]) -> list:
-        """Submit all requests at once (continuous batching); results in request order."""
-        if len(requests) == 1:
-            return [self.chat(requests[0])]
-        return list(self._pool.map(self.chat, requests))
-
-    def candidates(self, conversations: Sequence[tuple], config: decoding.DecodingConfig) -> list:
-        """For each ``(messages, seed_key)``, ``config.n_candidates`` sampled Candidates.
-
-        The N samples of one prompt go in requests of up to ``slots`` completions each
-        (llama.cpp's ``n``): the prompt is evaluated once per request, not once per sample.
-        """
-        n = config.n_candidates
-        chunks = [min(self.slots, n - start) for start in range(0, n, self.slots)]
-        requests = [sampling_request(messages, config, decoding.sample_seed(config.seed, key, c), size)
-                    for messages, key in conversations for c, size in enumerate(chunks)]
-        responses = iter(self.chat_many(requests))
-        return [[cand for _ in chunks for cand in to_candidates(next(responses))] for _ in conversations]
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False)
-
-
-def sampling_request(messages: Sequence[dict], config: decoding.DecodingConfig, seed: int, n: int = 1) -> dict:
-    """The chat-completions request for ``n`` samples: only the samplers our options name are on."""
-    request = {
-        "messages": list(messages),
-        "max_tokens": config.max_new_tokens,
-        "temperature": 0.0 if config.greedy else config.temperature,
-        "top_p": config.topp,
-        "top_k": config.topk,
-        # llama.cpp enables min-p (0.05) and other samplers by default; plain sampling needs them off
-        "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0, "presence_penalty": 0.0,
-        "frequency_penalty": 0.0, "dry_multiplier": 0.0, "xtc_probability": 0.0,
-        "seed": seed,
-        "logprobs": True,
-        "top_logprobs": 1,  # 0 turns per-token log-probs off entirely
-    }
-    if n > 1:
-        request["n"] = n
-    return request
-
-
-def to_candidates(response: dict) -> list:
-    """One Candidate per choice, scored by the sum of its sampled tokens' log-probs."""
-    candidates = []
-    for choice in sorted(response["choices"], key=lambda c: c.get("index", 0)):
-        tokens = ((choice.get("logprobs") or {}).get("content")) or []
-        candidates.append(decoding.Candidate(
-            text=(choice["message"].get("content") or "").strip(), score=float(sum(t["logprob"] for t in tokens)),
-            num_tokens=len(tokens), extra={"finish_reason": choice.get("finish_reason")}))
-    if candidates and isinstance(response.get("usage"), dict):  # token counts of the whole request, once
-        candidates[0].extra["usage"] = response["usage"]
-    return candidates
-
+# --------------------------------------------------------------------------- engines
 
 _ENGINES: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 _ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(model_path: str, context_length: int, slots: int, threads: int,
-               kv_cache_type: str = "q8_0", replica: int = 0) -> LlamaEngine:
+               kv_cache_type: str = "q8_0", replica: int = 0, process: bool = False) -> LlamaEngine:
     """The live engine for these settings, or a new one (independent agents share models too);
-    ``replica`` tells apart engines of the same settings loaded on purpose (:func:`share_engines`)."""
+    ``replica`` tells apart engines of the same settings loaded on purpose (:func:`share_engines`);
+    ``process``: in its own process (:class:`ProcessEngine`), to generate alongside other engines."""
     settings = (check_model_file(model_path), context_length, slots, threads, kv_cache_type)
+    key = settings + (replica, bool(process))
     with _ENGINES_LOCK:
-        engine = _ENGINES.get(settings + (replica,))
+        engine = _ENGINES.get(key)
         if engine is None:
-            engine = LlamaEngine(*settings)
-            _ENGINES[settings + (replica,)] = engine
+            engine = (ProcessEngine if process else LlamaEngine)(*settings)
+            _ENGINES[key] = engine
         return engine
 
 
@@ -224,10 +93,9 @@ def share_engines(opts) -> None:
     also busy with other work a descheduled thread stalls them all (measured: four
     configurations on one 2-thread engine were 8x slower than on one 1-thread engine at load
     7 on 2 cores, and the per-turn benchmark 13.4x its floor at load 4 against 1.9x for
-    one-thread engines); engines on one thread each never wait for one another. (Measured
-    too: two engines in one process answer one after the other -- two requests on two engines
-    took the sum of their times alone -- so today the second core is not used by them either;
-    a process per engine would be the next step.)
+    one-thread engines); engines on one thread each never wait for one another. Two or more
+    engines each get a process (``llama_process``): two engines in one process answer one after
+    the other (two requests on two engines took the sum of their times alone).
     """
     llama = [opt for opt in opts if is_llama_opt(opt)]
     budget = cores()
@@ -249,6 +117,7 @@ def share_engines(opts) -> None:
     for opt in llama:
         if not int(opt.get("llama_threads") or 0):
             opt["llama_threads"] = max(1, budget // max(1, len(engines)))
+        opt["llama_process"] = len(engines) > 1  # engines in one process would take turns
 
 
 # --------------------------------------------------------------------------- agent
@@ -293,7 +162,8 @@ class LlamaCppAgent(TurnTakingAgent):
         self.id = "LlamaCpp"
         self.config = decoding.DecodingConfig.from_opt(opt)
         self.engine = self.from_shared(shared, "engine", lambda: get_engine(
-            *engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0)))
+            *engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0),
+            process=bool(opt.get("llama_process"))))
 
     @property
     def turns(self) -> list:
@@ -356,3 +226,4 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
     if kv_cache_type not in KV_CACHE_TYPES:
         raise UserError(f"--kv-cache-type {kv_cache_type!r} is not supported; use one of {', '.join(sorted(KV_CACHE_TYPES))}")
     return path, context_length, slots, threads, kv_cache_type
+

@@ -5,7 +5,11 @@ so their answers can never be mistaken for people's.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator
 
 PREFIX = "simulated-"
@@ -24,6 +28,24 @@ def browser(headless: bool = True) -> Iterator:
             yield instance
         finally:
             instance.close()
+
+
+_HTTP = ThreadPoolExecutor(max_workers=64, thread_name_prefix="simulated-http")
+
+
+def _post(url: str, body: dict) -> dict:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+async def post_json(url: str, body: dict) -> dict:
+    """POST ``body`` as JSON from a protocol client (``/request_agent``, ``/submit_task``) and return the answer.
+
+    Not ``asyncio.to_thread``: that uses the loop's default executor (cores + 4 threads), which the
+    loop also needs to resolve ``localhost`` for every websocket; 200 clients' POSTs queued there
+    held the websockets back (49 of 200 did not open within 10 s), as 200 browsers never would."""
+    return await asyncio.get_running_loop().run_in_executor(_HTTP, _post, url, body)
 
 
 def simulated_name(worker: str) -> str:

@@ -35,8 +35,20 @@ from parlai_acute.mephisto_tasks.units import expire_launched_units, raise_if_go
 
 logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
+GONE_EVERY = 2.0  # seconds between database checks for a worker who left (each takes Mephisto's DB lock:
+# checked every WAIT, 200 idle units made 800 locked queries a second and judgments waited behind them)
 ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
-_STAMP = threading.RLock()
+_STAMP = threading.Lock()  # guards making the per-state locks below
+
+
+def _stamp_lock(state) -> threading.RLock:
+    """The lock that orders one unit's views (a model finishing, the unit's loop): one per state, so
+    200 units stamp and send their views in parallel instead of in one line."""
+    lock = getattr(state, "_parlai_acute_stamp", None)
+    if lock is None:
+        with _STAMP:
+            lock = state.__dict__.setdefault("_parlai_acute_stamp", threading.RLock())
+    return lock
 
 
 class LiveRunner(TaskRunner):
@@ -128,7 +140,7 @@ class LiveRunner(TaskRunner):
                 "data": agent.state.data}
 
     def stamped(self, state, **extra) -> dict:
-        with _STAMP:  # views are made in several threads (a model finishing, the unit's loop): one order
+        with _stamp_lock(state):  # views are made in several threads (a model finishing, the unit's loop): one order
             d = state.data
             d["version"] = max(int(d.get("version") or 0) + 1, int(time.time() * 1000))
             view = self.view(state, **extra)
@@ -136,7 +148,7 @@ class LiveRunner(TaskRunner):
             return view
 
     def send_view(self, agent, **extra) -> None:
-        with _STAMP:  # sent in the order stamped: a page drops a view older than one it has shown
+        with _stamp_lock(agent.state):  # sent in the order stamped: a page drops a view older than one it has shown
             agent.observe(self.stamped(agent.state, **extra))
 
     # ------------------------------------------------------------------ start and packets
@@ -153,9 +165,11 @@ class LiveRunner(TaskRunner):
                 self.resume_unit(agent, data)
                 mark_superseded(earlier["agent"], agent.db_id)
             else:
+                # saved with the unit's first state: registering runs in Mephisto's event loop, where a
+                # second fsync'd write per worker held up every page's packets while 200 registered
+                state.data["registration"] = registration
                 self.start_unit(agent)
-                if state.data.get("registration") != registration:
-                    state.data["registration"] = registration
+                if state.get_init_state() is None:  # start_unit saved nothing (set_init_state saves)
                     state.save_data()
         else:
             self.reconnected(agent)
@@ -199,6 +213,7 @@ class LiveRunner(TaskRunner):
     # ------------------------------------------------------------------ mephisto hooks
     def run_unit(self, unit, agent) -> None:
         start = time.time()
+        gone_check = time.monotonic() + GONE_EVERY
         try:
             self.resume(agent)
             while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
@@ -207,8 +222,12 @@ class LiveRunner(TaskRunner):
                 update = agent.get_live_update()
                 if update is not None:
                     self.receive(agent, update)
-                else:
+                elif time.monotonic() >= gone_check:
                     raise_if_gone(agent)  # a closed page sends nothing: let Mephisto clear the unit
+                    gone_check = time.monotonic() + GONE_EVERY
+            # Mephisto marks a worker who left by setting the submit flag too: the loop ends between two
+            # checks, and only raising tells Mephisto to clear the unit for someone else
+            raise_if_gone(agent)
             remaining = self.duration - (time.time() - start)
             if remaining > 0 and unit.db_id in self.running_units:
                 agent.await_submit(timeout=remaining)

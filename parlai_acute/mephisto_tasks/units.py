@@ -11,16 +11,33 @@ import threading
 from typing import Callable
 
 
+_EXPIRING: dict[str, threading.Lock] = {}
+_EXPIRING_LOCK = threading.Lock()
+
+
 def expire_launched_units(task_run) -> int:
-    """Expire every unit of ``task_run`` still waiting for a worker; returns how many."""
+    """Expire every unit of ``task_run`` still waiting for a worker; returns how many.
+
+    One pass at a time per run: a pass reads every unit's status (several database queries each),
+    and when the last judgment of a 200-worker run lands, 200 unit threads end at once; each
+    walking all units behind Mephisto's one database lock kept the launcher busy for minutes
+    after SIGTERM. A call while a pass runs returns 0 at once (that pass, or the watcher's next
+    one, expires what is left)."""
     from mephisto.data_model.constants.assignment_state import AssignmentState
 
-    expired = 0
-    for unit in task_run.get_units():
-        if unit.get_status() == AssignmentState.LAUNCHED:
-            unit.expire()
-            expired += 1
-    return expired
+    with _EXPIRING_LOCK:
+        lock = _EXPIRING.setdefault(str(task_run.db_id), threading.Lock())
+    if not lock.acquire(blocking=False):
+        return 0
+    try:
+        expired = 0
+        for unit in task_run.get_units():
+            if unit.get_status() == AssignmentState.LAUNCHED:
+                unit.expire()
+                expired += 1
+        return expired
+    finally:
+        lock.release()
 
 
 def watch_completion(task_run, complete: Callable[[], bool], every: float = 2.0) -> threading.Event:

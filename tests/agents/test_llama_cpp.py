@@ -332,6 +332,7 @@ def test_configurations_of_one_gguf_are_spread_over_one_thread_engines_one_per_c
                                                       "sample_rank --num-samples 4")])
     share_engines(two)
     assert len({engine_key(o) for o in two}) == 2 and {o["llama_threads"] for o in two} == {1}
+    assert all(o["llama_process"] for o in two)  # engines of one process would take turns: a process each
     alone = opts(f"{smol} --inference greedy")
     share_engines(alone)
-    assert alone[0]["llama_threads"] == 2  # one configuration: one engine on every core
+    assert alone[0]["llama_threads"] == 2 and not alone[0]["llama_process"]  # one engine on every core, in-process

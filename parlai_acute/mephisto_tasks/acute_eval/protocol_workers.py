@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
 from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import Decide
-from parlai_acute.mephisto_tasks.browser import PREFIX
+from parlai_acute.mephisto_tasks.browser import PREFIX, post_json
 
 ROUTER_PROTOCOL = "2.0.3"
 
@@ -31,11 +30,6 @@ class ProtocolRun:
     finished: bool = False
 
 
-def _post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read())
-
 
 async def run_protocol_worker(base_url: str, worker: str, assignment: str, decide: Decide, *,
                               timeout: float = 60.0, clock: Callable[[], float] = time.perf_counter) -> ProtocolRun:
@@ -47,15 +41,20 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
     base = base_url.rstrip("/")
     registration = {"worker_name": name, "agent_registration_id": f"{assignment}-{name}",
                     "assignment_id": assignment, "provider_type": "mock"}
-    details = await asyncio.to_thread(_post, f"{base}/request_agent",
-                                      {"provider_data": registration, "client_timestamp": time.time()})
+    details = await post_json(f"{base}/request_agent",
+                              {"provider_data": registration, "client_timestamp": time.time()})
     data = details.get("data") or {}
     if not data.get("agent_id"):
         run.unavailable = data.get("failure_reason") or "no agent"
         return run
     agent_id, view = data["agent_id"], data["init_task_data"]
     ws_url = base.replace("http://", "ws://").replace("https://", "wss://") + "/"
-    async with websockets.connect(ws_url, max_size=None, ping_interval=None) as sock:
+    opened = clock()
+    try:
+        sock = await websockets.connect(ws_url, max_size=None, ping_interval=None)
+    except (asyncio.TimeoutError, TimeoutError):
+        raise TimeoutError(f"{name}: the router's websocket did not open in {clock() - opened:.1f} s") from None
+    try:
         def packet(kind, payload):
             return json.dumps({"packet_type": kind, "subject_id": agent_id, "data": payload,
                                "client_timestamp": time.time()})
@@ -72,7 +71,10 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
                 "type": "judgment", "position": position, "choice": side, "reason": reason,
                 "action_id": action, "tab": tab}))
             while True:
-                msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
+                try:
+                    msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
+                except (asyncio.TimeoutError, TimeoutError):
+                    raise TimeoutError(f"{name}: no view acknowledged judgment {position} in {timeout:g} s") from None
                 reply = msg.get("data") or {}
                 if (msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state"
                         and reply.get("ack") == action):
@@ -81,9 +83,10 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
                     break
             run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
             view = reply
-    await asyncio.to_thread(_post, f"{base}/submit_task", {"USED_AGENT_ID": agent_id,
-                                                            "final_data": {"judgments": len(run.made)},
-                                                            "client_timestamp": time.time()})
+    finally:
+        await sock.close()
+    await post_json(f"{base}/submit_task", {"USED_AGENT_ID": agent_id, "final_data": {"judgments": len(run.made)},
+                                            "client_timestamp": time.time()})
     run.finished = True
     return run
 

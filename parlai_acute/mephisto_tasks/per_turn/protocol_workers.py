@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.browser import simulated_name
+from parlai_acute.mephisto_tasks.browser import post_json, simulated_name
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
 
@@ -29,11 +28,6 @@ class ProtocolRun:
     status: str = ""
     unavailable: str = ""
 
-
-def _post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read())
 
 
 class Client:
@@ -55,8 +49,8 @@ class Client:
 
         registration = {"worker_name": self.name, "agent_registration_id": f"{self.assignment}-{self.name}",
                         "assignment_id": self.assignment, "provider_type": "mock"}
-        details = await asyncio.to_thread(_post, f"{self.base}/request_agent",
-                                          {"provider_data": registration, "client_timestamp": time.time()})
+        details = await post_json(f"{self.base}/request_agent",
+                                  {"provider_data": registration, "client_timestamp": time.time()})
         data = details.get("data") or {}
         if not data.get("agent_id"):
             return data.get("failure_reason") or "no agent"
@@ -93,7 +87,7 @@ class Client:
                 return view
 
     async def submit(self) -> None:
-        await asyncio.to_thread(_post, f"{self.base}/submit_task", {
+        await post_json(f"{self.base}/submit_task", {
             "USED_AGENT_ID": self.agent_id, "final_data": {"status": self.view.get("status")},
             "client_timestamp": time.time()})
 

@@ -1,0 +1,317 @@
+"""llama.cpp engines for :mod:`parlai_acute.agents.llama_cpp`, without ParlAI (the engine
+process imports only this, ``xllamacpp`` and the decoding helpers: no torch, a light process).
+
+:class:`LlamaEngine` is an in-process ``xllamacpp.Server`` with parallel slots;
+:class:`ProcessEngine` is the same engine in a child process (``python -m
+parlai_acute.agents.llama_engine SETTINGS``), so several engines can generate at once.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Sequence
+
+from parlai_acute.agents import decoding
+from parlai_acute.errors import UserError
+
+KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
+
+def check_model_file(path: str) -> str:
+    """Return the absolute path of a readable GGUF file, else raise a one-line UserError."""
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    if not os.path.exists(path):
+        raise UserError(f"GGUF model file {path} does not exist; pass --gguf PATH.gguf "
+                        "(or omit it for the embedded SmolLM2)")
+    if os.path.isdir(path):
+        raise UserError(f"--gguf {path} is a directory, not a model; pass the .gguf file inside it")
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise UserError(f"cannot read GGUF model file {path}: {exc.strerror}; check its permissions") from None
+    if magic != b"GGUF":
+        raise UserError(f"{path} is not a GGUF model (no GGUF header); pass a .gguf file made for llama.cpp")
+    return path
+
+
+class LlamaEngine:
+    """One GGUF model loaded in an in-process llama.cpp server with parallel slots.
+
+    Thread-safe: every call of :meth:`chat` may come from any thread; requests beyond
+    the number of slots wait in llama.cpp's queue.
+    """
+
+    def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
+                 kv_cache_type: str = "q8_0"):
+        import xllamacpp
+
+        self.model_path = check_model_file(model_path)
+        self.context_length, self.slots, self.threads = context_length, slots, threads
+        params = xllamacpp.CommonParams()
+        params.model.path = self.model_path
+        params.n_parallel = slots
+        params.n_ctx = context_length * slots  # llama.cpp splits it evenly between slots
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.cache_ram_mib = 0  # no host-RAM prompt cache: keeps RSS near the model size
+        # q8_0 keys/values halve the KV memory (about 11 instead of 23 MB per 1024-token slot
+        # for SmolLM2) at no measurable speed cost here; f16 is llama.cpp's default
+        kv_type = getattr(xllamacpp.ggml_type, KV_CACHE_TYPES[kv_cache_type])
+        params.cache_type_k = params.cache_type_v = kv_type
+        params.verbosity = -1
+        params.warmup = False
+        try:
+            self.server = xllamacpp.Server(params)
+        except Exception as exc:  # llama.cpp reports a bad file only as a failed load
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            raise UserError(f"llama.cpp could not load {self.model_path}: {message}; "
+                            "pass a GGUF chat model that llama.cpp supports") from None
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
+
+    def chat(self, request: dict) -> dict:
+        """One ``/v1/chat/completions`` request. A prompt longer than the context loses its
+        oldest turns first; a single over-long turn keeps only its end."""
+        request = dict(request)
+        messages = list(request["messages"])
+        while True:
+            request["messages"] = messages
+            response = self.server.handle_chat_completions(request)
+            error = response.get("error") if isinstance(response, dict) else None
+            if not error:
+                return response
+            if error.get("type") != "exceed_context_size_error":
+                raise RuntimeError(f"llama.cpp: {error.get('message', error)}")
+            turns = [i for i, m in enumerate(messages) if m["role"] != "system"]
+            if len(turns) > 1:
+                del messages[turns[0]]
+                continue
+            if not turns or len(messages[turns[0]]["content"]) < 16:
+                raise UserError(f"the system prompt and persona do not fit in --context-length "
+                                f"{self.context_length}; shorten them or raise --context-length")
+            # keep the end of the one remaining turn, cut in proportion to the overflow
+            last = messages[turns[0]]
+            keep = max(0.1, (error.get("n_ctx", 0) * 0.9) / max(1, error.get("n_prompt_tokens", 1)))
+            messages[turns[0]] = dict(last, content=last["content"][-int(len(last["content"]) * min(keep, 0.9)):])
+
+    def chat_many(self, requests: Sequence[dict]) -> list:
+        """Submit all requests at once (continuous batching); results in request order."""
+        if len(requests) == 1:
+            return [self.chat(requests[0])]
+        return list(self._pool.map(self.chat, requests))
+
+    def candidates(self, conversations: Sequence[tuple], config: decoding.DecodingConfig) -> list:
+        """For each ``(messages, seed_key)``, ``config.n_candidates`` sampled Candidates.
+
+        The N samples of one prompt go in requests of up to ``slots`` completions each
+        (llama.cpp's ``n``): the prompt is evaluated once per request, not once per sample.
+        """
+        n = config.n_candidates
+        chunks = [min(self.slots, n - start) for start in range(0, n, self.slots)]
+        requests = [sampling_request(messages, config, decoding.sample_seed(config.seed, key, c), size)
+                    for messages, key in conversations for c, size in enumerate(chunks)]
+        responses = iter(self.chat_many(requests))
+        return [[cand for _ in chunks for cand in to_candidates(next(responses))] for _ in conversations]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+
+class _EngineLink:
+    """The parent's end of an engine process: pending requests by id, and the reader thread that
+    settles them. Holds no reference to the :class:`ProcessEngine`, so dropping the engine stops it."""
+
+    def __init__(self, proc: subprocess.Popen, name: str):
+        self.proc, self.name = proc, name
+        self.pending: dict[int, Future] = {}
+        self.lock = threading.Lock()
+        self.ids = itertools.count()
+        self.dead = ""  # why the process cannot answer any more (one line)
+        self.generations: collections.deque = collections.deque(maxlen=4096)  # (started, finished) wall clock
+        threading.Thread(target=self._read, name=f"llama-engine-{proc.pid}", daemon=True).start()
+
+    def send(self, request: dict) -> Future:
+        future: Future = Future()
+        with self.lock:
+            if self.dead:
+                raise RuntimeError(self.dead)
+            key = next(self.ids)
+            self.pending[key] = future
+            try:
+                self.proc.stdin.write(json.dumps({"id": key, "request": request}).encode() + b"\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                del self.pending[key]
+                raise RuntimeError(self._exited()) from None
+        return future
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            answer = json.loads(line)
+            with self.lock:
+                future = self.pending.pop(answer["id"], None)
+            if future is None:
+                continue
+            if "response" in answer:
+                self.generations.append((answer["started"], answer["finished"]))
+                future.set_result(answer["response"])
+            else:
+                error = UserError if answer.get("user") else RuntimeError
+                future.set_exception(error(answer["error"]))
+        message = self._exited()
+        with self.lock:
+            self.dead, pending, self.pending = self.dead or message, self.pending, {}
+        for future in pending.values():
+            future.set_exception(RuntimeError(self.dead))
+
+    def _exited(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = ("closed its pipe" if code is None else f"was killed by {signal.Signals(-code).name}" if code < 0
+               else f"exited with code {code}")
+        return (f"the llama.cpp engine process of {self.name} (pid {self.proc.pid}) {how}; its replies are lost "
+                "-- check memory and the model file, then restart the task")
+
+    def stop(self) -> None:
+        """Close the pipe (the process exits at end of input) and reap it; SIGKILL if it hangs."""
+        with self.lock:
+            self.dead = self.dead or f"the llama.cpp engine of {self.name} was closed"
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class ProcessEngine(LlamaEngine):
+    """A :class:`LlamaEngine` in its own process, so several engines generate at the same time.
+
+    Why: two ``xllamacpp`` engines in ONE process answer one after the other (measured: two
+    requests on two one-thread engines took the sum of their times alone, although the GIL is
+    released), so the per-turn task's configurations could not use the second core. Each
+    engine here is ``python -m parlai_acute.agents.llama_engine SETTINGS`` speaking JSON lines on
+    its stdin/stdout (one request and one answer per line, answered out of order by id). The
+    process exits at the end of its input -- when the engine is closed or dropped, and when the
+    task's process ends in any way (SIGINT, SIGTERM, even SIGKILL), since the kernel closes the
+    pipe -- and ignores SIGINT itself, so Ctrl-C stops the task, not its models mid-turn. A
+    crashed process fails its pending and later requests with a one-line error.
+    """
+
+    def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
+                 kv_cache_type: str = "q8_0"):
+        self.model_path = check_model_file(model_path)
+        self.context_length, self.slots, self.threads = context_length, slots, threads
+        settings = {"model_path": self.model_path, "context_length": context_length, "slots": slots,
+                    "threads": threads, "kv_cache_type": kv_cache_type}
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        proc = subprocess.Popen([sys.executable, "-m", "parlai_acute.agents.llama_engine", json.dumps(settings)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        first = proc.stdout.readline()
+        ready = json.loads(first) if first.strip() else {}
+        if "ready" not in ready:
+            proc.stdin.close()
+            code = proc.wait()
+            raise UserError(ready.get("error") or f"the llama.cpp engine process for {self.model_path} exited "
+                            f"with code {code} while loading; run it alone to see why (memory, the model file)")
+        self.pid = proc.pid
+        self._link = _EngineLink(proc, os.path.basename(self.model_path))
+        self._stop = weakref.finalize(self, self._link.stop)
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
+
+    @property
+    def generations(self) -> list:
+        """(started, finished) wall-clock times of this engine's recent generations, as it timed them."""
+        return list(self._link.generations)
+
+    def chat(self, request: dict) -> dict:
+        return self._link.send(request).result()
+
+    def close(self) -> None:
+        super().close()
+        self._stop()
+
+
+def serve(settings_json: str) -> int:
+    """The engine process: load one :class:`LlamaEngine`, answer JSON-line requests from stdin
+    (concurrently: llama.cpp batches them in its slots) until stdin ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the task decides
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything llama.cpp prints goes to stderr, never into the protocol
+    try:
+        engine = LlamaEngine(**json.loads(settings_json))
+    except UserError as exc:
+        out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
+        out.flush()
+        return 2
+    lock = threading.Lock()
+    out.write(json.dumps({"ready": os.getpid()}).encode() + b"\n")
+    out.flush()
+
+    def answer(key: int, request: dict) -> None:
+        started = time.time()
+        try:
+            message = {"id": key, "response": engine.chat(request), "started": started, "finished": time.time()}
+        except Exception as exc:  # sent back as one line; the engine keeps serving
+            message = {"id": key, "error": " ".join(str(exc).split()) or type(exc).__name__,
+                       "user": isinstance(exc, UserError)}
+        with lock:
+            out.write(json.dumps(message).encode() + b"\n")
+            out.flush()
+
+    workers = ThreadPoolExecutor(max_workers=64, thread_name_prefix="llama-serve")
+    for line in sys.stdin.buffer:
+        task = json.loads(line)
+        workers.submit(answer, task["id"], task["request"])
+    os._exit(0)  # end of input: the task is gone or closed us; generations in flight have no reader
+
+
+def sampling_request(messages: Sequence[dict], config: decoding.DecodingConfig, seed: int, n: int = 1) -> dict:
+    """The chat-completions request for ``n`` samples: only the samplers our options name are on."""
+    request = {
+        "messages": list(messages),
+        "max_tokens": config.max_new_tokens,
+        "temperature": 0.0 if config.greedy else config.temperature,
+        "top_p": config.topp,
+        "top_k": config.topk,
+        # llama.cpp enables min-p (0.05) and other samplers by default; plain sampling needs them off
+        "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0, "presence_penalty": 0.0,
+        "frequency_penalty": 0.0, "dry_multiplier": 0.0, "xtc_probability": 0.0,
+        "seed": seed,
+        "logprobs": True,
+        "top_logprobs": 1,  # 0 turns per-token log-probs off entirely
+    }
+    if n > 1:
+        request["n"] = n
+    return request
+
+
+def to_candidates(response: dict) -> list:
+    """One Candidate per choice, scored by the sum of its sampled tokens' log-probs."""
+    candidates = []
+    for choice in sorted(response["choices"], key=lambda c: c.get("index", 0)):
+        tokens = ((choice.get("logprobs") or {}).get("content")) or []
+        candidates.append(decoding.Candidate(
+            text=(choice["message"].get("content") or "").strip(), score=float(sum(t["logprob"] for t in tokens)),
+            num_tokens=len(tokens), extra={"finish_reason": choice.get("finish_reason")}))
+    if candidates and isinstance(response.get("usage"), dict):  # token counts of the whole request, once
+        candidates[0].extra["usage"] = response["usage"]
+    return candidates
+
+
+if __name__ == "__main__":  # an engine process of ProcessEngine
+    sys.exit(serve(sys.argv[1]))

@@ -1,0 +1,79 @@
+"""Engines in their own processes (:class:`parlai_acute.agents.llama_engine.ProcessEngine`): the
+per-turn configurations really generate at the same time, and a crashed engine is one line."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from parlai_acute.agents.llama_engine import ProcessEngine
+from parlai_acute.errors import UserError
+from parlai_acute.mephisto_tasks.local_run import pid_alive
+from parlai_acute.worlds.per_turn import ModelPool, PerTurnDialogue
+
+SMOL = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 24"
+TWO = {"greedy": f"{SMOL} --inference greedy", "sampled": f"{SMOL} --inference sample --temperature 0.9"}
+
+
+@pytest.fixture()
+def pool(tmp_path, monkeypatch):
+    from parlai_acute.agents import llama_cpp
+
+    monkeypatch.setattr(llama_cpp, "cores", lambda: 2)  # the plan of a 2-core machine, whatever this one has
+    models = ModelPool(TWO, str(tmp_path), timeout=300, retries=0)
+    yield models
+    models.close()
+    for agent in models._masters.values():
+        agent.engine.close()
+
+
+def test_two_configurations_generate_at_the_same_time_in_two_processes(pool):
+    engines = {name: pool._masters[name].engine for name in pool.names}
+    assert all(isinstance(e, ProcessEngine) for e in engines.values())
+    assert len({e.pid for e in engines.values()} | {os.getpid()}) == 3 and {e.threads for e in engines.values()} == {1}
+    dialogue = PerTurnDialogue(pool, pool.names)
+    for prompt in ("Hi! Tell me about the last trip you took.", "What did you eat there?"):
+        candidates = dialogue.candidates(prompt)
+        assert all(c.ok and c.text for c in candidates), [c.error for c in candidates]
+        (a_start, a_end), (b_start, b_end) = (engines[name].generations[-1] for name in pool.names)
+        # each engine timed its own generation: the two intervals overlap (neither waited for the other)
+        assert max(a_start, b_start) < min(a_end, b_end), (a_start, a_end, b_start, b_end)
+        dialogue.continue_with(candidates[0].text, source=candidates[0].model)
+
+
+def test_a_crashed_engine_process_is_one_line_and_the_other_model_still_answers(pool):
+    dialogue = PerTurnDialogue(pool, pool.names)
+    dead = pool._masters["sampled"].engine
+    os.kill(dead.pid, signal.SIGKILL)
+    for _ in range(2):  # the turn it died in, and every later one
+        greedy, sampled = dialogue.candidates("Hello, how are you today?")
+        assert greedy.ok and greedy.text
+        assert not sampled.ok and "\n" not in sampled.error
+        assert f"engine process of {os.path.basename(dead.model_path)} (pid {dead.pid}) was killed by SIGKILL" \
+            in sampled.error and "restart the task" in sampled.error
+        dialogue.continue_with(greedy.text, source="greedy")
+    assert not pid_alive(dead.pid)
+
+
+def test_an_engine_process_ends_when_closed_or_dropped(tmp_path):
+    import gc
+
+    from parlai_acute.paths import default_gguf
+
+    closed, dropped = ProcessEngine(default_gguf(), 256, 1, 1), ProcessEngine(default_gguf(), 256, 1, 1)
+    pids = closed.pid, dropped.pid
+    closed.close()
+    del dropped
+    gc.collect()
+    assert not any(pid_alive(pid) for pid in pids)
+    with pytest.raises(RuntimeError, match="was closed"):
+        closed.chat({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+
+
+def test_an_engine_that_cannot_load_is_a_one_line_user_error(tmp_path):
+    fake = tmp_path / "broken.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 64)  # a GGUF header and nothing llama.cpp can load
+    with pytest.raises(UserError, match="could not load") as error:
+        ProcessEngine(str(fake), 256, 1, 1)
+    assert "\n" not in str(error.value)
