@@ -34,6 +34,8 @@ from scipy import special, stats
 from parlai_acute.errors import UserError
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, fit_counts
 
+__all__ = ["GOALS", "covariance", "contrasts", "pair_scores", "next_pairs", "resolved", "simulate"]
+
 GOALS = ("ranking", "top-k")
 
 

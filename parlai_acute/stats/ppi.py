@@ -35,6 +35,9 @@ from scipy import special, stats
 
 from parlai_acute.errors import UserError
 
+__all__ = ["tuned_lambda", "ppi_mean", "plan", "MIN_PILOT", "judge_tracks_people", "ppi_bradley_terry",
+           "bradley_terry_rank_sets", "ppi_ranking", "acute_items", "ITEMS", "ppi_table"]
+
 
 def _z(alpha: float) -> float:
     if not 0 < alpha < 1:

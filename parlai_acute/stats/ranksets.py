@@ -33,6 +33,9 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats.bradley_terry import fit_counts
 from parlai_acute.stats.sequential import mixture_bets
 
+__all__ = ["rank_sets", "top_k", "pairwise_critical", "simultaneous_ahead", "mixture_log_wealth",
+           "simulate_top_k"]
+
 
 def rank_sets(ahead: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest rank (1 = best) each model may take, batched over leading axes."""
