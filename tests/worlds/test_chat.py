@@ -23,8 +23,10 @@ ANSI = r"(?:\x1b\[[0-9;]*m|\s)*"
 
 def spawn_chat(*args):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # as a terminal starts it: Ctrl-C delivered (a CI job started in the background inherits SIGINT ignored)
     return pexpect.spawn(sys.executable, ["-m", "parlai_acute.scripts.main", "chat", *args], cwd=str(ROOT),
-                         env=env, encoding="utf-8", timeout=120)
+                         env=env, encoding="utf-8", timeout=120,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_chat_in_a_terminal_writes_a_conversations_log(tmp_path, datapath):
