@@ -243,7 +243,9 @@ class Scheduler:
             if winner is None:
                 return None
             row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
-            return self.stop.add([row]) if self.stop else None
+        # the rule's statistics (up to a second at 100k judgments) run outside the lock that every
+        # arriving worker's assignment waits for; the rule has a lock of its own
+        return self.stop.add([row]) if self.stop else None
 
     def release(self, worker: str, slots: list[Slot]) -> None:
         """Give back regular comparisons handed to ``worker`` that were never judged."""

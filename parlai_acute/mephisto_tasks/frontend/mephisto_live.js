@@ -16,9 +16,10 @@
  * (hello with claim); another tab of the same browser hears it at once (BroadcastChannel), any
  * other from the server's views (view.tab); it says so, stops sending, and offers to continue here.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
- * lines shared by every task (connection, tabs, saving, preview) come with the task configuration
- * (task_config.json "texts", mephisto_tasks/texts.py), read before registering; say(key, values)
- * gives them to the pages. Every text from the server goes in with textContent.
+ * lines shared by every task (connection, tabs, saving, preview; mephisto_tasks/texts.py) are
+ * written into the page when it is built (#live-texts), so a server down at the first load is
+ * said in words, and come again with the task configuration; say(key, values) gives them to the
+ * pages. Every text from the server goes in with textContent.
  */
 var MephistoLive = (function () {
   "use strict";
@@ -38,9 +39,14 @@ var MephistoLive = (function () {
   }
   function now() { return Date.now() / 1000; }
 
-  // A shared line from the task configuration, "{name}" filled from values; before the configuration
-  // has arrived (a server down at the first load), the page's own loading line.
+  // A shared line (written into the page, or from the task configuration), "{name}" filled from
+  // values; the page's own loading line if the page has none.
+  function builtIn() {
+    var node = document.getElementById("live-texts");
+    try { return node ? JSON.parse(node.textContent) : null; } catch (e) { return null; }
+  }
   function say(key, values) {
+    if (!texts) texts = builtIn();
     var text = texts && texts[key];
     if (!text) return loading;
     Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
