@@ -191,6 +191,9 @@ class Scheduler:
             return []
         free = [i for i in self.regular if self.needed[i] > 0 and self.ids[i] not in w.seen]
         room = max(0, min(self.max_per_worker - w.judged - w.reserved, self.comparisons_per_unit))
+        left = self.stop.budget_left() if self.stop is not None else None
+        if left is not None:  # the stop budget, less the comparisons handed out and not judged yet
+            room = max(0, min(room, left - sum(v.reserved for v in self._workers.values())))
         self._rng.shuffle(free)
         if self.selection == "adaptive" and free and room:
             weights = self._weights(free)
