@@ -129,13 +129,12 @@ def quiet_metrics_server(operator_module) -> None:
 
 def live_updates_off_loop(client_io_handler) -> None:
     """``mephisto-live-updates-off-loop`` (see the module docstring)."""
-    from mephisto.data_model.packet import PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE
-
+    live_update = client_io_handler.PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE  # the module's own name for it
     handler_class = client_io_handler.ClientIOHandler
     original = handler_class._on_channel_message
 
     def _on_channel_message(self, channel_id, packet):
-        if packet.type != PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE:
+        if packet.type != live_update:
             return original(self, channel_id, packet)
         try:
             self._on_message(packet, channel_id)
