@@ -1,12 +1,14 @@
 """Unsent typing survives a reload and shows in a second tab (``MephistoLive.draft``, shared by every
 page), on its own item and reply only, and goes once the server has stored it; and a worker Mephisto
-gives no unit is told so in our words, not Mephisto's. One multi-reference launch (no models) in real
-headless Chromium, one browser context (one worker's browser: reload, second tab, same storage).
+gives no unit is told so in our words, not Mephisto's. A multi-reference launch (no models) and a
+per-turn one (two generic bots: the message, own-reply and reason boxes), each in real headless Chromium
+with one browser context (one worker's browser: reload, second tab, the same storage).
 """
 from __future__ import annotations
 
 from chaos_helpers import elsewhere, idle, open_page, wait
 from label_task_helpers import XSS, write_jsonl
+from perturn_task_helpers import stored
 
 from parlai_acute.mephisto_tasks import texts
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
@@ -98,5 +100,52 @@ def test_an_unsent_reply_survives_reload_and_second_tab_on_its_own_item_and_goes
                        f"window.{VIEW}.item.written.length === 1)")
         wait(page, "document.body.dataset.finished === 'true'", what="the unit submitted")
         assert drafts(page) == {}
+    finally:
+        browser.close()
+
+
+BOT = "parlai_acute.agents.generic_bot:GenericBotAgent"
+TURN = "__perTurnView"
+
+
+def test_per_turn_message_own_reply_and_reason_survive_a_reload_until_stored(launch_per_turn, chromium):
+    task = launch_per_turn("--model", f"g1={BOT}", "--model", f"g2={BOT}", "mephisto.blueprint.protocol=sata_user",
+                           "mephisto.blueprint.justification=optional", "mephisto.blueprint.min_turns=1",
+                           "mephisto.blueprint.max_turns=2", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=1")
+    task.wait_ready()
+    chatting = f"{idle(None)} && window.{TURN}.can_send && !window.{TURN}.turn"
+    judging = f"{idle(None)} && (window.{TURN}.candidates || []).length === 2"
+    browser = chromium.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = open_page(browser, task.url, "tom", "t1", TURN)
+        wait(page, chatting)
+        page.locator("#message").press_sequentially("Unsent hello")
+        page.reload()
+        wait(page, chatting, what="the message box after a reload")
+        assert page.input_value("#message") == "Unsent hello"
+        page.press("#message", "Enter")
+        wait(page, judging, what="the replies to the first message")
+        page.reload()
+        wait(page, judging)
+        assert page.input_value("#message") == ""  # sent: not offered again
+
+        page.check("#none")
+        page.locator("#user-reply").press_sequentially("My own reply <b>here</b>")
+        page.locator("#justification").press_sequentially("neither answered")
+        page.reload()
+        wait(page, judging, what="the turn's replies after a reload")
+        assert page.input_value("#user-reply") == "My own reply <b>here</b>"
+        assert page.input_value("#justification") == "neither answered"
+        page.check("#none")
+        page.click("#submit-choice")
+        wait(page, f"{chatting} && window.{TURN}.turns_done === 1", what="the choice stored")
+        assert drafts(page) == {}
+        page.reload()
+        wait(page, f"{chatting} && window.{TURN}.turns_done === 1")
+        assert [page.input_value(box) for box in ("#message", "#user-reply", "#justification")] == ["", "", ""]
+        _, units, _ = stored(task.data_dir)
+        turn = units[0]["data"]["turns"][0]
+        assert turn["worker_message"] == "Unsent hello" and turn["user_reply"] == "My own reply <b>here</b>"
     finally:
         browser.close()
