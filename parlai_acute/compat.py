@@ -44,6 +44,16 @@ Fixes:
     on the machine (two tasks, a test beside a demo) logs a 40-line traceback, twice. We never
     use it: the operator's ``start_metrics_server`` starts it only when port 3031 is free.
 
+``mephisto-live-updates-off-loop``
+    ``ClientIOHandler`` hands every packet from the router's socket thread to the operator's
+    event loop, which also registers arriving workers with blocking database calls
+    (``TaskRun.get_units`` builds every unit of the run, per registration). A worker's action
+    (a ``mephisto_bound_live_update``) waited behind them: with 200 workers arriving, a
+    judgment took up to 0.5 s to reach its unit. Handling that packet needs no loop (a
+    duplicate check, a queue put, an event set), so we handle it where it arrives, in the
+    socket thread, in arrival order; every other packet still goes through the loop. An error
+    is logged as the loop's handler logs it (raising would restart the router socket).
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -79,6 +89,7 @@ POST_IMPORT_FIXES: dict[str, str] = {
     "parlai.utils.conversations": "parlai_acute.worlds.conversations_log:make_atomic",
     "mephisto.utils.logger_core": "parlai_acute.compat:single_log_lines",
     "mephisto.operations.operator": "parlai_acute.compat:quiet_metrics_server",
+    "mephisto.operations.client_io_handler": "parlai_acute.compat:live_updates_off_loop",
 }
 
 
@@ -114,6 +125,25 @@ def quiet_metrics_server(operator_module) -> None:
 
     start_metrics_server.__wrapped__ = original
     operator_module.start_metrics_server = start_metrics_server
+
+
+def live_updates_off_loop(client_io_handler) -> None:
+    """``mephisto-live-updates-off-loop`` (see the module docstring)."""
+    from mephisto.data_model.packet import PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE
+
+    handler_class = client_io_handler.ClientIOHandler
+    original = handler_class._on_channel_message
+
+    def _on_channel_message(self, channel_id, packet):
+        if packet.type != PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE:
+            return original(self, channel_id, packet)
+        try:
+            self._on_message(packet, channel_id)
+        except Exception:
+            client_io_handler.logger.exception(f"Channel {channel_id} encountered error on packet {packet}")
+
+    _on_channel_message.__wrapped__ = original
+    handler_class._on_channel_message = _on_channel_message
 
 
 class CompatError(RuntimeError):

@@ -157,3 +157,57 @@ def test_metrics_port_taken_is_quiet_with_fix():
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert "Could not launch prometheus metrics" not in result.stdout + result.stderr
+
+
+# A worker's action arrives while the operator's event loop is busy (registering other workers
+# does blocking database work there): it must reach its agent without waiting for the loop.
+LIVE_UPDATE_WHILE_LOOP_BUSY = (
+    "import asyncio, tempfile, threading, time, types\n"
+    "import parlai_acute\n"
+    "{uninstall}\n"
+    "from mephisto.abstractions.databases.local_database import LocalMephistoDB\n"
+    "from mephisto.data_model.agent import Agent\n"
+    "from mephisto.data_model.packet import Packet, PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE\n"
+    "from mephisto.operations.client_io_handler import ClientIOHandler\n"
+    "from mephisto.operations.datatypes import LoopWrapper\n"
+    "from mephisto.operations.worker_pool import WorkerPool\n"
+    "from mephisto.utils.testing import get_test_agent\n"
+    "db = LocalMephistoDB(tempfile.mkdtemp() + '/mephisto.db')\n"
+    "agent = Agent.get(db, get_test_agent(db))\n"
+    "pool = WorkerPool(db); pool.agents[agent.db_id] = agent\n"
+    "loop = asyncio.new_event_loop()\n"
+    "threading.Thread(target=loop.run_forever, daemon=True).start()\n"
+    "handler = ClientIOHandler(db)\n"
+    "handler.register_run(types.SimpleNamespace(loop_wrap=LoopWrapper(loop), worker_pool=pool))\n"
+    "loop.call_soon_threadsafe(time.sleep, 3)  # the loop is busy for 3 s\n"
+    "time.sleep(0.1)\n"
+    "def update(update_id, subject=agent.db_id):\n"
+    "    return Packet(PACKET_TYPE_MEPHISTO_BOUND_LIVE_UPDATE, subject, {{'update_id': update_id, 'n': 1}})\n"
+    "handler._on_channel_message('router', update('u1'))\n"
+    "handler._on_channel_message('router', update('u1'))  # the router's duplicate delivery\n"
+    "handler._on_channel_message('router', update('u2', subject='no-such-agent'))  # logged, not raised\n"
+    "print('delivered' if agent.has_live_update.wait(1.0) else 'waited')\n"
+    "time.sleep(3.5)\n"
+    "print('queued', agent.pending_actions.qsize())\n"
+)
+
+
+def _outcome(stdout: str) -> list[str]:
+    """The script's own lines (Mephisto logs to stdout too)."""
+    return [line for line in stdout.splitlines() if line in ("delivered", "waited") or line.startswith("queued ")]
+
+
+def test_live_update_waits_for_a_busy_event_loop_without_fix():
+    code = LIVE_UPDATE_WHILE_LOOP_BUSY.format(
+        uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.operations.client_io_handler')")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert _outcome(result.stdout) == ["waited", "queued 1"]
+
+
+def test_live_update_reaches_its_agent_while_the_event_loop_is_busy_with_fix():
+    result = run_python(LIVE_UPDATE_WHILE_LOOP_BUSY.format(uninstall=""))
+    assert result.returncode == 0, result.stderr
+    assert _outcome(result.stdout) == ["delivered", "queued 1"]
+    # an update for an unknown agent is logged, as the loop's handler logs it
+    assert "encountered error" in result.stdout + result.stderr

@@ -23,6 +23,7 @@ once for every task. The server, not the page, knows where a worker is:
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 
@@ -213,7 +214,7 @@ class LiveRunner(TaskRunner):
     # ------------------------------------------------------------------ mephisto hooks
     def run_unit(self, unit, agent) -> None:
         start = time.time()
-        gone_check = time.monotonic() + GONE_EVERY
+        gone_check = time.monotonic() + random.uniform(0, GONE_EVERY)  # 200 units started together: spread their checks
         try:
             self.resume(agent)
             while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
