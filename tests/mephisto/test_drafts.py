@@ -51,13 +51,19 @@ def test_an_unsent_reply_survives_reload_and_second_tab_on_its_own_item_and_goes
         wait(tab, at(1, 0))
         assert tab.input_value("#reply") == half
         elsewhere(page)
+        tab.locator("#reply").press("End")
+        tab.locator("#reply").press_sequentially(" more")  # the other tab's box follows (storage event)
+        wait(page, f"document.getElementById('reply').value === {half + ' more'!r}", what="the draft followed")
         page.close()
         page = tab
 
         # sent and stored: the box is empty, and stays empty after a reload (the draft is gone)
+        page.locator("#reply").press("End")
         page.locator("#reply").press_sequentially(" and the rest.")
         page.press("#reply", "Enter")
         wait(page, at(1, 1), what="reply 1 stored")
+        assert page.locator("#written li").all_inner_texts() == [f"{half} more and the rest."]  # as text
+        assert page.evaluate("window.__xss") is None
         assert page.input_value("#reply") == "" and drafts(page) == {}
         page.reload()
         wait(page, at(1, 1))
@@ -108,11 +114,12 @@ BOT = "parlai_acute.agents.generic_bot:GenericBotAgent"
 TURN = "__perTurnView"
 
 
-def test_per_turn_message_own_reply_and_reason_survive_a_reload_until_stored(launch_per_turn, chromium):
+def test_per_turn_message_own_reply_reasons_and_survey_survive_a_reload_until_stored(launch_per_turn, chromium):
     task = launch_per_turn("--model", f"g1={BOT}", "--model", f"g2={BOT}", "mephisto.blueprint.protocol=sata_user",
                            "mephisto.blueprint.justification=optional", "mephisto.blueprint.min_turns=1",
                            "mephisto.blueprint.max_turns=2", "mephisto.blueprint.onboarding=false",
-                           "mephisto.blueprint.target=1")
+                           "mephisto.blueprint.target=1", "mephisto.blueprint.opening=persona",
+                           "mephisto.blueprint.survey=convai2")
     task.wait_ready()
     chatting = f"{idle(None)} && window.{TURN}.can_send && !window.{TURN}.turn"
     judging = f"{idle(None)} && (window.{TURN}.candidates || []).length === 2"
@@ -147,5 +154,14 @@ def test_per_turn_message_own_reply_and_reason_survive_a_reload_until_stored(lau
         _, units, _ = stored(task.data_dir)
         turn = units[0]["data"]["turns"][0]
         assert turn["worker_message"] == "Unsent hello" and turn["user_reply"] == "My own reply <b>here</b>"
+
+        # the end-of-chat survey's optional reasons too
+        page.click("#finish")
+        wait(page, f"{idle(None)} && window.{TURN}.status === 'survey'", what="the survey")
+        first = page.locator("#survey-questions input[type=text]").first
+        first.press_sequentially("felt natural")
+        page.reload()
+        wait(page, f"{idle(None)} && window.{TURN}.status === 'survey'", what="the survey after a reload")
+        assert page.locator("#survey-questions input[type=text]").first.input_value() == "felt natural"
     finally:
         browser.close()

@@ -183,10 +183,11 @@ var MephistoLive = (function () {
     keys.filter(function (k) { return k && k.indexOf(base) === 0; }).forEach(forget);
   }
   // another tab of this browser typed or sent: a box of the same assignment and scope follows it
+  // (unless the worker is typing in it here, in the tab that owns the assignment)
   window.addEventListener("storage", function (ev) {
     if (!ev.key || ev.key.indexOf(DRAFT_PREFIX) !== 0) return;
     draftBoxes.forEach(function (box) {
-      if (box.__draftKey === ev.key && document.activeElement !== box) box.value = ev.newValue || "";
+      if (box.__draftKey === ev.key && (displaced || document.activeElement !== box)) box.value = ev.newValue || "";
     });
   });
 
