@@ -263,6 +263,8 @@ class ProcessEngine(LlamaEngine):
         with self._restart_lock:
             if self._links[0] is not dead:
                 return  # another request has already restarted it
+            if dead.closed:  # closed while this request saw it die: nothing to restart
+                raise RuntimeError(dead.dead)
             if self._failed:
                 raise RuntimeError(self._failed)
             now = time.monotonic()
@@ -294,7 +296,8 @@ class ProcessEngine(LlamaEngine):
 
     def close(self) -> None:
         super().close()
-        self._stop()
+        with self._restart_lock:  # never a restart after the close
+            self._stop()
 
 
 def _stop_current(links: list) -> None:
