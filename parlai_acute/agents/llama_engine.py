@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import itertools
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -25,9 +24,6 @@ from parlai_acute.agents import decoding
 from parlai_acute.errors import UserError
 
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
-
-logger = logging.getLogger(__name__)
-
 
 class EngineDied(RuntimeError):
     """An engine process ended without being closed (crashed, killed): :class:`ProcessEngine` starts a
@@ -277,9 +273,9 @@ class ProcessEngine(LlamaEngine):
                 raise RuntimeError(self._failed)
             self._restarts.append(now)
             self._links[0] = self._spawn()
-            logger.warning(f"{why}; restarted it as pid {self.pid} "
-                           f"(restart {len(self._restarts)} of at most {self.max_restarts} "
-                           f"in {self.restart_window / 60:g} min)")
+            # one line on stderr, as the task's own lines (a logging handler may wrap it over several)
+            print(f"{why}; restarted it as pid {self.pid} (restart {len(self._restarts)} of at most "
+                  f"{self.max_restarts} in {self.restart_window / 60:g} min)", file=sys.stderr, flush=True)
 
     @property
     def generations(self) -> list:
