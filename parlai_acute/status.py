@@ -223,7 +223,8 @@ def top_k_lines(result: dict) -> list[str]:
              f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
              f"outside by its own confidence sequence"]
     for q in result["questions"]:
-        verdict = "DECIDED" if q["decided"] else f"undecided, {len(q['undecided'])} pair(s) across the boundary open"
+        still_open = sum(u["decided"] == "undecided" for u in q["undecided"])  # the rest: decided the other way
+        verdict = "DECIDED" if q["decided"] else f"undecided, {still_open} pair(s) across the boundary open"
         lines.append(f"[{q['question']}] top {result['k']}: {', '.join(q['top'])}"
                      f"{'' if q['decided'] else ' (current estimate)'}  {verdict}")
         for u in q["undecided"]:

@@ -187,7 +187,8 @@ class StopRule:
         result = top_k(pd.DataFrame(list(self._rows.values())), int(self.top_k), alpha=self.alpha,
                        models=self.models, details=False)
         verdict = result["questions"][0]
-        self.boundary = {frozenset(u["models"]) for u in verdict["undecided"]}
+        # only pairs still open: a pair decided the other way (j ahead of i) is final and gains nothing
+        self.boundary = {frozenset(u["models"]) for u in verdict["undecided"] if u["decided"] == "undecided"}
         if result["decided"]:
             self.decision = {"stopped": "decided", "judgments": judged, "alpha": self.alpha, "top_k": result["k"],
                              "top": verdict["top"], "rank_sets": verdict["rank_sets"],
@@ -200,7 +201,8 @@ def already_stopped(stop: StopRule | None) -> str | None:
     if stop is None or stop.decision is None:
         return None
     d = stop.decision
-    why = "its budget is spent" if d["stopped"] == "budget" else "every named comparison is decided"
+    why = ("its budget is spent" if d["stopped"] == "budget" else
+           f"the top {d['top_k']} are decided" if "top_k" in d else "every named comparison is decided")
     return (f"the stop rule already stops this task ({why} at {d['judgments']} judgments; `parlai-acute status "
             f"--task-name` shows it); nothing to launch (raise mephisto.blueprint.stop_budget, or use another "
             f"mephisto.task.task_name for a new run)")

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from parlai_acute.errors import UserError
@@ -144,15 +145,38 @@ def test_the_task_schedulers_hand_out_nothing_new_once_the_rule_fired_and_finish
     assert items.complete() and first in range(20)
 
 
-def _conversation(k: int, model: str, status: str = "complete") -> dict:
-    """A stored interactive-SSA dialogue (per-turn setting sm, label_mode ssa) of three labelled turns."""
+def test_item_budget_counts_answers_of_units_still_running():
+    """The rule reads a unit's labels when the unit ends: until then they are work under way, so a
+    budget of 10 with 10 items per unit hands a second worker nothing while the first one labels."""
+    items = ItemScheduler([f"i{k}" for k in range(30)], per_item=2, items_per_unit=10,
+                          stop=StopRule("ssa", {"budget": 10}, [("a", "b")]))
+    held = items.assign("A")
+    assert len(held) == 10
+    for index in held[:6]:
+        items.record("A", index)
+    assert items.assign("B") == []  # 4 handed out + 6 labelled, not yet read by the rule
+    for index in held[6:]:
+        items.release("A", index)  # A leaves: 4 come back, the 6 labels are still under way
+    assert len(items.assign("B")) == 4
+    items.stop.add([{"item": f"i{k}", "worker": "A"} for k in held[:6]])
+    items.settled("A", held[:6])  # A's unit ended: its labels count in the rule now, once
+    assert items.stop.budget_left() == 4 and items.assign("C") == []  # B holds those 4
+
+
+def _conversation(k: int, model: str, status: str = "complete", label_mode: str = "ssa") -> dict:
+    """A stored single-model dialogue (per-turn setting sm) of three labelled turns: SSA labels
+    (label_mode ssa) or appropriate / not (label_mode appropriate)."""
     turns = [{"turn": t, "worker_message": f"hello {t}", "fallback": "picked", "user_reply": "",
               "candidates": [{"model": model, "text": "ok" if model == "generic" else f"hiking {t}", "position": 0,
-                              "continued": True}],
-              "ssa": {"sensible": True, "specific": model == "smol"}, "shown_at": k, "decided_at": k + 0.5}
+                              "continued": True, "picked": model == "smol"}],
+              "shown_at": k, "decided_at": k + 0.5}
              for t in range(3)]
+    if label_mode == "ssa":
+        for turn in turns:
+            turn["ssa"] = {"sensible": True, "specific": model == "smol"}
     return {"worker_id": k, "worker_name": f"w{k}", "unit_id": str(k), "task_run_id": "1",
-            "data": {"dialogue_id": f"d{k}", "model_set": [model], "status": status, "messages": [], "turns": turns}}
+            "data": {"dialogue_id": f"d{k}", "model_set": [model], "status": status, "messages": [], "turns": turns,
+                     "setting": "sm", "protocol": "sm"}}
 
 
 def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriateness_has_no_comparison():
@@ -172,6 +196,11 @@ def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriate
     with pytest.raises(UserError, match="appropriateness labels .* use stop_budget, or label_mode=ssa"):
         stop_rule(Blueprint(stop_alpha=0.05), appropriate)
     assert stop_rule(Blueprint(stop_budget=100), appropriate).budget == 100
+    # the budget counts appropriateness-labelled turns: 40 complete conversations x 3 turns spend 100
+    labelled = [{"unit": _conversation(k, ("a", "b")[k % 2], label_mode="appropriate")} for k in range(40)]
+    spent = stop_rule(Blueprint(stop_budget=100), appropriate, labelled)
+    assert spent.stopped and spent.decision["stopped"] == "budget" and spent.decision["judgments"] == 120
+    assert stop_rule(Blueprint(stop_budget=200), appropriate, labelled).budget_left() == 80
 
 
 def test_status_says_why_a_run_stopped():
@@ -186,3 +215,23 @@ def test_status_says_why_a_run_stopped():
     assert lines[1].startswith("  a vs b: above, estimate 1.000 [") and "over" in lines[1]
     assert lines[2].startswith("STOPPED: the budget of 3 judgments was spent")
     assert lines[3].startswith("STOPPED at 9 judgments: the top 1 (m) decided at alpha 0.2")
+
+
+def test_top_k_boundary_leaves_out_a_pair_decided_the_other_way():
+    """A cycle (a beats b, b beats c, c beats a, each decisively): the top 1 is not decided, and the
+    one pair across the boundary (a vs c) is decided against a. A decided pair is final, so adaptive
+    selection must not serve it as open."""
+    rows, t = [], 0
+    for _ in range(60):
+        for winner, loser in (("a", "b"), ("b", "c"), ("c", "a")):
+            t += 1
+            rows.append({"worker": f"w{t}", "model_left": winner, "model_right": loser, "winner": winner,
+                         "timestamp": float(t), "is_onboarding": False, "question_key": "q", "pair_id": ""})
+    rule = StopRule("acute", {"top_k": 1}, [("a", "b"), ("b", "c"), ("a", "c")])
+    assert rule.add(rows) is None
+    from parlai_acute.status import top_k, top_k_lines
+
+    result = top_k(pd.DataFrame(rows), 1, alpha=0.05, models=rule.models, details=True)
+    assert [u["decided"] for u in result["questions"][0]["undecided"]] == ["below"]
+    assert rule.boundary == set()
+    assert "undecided, 0 pair(s) across the boundary open" in "\n".join(top_k_lines(result))

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 from typing import Sequence
 
 import parlai_acute
-from parlai_acute.files import write_json, write_jsonl
+from parlai_acute.files import json_ready, write_json, write_jsonl
 from parlai_acute.judges.runner import ItemResult, Runner, summarize
 from parlai_acute.stats.position_bias import position_bias
 
@@ -27,7 +26,7 @@ def bias(results: Sequence[ItemResult]) -> list:
     """Position bias over every answered order of single-choice items."""
     picks = [(len(r.item.options), j.position_value) for r in results if r.item.kind == "one"
              for j in r.judged if not j.missing]
-    return _clean(position_bias(picks))
+    return json_ready(position_bias(picks))
 
 
 def run_id(runner: Runner) -> str:
@@ -52,16 +51,6 @@ def count_lines(counts: dict, noun: str, rule: str, biases: Sequence[dict] = ())
         lines.append(f"position bias{candidates}: first position chosen {b['picks'][0]}/{b['n']} "
                      f"({100 * b['first_rate']:.0f}%{expected}, p={b['pvalue']:.3g})")
     return lines
-
-
-def _clean(obj):
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
 
 
 def write_items(path: Path, results: Sequence[ItemResult], protocol) -> None:
@@ -90,7 +79,7 @@ def read_summary(given: str | None, table: str | None) -> dict | None:
 
 
 def write_summary(path: Path, summary: dict) -> None:
-    write_json(path, _clean(summary))
+    write_json(path, summary)
 
 
 def status_counts(results: Sequence[ItemResult]) -> dict:

@@ -192,9 +192,16 @@ class ItemTaskRunner(LiveRunner):
         done = len(d["results"])
         for k, entry in enumerate(d["plan"][done:]):
             if not entry["onboarding"]:
-                started = k == 0 and bool(d.get("current"))
+                started = k == 0 and self.started(d.get("current"))
                 self.scheduler.release(str(agent.worker_id), entry["index"], started=started)
         if d["status"] == "working":
             d["status"] = "partial"
             agent.state.save_data()
         self.settle_stop(agent, self.stop_rows(agent))
+        self.scheduler.settled(str(agent.worker_id), [e["index"] for e in d["plan"][:done] if not e["onboarding"]])
+
+    @staticmethod
+    def started(current: dict | None) -> bool:
+        """Is part of an answer to the current item stored (so the worker keeps it as seen)? By default
+        any stored step is; a task whose steps store no answer (SSA's first question) says otherwise."""
+        return bool(current)

@@ -13,7 +13,8 @@ and the multi-reference task (each context written for by ``per_item`` workers: 
 
 ``history`` (what earlier runs of the task stored) makes a relaunch hand out only what is missing.
 With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new unit gets
-items; units under way finish theirs. Items under way count against its budget.
+items; units under way finish theirs. Items under way count against its budget: those handed out,
+and those answered in units still running (the rule reads a unit's answers when the unit ends).
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class ItemScheduler(OnboardingGate):
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._workers: dict[str, _Worker] = {}
+        self._unsettled: set = set()  # (worker, index) answered in a unit the stop rule has not read yet
         self.needed = [self.per_item] * len(self.ids)
         index_of = {item: i for i, item in enumerate(self.ids)}
         # earlier answers: {"worker", "item": id, "done": bool} and {"worker", "passed_onboarding": bool}
@@ -104,8 +106,8 @@ class ItemScheduler(OnboardingGate):
         if self.max_per_worker is not None:
             room = min(room, self.max_per_worker - w.done - w.reserved)
         left = self.stop.budget_left() if self.stop is not None else None
-        if left is not None:  # the stop budget, less the items under way
-            room = min(room, left - sum(v.reserved for v in self._workers.values()))
+        if left is not None:  # the stop budget, less the items under way (handed out, or answered unread)
+            room = min(room, left - sum(v.reserved for v in self._workers.values()) - len(self._unsettled))
         return free[:max(0, room)]
 
     def has_work_for(self, worker: str) -> bool:
@@ -129,6 +131,13 @@ class ItemScheduler(OnboardingGate):
             w = self._worker(worker)
             w.reserved -= 1
             w.done += 1
+            self._unsettled.add((worker, index))
+
+    def settled(self, worker: str, indices: list[int]) -> None:
+        """The stop rule has read ``worker``'s answers to ``indices`` (their unit ended): they count
+        there now, no longer as work under way."""
+        with self._lock:
+            self._unsettled.difference_update((worker, i) for i in indices)
 
     def release(self, worker: str, index: int, *, started: bool = False) -> None:
         """Give back an item ``worker`` was handed and did not finish. ``started``: part of an answer is

@@ -138,9 +138,10 @@ def serve(operator) -> bool:
 
 
 @contextlib.contextmanager
-def shutdown_deadline(architects, seconds: float = SHUTDOWN_GRACE_S):
+def shutdown_deadline(architects, seconds: float = SHUTDOWN_GRACE_S, *, interrupted: bool = True):
     """Bound the stop: if Mephisto's shutdown has not returned after ``seconds``, stop the router,
-    say so and exit (every action was stored when it arrived, so nothing is lost)."""
+    say so and exit (every action was stored when it arrived, so nothing is lost): 130 after a
+    signal, as a stopped command reports it, else 1 (a run that ended by itself did not finish cleanly)."""
     import os
     import sys
     import threading
@@ -151,7 +152,7 @@ def shutdown_deadline(architects, seconds: float = SHUTDOWN_GRACE_S):
         setup.stop_server_processes(architects)
         print(f"parlai-acute: Mephisto's shutdown did not finish in {seconds:g} s; stopped the router "
               "and exited (all answers were already stored)", file=sys.__stderr__, flush=True)
-        os._exit(130)
+        os._exit(130 if interrupted else 1)
 
     timer = threading.Timer(seconds, give_up)
     timer.daemon = True
@@ -231,7 +232,7 @@ def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish cleanup even if signalled again
         try:
-            with shutdown_deadline(architects):
+            with shutdown_deadline(architects, interrupted=interrupted):
                 stop(operator, interrupted)
         finally:
             setup.stop_server_processes(architects)

@@ -2,9 +2,10 @@
 
 These lines are the same for all four tasks (ACUTE-Eval, per-turn, SSA labelling, multi-reference)
 and must be on the page before the task server answers (a preview, a server that is down), so
-they reach it with the task's configuration (``task_config.json``, see
-:meth:`..task_blueprint.TaskBlueprint.get_frontend_args`), which the shared page code
-(``frontend/mephisto_live.js``) reads first; ``MephistoLive.say(key)`` gives them to the pages.
+they are written into the page when it is built (:func:`..page_builder.page_html`) and come again
+with the task's configuration (``task_config.json``, see
+:meth:`..task_blueprint.TaskBlueprint.get_frontend_args`); ``MephistoLive.say(key)`` (the shared
+page code, ``frontend/mephisto_live.js``) gives them to the pages.
 Each task's own words are in its ``texts`` module and reach the page in every view's ``text``.
 Pure values, no Mephisto.
 """

@@ -3,7 +3,8 @@
 Reads a finished Mephisto run (``--task-name``) or a judgments file (``--judgments``) and
 writes into ``--outdir``: judgments.csv (kept, tidy), excluded.csv and exclusions.json
 (how many and why, A/A checks), matchups.csv, winrate_grid.csv and winrates.json (paper
-grid: row = loser, column = winner; Clopper-Pearson intervals, exact binomial p, Holm p,
+grid: each cell a matchup, the share of judgments the column model won against the row model;
+Clopper-Pearson intervals, exact binomial p, Holm p,
 marks, workers per matchup and worker-resampling intervals), ranking.csv and ranking.json
 (Bradley-Terry; bootstrap or, for separated or small data, profile-likelihood intervals),
 agreement.json (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,

@@ -80,6 +80,20 @@ def test_history_continues_the_stop_rule_and_bad_names_are_refused():
         Scheduler(pairings(2), stop={"alpha": 0.05, "comparisons": ["m0 vs nobody"]})
 
 
+def test_budget_counts_comparisons_handed_out_and_not_judged_yet():
+    """As in the item and per-turn tasks: with stop_budget=7 and units of 5, a second worker gets
+    only the 2 the first one's unit leaves, and nothing once the budget is spent."""
+    sched = Scheduler(pairings(), comparisons_per_unit=5, max_per_worker=10, use_onboarding=False, seed=0,
+                      stop={"budget": 7})
+    first, second = sched.assign("w1"), sched.assign("w2")
+    assert (len(first), len(second)) == (5, 2) and sched.assign("w3") == []
+    sched.release("w2", second)  # w2 left: their two come back
+    assert len(sched.assign("w3")) == 2
+    for slot in first:
+        sched.record("w1", slot, winner=sched.pairings[slot.index]["speakers_to_eval"][0])
+    assert sched.stop.budget_left() == 2 and sched.assign("w4") == []
+
+
 def test_live_task_stops_at_its_budget_and_stores_the_decision_with_the_data(tmp_path, launch):
     """The real task over loopback HTTP: with stop_budget=3 and adaptive selection, the third
     judgment settles the stop rule; it is stored in that unit's data, and the run is complete."""

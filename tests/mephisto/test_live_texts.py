@@ -170,3 +170,40 @@ def test_every_page_is_the_shared_frame_around_its_own_main():
         css = next(folder.glob("*.css")).name
         assert page.startswith("<!DOCTYPE html>") and f'href="{css}"' in page and "$" not in page.split("<main>")[0]
         assert page.index('src="mephisto_live.js"') < page.index('id="status"') < page.index(f'src="{css[:-4]}.js"')
+
+
+def test_a_page_whose_server_is_down_at_its_first_load_says_so_in_the_shared_words(tmp_path, chromium):
+    """The page is served (real HTTP on loopback) but its task server is not there: no task
+    configuration, no router. The shared lines are built into the page, so a preview says the
+    server cannot be reached, and a worker's page says it is reconnecting, in the server's words."""
+    import functools
+    import http.server
+    import threading
+
+    from parlai_acute.mephisto_tasks.browser import worker_url
+    from parlai_acute.mephisto_tasks.page_builder import SHARED_FRONTEND_DIR, page_html
+
+    folder = Path(shared.__file__).parent / "ssa_label" / "frontend"
+    for source in (*SHARED_FRONTEND_DIR.iterdir(), *folder.iterdir()):
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    (tmp_path / "index.html").write_text(page_html(folder), encoding="utf-8")
+    import mephisto.abstractions.providers.mock as mock_provider  # what the router serves for the mock provider
+
+    wrap = Path(mock_provider.__file__).parent / "wrap_crowd_source.js"
+    (tmp_path / "wrap_crowd_source.js").write_bytes(wrap.read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    lines = shared.live_texts()
+    page = chromium.new_page()
+    try:
+        page.goto(base + "/index.html")  # a preview: no worker, no assignment
+        page.wait_for_function("t => document.getElementById('status').textContent === t", arg=lines["unreachable"],
+                               timeout=20_000)
+        page.goto(worker_url(base, "w1", "a1").replace("/?", "/index.html?"))
+        page.wait_for_function("t => (document.getElementById('live-banner') || {}).textContent === t",
+                               arg=lines["reconnecting"], timeout=20_000)
+    finally:
+        page.close()
+        server.shutdown()

@@ -49,6 +49,8 @@ def test_every_configuration_says_its_own_count_question_and_protocol(setting, p
         assert "tick every" in words and "none of these" in words
         assert ("write a better reply" in words) == (protocol == "sata_user")
     assert "at least 2 turns (at most 4)" in chat["intro"] and "after turn 4" in chat["intro"]
+    one = texts.intro(Design(**{**d.__dict__, "min_turns": 1}), k)
+    assert "at least 1 turn (at most 4)" in one  # never "1 turns"
 
     n = practice_size(d)
     assert n == min(k, 3)

@@ -29,7 +29,8 @@ from dataclasses import asdict
 from parlai_acute.acute.questions import resolve
 from parlai_acute.mephisto_tasks.acute_eval.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute_eval.state import SCHEMA
-from parlai_acute.mephisto_tasks.acute_eval.texts import CHOOSE_SPEAKER, ONBOARDING_FAILED, page_texts, reason_too_short
+from parlai_acute.mephisto_tasks.acute_eval.texts import (CHOOSE_SPEAKER, ONBOARDING_FAILED, page_texts, reason_too_short,
+                                                    side_label)
 from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ def comparison_view(pairing: dict, slot: Slot, position: int, n: int) -> dict:
         evaluated = pairing["speakers_to_eval"][d]
         turns = [{"text": t["text"], "evaluated": t["id"] == evaluated}
                  for t in pairing["dialogue_dicts"][d]["dialogue"]]
-        sides.append({"label": f"Speaker {number}", "turns": turns})
+        sides.append({"label": side_label(number), "turns": turns})
     return {"position": position, "n": n, "sides": sides}
 
 

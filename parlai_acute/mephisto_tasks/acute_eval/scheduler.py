@@ -191,6 +191,9 @@ class Scheduler:
             return []
         free = [i for i in self.regular if self.needed[i] > 0 and self.ids[i] not in w.seen]
         room = max(0, min(self.max_per_worker - w.judged - w.reserved, self.comparisons_per_unit))
+        left = self.stop.budget_left() if self.stop is not None else None
+        if left is not None:  # the stop budget, less the comparisons handed out and not judged yet
+            room = max(0, min(room, left - sum(v.reserved for v in self._workers.values())))
         self._rng.shuffle(free)
         if self.selection == "adaptive" and free and room:
             weights = self._weights(free)
@@ -243,7 +246,9 @@ class Scheduler:
             if winner is None:
                 return None
             row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
-            return self.stop.add([row]) if self.stop else None
+        # the rule's statistics (up to a second at 100k judgments) run outside the lock that every
+        # arriving worker's assignment waits for; the rule has a lock of its own
+        return self.stop.add([row]) if self.stop else None
 
     def release(self, worker: str, slots: list[Slot]) -> None:
         """Give back regular comparisons handed to ``worker`` that were never judged."""

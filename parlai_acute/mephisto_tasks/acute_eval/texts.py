@@ -42,9 +42,14 @@ def progress(position: int | None, n: int, *, finished: bool, blocked: bool) -> 
     return f"Comparison {position} of {n}"
 
 
+def side_label(number: int) -> str:
+    """The name of the speaker judged in conversation ``number`` (1 or 2): the choice's label."""
+    return f"Speaker {number}"
+
+
 def page_texts(*, question: str, n: int, position: int | None, minutes: int, min_reason: int,
                check_first: bool, finished: bool = False, blocked: bool = False,
-               blocked_message: str = "", side_labels: tuple = ("Speaker 1", "Speaker 2")) -> dict:
+               blocked_message: str = "", side_labels: tuple = (side_label(1), side_label(2))) -> dict:
     """Every string of one view of the page (``{missing}`` in ``reason_help`` is filled as the worker types)."""
     return {
         "progress": progress(position, n, finished=finished, blocked=blocked),

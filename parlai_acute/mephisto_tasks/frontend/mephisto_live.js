@@ -16,9 +16,10 @@
  * (hello with claim); another tab of the same browser hears it at once (BroadcastChannel), any
  * other from the server's views (view.tab); it says so, stops sending, and offers to continue here.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
- * lines shared by every task (connection, tabs, saving, preview) come with the task configuration
- * (task_config.json "texts", mephisto_tasks/texts.py), read before registering; say(key, values)
- * gives them to the pages. Every text from the server goes in with textContent.
+ * lines shared by every task (connection, tabs, saving, preview; mephisto_tasks/texts.py) are
+ * written into the page when it is built (#live-texts), so a server down at the first load is
+ * said in words, and come again with the task configuration; say(key, values) gives them to the
+ * pages. Every text from the server goes in with textContent.
  *
  * Drafts: MephistoLive.draft(box, scope) keeps what the worker has typed in a text box but not sent
  * (in localStorage, under the assignment, the box and the scope: the item / turn / position its text
@@ -49,10 +50,18 @@ var MephistoLive = (function () {
   }
   function now() { return Date.now() / 1000; }
 
-  // A shared line from the task configuration, "{name}" filled from values; before the configuration
-  // has arrived (a server down at the first load), the page's own loading line.
+  // A shared line (written into the page, or from the task configuration), "{name}" filled from
+  // values; the page's own loading line if the page has none.
+  function builtIn() {
+    var node = document.getElementById("live-texts");
+    try { return node ? JSON.parse(node.textContent) : null; } catch (e) { return null; }
+  }
+  function lines() {
+    if (!texts) texts = builtIn();
+    return texts || {};
+  }
   function say(key, values) {
-    var text = texts && texts[key];
+    var text = lines()[key];
     if (!text) return loading;
     Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
     return text;
@@ -61,7 +70,7 @@ var MephistoLive = (function () {
   // but ours for it (texts.failure_text does the same lookup), a generic line for one we do not know.
   function failureText(reason) {
     if (!reason) return say("no_work");
-    var known = texts && texts.failure_reasons;
+    var known = lines().failure_reasons;
     return known && Object.prototype.hasOwnProperty.call(known, reason) ? known[reason] : say("failure_unknown");
   }
   function loadConfig() {

@@ -109,8 +109,10 @@ def stop_rule(b, design: Design, history: list[dict] = ()):
     if design.setting == "sm" and design.label_mode != "ssa" and stop["alpha"] is not None:
         raise UserError("mephisto.blueprint.stop_alpha needs comparisons, and appropriateness labels (setting sm, "
                         "label_mode appropriate) have none status decides; use stop_budget, or label_mode=ssa")
-    if design.setting == "sm":
+    if design.setting == "sm" and design.label_mode == "ssa":
         protocol, pairs = "ssa", list(itertools.combinations(design.models, 2))
+    elif design.setting == "sm":  # appropriateness labels: the budget counts judged turns, as per-turn does
+        protocol, pairs = "per-turn", list(itertools.combinations(design.models, 2))
     else:
         protocol = "per-turn"
         pairs = [p for s in design.model_sets for p in itertools.combinations(s, 2)]

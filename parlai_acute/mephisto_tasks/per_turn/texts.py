@@ -79,8 +79,9 @@ def continuation(design: Design) -> str:
 
 def intro(design: Design, k: int) -> str:
     shown = "a possible reply" if k == 1 else f"{k} possible replies"
-    turns = (f"exactly {design.min_turns} turns" if design.min_turns == design.max_turns
-             else f"at least {design.min_turns} turns (at most {design.max_turns})")
+    count = lambda n: "1 turn" if n == 1 else f"{n} turns"  # noqa: E731
+    turns = (f"exactly {count(design.min_turns)}" if design.min_turns == design.max_turns
+             else f"at least {count(design.min_turns)} (at most {design.max_turns})")
     minutes = max(5, round(design.min_turns * 1.5))
     return (f"Chat with a partner as you would with a new acquaintance. After each of your messages you will see "
             f"{shown}: {what_to_do(design, k)}. {continuation(design)} Please do {turns}; the chat ends by itself "

@@ -30,6 +30,12 @@ class SsaLabelRunner(ItemTaskRunner):
 
         return ensure_live(task_run, args, shared_state)
 
+    @staticmethod
+    def started(current: dict | None) -> bool:
+        """"It makes sense" is a step on the page, not a label: a worker who left there has labelled
+        nothing, and the item may come to them again."""
+        return False
+
     def stop_rows(self, agent) -> list[dict]:
         from parlai_acute.mephisto_tasks.ssa_label.store import labels_records
 
