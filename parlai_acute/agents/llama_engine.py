@@ -25,6 +25,10 @@ from parlai_acute.errors import UserError
 
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 
+class EngineDied(RuntimeError):
+    """An engine process ended without being closed (crashed, killed): :class:`ProcessEngine` starts a
+    fresh one for the request, within its restart bound."""
+
 def check_model_file(path: str) -> str:
     """Return the absolute path of a readable GGUF file, else raise a one-line UserError."""
     path = os.path.abspath(os.path.expanduser(str(path)))
@@ -129,20 +133,21 @@ class _EngineLink:
     """The parent's end of an engine process: pending requests by id, and the reader thread that
     settles them. Holds no reference to the :class:`ProcessEngine`, so dropping the engine stops it."""
 
-    def __init__(self, proc: subprocess.Popen, name: str):
+    def __init__(self, proc: subprocess.Popen, name: str, generations: collections.deque):
         self.proc, self.name = proc, name
         self.pending: dict[int, Future] = {}
         self.lock = threading.Lock()
         self.ids = itertools.count()
         self.dead = ""  # why the process cannot answer any more (one line)
-        self.generations: collections.deque = collections.deque(maxlen=4096)  # (started, finished) wall clock
+        self.closed = False  # closed on purpose: never restarted
+        self.generations = generations  # (started, finished) wall clock, kept across restarts
         threading.Thread(target=self._read, name=f"llama-engine-{proc.pid}", daemon=True).start()
 
     def send(self, request: dict) -> Future:
         future: Future = Future()
         with self.lock:
             if self.dead:
-                raise RuntimeError(self.dead)
+                raise (RuntimeError if self.closed else EngineDied)(self.dead)
             key = next(self.ids)
             self.pending[key] = future
             try:
@@ -150,7 +155,7 @@ class _EngineLink:
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 del self.pending[key]
-                raise RuntimeError(self._exited()) from None
+                raise EngineDied(self._exited()) from None
         return future
 
     def _read(self) -> None:
@@ -170,7 +175,7 @@ class _EngineLink:
         with self.lock:
             self.dead, pending, self.pending = self.dead or message, self.pending, {}
         for future in pending.values():
-            future.set_exception(RuntimeError(self.dead))
+            future.set_exception((RuntimeError if self.closed else EngineDied)(self.dead))
 
     def _exited(self) -> str:
         try:
@@ -179,12 +184,12 @@ class _EngineLink:
             code = None
         how = ("closed its pipe" if code is None else f"was killed by {signal.Signals(-code).name}" if code < 0
                else f"exited with code {code}")
-        return (f"the llama.cpp engine process of {self.name} (pid {self.proc.pid}) {how}; its replies are lost "
-                "-- check memory and the model file, then restart the task")
+        return f"the llama.cpp engine process of {self.name} (pid {self.proc.pid}) {how}"
 
     def stop(self) -> None:
         """Close the pipe (the process exits at end of input) and reap it; SIGKILL if it hangs."""
         with self.lock:
+            self.closed = True
             self.dead = self.dead or f"the llama.cpp engine of {self.name} was closed"
         try:
             self.proc.stdin.close()
@@ -207,20 +212,37 @@ class ProcessEngine(LlamaEngine):
     its stdin/stdout (one request and one answer per line, answered out of order by id). The
     process exits at the end of its input -- when the engine is closed or dropped, and when the
     task's process ends in any way (SIGINT, SIGTERM, even SIGKILL), since the kernel closes the
-    pipe -- and ignores SIGINT itself, so Ctrl-C stops the task, not its models mid-turn. A
-    crashed process fails its pending and later requests with a one-line error.
+    pipe -- and ignores SIGINT itself, so Ctrl-C stops the task, not its models mid-turn.
+
+    A crashed process (out of memory, killed) is replaced: the requests it was answering and every
+    later one go to a fresh process, started once and logged in one line, so one crash costs a
+    worker a wait, not the rest of the task. A model that keeps crashing is not restarted forever:
+    after ``max_restarts`` restarts within ``restart_window`` seconds every request fails with one
+    line saying so (a crash that comes back is a memory or model-file problem a restart hides).
     """
+
+    max_restarts = 3
+    restart_window = 600.0
 
     def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
                  kv_cache_type: str = "q8_0"):
         self.model_path = check_model_file(model_path)
         self.context_length, self.slots, self.threads = context_length, slots, threads
-        settings = {"model_path": self.model_path, "context_length": context_length, "slots": slots,
-                    "threads": threads, "kv_cache_type": kv_cache_type}
+        self._settings = {"model_path": self.model_path, "context_length": context_length, "slots": slots,
+                          "threads": threads, "kv_cache_type": kv_cache_type}
+        self._generations: collections.deque = collections.deque(maxlen=4096)
+        self._restarts: collections.deque = collections.deque()  # monotonic times of recent restarts
+        self._failed = ""  # set once the restart bound is reached: every request fails with it
+        self._restart_lock = threading.Lock()
+        self._links = [self._spawn()]  # the current link, in a list the finalizer shares (no reference to self)
+        self._stop = weakref.finalize(self, _stop_current, self._links)
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
+
+    def _spawn(self) -> "_EngineLink":
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-        proc = subprocess.Popen([sys.executable, "-m", "parlai_acute.agents.llama_engine", json.dumps(settings)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "parlai_acute.agents.llama_engine",
+                                 json.dumps(self._settings)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         first = proc.stdout.readline()
         ready = json.loads(first) if first.strip() else {}
         if "ready" not in ready:
@@ -229,21 +251,53 @@ class ProcessEngine(LlamaEngine):
             raise UserError(ready.get("error") or f"the llama.cpp engine process for {self.model_path} exited "
                             f"with code {code} while loading; run it alone to see why (memory, the model file)")
         self.pid = proc.pid
-        self._link = _EngineLink(proc, os.path.basename(self.model_path))
-        self._stop = weakref.finalize(self, self._link.stop)
-        self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
+        return _EngineLink(proc, os.path.basename(self.model_path), self._generations)
+
+    def _revive(self, dead: "_EngineLink", why: str) -> None:
+        """Replace the crashed process ``dead`` (once, however many requests saw it die), or raise the
+        one-line error once the restart bound is reached."""
+        with self._restart_lock:
+            if self._links[0] is not dead:
+                return  # another request has already restarted it
+            if dead.closed:  # closed while this request saw it die: nothing to restart
+                raise RuntimeError(dead.dead)
+            if self._failed:
+                raise RuntimeError(self._failed)
+            now = time.monotonic()
+            while self._restarts and now - self._restarts[0] > self.restart_window:
+                self._restarts.popleft()
+            if len(self._restarts) >= self.max_restarts:
+                self._failed = (f"{why}; it crashed {len(self._restarts) + 1} times within "
+                                f"{self.restart_window / 60:g} min, so it is not restarted again -- check memory "
+                                "and the model file, then restart the task")
+                raise RuntimeError(self._failed)
+            self._restarts.append(now)
+            self._links[0] = self._spawn()
+            # one line on stderr, as the task's own lines (a logging handler may wrap it over several)
+            print(f"{why}; restarted it as pid {self.pid} (restart {len(self._restarts)} of at most "
+                  f"{self.max_restarts} in {self.restart_window / 60:g} min)", file=sys.stderr, flush=True)
 
     @property
     def generations(self) -> list:
         """(started, finished) wall-clock times of this engine's recent generations, as it timed them."""
-        return list(self._link.generations)
+        return list(self._generations)
 
     def chat(self, request: dict) -> dict:
-        return self._link.send(request).result()
+        while True:
+            link = self._links[0]
+            try:
+                return link.send(request).result()
+            except EngineDied as exc:
+                self._revive(link, str(exc))
 
     def close(self) -> None:
         super().close()
-        self._stop()
+        with self._restart_lock:  # never a restart after the close
+            self._stop()
+
+
+def _stop_current(links: list) -> None:
+    links[0].stop()
 
 
 def serve(settings_json: str) -> int:

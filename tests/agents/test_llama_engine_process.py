@@ -1,5 +1,6 @@
 """Engines in their own processes (:class:`parlai_acute.agents.llama_engine.ProcessEngine`): the
-per-turn configurations really generate at the same time, and a crashed engine is one line."""
+per-turn configurations really generate at the same time, a crashed engine is restarted (within a bound,
+then one line)."""
 from __future__ import annotations
 
 import os
@@ -42,18 +43,43 @@ def test_two_configurations_generate_at_the_same_time_in_two_processes(pool):
         dialogue.continue_with(candidates[0].text, source=candidates[0].model)
 
 
-def test_a_crashed_engine_process_is_one_line_and_the_other_model_still_answers(pool):
+def test_a_crashed_engine_process_is_restarted_and_the_other_model_is_untouched(pool, capfd):
     dialogue = PerTurnDialogue(pool, pool.names)
-    dead = pool._masters["sampled"].engine
+    engines = {name: pool._masters[name].engine for name in pool.names}
+    dead, other = engines["sampled"], engines["greedy"]
+    pids = dead.pid, other.pid
     os.kill(dead.pid, signal.SIGKILL)
-    for _ in range(2):  # the turn it died in, and every later one
-        greedy, sampled = dialogue.candidates("Hello, how are you today?")
-        assert greedy.ok and greedy.text
-        assert not sampled.ok and "\n" not in sampled.error
-        assert f"engine process of {os.path.basename(dead.model_path)} (pid {dead.pid}) was killed by SIGKILL" \
-            in sampled.error and "restart the task" in sampled.error
-        dialogue.continue_with(greedy.text, source="greedy")
-    assert not pid_alive(dead.pid)
+    greedy, sampled = dialogue.candidates("Hello, how are you today?")
+    # the turn after the crash is answered by a fresh process; the other model's process is the same
+    assert greedy.ok and greedy.text and sampled.ok and sampled.text, (greedy.error, sampled.error)
+    assert dead.pid != pids[0] and pid_alive(dead.pid) and not pid_alive(pids[0]) and other.pid == pids[1]
+    restarts = [line for line in capfd.readouterr().err.splitlines() if "restarted it as pid" in line]
+    assert len(restarts) == 1, restarts
+    assert f"(pid {pids[0]}) was killed by SIGKILL; restarted it as pid {dead.pid}" in restarts[0]
+
+
+def test_an_engine_that_keeps_crashing_stays_failed_with_one_line():
+    from parlai_acute.paths import default_gguf
+
+    engine = ProcessEngine(default_gguf(), 256, 1, 1)
+    engine.max_restarts = 1  # the bound, small: one restart, then the next crash is final
+    request = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+    try:
+        first = engine.pid
+        os.kill(first, signal.SIGKILL)
+        assert engine.chat(request)["choices"]  # restart 1 of 1
+        second = engine.pid
+        assert second != first
+        os.kill(second, signal.SIGKILL)
+        for _ in range(2):  # this request and every later one: the same line, no new process
+            with pytest.raises(RuntimeError) as error:
+                engine.chat(request)
+            message = str(error.value)
+            assert "\n" not in message and f"(pid {second}) was killed by SIGKILL" in message
+            assert "crashed 2 times within 10 min, so it is not restarted again" in message
+            assert "restart the task" in message and engine.pid == second
+    finally:
+        engine.close()
 
 
 def test_an_engine_process_ends_when_closed_or_dropped(tmp_path):

@@ -1,6 +1,7 @@
 """What a worker sees, in headless Debian chromium against the real task (local architect, Node router):
 question before the conversations, an introduction before the first comparison, a live reason
-hint, stacked conversations on a narrow screen, and a clear message after a failed onboarding."""
+hint, stacked conversations on a narrow screen, a clear message after a failed onboarding, and an unsent
+reason that survives a reload."""
 from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
@@ -89,4 +90,13 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
     assert narrow.inner_text("#progress") == "Comparison 2 of 3"
     assert narrow.locator("#reason-help").is_visible() and narrow.inner_text("#error") == ""
     assert box(narrow, "#question")["y"] < box(narrow, "#conversations")["y"]
+
+    # 6. the sent reason is gone from the box; an unsent one survives a reload, on its own comparison,
+    #    with its hint (MephistoLive.draft)
+    assert narrow.input_value("#reason") == ""
+    narrow.type("#reason", "half a")
+    narrow.reload()
+    narrow.wait_for_function("window.__acuteView && window.__acuteView.done === 1"
+                             " && !document.getElementById('task').hidden")
+    assert narrow.input_value("#reason") == "half a" and "4 more" in narrow.inner_text("#reason-help")
     narrow.close()

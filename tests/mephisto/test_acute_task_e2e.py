@@ -5,9 +5,10 @@ from __future__ import annotations
 import collections
 
 import pytest
+from mephisto.operations.datatypes import WorkerFailureReasons
 
 from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
-from parlai_acute.mephisto_tasks import setup
+from parlai_acute.mephisto_tasks import setup, texts
 from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
 from parlai_acute.mephisto_tasks.acute_eval import store
 from acute_task_helpers import XSS, make_pairings, pid_alive, write_pairings
@@ -62,7 +63,8 @@ def test_workers_judgments_quality_control_and_readback(tmp_path, launch, chromi
     assert failer.finished and len(failer.made) == 1
     again = sw.run_worker(chromium, task.url, "failer", "f2", fail_onboarding)
     assert again.unavailable and not again.made
-    assert "not currently qualified" in again.message
+    # Mephisto's "You are not currently qualified ..." in our words (texts.FAILURE_REASONS), on the real page
+    assert again.message == texts.failure_text(WorkerFailureReasons.NOT_QUALIFIED) == texts.NOT_ELIGIBLE
 
     # 2. the form refuses a reason under the minimum length: nothing is stored for it.
     page = chromium.new_page()

@@ -113,9 +113,25 @@ def test_shared_lines_are_served_with_the_task_configuration_and_fill_their_plac
     assert {"reconnecting", "elsewhere", "continue_here", "preview", "gone", "saving", "no_work"} <= set(lines)
     assert "Reconnecting to the task server" in lines["reconnecting"]  # what the chaos suite waits for
     assert "open in another tab" in lines["elsewhere"] and lines["continue_here"] in lines["elsewhere"]
-    assert {m for s in lines.values() for m in PLACEHOLDER.findall(s)} == {"status"}
+    assert {m for s in all_strings(lines) for m in PLACEHOLDER.findall(s)} == {"status"}
     lines["gone"] = "changed"
+    lines["failure_reasons"].clear()
     assert shared.live_texts()["gone"] != "changed"  # a copy: a caller cannot change what others are told
+    assert shared.live_texts()["failure_reasons"] == shared.FAILURE_REASONS
+
+
+def test_every_mephisto_failure_reason_is_told_in_our_words_and_an_unknown_one_generically():
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    mephisto_lines = {v for k, v in vars(WorkerFailureReasons).items() if k.isupper()}
+    assert mephisto_lines == set(shared.FAILURE_REASONS)  # a Mephisto that rewords one fails here, not silently
+    ours = [shared.failure_text(line) for line in sorted(mephisto_lines)]
+    assert len(set(ours)) == len(ours) and shared.FAILURE_UNKNOWN not in ours
+    for mephisto_line, text in zip(sorted(mephisto_lines), ours):
+        assert text != mephisto_line and "..." not in text and "session" not in text and text.endswith((".", "!"))
+    assert shared.failure_text(WorkerFailureReasons.NOT_QUALIFIED) == shared.NOT_ELIGIBLE  # blocked: the check's line
+    assert shared.failure_text("Some future Mephisto reason, please wait...") == shared.FAILURE_UNKNOWN
+    assert shared.failure_text(None) == shared.failure_text("") == shared.NO_WORK  # no reason given: no work
 
 
 def _page_words(path: Path) -> list[str]:

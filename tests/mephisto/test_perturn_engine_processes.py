@@ -1,7 +1,9 @@
 """The per-turn task's llama.cpp engine processes (one per engine, :class:`ProcessEngine`) end with
-the task: stopped by Ctrl-C (SIGINT) or by a process manager (SIGTERM), none is left behind."""
+the task: stopped by Ctrl-C (SIGINT) or by a process manager (SIGTERM), none is left behind; one killed
+under a running task is replaced and the task goes on."""
 from __future__ import annotations
 
+import os
 import signal
 import time
 from pathlib import Path
@@ -43,3 +45,33 @@ def test_the_engine_processes_end_with_the_task(launch_per_turn, stop):
     while any(pid_alive(pid) for pid in engines) and time.time() < deadline:
         time.sleep(0.2)
     assert not [pid for pid in engines if pid_alive(pid)], "an engine process outlived the task"
+
+
+def test_a_crashed_engine_process_is_restarted_mid_task_and_the_operator_is_told(launch_per_turn):
+    """The task survives an engine killed under it: the next turn's candidates come from a new process
+    of that model (every model answers), and the task's output says so in one line."""
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    task = launch_per_turn("--model", f"greedy={SMOL} --inference greedy",
+                           "--model", f"sampled={SMOL} --inference sample",
+                           "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1")
+    task.wait_ready()
+    engines = engine_pids(task.proc.pid)
+    assert len(engines) == 2, task.log()[-2000:]
+    killed = engines[0]
+    os.kill(killed, signal.SIGKILL)
+
+    async def one_turn():
+        client = pw.Client(task.url, "kai", "k1")
+        assert await client.open() == ""
+        view = await client.send({"type": "message", "text": "Hi! What do you like to cook?"})
+        await client.close()
+        return view
+
+    view = pw.run_sync(one_turn)
+    assert view["error"] is None and view["failed"] == 0 and len(view["candidates"]) == 2, view
+    now = engine_pids(task.proc.pid)
+    assert len(now) == 2 and killed not in now and engines[1] in now  # the other model's process untouched
+    lines = [line for line in task.log().splitlines() if "restarted it as pid" in line]
+    assert len(lines) == 1 and f"(pid {killed}) was killed by SIGKILL" in lines[0], task.log()[-2000:]
+    assert f"restarted it as pid {(set(now) - {engines[1]}).pop()}" in lines[0]

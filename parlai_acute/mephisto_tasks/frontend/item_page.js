@@ -3,7 +3,8 @@
  * ItemPage.start({render}) connects (MephistoLive) and calls render(view, isNewItem) for every view
  * the server sends: the first one, each answer, and the full current view after a reload or a
  * reconnection (the server knows the item and step; the page only shows it). ItemPage.send(data)
- * sends one answer as a MephistoLive action (resent until acknowledged, stored once). At
+ * sends one answer as a MephistoLive action (resent until acknowledged, stored once; ``boxes``: the
+ * text boxes it carries, whose drafts go once it is stored, see MephistoLive.draft). At
  * "complete", "blocked" or "unavailable" the page submits the unit and shows the server's message.
  * The page expects elements #title, #status, #task, #error and #warning; every word comes from
  * the server (the view's ``text``, MephistoLive.say for the connection lines); all text goes in
@@ -17,11 +18,11 @@ var ItemPage = (function () {
 
   function setStatus(text) { $("status").textContent = text; $("status").hidden = !text; }
 
-  function send(data) {
+  function send(data, boxes) {
     if (!view || view.status !== "working") return false;
     data.type = "answer";
     data.position = view.position;
-    if (!MephistoLive.send(data)) return false;
+    if (!MephistoLive.send(data, boxes)) return false;
     $("error").textContent = "";
     handlers.render(view, false);
     return true;

@@ -20,6 +20,16 @@
  * written into the page when it is built (#live-texts), so a server down at the first load is
  * said in words, and come again with the task configuration; say(key, values) gives them to the
  * pages. Every text from the server goes in with textContent.
+ *
+ * Drafts: MephistoLive.draft(box, scope) keeps what the worker has typed in a text box but not sent
+ * (in localStorage, under the assignment, the box and the scope: the item / turn / position its text
+ * belongs to), so a reload or a second tab shows it again, and never on another item or turn. A page
+ * calls it at every render with the box's current scope (null: no draft there, e.g. a disabled box);
+ * a new scope puts that scope's draft in the box (empty if none). send(data, boxes) names the boxes
+ * whose text the action carries: their drafts are removed once a view acknowledges it without an
+ * error (the server has stored it), and all of the assignment's when its unit is submitted. A draft
+ * is the worker's own unsent typing, read back only into the box's value (text, never markup); the
+ * server never sees it and stays the source of truth for everything stored.
  */
 var MephistoLive = (function () {
   "use strict";
@@ -30,6 +40,7 @@ var MephistoLive = (function () {
   var agentId = null, socket = null, handlers = {}, registration = null, channel = null;
   var submitted = false, displaced = false, reconnecting = false, lostAt = 0, retryTimer = null, registering = false;
   var inflight = null, resendTimer = null, lastVersion = -1, lastHeard = 0, claimNext = true, claiming = true;
+  var inflightDrafts = [], draftBoxes = [], DRAFT_PREFIX = "parlai-acute:draft:";
   var GIVE_UP_MS = 90000;  // a relaunched task opens its units within seconds; after this, "no work" is final
 
   function randomId() {
@@ -45,12 +56,22 @@ var MephistoLive = (function () {
     var node = document.getElementById("live-texts");
     try { return node ? JSON.parse(node.textContent) : null; } catch (e) { return null; }
   }
-  function say(key, values) {
+  function lines() {
     if (!texts) texts = builtIn();
-    var text = texts && texts[key];
+    return texts || {};
+  }
+  function say(key, values) {
+    var text = lines()[key];
     if (!text) return loading;
     Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
     return text;
+  }
+  // What the worker is told when Mephisto gives them no unit: never Mephisto's own failure_reason,
+  // but ours for it (texts.failure_text does the same lookup), a generic line for one we do not know.
+  function failureText(reason) {
+    if (!reason) return say("no_work");
+    var known = lines().failure_reasons;
+    return known && Object.prototype.hasOwnProperty.call(known, reason) ? known[reason] : say("failure_unknown");
   }
   function loadConfig() {
     if (!config) {
@@ -111,7 +132,12 @@ var MephistoLive = (function () {
     if (v.tab === tab) claiming = false;
     // another tab owns the assignment now (while this one's claim is on its way, views name the old owner)
     if (v.tab && v.tab !== tab && !claiming) { displace(); return; }
-    if (inflight && v.ack === inflight.action_id && !v.waiting) { inflight = null; clearTimeout(resendTimer); }
+    if (inflight && v.ack === inflight.action_id && !v.waiting) {
+      inflight = null;
+      clearTimeout(resendTimer);
+      if (!v.error) inflightDrafts.forEach(forget);  // stored: the text is the server's now
+      inflightDrafts = [];
+    }
     if (!reconnecting) banner("");
     handlers.onView(v);
   }
@@ -121,15 +147,58 @@ var MephistoLive = (function () {
     raw("mephisto_bound_live_update", inflight);
     resendTimer = setTimeout(resend, RESEND_MS);  // until a view acknowledges it; the server stores it once
   }
-  function send(data) {
+  function send(data, boxes) {
     if (inflight || displaced || submitted) return false;
     counter += 1;
     data.action_id = tab + ":" + counter;
     data.tab = tab;
     inflight = data;
+    inflightDrafts = (boxes || []).map(function (box) { return box.__draftKey; }).filter(Boolean);
     resend();
     return true;
   }
+
+  // ---------------------------------------------------------------- drafts
+  function draftBase() {
+    return registration && registration.agent_registration_id
+      ? DRAFT_PREFIX + registration.agent_registration_id + ":" : null;
+  }
+  function storage(op, key, value) {  // localStorage may be off (private mode) or full: drafts are a help
+    try { return window.localStorage[op](key, value); } catch (e) { return null; }
+  }
+  function forget(key) { storage("removeItem", key); }
+  function keepDraft(ev) {
+    var box = ev.target;
+    if (!box.__draftKey) return;
+    if (box.value) storage("setItem", box.__draftKey, box.value); else forget(box.__draftKey);
+  }
+  function draft(box, scope) {
+    var base = draftBase();
+    var key = base && scope !== null && scope !== undefined ? base + box.id + ":" + scope : null;
+    if (draftBoxes.indexOf(box) < 0) {
+      draftBoxes.push(box);
+      box.addEventListener("input", keepDraft);
+    }
+    if (box.__draftKey === key) return;
+    box.__draftKey = key;
+    box.value = (key && storage("getItem", key)) || "";  // the value: shown as text, never markup
+  }
+  function forgetAllDrafts() {
+    var base = draftBase(), keys = [];
+    if (!base) return;
+    try {
+      for (var i = 0; i < window.localStorage.length; i++) keys.push(window.localStorage.key(i));
+    } catch (e) { return; }
+    keys.filter(function (k) { return k && k.indexOf(base) === 0; }).forEach(forget);
+  }
+  // another tab of this browser typed or sent: a box of the same assignment and scope follows it
+  // (unless the worker is typing in it here, in the tab that owns the assignment)
+  window.addEventListener("storage", function (ev) {
+    if (!ev.key || ev.key.indexOf(DRAFT_PREFIX) !== 0) return;
+    draftBoxes.forEach(function (box) {
+      if (box.__draftKey === ev.key && (displaced || document.activeElement !== box)) box.value = ev.newValue || "";
+    });
+  });
 
   // ---------------------------------------------------------------- tabs
   function displace() {
@@ -159,7 +228,7 @@ var MephistoLive = (function () {
   function register() {
     return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
       var d = packet.data || {};
-      if (!d.agent_id) return { unavailable: d.failure_reason || say("no_work") };
+      if (!d.agent_id) return { unavailable: failureText(d.failure_reason) };
       agentId = d.agent_id;
       deliver(d.init_task_data);
       openSocket();
@@ -262,6 +331,7 @@ var MephistoLive = (function () {
     submitted = true;
     return post("/submit_task", { USED_AGENT_ID: agentId, final_data: finalData, client_timestamp: now() })
       .then(function () {
+        forgetAllDrafts();
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
       }, function (err) { submitted = false; throw err; });
   }
@@ -309,6 +379,6 @@ var MephistoLive = (function () {
     return node;
   }
 
-  return { start: start, send: send, submit: submit, loadTitle: loadTitle, say: say, el: el, startPage: startPage, submitPage: submitPage,
+  return { start: start, send: send, submit: submit, draft: draft, loadTitle: loadTitle, say: say, el: el, startPage: startPage, submitPage: submitPage,
            busy: function () { return !!inflight; }, tab: function () { return tab; } };
 })();

@@ -78,6 +78,7 @@
     $("submit").textContent = say("submit");
     if (!unchanged) renderComparison(c, same);
     if (!same) $("reason").value = "";
+    MephistoLive.draft($("reason"), c.position);  // an unsent reason survives a reload, on this comparison only
     $("reason").setAttribute("minlength", v.min_reason_length);
     onReasonInput();
     $("task").hidden = false;
@@ -121,7 +122,7 @@
       return;
     }
     if (MephistoLive.send({ type: "judgment", position: view.comparison.position, choice: picked.value,
-                            reason: reason })) {
+                            reason: reason }, [$("reason")])) {
       $("submit").disabled = true;  // until the server's view answers (it stores the judgment once)
     }
   }

@@ -24,6 +24,8 @@
       accepted = item.written.length;
       lastPosition = v.position;
     }
+    // an unsent reply survives a reload (and shows in a second tab), for this context and reply number only
+    MephistoLive.draft($("reply"), v.position + ":" + (item.written.length + 1));
     var text = v.text;
     $("progress").textContent = text.progress;
     $("intro-text").textContent = text.intro;
@@ -64,7 +66,7 @@
     }
     ItemPage.send({ index: v.item.written.length + 1, text: text,
                     timing: { keys: keys.slice(), clicks: clicks.slice(), shown: shownAt, submitted: Date.now(),
-                              via: via } });
+                              via: via } }, [$("reply")]);
   }
 
   $("reply").addEventListener("keydown", function (ev) {

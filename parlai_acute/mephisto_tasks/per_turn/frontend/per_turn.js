@@ -18,8 +18,9 @@
   function setStatus(text) { $("status").textContent = text; $("status").style.visibility = text ? "visible" : "hidden"; }
   function say(v, key) { return (v && v.text && v.text[key]) || ""; }  // every word comes from the server
 
-  function sendPacket(data) {
-    if (!MephistoLive.send(data)) return false;
+  // boxes: the text boxes whose words the action carries (their drafts go once it is stored)
+  function sendPacket(data, boxes) {
+    if (!MephistoLive.send(data, boxes)) return false;
     $("error").textContent = "";
     render(view);
     return true;
@@ -184,6 +185,13 @@
     $("composer").hidden = onboarding;
     $("send").disabled = busy || !v.can_send;
     $("message").disabled = busy || !v.can_send;
+    // unsent words survive a reload (and show in a second tab), each on its own turn only: the message
+    // while it can be sent, the own reply and the reason while this turn's replies are judged
+    MephistoLive.draft($("message"), v.status === "chatting" && v.can_send && !v.first_message
+      ? "turn:" + v.turns_done : null);
+    var judged = v.status === "chatting" && v.turn !== null && v.turn !== undefined ? "turn:" + v.turn : null;
+    MephistoLive.draft($("user-reply"), judged);
+    MephistoLive.draft($("justification"), judged);
     if (v.first_message) { $("message").value = v.first_message; $("message").readOnly = true; }
     else { $("message").readOnly = false; }
     $("finish").hidden = onboarding;
@@ -228,6 +236,7 @@
       reason.type = "text"; reason.id = "reason-" + q.key; reason.placeholder = say(v, "reason_optional");
       group.appendChild(reason);
       box.appendChild(group);
+      MephistoLive.draft(reason, "survey");  // an unsent reason survives a reload
     });
     var personas = v.survey.personas;
     $("survey-personas").hidden = !personas;
@@ -260,7 +269,7 @@
       if (!p) { $("survey-error").textContent = say(view, "persona_missing"); return; }
       packet.persona = parseInt(p.value, 10);
     }
-    sendPacket(packet);
+    sendPacket(packet, view.survey.questions.map(function (q) { return $("reason-" + q.key); }));
   }
 
   function finish(v) {
@@ -288,7 +297,7 @@
         return;
       }
       sendPacket({ type: "choice", turn: view.turn, sensible: labels.sensible, specific: labels.specific,
-                   justification: $("justification").value });
+                   justification: $("justification").value }, [$("justification")]);
       return;
     }
     if (view.protocol === "sm") {
@@ -304,7 +313,8 @@
     }
     if (view.status === "onboarding") { sendPacket({ type: "onboarding", picked: picked, none: none }); return; }
     sendPacket({ type: "choice", turn: view.turn, picked: picked, none: none,
-                 user_reply: $("user-reply").value, justification: $("justification").value });
+                 user_reply: $("user-reply").value, justification: $("justification").value },
+               [$("user-reply"), $("justification")]);
   }
 
   function onSend(ev) {
@@ -312,7 +322,7 @@
     var text = $("message").value.trim();
     if (!view || MephistoLive.busy()) return;
     if (!text) { $("error").textContent = say(view, "empty_message"); $("message").focus(); return; }
-    if (sendPacket({ type: "message", text: text })) $("message").value = "";
+    if (sendPacket({ type: "message", text: text }, [$("message")])) $("message").value = "";
   }
 
   function start() {
