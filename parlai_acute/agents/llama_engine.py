@@ -159,18 +159,30 @@ class _EngineLink:
         return future
 
     def _read(self) -> None:
-        for line in self.proc.stdout:
-            answer = json.loads(line)
-            with self.lock:
-                future = self.pending.pop(answer["id"], None)
-            if future is None:
-                continue
-            if "response" in answer:
-                self.generations.append((answer["started"], answer["finished"]))
-                future.set_result(answer["response"])
-            else:
-                error = UserError if answer.get("user") else RuntimeError
-                future.set_exception(error(answer["error"]))
+        try:
+            for line in self.proc.stdout:
+                try:
+                    answer = json.loads(line)
+                    key = answer["id"]
+                except (ValueError, KeyError, TypeError):
+                    # a line cut short (killed mid-write) or not ours: the process cannot be trusted
+                    # with the answers it owes; end it, so they fail (and are sent again) below
+                    self.proc.kill()
+                    break
+                with self.lock:
+                    future = self.pending.pop(key, None)
+                if future is None:
+                    continue
+                if "response" in answer:
+                    self.generations.append((answer["started"], answer["finished"]))
+                    future.set_result(answer["response"])
+                else:
+                    error = UserError if answer.get("user") else RuntimeError
+                    future.set_exception(error(answer["error"]))
+        finally:  # however the loop ends, no request is left waiting for ever
+            self._fail_pending()
+
+    def _fail_pending(self) -> None:
         message = self._exited()
         with self.lock:
             self.dead, pending, self.pending = self.dead or message, self.pending, {}
@@ -244,8 +256,14 @@ class ProcessEngine(LlamaEngine):
         proc = subprocess.Popen([sys.executable, "-m", "parlai_acute.agents.llama_engine",
                                  json.dumps(self._settings)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         first = proc.stdout.readline()
-        ready = json.loads(first) if first.strip() else {}
-        if "ready" not in ready:
+        try:
+            ready = json.loads(first) if first.strip() else {}
+        except ValueError:
+            ready = None
+        if not isinstance(ready, dict) or "ready" not in ready:
+            if not isinstance(ready, dict):  # it said something that is not ours: never leave it running
+                proc.kill()
+                ready = {}
             proc.stdin.close()
             code = proc.wait()
             raise UserError(ready.get("error") or f"the llama.cpp engine process for {self.model_path} exited "

@@ -103,3 +103,29 @@ def test_an_engine_that_cannot_load_is_a_one_line_user_error(tmp_path):
     with pytest.raises(UserError, match="could not load") as error:
         ProcessEngine(str(fake), 256, 1, 1)
     assert "\n" not in str(error.value)
+
+
+# What a process killed in the middle of writing its answer leaves on the pipe: half a line.
+HALF_AN_ANSWER = ("import sys, time\n"
+                  "sys.stdin.readline()\n"
+                  "sys.stdout.write('{\"id\": 0, \"response\": {\"choi'); sys.stdout.write('\\n'); sys.stdout.flush()\n"
+                  "time.sleep(60)\n")
+
+
+def test_a_cut_short_answer_fails_the_request_instead_of_leaving_it_waiting():
+    import collections
+    import subprocess
+    import sys
+
+    from parlai_acute.agents.llama_engine import EngineDied, _EngineLink
+
+    proc = subprocess.Popen([sys.executable, "-c", HALF_AN_ANSWER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    link = _EngineLink(proc, "half.gguf", collections.deque())
+    try:
+        future = link.send({"messages": []})
+        with pytest.raises(EngineDied, match=r"half\.gguf .* was killed by SIGKILL"):
+            future.result(timeout=30)  # before the fix: the reader thread died and this waited for ever
+        assert proc.poll() is not None  # the process that garbled its answer is not left running
+    finally:
+        proc.kill()
+        proc.wait()
