@@ -96,6 +96,7 @@ def test_an_unsent_reply_survives_reload_and_second_tab_on_its_own_item_and_goes
         wait(eve, "document.body.dataset.unavailable === 'true'", what="eve told there is no unit")
         mephisto_line = "There is currently no available work, please try again later..."
         assert eve.inner_text("#status") == texts.failure_text(mephisto_line) != mephisto_line
+        assert not eve.is_visible("#intro") and not eve.is_visible("#task")  # no empty boxes under the line
         eve.close()
 
         # the unit's end takes every draft of the assignment with it (context 1's orphan included)

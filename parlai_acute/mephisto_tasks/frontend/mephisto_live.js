@@ -342,6 +342,8 @@ var MephistoLive = (function () {
   function startPage(page) {
     function nothingToDo(text, unavailable) {
       document.getElementById("task").hidden = true;
+      var intro = document.getElementById("intro");  // the task's explanation: nothing to explain now
+      if (intro) intro.hidden = true;
       page.setStatus(text);
       if (unavailable) document.body.setAttribute("data-unavailable", "true");
     }
