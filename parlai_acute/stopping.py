@@ -122,10 +122,11 @@ class StopRule:
                 return len({(r["dialogue"], r["turn"]) for r in self._rows.values()})
             return len(self._rows)
 
-    def budget_left(self) -> int | None:
-        """Judgments the budget still allows (None: no budget): a scheduler hands out no more than
-        this, counting the work under way, so concurrent units do not run far past the budget."""
-        return None if self.budget is None else max(0, self.budget - self.judgments())
+    def budget_left(self, under_way: int = 0) -> int | None:
+        """Judgments the budget still allows once the ``under_way`` ones are in (None: no budget).
+        A scheduler passes the work it handed out (or that was done) and the rule has not read yet,
+        and hands out no more than this, so concurrent units do not run far past the budget."""
+        return None if self.budget is None else max(0, self.budget - self.judgments() - under_way)
 
     def add(self, rows: list[dict]) -> dict | None:
         """Rows of a finished unit; returns the decision if they settled the rule (once), else None."""

@@ -105,9 +105,11 @@ class ItemScheduler(OnboardingGate):
         room = self.items_per_unit
         if self.max_per_worker is not None:
             room = min(room, self.max_per_worker - w.done - w.reserved)
-        left = self.stop.budget_left() if self.stop is not None else None
-        if left is not None:  # the stop budget, less the items under way (handed out, or answered unread)
-            room = min(room, left - sum(v.reserved for v in self._workers.values()) - len(self._unsettled))
+        # the stop budget, less the items under way (handed out, or answered and not read by the rule yet)
+        left = None if self.stop is None else self.stop.budget_left(
+            sum(v.reserved for v in self._workers.values()) + len(self._unsettled))
+        if left is not None:
+            room = min(room, left)
         return free[:max(0, room)]
 
     def has_work_for(self, worker: str) -> bool:

@@ -191,9 +191,10 @@ class Scheduler:
             return []
         free = [i for i in self.regular if self.needed[i] > 0 and self.ids[i] not in w.seen]
         room = max(0, min(self.max_per_worker - w.judged - w.reserved, self.comparisons_per_unit))
-        left = self.stop.budget_left() if self.stop is not None else None
-        if left is not None:  # the stop budget, less the comparisons handed out and not judged yet
-            room = max(0, min(room, left - sum(v.reserved for v in self._workers.values())))
+        # the stop budget, less the comparisons handed out and not judged yet
+        left = None if self.stop is None else self.stop.budget_left(sum(v.reserved for v in self._workers.values()))
+        if left is not None:
+            room = min(room, left)
         self._rng.shuffle(free)
         if self.selection == "adaptive" and free and room:
             weights = self._weights(free)

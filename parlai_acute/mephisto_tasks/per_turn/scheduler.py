@@ -88,10 +88,10 @@ class Scheduler(OnboardingGate):
     def _may_start(self, w: _Worker) -> bool:
         if self.max_per_worker is not None and w.dialogues >= self.max_per_worker:
             return False
-        left = self.stop.budget_left() if self.stop is not None else None
-        running = sum(len(s.running) for s in self.sets.values())
-        if left is not None and running * self.turns_per_dialogue >= left:
-            return False  # the dialogues under way will spend the stop budget
+        if self.stop is not None:
+            running = sum(len(s.running) for s in self.sets.values())
+            if self.stop.budget_left(running * self.turns_per_dialogue) == 0:
+                return False  # the dialogues under way will spend the stop budget
         return any(self._need(s) > 0 for s in self.sets.values())
 
     def start(self, worker: str, dialogue: str) -> tuple | None:
