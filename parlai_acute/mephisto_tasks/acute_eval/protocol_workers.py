@@ -25,7 +25,7 @@ ROUTER_PROTOCOL = "2.0.3"
 @dataclass
 class ProtocolRun:
     worker: str
-    made: list[dict] = field(default_factory=list)  # {"position", "choice", "reason", "rtt", "sent_at"}
+    made: list[dict] = field(default_factory=list)  # {"position", "choice", "reason", "rtt"}
     unavailable: str = ""  # failure reason when no unit was given
     finished: bool = False
 
@@ -81,8 +81,7 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
                     if reply.get("error"):
                         raise AssertionError(f"{name}: judgment refused: {reply['error']}")
                     break
-            run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started,
-                             "sent_at": started})
+            run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
             view = reply
     finally:
         await sock.close()
