@@ -9,6 +9,7 @@ functions of plain values, no Mephisto: the tests render every setting x protoco
 from __future__ import annotations
 
 from parlai_acute.convai2.questions import SURVEY
+from parlai_acute.mephisto_tasks.texts import count
 from parlai_acute.perturn.design import Design
 from parlai_acute.ssa import questions
 
@@ -79,9 +80,8 @@ def continuation(design: Design) -> str:
 
 def intro(design: Design, k: int) -> str:
     shown = "a possible reply" if k == 1 else f"{k} possible replies"
-    count = lambda n: "1 turn" if n == 1 else f"{n} turns"  # noqa: E731
-    turns = (f"exactly {count(design.min_turns)}" if design.min_turns == design.max_turns
-             else f"at least {count(design.min_turns)} (at most {design.max_turns})")
+    turns = (f"exactly {count(design.min_turns, 'turn')}" if design.min_turns == design.max_turns
+             else f"at least {count(design.min_turns, 'turn')} (at most {design.max_turns})")
     minutes = max(5, round(design.min_turns * 1.5))
     return (f"Chat with a partner as you would with a new acquaintance. After each of your messages you will see "
             f"{shown}: {what_to_do(design, k)}. {continuation(design)} Please do {turns}; the chat ends by itself "
