@@ -19,95 +19,26 @@ whatever its source, so a DataFrame with a missing or bad column is a one-line
 """
 from __future__ import annotations
 
-import importlib
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from parlai_acute.errors import UserError
+from parlai_acute.registry import PROTOCOLS, Protocol, protocol, resolve
 
-__all__ = ["PROTOCOLS", "Protocol", "load_table", "analyze", "write_outputs", "export", "write_table"]
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """Where each part of a protocol lives (``module:function`` strings, imported on use)."""
-
-    name: str
-    table: str            # what one row is, in words ("judgment")
-    columns: str          # module:attribute of the column list (required ones checked on a DataFrame)
-    required: str
-    from_records: str     # (records or DataFrame, where) -> validated table
-    read: str             # path -> validated table
-    write: str            # (path, table) -> None
-    config: str           # the analysis's configuration dataclass
-    analyze: str
-    outputs: str          # (result, outdir, ...) -> {name: path}
-    task_records: tuple   # module:function(db, task_name) -> records, for each Mephisto task that stores rows
-
-
-PROTOCOLS: dict[str, Protocol] = {
-    "acute": Protocol(
-        "acute", "judgment", "parlai_acute.acute.judgments:COLUMNS", "parlai_acute.acute.judgments:REQUIRED",
-        "parlai_acute.acute.judgments:judgments_table", "parlai_acute.acute.judgments:read_judgments",
-        "parlai_acute.acute.judgments:write_judgments", "parlai_acute.acute.analysis:AnalysisConfig",
-        "parlai_acute.acute.analysis:analyze", "parlai_acute.acute.analysis:write_outputs",
-        ("parlai_acute.mephisto_tasks.acute_eval.store:judgment_records",)),
-    "per-turn": Protocol(
-        "per-turn", "turn row", "parlai_acute.perturn.turns:COLUMNS", "parlai_acute.perturn.turns:REQUIRED",
-        "parlai_acute.perturn.turns:turns_table", "parlai_acute.perturn.turns:read_turns",
-        "parlai_acute.perturn.turns:write_turns", "parlai_acute.perturn.analysis:AnalysisConfig",
-        "parlai_acute.perturn.analysis:analyze", "parlai_acute.perturn.outputs:write_outputs",
-        ("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",)),
-    "ssa": Protocol(
-        "ssa", "label", "parlai_acute.ssa.labels:COLUMNS", "parlai_acute.ssa.labels:REQUIRED",
-        "parlai_acute.ssa.labels:labels_table", "parlai_acute.ssa.labels:read_labels",
-        "parlai_acute.ssa.labels:write_labels", "parlai_acute.ssa.analysis:SSAConfig",
-        "parlai_acute.ssa.analysis:analyze", "parlai_acute.ssa.outputs:write_outputs",
-        # static labelling runs, and interactive SSA inside per-turn runs (label_mode=ssa)
-        ("parlai_acute.mephisto_tasks.ssa_label.store:labels_for_task",
-         "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task")),
-    "convai2": Protocol(
-        "convai2", "rating", "parlai_acute.convai2.ratings:COLUMNS", "parlai_acute.convai2.ratings:REQUIRED",
-        "parlai_acute.convai2.ratings:ratings_table", "parlai_acute.convai2.ratings:read_ratings",
-        "parlai_acute.convai2.ratings:write_ratings", "parlai_acute.convai2.analysis:ConvAI2Config",
-        "parlai_acute.convai2.analysis:analyze", "parlai_acute.convai2.outputs:write_outputs",
-        # the ConvAI2 survey at the end of per-turn chats (survey=convai2)
-        ("parlai_acute.mephisto_tasks.per_turn.store:ratings_for_task",)),
-    "multiref": Protocol(
-        "multiref", "collected reply", "parlai_acute.multiref.references:COLUMNS",
-        "parlai_acute.multiref.references:REQUIRED", "parlai_acute.multiref.references:references_table",
-        "parlai_acute.multiref.references:read_references", "parlai_acute.multiref.references:write_references",
-        "parlai_acute.multiref.analysis:MultirefConfig", "parlai_acute.multiref.analysis:analyze",
-        "parlai_acute.multiref.outputs:write_outputs",
-        ("parlai_acute.mephisto_tasks.multiref.store:references_for_task",)),
-}
-_ALIASES = {"perturn": "per-turn", "per_turn": "per-turn", "acute-eval": "acute"}
-
-
-def _get(ref: str):
-    module, name = ref.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def protocol(name: str) -> Protocol:
-    """The protocol called ``name`` (``acute``, ``per-turn``, ``ssa``, ``convai2``, ``multiref``)."""
-    found = PROTOCOLS.get(_ALIASES.get(name, name))
-    if found is None:
-        raise UserError(f"unknown protocol {name!r}; choose one of {', '.join(PROTOCOLS)}")
-    return found
+__all__ = ["PROTOCOLS", "Protocol", "protocol", "load_table", "analyze", "estimates", "write_outputs", "export",
+           "write_table"]
 
 
 def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:
     """A DataFrame's missing required columns, all named in one line (before row checks)."""
-    required = list(_get(p.required))
+    required = list(p.get("required"))
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise UserError(f"the {p.name} table is missing column{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(repr(c) for c in missing)}; a {p.table} needs {', '.join(required)} "
-                        f"(optional: {', '.join(c for c in _get(p.columns) if c not in required)})")
+                        f"(optional: {', '.join(c for c in p.get('columns') if c not in required)})")
     if frame.empty:
         raise UserError(f"the {p.name} table has no rows; give at least one {p.table}")
 
@@ -127,17 +58,17 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
         known = sorted({task.task_name for task in db.find_tasks()})
         raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); pass the "
                         f"mephisto.task.task_name the run was launched with (and its --mephisto-db)")
-    records = []
+    records, settings = [], {}
     for ref in p.task_records:
-        records += _get(ref)(db, task_name)
+        found = resolve(ref)(db, task_name)
+        # a store may return (records, settings): what the run was launched with that the analysis needs
+        if isinstance(found, tuple):
+            found, more = found
+            settings.update(more)
+        records += found
     if not records:
         raise UserError(f"Mephisto task {task_name!r} has no stored {p.table}s yet; check the task name and that "
                         f"workers have finished some work")
-    settings = {}
-    if p.name == "acute":
-        from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
-
-        settings["per_worker_cap"] = stored_cap(db, task_name)
     return records, settings
 
 
@@ -153,16 +84,16 @@ def load_table(name: str, source=None, *, task_name: str | None = None, mephisto
     settings = {}
     if task_name is not None:
         records, settings = records_for_task(name, task_name, mephisto_db)
-        table, where = _get(p.from_records)(records, **checks), f"Mephisto task {task_name}"
+        table, where = p.get("from_records")(records, **checks), f"Mephisto task {task_name}"
     elif isinstance(source, (str, Path)):
-        table, where = _get(p.read)(source, **checks), str(source)
+        table, where = p.get("read")(source, **checks), str(source)
     elif isinstance(source, pd.DataFrame):
         _check_frame(p, source)
-        table, where = _get(p.from_records)(source, **checks), "DataFrame"
+        table, where = p.get("from_records")(source, **checks), "DataFrame"
     else:
         records = list(source)
         _check_frame(p, pd.DataFrame.from_records(records) if records else pd.DataFrame())
-        table, where = _get(p.from_records)(records, **checks), "records"
+        table, where = p.get("from_records")(records, **checks), "records"
     table.attrs.update(settings, source=where)
     return table
 
@@ -170,7 +101,7 @@ def load_table(name: str, source=None, *, task_name: str | None = None, mephisto
 def make_config(name: str, config=None, **options):
     """The protocol's analysis configuration: ``config`` as given, or built from ``options``
     (the same names as the command's options: ``bootstrap``, ``seed``, ``confidence``, ...)."""
-    cls = _get(protocol(name).config)
+    cls = protocol(name).get("config")
     if config is not None:
         if options:
             raise UserError("give either config= or keyword options, not both")
@@ -183,13 +114,14 @@ def make_config(name: str, config=None, **options):
     return cls(**options)
 
 
-def analyze(name: str, table, config=None, *, warn: bool = True, **options):
+def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | None = None, **options):
     """Analyse protocol ``name``'s ``table`` (anything :func:`load_table` reads: a DataFrame is validated
     first) with ``config`` or keyword options; returns the analysis's result object.
 
-    ACUTE-Eval caps the judgments one worker contributes (the paper: one per model pair and
-    question). Pass ``max_per_worker=`` to choose the cap; when the default cap drops
-    judgments, a warning says how many (``warn=False``: the command line, which prints its own summary).
+    The protocol settles what its options leave open from the table itself (ACUTE-Eval: the
+    per-worker cap as the run was launched, none for a model judge's verdicts -- ``judges``: its run
+    summaries -- else the paper's one per model pair and question); when that default drops rows, a
+    warning says how many (``warn=False``: the command line, which prints its own summary).
     """
     p = protocol(name)
     if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
@@ -197,32 +129,32 @@ def analyze(name: str, table, config=None, *, warn: bool = True, **options):
     config = make_config(name, config, **options)
     if not getattr(config, "source", ""):
         config.source = table.attrs.get("source", "")
-    default_cap = p.name == "acute" and _acute_cap(config, table)
-    result = _get(p.analyze)(table, config)
-    over = int((result.excluded["excluded_because"] == "over per-worker cap").sum()) if default_cap else 0
-    if warn and over:
-        warnings.warn(f"the default per-worker cap of {result.cap} judgment(s) (one per model pair and question) "
-                      f"excluded {over} of {len(table)} judgments; pass max_per_worker=N to choose the cap",
-                      stacklevel=2)
+    settle = getattr(p.estimands_module(), "config_for", None) if p.estimands else None
+    if settle is not None:
+        config = settle(table, config, judges)
+    result = p.get("analyze")(table, config, **({"judges": judges} if judges else {}))
+    if warn:
+        for text in getattr(result, "default_warnings", lambda: [])():
+            warnings.warn(text, stacklevel=2)
     return result
 
 
-def _acute_cap(config, table: pd.DataFrame) -> bool:
-    """Set the per-worker cap of an ACUTE-Eval analysis: as given, else as the run was launched with;
-    True when neither says, so the paper's default applies."""
-    if config.max_per_worker is not None:
-        config.cap_source = config.cap_source or "max_per_worker"
-    elif "per_worker_cap" in table.attrs:
-        cap, where = table.attrs["per_worker_cap"]
-        config.max_per_worker = cap
-        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
-    return config.max_per_worker is None
+def estimates(name: str, table, **options) -> pd.DataFrame:
+    """The protocol's estimate of every comparison in ``table``, without intervals: the number
+    ``analyze``, ``status`` and ``ppi`` all report (see the protocol's ``estimands`` module)."""
+    p = protocol(name)
+    if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
+        table = load_table(name, table)
+    module = p.estimands_module()
+    from parlai_acute.stats.estimand import point_estimates
+
+    return point_estimates(module.observe(table, **options))
 
 
 def write_outputs(name: str, result, outdir: str | Path, report: bool = True) -> dict[str, Path]:
     """Write ``result``'s tables (CSV), results.json, run.json and (with ``report``) report.html
     into ``outdir``; returns {file name: path}."""
-    return _get(protocol(name).outputs)(result, outdir, report=report)
+    return protocol(name).get("write_outputs")(result, outdir, report=report)
 
 
 def write_table(name: str, table: pd.DataFrame | list, path: str | Path) -> int:
@@ -230,7 +162,7 @@ def write_table(name: str, table: pd.DataFrame | list, path: str | Path) -> int:
     (``.csv``, or ``.jsonl`` where the protocol supports it); returns the number of rows."""
     if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
         table = load_table(name, table)
-    _get(protocol(name).write)(path, table)
+    protocol(name).get("write")(path, table)
     return len(table)
 
 

@@ -26,12 +26,15 @@ import pandas as pd
 from parlai_acute.errors import UserError
 from parlai_acute.stats import ranksets
 from parlai_acute.stats.bradley_terry import fit_counts
-from parlai_acute.stats.ppi import acute_items
 from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide, first_crossing
 
 PROTOCOLS = ("acute", "per-turn", "ssa")
 #: columns that tell the protocols' tables apart
 SIGNATURE = {"acute": "winner", "per-turn": "picked", "ssa": "sensible"}
+#: what each protocol's status watches: measure -> the value of no difference (None: a rate, no null;
+#: its pairs are decided apart when their sequences are disjoint)
+WATCH = {"acute": {"win rate": 0.5}, "per-turn": {"pick rate difference": 0.0},
+         "ssa": {"sensibleness": None, "specificity": None}}
 
 
 def detect_protocol(df: pd.DataFrame) -> str:
@@ -43,102 +46,88 @@ def detect_protocol(df: pd.DataFrame) -> str:
                     "('picked') or an SSA labels table ('sensible'); pass one of those")
 
 
-def acute_streams(df: pd.DataFrame) -> list[dict]:
-    """One preference stream per (question, model pair): does the first model (by name) win,
-    one value per worker (their share of wins), workers in the order they finished."""
-    work = acute_items(df)
+def observations(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """The protocol's observations of its estimands (after its exclusions and caps), from the
+    protocol's own estimands module: the one definition every surface shares."""
+    from parlai_acute.registry import protocol as lookup
+
+    return lookup(protocol).estimands_module().observe(df)
+
+
+def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
+    """One stream per watched comparison: the protocol's estimate (pooled, as ``analyze`` gives
+    it) and the per-cluster means in the order the clusters finished, on [0, 1] (a difference d
+    in [-1, 1] as (d + 1) / 2), which the confidence sequences need."""
+    obs = observations(df, protocol)
+    watch = WATCH[protocol]
+    obs = obs[obs["measure"].isin(list(watch))]
     out = []
-    for (question, a, b), part in work.groupby(["question", "first", "second"], sort=True):
-        out.append({"protocol": "acute", "group": question, "comparison": f"{a} vs {b}", "measure": f"{a} wins",
-                    "unit": "worker", "stream": cluster_stream(part, "value", "worker", "timestamp")})
+    for (group, comparison, measure), part in obs.groupby(["group", "comparison", "measure"], sort=True):
+        m0 = watch[measure]
+        difference = m0 is not None and m0 == 0.0
+        values = (part["value"] + 1) / 2 if difference else part["value"]
+        out.append({"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
+                    "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
+                    "difference": difference, "unit": part.attrs.get("unit") or _unit(protocol),
+                    "estimate": float(part["value"].mean()), "observations": int(len(part)),
+                    "stream": cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")})
     return out
 
 
-def perturn_streams(df: pd.DataFrame) -> list[dict]:
-    """One stream per (setting, protocol, model set, model pair), one value per dialogue.
-
-    SOBA: among turns where one of the two was picked, the share won by the first model
-    (1/2 when the models are equal). SATA: the pick difference first - second on every turn,
-    shifted to [0, 1] as (d + 1) / 2. SM runs compare models across dialogues; they are not
-    watched here."""
-    df = df[~df["incomplete"].fillna(False).astype(bool)]
-    df = df[df["protocol"] != "sm"]
-    out = []
-    for (setting, protocol, model_set), part in df.groupby(["setting", "protocol", "model_set"], sort=True):
-        picks = part.pivot_table(index=["dialogue", "turn"], columns="model", values="picked", aggfunc="max")
-        stamp = part.groupby(["dialogue", "turn"])["timestamp"].max()
-        stamp = pd.to_numeric(stamp, errors="coerce").reindex(picks.index)
-        models = sorted(picks.columns)
-        for a, b in itertools.combinations(models, 2):
-            pa, pb = picks[a].astype(float), picks[b].astype(float)
-            ok = pa.notna() & pb.notna()
-            if protocol == "soba":
-                ok &= (pa + pb) == 1
-                value = pa
-            else:
-                value = (pa - pb + 1) / 2
-            rows = pd.DataFrame({"dialogue": picks.index.get_level_values(0)[ok.to_numpy()],
-                                 "value": value[ok].to_numpy(), "timestamp": stamp[ok].to_numpy()})
-            measure = f"{a} wins" if protocol == "soba" else "pick rate difference"
-            out.append({"protocol": "per-turn", "group": f"{setting} {protocol} {model_set}",
-                        "difference": protocol != "soba",
-                        "comparison": f"{a} vs {b}", "measure": measure, "unit": "dialogue",
-                        "stream": cluster_stream(rows, "value", "dialogue", "timestamp")})
-    return out
+def _unit(protocol: str) -> str:
+    return {"acute": "worker", "per-turn": "dialogue", "ssa": "cluster"}[protocol]
 
 
-def ssa_streams(df: pd.DataFrame) -> list[dict]:
-    """One stream per (model, sensible | specific): the model's rate, one value per
-    conversation (interactive and log items) or per worker (static items)."""
-    unit = np.where(df["conversation"].fillna("").astype(str) != "", "c:" + df["conversation"].fillna("").astype(str),
-                    "w:" + df["worker"].astype(str))
-    work = df.assign(_unit=unit, timestamp=pd.to_numeric(df["timestamp"], errors="coerce"))
-    out = []
-    for model, part in work.groupby("model", sort=True):
-        for measure in ("sensible", "specific"):
-            out.append({"protocol": "ssa", "group": measure, "comparison": model, "measure": f"{measure} rate",
-                        "unit": "conversation or worker",
-                        "stream": cluster_stream(part.assign(_v=part[measure].astype(float)), "_v", "_unit",
-                                                 "timestamp")})
-    return out
-
-
-STREAMS = {"acute": acute_streams, "per-turn": perturn_streams, "ssa": ssa_streams}
+def _centred(row: dict, s: dict) -> dict:
+    """The protocol's estimate beside the sequence's centre (the mean of per-cluster means), both
+    named; they are equal when every cluster holds one observation of the comparison."""
+    centre = row.get("estimate")
+    row["sequence_centre"] = centre
+    row["estimate"] = s["estimate"]
+    row["estimate_name"] = f"{s['measure']} (pooled, as analyze)"
+    row["centre_name"] = f"mean of per-{s['unit']} means (the sequence's centre)"
+    row["same_centre"] = centre is not None and abs(centre - s["estimate"]) < 1e-9
+    return row
 
 
 def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, budget: int = 1_000_000,
            grid: int = GRID) -> dict:
     """Every comparison's anytime-valid state. Returns ``{"protocol", "alpha", "per_comparison_alpha",
-    "rows": [...]}``; each row has the comparison, estimate, lower, upper (confidence
-    sequence at the per-comparison level), decided, more (judgments likely still needed;
+    "rows": [...]}``; each row has the comparison (named and oriented as the protocol's estimand,
+    with ``model_a`` < ``model_b``), ``estimate`` (the protocol's estimate, what ``analyze``
+    prints), ``sequence_centre`` (the mean of per-cluster means the confidence sequence is centred
+    on; equal to the estimate when each cluster holds one observation), lower, upper (the
+    confidence sequence at the per-comparison level), decided, more (judgments likely still needed;
     None when decided or when no decision is in sight within ``budget``), clusters, judgments.
 
-    ACUTE and per-turn comparisons are decided against 1/2 (no preference). SSA rates have no
-    null; two models' rates are decided apart when their sequences (each at half the
-    comparison's level) are disjoint, listed as extra rows ``A - B``.
+    ACUTE win rates are decided against 1/2, per-turn pick rate differences against 0. SSA rates
+    have no null; two models' rates are decided apart when their sequences (each at half the
+    comparison's level) are disjoint, listed as extra rows ``"B vs A"`` (B minus A).
     """
     if not 0 < alpha < 1:
-        raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
+        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
     protocol = protocol or detect_protocol(df)
-    if protocol not in STREAMS:
+    if protocol not in WATCH:
         raise UserError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    streams = STREAMS[protocol](df)
+    found = streams(df, protocol)
     if protocol == "ssa":
-        pairs = [(s, t) for s, t in itertools.combinations(streams, 2) if s["group"] == t["group"]]
+        pairs = [(s, t) for s, t in itertools.combinations(found, 2) if s["group"] == t["group"]]
         count = max(len(pairs), 1)
         each = alpha / count
-        rows = [_rate_row(s, each / 2, grid) for s in streams]
+        rows = [_centred(_rate_row(s, each / 2, grid), s) for s in found]
         by = {(r["group"], r["comparison"]): r for r in rows}
         rows += [_pair_row(by[(s["group"], s["comparison"])], by[(t["group"], t["comparison"])]) for s, t in pairs]
     else:
-        count = max(len(streams), 1)
+        count = max(len(found), 1)
         each = alpha / count
         rows = []
-        for s in streams:
-            result = decide(s["stream"], each, 0.5, grid, budget)
-            if s.get("difference") and result["estimate"] is not None:  # back from (d + 1) / 2 to d in [-1, 1]
+        for s in found:
+            m0 = 0.5 if s["difference"] else s["m0"]
+            result = decide(s["stream"], each, m0, grid, budget)
+            if s["difference"] and result["estimate"] is not None:  # back from (d + 1) / 2 to d in [-1, 1]
                 result |= {k: 2 * result[k] - 1 for k in ("estimate", "lower", "upper")} | {"m0": 0.0}
-            rows.append({k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")} | result)
+            row = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
+            rows.append(_centred(row | result, s))
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
             "judgments": int(len(df)), "rows": rows}
 
@@ -161,11 +150,13 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     """
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
-    work = acute_items(df)
+    obs = observations(df, "acute")  # value 1: model_b (the later name) won, as the estimand reads
+    work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
+                         "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})
     questions = sorted(set(work["question"])) or ["(no judgments)"]
     names = sorted(models) if models else sorted(set(work["first"]) | set(work["second"]))
     if not 1 <= k < len(names):
-        raise UserError(f"--top-k {k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})")
+        raise UserError(f"top_k={k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})")
     index = {m: i for i, m in enumerate(names)}
     pairs = len(names) * (len(names) - 1) // 2
     each = alpha / (pairs * len(questions))
@@ -183,10 +174,10 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
             means, sizes = stream["mean"].to_numpy(float)[order], stream["judgments"].to_numpy()[order]
             codes, starts = np.unique(code[order], return_index=True)
             for c, x, n in zip(codes, np.split(means, starts[1:]), np.split(sizes, starts[1:])):
-                i, j = divmod(int(c), len(names))
+                i, j = divmod(int(c), len(names))  # i: model_a, j: model_b; x: model_b's share per worker
                 _, decided, _ = first_crossing(x, n, each)
-                ahead[i, j], ahead[j, i] = decided == "above", decided == "below"
-                wins[i, j], wins[j, i] = float(x @ n), float(n.sum() - x @ n)
+                ahead[j, i], ahead[i, j] = decided == "above", decided == "below"
+                wins[j, i], wins[i, j] = float(x @ n), float(n.sum() - x @ n)
         state = ranksets.top_k(ahead, k)
         lower, upper = ranksets.rank_sets(ahead)
         decided = bool(state["decided"])
@@ -200,13 +191,15 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
             for j in np.flatnonzero(~top):
                 if ahead[i, j]:
                     continue
-                a, b = (i, j) if i < j else (j, i)
-                row = {"pair": f"{names[a]} vs {names[b]}", "models": [names[i], names[j]],
-                       "decided": "below" if a == i and ahead[j, i] else "above" if ahead[j, i] else "undecided"}
+                a, b = (i, j) if i < j else (j, i)  # the estimand's order: b's win rate over a
+                row = {"pair": f"{names[b]} vs {names[a]}", "models": [names[i], names[j]],
+                       "decided": ("above" if ahead[b, a] else "below") if ahead[j, i] else "undecided"}
                 if details:
                     rows = part[(part["first"] == names[a]) & (part["second"] == names[b])]
                     full = decide(cluster_stream(rows, "value", "worker", "timestamp"), each, 0.5, grid, budget)
                     row |= {key: full[key] for key in ("estimate", "lower", "upper", "more", "judgments")}
+                    row["sequence_centre"] = full["estimate"]
+                    row["estimate"] = float(rows["value"].mean()) if len(rows) else None
                 undecided.append(row)
         out.append({"question": question, "decided": decided, "top": [names[i] for i in np.flatnonzero(top)],
                     "rank_sets": {m: [int(lower[i]), int(upper[i])] for i, m in enumerate(names)},
@@ -240,7 +233,7 @@ def top_k_lines(result: dict) -> list[str]:
 
 def _rate_row(s: dict, alpha: float, grid: int) -> dict:
     x = s["stream"]["mean"].to_numpy(float)
-    base = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit")}
+    base = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
     base |= {"clusters": int(x.size), "judgments": int(s["stream"]["judgments"].sum()), "alpha": alpha,
              "decided": "rate (no null)", "more": None, "decided_at_judgments": None, "m0": None}
     if not x.size:
@@ -251,17 +244,22 @@ def _rate_row(s: dict, alpha: float, grid: int) -> dict:
 
 
 def _pair_row(a: dict, b: dict) -> dict:
-    """Two models' rates: decided apart when their sequences are disjoint (a valid test of
-    equal rates at the sum of their levels, at every look)."""
-    row = {"protocol": "ssa", "group": a["group"], "comparison": f"{a['comparison']} - {b['comparison']}",
-           "measure": f"{a['group']} rate difference", "unit": a["unit"], "clusters": a["clusters"] + b["clusters"],
+    """Two models' rates (``a`` the earlier name): B minus A, decided apart when their sequences
+    are disjoint (a valid test of equal rates at the sum of their levels, at every look)."""
+    row = {"protocol": "ssa", "group": a["group"], "comparison": f"{b['comparison']} vs {a['comparison']}",
+           "measure": f"{a['measure']} difference", "unit": a["unit"], "model_a": a["comparison"],
+           "model_b": b["comparison"], "clusters": a["clusters"] + b["clusters"],
            "judgments": a["judgments"] + b["judgments"], "alpha": a["alpha"] * 2, "m0": 0.0, "more": None,
            "decided_at_judgments": None, "note": "decided when the two rates' sequences are disjoint"}
     if a["estimate"] is None or b["estimate"] is None:
-        return row | {"estimate": None, "lower": None, "upper": None, "decided": "undecided"}
-    lower, upper = a["lower"] - b["upper"], a["upper"] - b["lower"]
+        return row | {"estimate": None, "sequence_centre": None, "lower": None, "upper": None, "decided": "undecided"}
+    lower, upper = b["lower"] - a["upper"], b["upper"] - a["lower"]
     decided = "above" if lower > 0 else "below" if upper < 0 else "undecided"
-    return row | {"estimate": a["estimate"] - b["estimate"], "lower": lower, "upper": upper, "decided": decided}
+    return row | {"estimate": b["estimate"] - a["estimate"], "lower": lower, "upper": upper, "decided": decided,
+                  "sequence_centre": b["sequence_centre"] - a["sequence_centre"],
+                  "same_centre": bool(a.get("same_centre") and b.get("same_centre")),
+                  "estimate_name": f"{a['measure']} difference (pooled, as analyze)",
+                  "centre_name": a.get("centre_name", "")}
 
 
 def _pct(value) -> str:
@@ -278,16 +276,21 @@ def status_lines(result: dict) -> list[str]:
         if row["group"] != group:
             group = row["group"]
             lines.append(f"[{group}]")
-        verdict = {"above": "DECIDED: first ahead", "below": "DECIDED: second ahead"}.get(row["decided"], row["decided"])
+        verdict = {"above": f"DECIDED: {row['model_b']} ahead",
+                   "below": f"DECIDED: {row['model_a']} ahead"}.get(row["decided"], row["decided"])
         if row["protocol"] == "ssa" and row["decided"] in ("above", "below"):
             verdict = "DECIDED: rates differ"
         if row["decided"] == "undecided":
             verdict += (f", ~{row['more']} more judgments" if row["more"] else ", no decision in sight")
         if row["decided_at_judgments"]:
             verdict += f" (at {row['decided_at_judgments']} judgments)"
+        centre = "" if row.get("same_centre", True) or row.get("sequence_centre") is None else (
+            f" (sequence centred on {_pct(row['sequence_centre']).strip()}, the {row['centre_name']})")
         lines.append(f"  {row['comparison']:<32} {row['measure']:<28} {_pct(row['estimate'])} "
-                     f"[{_pct(row['lower'])}, {_pct(row['upper'])}]  {row['clusters']} {row['unit']}s, "
+                     f"[{_pct(row['lower'])}, {_pct(row['upper'])}]{centre}  {row['clusters']} {row['unit']}s, "
                      f"{row['judgments']} judgments  {verdict}")
+    lines.append("estimate: the protocol's, as analyze reports it (pooled); interval: the confidence sequence, "
+                 "centred on the mean of per-cluster means (said where the two differ)")
     lines.append("more: judgments still to collect before the interval would exclude no difference, if the "
                  "estimate held (a projection, not a promise)")
     return lines

@@ -32,6 +32,8 @@ EVERY_UNTIL, GROWTH = 20, 1.05
 #: rows that are the same judgment when a unit is handed over twice (resumed work is re-sent)
 KEYS = {"acute": None, "per-turn": ("dialogue", "turn", "model"), "ssa": ("item", "worker")}
 MEASURES = ("sensible", "specific")
+#: the SSA estimand (status's group) behind each measure a stop comparison may name
+SSA_MEASURE = {"sensibleness": "sensible", "specificity": "specific"}
 RULES = {
     "acute": "confidence sequences over workers (parlai_acute.status)",
     "per-turn": "confidence sequences over dialogues (parlai_acute.status)",
@@ -73,8 +75,10 @@ class StopRule:
     """One run's stop rule. ``pairs``: the model pairs the run compares (sets of two names), what
     unnamed comparisons default to and named ones are checked against."""
 
-    def __init__(self, protocol: str, stop: dict, pairs):
+    def __init__(self, protocol: str, stop: dict, pairs, table_attrs: dict | None = None):
         self.protocol = protocol
+        # what the protocol's estimands read from the table besides its rows (ACUTE: the launched cap)
+        self.table_attrs = dict(table_attrs or {})
         self.alpha, self.budget = stop.get("alpha"), stop.get("budget")
         self.pairs = sorted({tuple(sorted(p)) for p in pairs if len(set(p)) == 2})
         known = ", ".join(" vs ".join(p) for p in self.pairs) or "none"
@@ -153,22 +157,21 @@ class StopRule:
             return
         from parlai_acute.status import status
 
-        result = status(pd.DataFrame(list(self._rows.values())), self.protocol, alpha=self.alpha)
+        table = pd.DataFrame(list(self._rows.values()))
+        table.attrs.update(self.table_attrs)
+        result = status(table, self.protocol, alpha=self.alpha)
         found = {}
         for row in result["rows"]:
-            if self.protocol == "ssa":
-                if " - " not in row["comparison"]:
-                    continue  # a model's own rate: no null to decide against
-                a, b = row["comparison"].split(" - ")
-                found.setdefault((a, b, row["group"]), []).append(row)
-            else:
-                a, b = row["comparison"].split(" vs ")
-                found.setdefault((a, b, None), []).append(row)
+            if not row.get("model_b"):
+                continue  # a model's own rate (SSA): no null to decide against
+            measure = SSA_MEASURE.get(row["group"]) if self.protocol == "ssa" else None
+            found.setdefault((row["model_a"], row["model_b"], measure), []).append(row)
         decided = {w for w in self.wanted if w in found and all(r["decided"] != "undecided" for r in found[w])}
         if len(decided) < len(self.wanted):
             self._decided_before = decided
             return
-        name = lambda w: " vs ".join(w[:2]) + (f" [{w[2]}]" if w[2] else "")  # noqa: E731
+        # named as the protocol's estimand names the comparison: "B vs A", B the later name
+        name = lambda w: f"{w[1]} vs {w[0]}" + (f" [{w[2]}]" if w[2] else "")  # noqa: E731
         self.decision = {
             "stopped": "decided", "judgments": judged, "alpha": self.alpha,
             "settled_by": [name(w) for w in self.wanted if w not in self._decided_before],

@@ -60,10 +60,11 @@ def test_the_rule_fed_dialogue_by_dialogue_decides_where_the_cluster_sequence_cr
     assert fired_at == (crossed if crossed >= 0 else None)  # looks at every dialogue up to 200 turns
     if fired_at is not None:
         decision = rule.decision
-        assert decision["judgments"] == 10 * (crossed + 1) and decision["settled_by"] == ["a vs b"]
-        row = decision["comparisons"]["a vs b"]
-        assert row["decided"] == ("above" if rate > 0.5 else "below") and row["clusters"] == crossed + 1
-        assert not row["lower"] < 0.5 < row["upper"]
+        # named and oriented as the protocol's estimand: "b vs a", b's pick rate minus a's
+        assert decision["judgments"] == 10 * (crossed + 1) and decision["settled_by"] == ["b vs a"]
+        row = decision["comparisons"]["b vs a"]
+        assert row["decided"] == ("below" if rate > 0.5 else "above") and row["clusters"] == crossed + 1
+        assert not row["lower"] < 0 < row["upper"]
         assert rule.add(_turn_rows(y[:1], 99)) is None  # fired once: later units change nothing
     if rate != 0.5:
         assert fired_at is not None
@@ -112,7 +113,7 @@ def test_ssa_rates_apart_stop_the_rule_over_conversations():
     decision = None
     for k in range(60):
         decision = decision or rule.add(rows[3 * k:3 * k + 3])
-    assert decision["stopped"] == "decided" and decision["comparisons"]["generic vs smol [specific]"]["upper"] < 0
+    assert decision["stopped"] == "decided" and decision["comparisons"]["smol vs generic [specific]"]["lower"] > 0
     assert decision["judgments"] < len(rows)  # decided before every conversation was in
     assert "disjoint" in decision["method"]
 
@@ -190,7 +191,7 @@ def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriate
     rule = stop_rule(Blueprint(stop_alpha=0.2, stop_comparisons="smol vs generic [specific]"), design, history)
     assert rule.protocol == "ssa" and rule.stopped  # a relaunch finds the run already decided
     assert rule.decision["judgments"] == 120  # complete conversations only: the partial one is not counted
-    assert rule.decision["comparisons"]["generic vs smol [specific]"]["clusters"] == 40
+    assert rule.decision["comparisons"]["smol vs generic [specific]"]["clusters"] == 40
     assert stop_rule(Blueprint(stop_alpha=0.2), design, history[:4]).stopped is False
     appropriate = Design(models=["a", "b"], setting="sm", protocol="sm")
     with pytest.raises(UserError, match="appropriateness labels .* use stop_budget, or label_mode=ssa"):
@@ -212,7 +213,7 @@ def test_status_says_why_a_run_stopped():
                             {"stopped": "decided", "judgments": 9, "alpha": 0.2, "top_k": 1, "top": ["m"],
                              "method": "rank-sets (3 pairs)"}])
     assert lines[0].startswith(f"STOPPED at {rule.decision['judgments']} judgments: every named comparison decided")
-    assert lines[1].startswith("  a vs b: above, estimate 1.000 [") and "over" in lines[1]
+    assert lines[1].startswith("  b vs a: below, estimate -1.000 [") and "over" in lines[1]
     assert lines[2].startswith("STOPPED: the budget of 3 judgments was spent")
     assert lines[3].startswith("STOPPED at 9 judgments: the top 1 (m) decided at alpha 0.2")
 
@@ -232,6 +233,7 @@ def test_top_k_boundary_leaves_out_a_pair_decided_the_other_way():
     from parlai_acute.status import top_k, top_k_lines
 
     result = top_k(pd.DataFrame(rows), 1, alpha=0.05, models=rule.models, details=True)
-    assert [u["decided"] for u in result["questions"][0]["undecided"]] == ["below"]
+    # named "c vs a" (c's win rate over a), decided for c: "above"
+    assert [(u["pair"], u["decided"]) for u in result["questions"][0]["undecided"]] == [("c vs a", "above")]
     assert rule.boundary == set()
     assert "undecided, 0 pair(s) across the boundary open" in "\n".join(top_k_lines(result))

@@ -108,6 +108,16 @@ class AnalysisResult:
         return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
                 "per_worker_cap": self.cap, "parlai_acute_version": parlai_acute.__version__}
 
+    def default_warnings(self) -> list[str]:
+        """What a notebook user is warned of: the paper's default cap dropping judgments they may
+        have meant to keep (the command line prints the cap in its summary instead)."""
+        if self.config.cap_source:
+            return []
+        over = int((self.excluded["excluded_because"] == OVER_CAP).sum()) if len(self.excluded) else 0
+        total = len(self.kept) + len(self.excluded)
+        return [f"the default per-worker cap of {self.cap} judgment(s) (one per model pair and question) excluded "
+                f"{over} of {total} judgments; pass max_per_worker=N to choose the cap"] if over else []
+
     def simulated_workers(self) -> tuple[int, int]:
         """(simulated workers, all workers) among the judgments, kept or excluded."""
         workers = set(self.kept["worker"]).union(self.excluded["worker"])

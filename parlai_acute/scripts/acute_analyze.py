@@ -83,12 +83,8 @@ def run(args) -> int:
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
     table = load(args, config)
-    result = api.analyze("acute", table, config, warn=False)
-    judges = judge_summaries(args)
-    if judges:  # a model judge's run: its onboarding and position bias flagged where its verdicts are used
-        from parlai_acute.acute.analysis import judge_flags
-
-        result.flags = judge_flags(table, judges, config.alpha)
+    # a model judge's run: not capped as a worker is, its onboarding and position bias flagged
+    result = api.analyze("acute", table, config, warn=False, judges=judge_summaries(args) or None)
     if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
         from parlai_acute.mephisto_tasks.acute_eval.store import run_pairings_file
 

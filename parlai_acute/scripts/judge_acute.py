@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from parlai_acute.acute.analysis import AnalysisConfig, analyze, write_outputs
+    from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
     from parlai_acute.acute.judgments import write_judgments
     from parlai_acute.acute.pairings import read_onboarding, read_pairings
     from parlai_acute.errors import UserError
@@ -85,8 +85,12 @@ def run(args) -> int:
     if args.analyze:
         if tables["judgments"].empty:
             raise UserError("the judge produced no usable judgments to analyze; see items.jsonl for its answers")
-        config = AnalysisConfig(seed=args.seed, max_per_worker=len(tables["judgments"]),
-                                source=str(outdir / "judgments.csv"))
-        paths = write_outputs(analyze(tables["judgments"], config, judges=[summary]), outdir / "analysis")
+        from parlai_acute import api
+
+        # exactly what `acute analyze --judgments judgments.csv` does with this table and its summary.json
+        table = api.load_table("acute", tables["judgments"])
+        table.attrs["source"] = str(outdir / "judgments.csv")
+        result = api.analyze("acute", table, AnalysisConfig(seed=args.seed), warn=False, judges=[summary])
+        paths = write_outputs(result, outdir / "analysis")
         print(f"analysis: {paths['report.html']}")
     return 0

@@ -11,6 +11,11 @@ def test_status_of_a_stored_run_counts_workers_and_decides_nothing_yet(tmp_path,
     assert main(["status", "--task-name", "live", "--mephisto-db", db_file]) == 0
     out = capsys.readouterr().out
     assert "acute: 6 rows, 1 comparison(s)" in out
-    assert "generic vs smol" in out and "2 workers, 6 judgments" in out and "undecided" in out
+    # the protocol's cap (one judgment per worker and model pair, the run set none) keeps 2 of the 6, as
+    # `acute analyze` of the same run does; B's win rate over A, named "smol vs generic"
+    assert "smol vs generic" in out and "2 workers, 2 judgments" in out and "undecided" in out
+    assert main(["acute", "analyze", "--task-name", "live", "--mephisto-db", db_file, "--no-report",
+                 "-o", str(tmp_path / "out")]) == 0
+    assert "smol vs generic: 100.0% (2/2)" in capsys.readouterr().out
     assert main(["status", "--task-name", "nosuch", "--mephisto-db", db_file]) != 0
     assert "no Mephisto task named" in capsys.readouterr().err

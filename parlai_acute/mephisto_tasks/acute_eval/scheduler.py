@@ -85,13 +85,15 @@ class Scheduler:
         self.selection = selection
         self.judgments: list[dict] = []  # regular judgments with their winner: what selection reads
         self.models = sorted({m for p in pairings if not p["is_onboarding"] for m in p["speakers_to_eval"]})
-        self.stop = StopRule("acute", stop, [p["speakers_to_eval"] for p in pairings if not p["is_onboarding"]]) \
+        self.max_per_worker = max_per_worker if max_per_worker is not None else model_pairs(pairings)
+        # the stop rule keeps what the analysis keeps: the cap this task enforces
+        self.stop = StopRule("acute", stop, [p["speakers_to_eval"] for p in pairings if not p["is_onboarding"]],
+                             {"per_worker_cap": (self.max_per_worker, "the live task's max_per_worker")}) \
             if stop else None
         self.ids = [pair_id(p, i) for i, p in enumerate(pairings)]
         self.regular = [i for i, p in enumerate(pairings) if not p["is_onboarding"]]
         self.onboarding = [i for i, p in enumerate(pairings) if p["is_onboarding"]]
         self.comparisons_per_unit = comparisons_per_unit
-        self.max_per_worker = max_per_worker if max_per_worker is not None else model_pairs(pairings)
         self.use_onboarding = use_onboarding and bool(self.onboarding)
         self._rng = random.Random(seed)
         self._lock = threading.Lock()

@@ -47,9 +47,11 @@ def judgments_for_task(db, task_name: str) -> pd.DataFrame:
     return judgments_from_unit_data(unit_data_for_task(db, task_name))
 
 
-def judgment_records(db, task_name: str) -> list[dict]:
-    """The judgments of :func:`judgments_for_task` as records (for ``parlai_acute.api``)."""
-    return judgments_for_task(db, task_name).to_dict(orient="records")
+def judgment_records(db, task_name: str) -> tuple[list[dict], dict]:
+    """The judgments of :func:`judgments_for_task` as records, and the per-worker cap the run was
+    launched with (what the protocol's estimands apply; for ``parlai_acute.api``)."""
+    return (judgments_for_task(db, task_name).to_dict(orient="records"),
+            {"per_worker_cap": stored_cap(db, task_name)})
 
 
 def judgments_from_mephisto_db(task_name: str, db=None) -> pd.DataFrame:

@@ -1,0 +1,119 @@
+"""What ACUTE-Eval measures, defined once: the win rate of one model over another, per question.
+
+Every surface that reports an ACUTE number -- ``acute analyze``, ``status``, the live stop rule,
+``ppi``, ``judge acute --analyze``, the reports and the Python API -- takes it from here, so they
+print the same value under the same name in the same direction:
+
+* **quantity**: for models A and B (A the earlier name alphabetically) under one question, the
+  share of the pair's kept judgments won by B, printed ``"B vs A"`` -- the paper's table read as
+  "column beats row";
+* **estimator**: pooled over judgments (wins / judgments of the pair). Under the protocol's
+  default cap of one judgment per worker, model pair and question every worker contributes one
+  judgment per pair, so this is also the mean of the workers' own shares; with a larger cap the
+  two differ, and a surface that needs the per-worker mean (the confidence sequences of
+  ``status``) prints both, named;
+* **unit**: the worker (a worker's taste runs through their judgments): the headline interval and
+  mark come from the sign-flip test over workers of :mod:`parlai_acute.stats.winrates`;
+* **exclusions and cap**: :func:`parlai_acute.acute.analysis.apply_exclusions`, in its order, with
+  the cap of :func:`config_for`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.acute.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
+from parlai_acute.acute.judgments import _TEXT, COLUMNS
+from parlai_acute.stats.estimand import Estimand, complete, point_estimates
+
+__all__ = ["WIN_RATE", "ESTIMANDS", "config_for", "kept", "observations", "observe", "estimates", "headline", "label"]
+
+WIN_RATE = Estimand(
+    measure="win rate",
+    quantity="share of the pair's judgments won by the model named first, pairs named 'B vs A' with B the later "
+             "name alphabetically (the paper's table: column beats row)",
+    estimator="pooled over kept judgments (wins / judgments)",
+    unit="worker",
+    low=0.0, high=1.0,
+    exclusions="workers who failed onboarding, onboarding pairs, workers who never gave a reason, the same model on "
+               "both sides, judgments over the per-worker cap (default: one per model pair and question; a model "
+               "judge's verdicts are not capped)")
+ESTIMANDS = {WIN_RATE.measure: WIN_RATE}
+
+
+def label(a: str, b: str) -> str:
+    """The one name of the comparison of models ``a`` < ``b``: ``"b vs a"``, B's win rate."""
+    return f"{b} vs {a}"
+
+
+def config_for(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
+               **options) -> AnalysisConfig:
+    """The analysis configuration with the protocol's per-worker cap settled, in this order: as
+    given (``max_per_worker``); as the run was launched (``table.attrs["per_worker_cap"]``, set by
+    :func:`parlai_acute.api.load_table` from the Mephisto run); none for a model judge's verdicts
+    (``judges``: its run summaries -- a judge is not a sampled worker, it answers each item by its
+    own rule); else the paper's default (one judgment per model pair and question)."""
+    config = config if config is not None else AnalysisConfig(**options)
+    if config.max_per_worker is not None:
+        config.cap_source = config.cap_source or "max_per_worker"
+    elif "per_worker_cap" in table.attrs:
+        cap, where = table.attrs["per_worker_cap"]
+        config.max_per_worker = cap
+        config.cap_source = f"as launched, {where}" if cap else f"default: model pairs x questions ({where})"
+    elif judges:
+        config.max_per_worker = max(1, len(table))
+        config.cap_source = "none: a model judge's verdicts (the judge is not a sampled worker)"
+    return config
+
+
+def kept(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
+    """The judgments the protocol keeps (exclusions and cap as :func:`config_for` settles them).
+    Rows without reasons (the live stop rule's, as judged) are not judged on reasons."""
+    config = config_for(table, config, judges)
+    if "reason" not in table.columns:
+        config = dataclasses.replace(config, min_reason_chars=0)
+    return apply_exclusions(complete(table, COLUMNS, _TEXT, ["is_onboarding"]), config)[0]
+
+
+def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
+    """One row per kept judgment, oriented as the estimand: ``value`` 1 when the model named first
+    in ``comparison`` (the later name alphabetically) won. ``item``: the pair of conversations
+    under the question (what a judge answers too); ``cluster``: the worker."""
+    df = kept_judgments[kept_judgments["model_left"] != kept_judgments["model_right"]]
+    left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
+    a, b = np.where(left < right, left, right), np.where(left < right, right, left)
+    question = df["question_key"].astype(str).to_numpy(str)
+    return pd.DataFrame({
+        "group": question, "comparison": np.char.add(np.char.add(b, " vs "), a), "measure": WIN_RATE.measure,
+        "model_a": a, "model_b": b, "value": (df["winner"].to_numpy(str) == b).astype(float),
+        "cluster": df["worker"].astype(str).to_numpy(),
+        "item": np.char.add(np.char.add(df["pair_id"].astype(str).to_numpy(str), "#"), question),
+        "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
+
+
+def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
+    """The protocol's estimate of every comparison of a judgments table (no interval: cheap)."""
+    return point_estimates(observations(kept(table, config, judges)))
+
+
+def headline(result: AnalysisResult) -> pd.DataFrame:
+    """The analysis' reported estimates with their headline intervals (the test over workers), in the
+    estimands table's shape: what every surface that shows an interval prints."""
+    rows = []
+    for q in result.questions:
+        interval = f"{100 * result.config.confidence:g}% inverted sign-flip test over workers"
+        for m in q.matchups.itertuples(index=False):
+            rows.append({"group": q.question_key, "comparison": label(m.model_a, m.model_b),
+                         "measure": WIN_RATE.measure, "estimate": float(m.winrate_b), "n": int(m.n),
+                         "clusters": int(m.workers), "low": float(m.ci_low), "high": float(m.ci_high),
+                         "interval": interval, "why_no_interval": m.reason or ("" if m.ci_low == m.ci_low else
+                                                                             "too few workers for an interval")})
+    return pd.DataFrame(rows, columns=["group", "comparison", "measure", "estimate", "n", "clusters", "low", "high",
+                                       "interval", "why_no_interval"])
+
+
+def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
+    """The observations of a judgments table after the protocol's exclusions and cap."""
+    return observations(kept(table, config, judges))

@@ -1,0 +1,93 @@
+"""What SSA measures, defined once: sensibleness and specificity of each model, by item majority.
+
+Meena's labels are per worker; its numbers are per reply. Every surface that reports an SSA
+number -- ``ssa analyze``, ``status``, the live stop rule, ``ppi``, ``judge ssa``, the reports and
+the Python API -- takes it from here:
+
+* **sensibleness** (comparison: the model): the share of the model's items (replies) whose
+  majority of labels says sensible; a tie (exactly half) counts as no
+  (:func:`parlai_acute.ssa.analysis.majority_labels`); **specificity** likewise;
+* **differences** (comparison ``"B vs A"``, A the earlier name): B's rate minus A's;
+* **estimator**: pooled over items (each item weighs one, however many labels it has); the
+  label-level shares the analysis prints beside them are named "label shares", never the rate;
+* **unit**: the conversation for interactive and log items, else the context, else the item
+  (:func:`parlai_acute.ssa.analysis.cluster_of`); **exclusions**: none.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from parlai_acute.ssa.analysis import SSAResult, majority_labels
+from parlai_acute.ssa.labels import _TEXT, COLUMNS
+from parlai_acute.stats.estimand import Estimand, complete, point_estimates
+
+__all__ = ["SENSIBLENESS", "SPECIFICITY", "ESTIMANDS", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
+
+_UNIT = "conversation (interactive and log items), else context, else item"
+SENSIBLENESS = Estimand(
+    measure="sensibleness", quantity="share of the model's replies whose majority of labels says sensible (a tie "
+    "counts as no)", estimator="pooled over items (replies)", unit=_UNIT, low=0.0, high=1.0)
+SPECIFICITY = Estimand(
+    measure="specificity", quantity="share of the model's replies whose majority of labels says specific (a tie "
+    "counts as no)", estimator="pooled over items (replies)", unit=_UNIT, low=0.0, high=1.0)
+ESTIMANDS = {e.measure: e for e in (SENSIBLENESS, SPECIFICITY)}
+#: the labels table's column behind each measure
+QUESTIONS = {"sensibleness": "sensible", "specificity": "specific"}
+
+
+def label(a: str, b: str) -> str:
+    """The one name of the comparison of models ``a`` < ``b``: ``"b vs a"`` (B minus A)."""
+    return f"{b} vs {a}"
+
+
+def observations(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per (item, measure): ``value`` the item's majority verdict (1/0), ``cluster`` the
+    item's cluster, ``comparison`` its model, ``timestamp`` its last label."""
+    if labels.empty:
+        return pd.DataFrame(columns=["group", "comparison", "measure", "model_a", "model_b", "value", "cluster",
+                                     "item", "timestamp"])
+    items = majority_labels(complete(labels, COLUMNS, _TEXT))
+    stamp = pd.to_numeric(labels["timestamp"], errors="coerce").groupby(labels["item"]).max() \
+        if "timestamp" in labels else pd.Series(dtype=float)
+    stamp = stamp.reindex(items["item"]).to_numpy(float)
+    parts = [pd.DataFrame({"group": "", "comparison": items["model"].astype(str).to_numpy(), "measure": measure,
+                           "model_a": items["model"].astype(str).to_numpy(), "model_b": "",
+                           "value": items[column].astype(float).to_numpy(),
+                           "cluster": items["cluster"].astype(str).to_numpy(),
+                           "item": items["item"].astype(str).to_numpy(), "timestamp": stamp})
+             for measure, column in QUESTIONS.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def estimates(labels: pd.DataFrame) -> pd.DataFrame:
+    """The protocol's estimate of every model's sensibleness and specificity (no interval)."""
+    return point_estimates(observations(labels))
+
+
+def headline(result: SSAResult) -> pd.DataFrame:
+    """The analysis' reported rates with their headline intervals (cluster bootstrap, else exact)
+    and the pair differences with the cluster-aware test's, in the estimands table's shape."""
+    level = f"{100 * result.config.confidence:g}%"
+    rows = []
+    for m in result.models.itertuples(index=False):
+        for measure in ESTIMANDS:
+            boot_low, boot_high = getattr(m, f"{measure}_boot_low"), getattr(m, f"{measure}_boot_high")
+            boot = boot_low == boot_low
+            low, high = (boot_low, boot_high) if boot else (getattr(m, f"{measure}_exact_low"),
+                                                             getattr(m, f"{measure}_exact_high"))
+            rows.append({"group": "", "comparison": m.model, "measure": measure, "estimate": float(getattr(m, measure)),
+                         "n": int(m.items), "clusters": int(m.clusters), "low": float(low), "high": float(high),
+                         "interval": f"{level} percentile cluster bootstrap" if boot else
+                         f"{level} Clopper-Pearson (items independent)", "why_no_interval": ""})
+    for p in result.pairs[result.pairs["measure"].isin(list(ESTIMANDS))].itertuples(index=False):
+        rows.append({"group": "", "comparison": label(p.model_a, p.model_b), "measure": f"{p.measure} difference",
+                     "estimate": float(p.diff), "n": 0, "clusters": int(p.clusters), "low": float(p.cluster_low),
+                     "high": float(p.cluster_high), "interval": f"{level} cluster-aware test over {p.unit}s, inverted",
+                     "why_no_interval": "" if p.cluster_low == p.cluster_low else (p.cluster_note or "no interval")})
+    return pd.DataFrame(rows, columns=["group", "comparison", "measure", "estimate", "n", "clusters", "low", "high",
+                                       "interval", "why_no_interval"])
+
+
+def observe(table: pd.DataFrame) -> pd.DataFrame:
+    """The observations of a labels table (SSA excludes nothing)."""
+    return observations(table)

@@ -1,0 +1,86 @@
+"""What a protocol measures, said once: the shape every protocol's estimands take.
+
+A number such as "human beats smollm2 61.8%" is only meaningful with its definition: which
+quantity (a win rate, a pick rate, a difference), in which direction (whose share), pooled over
+which observations (judgments, turns, items) or averaged over which clusters, after which
+exclusions and caps. When every command computed the number its own way, `status`, `analyze`
+and `ppi` printed three values for one rate. So each protocol declares its estimands once
+(``<protocol>/estimands.py``) with this class, and every surface -- analyze, status, the live
+stop rule, ppi, the judges, the reports, the Python API -- takes its numbers from there.
+
+An estimands table (:data:`COLUMNS`) is the tidy form every surface shares: one row per
+(group, comparison, measure). ``comparison`` is the label printed everywhere, in the
+estimand's direction (``"B vs A"``: B's share; ``"A"``: one model's rate).
+
+This module knows no protocol; it only says what a definition must contain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Estimand", "COLUMNS", "point_estimates", "describe", "complete"]
+
+#: the columns of an estimands table (observations add ``value``, ``cluster``, ``item``, ``timestamp``)
+COLUMNS = ["group", "comparison", "measure", "estimate", "n", "clusters"]
+
+
+@dataclass(frozen=True)
+class Estimand:
+    """One quantity a protocol reports.
+
+    ``measure``: its short name ("win rate"); ``quantity``: what it is, direction included;
+    ``estimator``: how the table gives it (pooled share of judgments, share of items, ...);
+    ``unit``: the sampled cluster its intervals and marks treat as independent; ``low``/``high``:
+    its range (every interval is clipped to it); ``exclusions``: what is left out first."""
+
+    measure: str
+    quantity: str
+    estimator: str
+    unit: str
+    low: float
+    high: float
+    exclusions: str = "none"
+
+    def describe(self) -> str:
+        """One sentence, as the outputs print it."""
+        return (f"{self.measure}: {self.quantity}; estimated as {self.estimator}; unit {self.unit}; "
+                f"exclusions: {self.exclusions}")
+
+    def as_dict(self) -> dict:
+        return {"measure": self.measure, "quantity": self.quantity, "estimator": self.estimator,
+                "unit": self.unit, "range": [self.low, self.high], "exclusions": self.exclusions}
+
+
+def point_estimates(observations: pd.DataFrame) -> pd.DataFrame:
+    """The estimate of every (group, comparison, measure) from a protocol's observations table:
+    the pooled mean of ``value`` (each observation weighs one), the observations and the distinct
+    clusters. Every protocol defines its observations so that this mean *is* its estimate."""
+    if observations.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    keys = ["group", "comparison", "measure"]
+    grouped = observations.groupby(keys, sort=True)
+    out = grouped.agg(estimate=("value", "mean"), n=("value", "size"), clusters=("cluster", "nunique"))
+    return out.reset_index()[COLUMNS]
+
+
+def describe(estimands: dict[str, Estimand]) -> list[dict]:
+    """The definitions as JSON-ready records (results.json and run.json carry them)."""
+    return [e.as_dict() for e in estimands.values()]
+
+
+def inside(estimate: float, low: float, high: float) -> bool:
+    """Whether an estimate lies in its interval (NaN bounds: there is no interval)."""
+    return bool(np.isfinite(low) and np.isfinite(high) and low <= estimate <= high)
+
+
+def complete(df: pd.DataFrame, columns, text=(), flags=()) -> pd.DataFrame:
+    """``df`` with every column of ``columns`` it lacks added, blank: ``text`` columns "", ``flags``
+    False, the rest NaN. The live stop rule hands over rows as judged, without the optional
+    columns of a stored table; a blank column never triggers an exclusion rule."""
+    missing = [c for c in columns if c not in df.columns]
+    if not missing:
+        return df
+    return df.assign(**{c: "" if c in text else False if c in flags else np.nan for c in missing})
