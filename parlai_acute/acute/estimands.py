@@ -39,7 +39,8 @@ WIN_RATE = Estimand(
     low=0.0, high=1.0,
     exclusions="workers who failed onboarding, onboarding pairs, workers who never gave a reason, the same model on "
                "both sides, judgments over the per-worker cap (default: one per model pair and question; a model "
-               "judge's verdicts are not capped)")
+               "judge's verdicts are not capped)",
+    pairwise=True)
 ESTIMANDS = {WIN_RATE.measure: WIN_RATE}
 
 
@@ -114,6 +115,8 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
                                        "interval", "why_no_interval"])
 
 
-def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
-    """The observations of a judgments table after the protocol's exclusions and cap."""
-    return observations(kept(table, config, judges))
+def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
+            judge: bool = False) -> pd.DataFrame:
+    """The observations of a judgments table after the protocol's exclusions and cap (``judge``:
+    the table is a model judge's, whose verdicts are not capped)."""
+    return observations(kept(table, config, judges or ([{"judge": "model"}] if judge else None)))

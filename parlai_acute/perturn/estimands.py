@@ -124,7 +124,7 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
 
 
 
-def observe(table: pd.DataFrame, config: AnalysisConfig | None = None) -> pd.DataFrame:
-    """The observations of a turns table after the protocol's exclusions."""
+def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judge: bool = False) -> pd.DataFrame:
+    """The observations of a turns table after the protocol's exclusions (a judge's the same way)."""
     config = config or AnalysisConfig()
     return observations(kept(table, config), config.cluster)

@@ -34,8 +34,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the rows as JSON")
 
 
-def _fmt(value) -> str:
-    return "   n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:6.1f}"
+def _fmt(value, signed: bool = False) -> str:
+    """A share or difference in percent; a missing value in words (never 'nan')."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+
+
+def _interval(low, high, signed: bool) -> str:
+    from parlai_acute.report.tables import bounds_text
+
+    return bounds_text(low, high, signed)
 
 
 def _ranks(lower: int, upper: int) -> str:
@@ -44,47 +53,45 @@ def _ranks(lower: int, upper: int) -> str:
 
 def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | None = None,
               judge_per_human: float = 10.0) -> tuple[list[str], "pd.DataFrame"]:
-    """The printed lines and the table of :func:`parlai_acute.stats.ppi.ppi_table` (and plans)."""
-    from parlai_acute.stats.ppi import ITEMS, plan, ppi_table
+    """The printed lines and the table of :func:`parlai_acute.judges.ppi.ppi_table` (and plans)."""
+    from parlai_acute.judges.ppi import plan_row, ppi_ranking, ppi_table
 
     table = ppi_table(people, judge, protocol, alpha)
-    lines = [f"{protocol}: people {len(people)} rows, judge {len(judge)} rows; intervals {100 * (1 - alpha):g}% "
-             f"(PPI++ with power tuning; people-only beside it)"]
+    lines = [f"{protocol}: people {len(people)} rows, judge {len(judge)} rows; intervals {100 * (1 - alpha):g}%: "
+             f"people's = the protocol's result as analyze reports it; with judge = PPI++ with power tuning"]
     for row in table.to_dict("records"):
-        line = (f"  {row['group']:<24} {row['measure']:<16} people {_fmt(row['people_estimate'])} "
-                f"[{_fmt(row['people_lower'])}, {_fmt(row['people_upper'])}]")
-        if row.get("estimate") == row.get("estimate") and row.get("estimate") is not None:
-            line += (f"  with judge {_fmt(row['estimate'])} [{_fmt(row['lower'])}, {_fmt(row['upper'])}]  "
-                     f"worth {row['effective_n']:.0f} items answered by people ({row['items_with_both']} were)")
+        signed = "difference" in row["measure"]
+        line = (f"  {row['comparison']:<24} {row['measure']:<20} people {_fmt(row['people_estimate'], signed)} "
+                f"{_interval(row['people_lower'], row['people_upper'], signed)}")
+        if row["estimate"] is not None:
+            worth = (f"worth {row['effective_n']:.0f} items answered by people" if row["effective_n"] is not None
+                     else "its worth cannot be given (no variation to compare)")
+            line += (f"  with judge {_fmt(row['estimate'], signed)} {_interval(row['lower'], row['upper'], signed)}  "
+                     f"{worth} ({row['items_with_both']} were)")
+        if row.get("group"):
+            line = f"  [{row['group']}]" + line[1:]
         if isinstance(row.get("note"), str) and row["note"]:
             line += f"  -- {row['note']}"
         lines.append(line)
         if plan_delta is None:
             continue
-        h = ITEMS[protocol](people).groupby(["group", "measure", "item"])["value"].mean().loc[(row["group"], row["measure"])]
-        j = ITEMS[protocol](judge).groupby(["group", "measure", "item"])["value"].mean()
-        j = j.loc[(row["group"], row["measure"])] if (row["group"], row["measure"]) in j.index.droplevel(2) else j[:0]
-        both = h.index[h.index.isin(j.index)]
         try:
-            p = plan(h.loc[both].to_numpy(), j.loc[both].to_numpy(), plan_delta, alpha, 0.8, judge_per_human)
+            p = plan_row(people, judge, protocol, row, plan_delta, alpha, judge_per_human)
             lines.append(f"    plan for a {plan_delta:g} difference: {p['people_only']} items answered by people "
                          f"alone, {p['with_judge']} with the judge on {p['judge_items']} items")
         except UserError as exc:
             lines.append(f"    plan: {exc}")
-    if protocol == "acute":
-        from parlai_acute.stats.ppi import ppi_ranking
-
-        ranking = ppi_ranking(people, judge, alpha)
-        table.attrs["ranking"] = ranking.to_dict("records")
-        for question, part in ranking.groupby("question", sort=True):
-            lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
-                         f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
-            for r in part.sort_values("strength", ascending=False).to_dict("records"):
-                line = (f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
-                        f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
-                        f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
-                        f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
-                lines.append(line.rstrip())
+    ranking = ppi_ranking(people, judge, protocol, alpha)
+    table.attrs["ranking"] = ranking.to_dict("records")
+    for question, part in ranking.groupby("question", sort=True):
+        lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
+                     f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
+        for r in part.sort_values("strength", ascending=False).to_dict("records"):
+            line = (f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
+                    f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
+                    f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
+                    f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
+            lines.append(line.rstrip())
     return lines, table
 
 

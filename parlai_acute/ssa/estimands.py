@@ -88,6 +88,6 @@ def headline(result: SSAResult) -> pd.DataFrame:
                                        "interval", "why_no_interval"])
 
 
-def observe(table: pd.DataFrame) -> pd.DataFrame:
-    """The observations of a labels table (SSA excludes nothing)."""
+def observe(table: pd.DataFrame, judge: bool = False) -> pd.DataFrame:
+    """The observations of a labels table (SSA excludes nothing; a judge's labels the same way)."""
     return observations(table)

@@ -34,7 +34,8 @@ class Estimand:
     ``measure``: its short name ("win rate"); ``quantity``: what it is, direction included;
     ``estimator``: how the table gives it (pooled share of judgments, share of items, ...);
     ``unit``: the sampled cluster its intervals and marks treat as independent; ``low``/``high``:
-    its range (every interval is clipped to it); ``exclusions``: what is left out first."""
+    its range (every interval is clipped to it); ``exclusions``: what is left out first;
+    ``pairwise``: a win rate between two models, so a ranking of all models may be fitted."""
 
     measure: str
     quantity: str
@@ -43,6 +44,7 @@ class Estimand:
     low: float
     high: float
     exclusions: str = "none"
+    pairwise: bool = False  # a win rate of one model over another: a Bradley-Terry ranking applies
 
     def describe(self) -> str:
         """One sentence, as the outputs print it."""

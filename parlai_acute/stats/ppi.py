@@ -16,12 +16,12 @@ the interval stays valid; only its width depends on how well the judge tracks pe
 "effective number of human judgments" is n x Var(people only) / Var(PPI): how many
 people's answers the PPI interval is worth.
 
-The unit is the item (an ACUTE pair under one question, a per-turn candidate, an SSA
-reply): several people's answers to one item are averaged first, so their correlation is
-respected. Items must be a random subset of the judge's items for the guarantee. The tables
-(:func:`ppi_table`) weigh the judge only when its answers correlate positively with the
-people's at level alpha (:func:`judge_tracks_people`), so a judge that picks a position or
-answers at random is reported as adding nothing.
+The unit is the item: several people's answers to one item are averaged first, so their
+correlation is respected. Items must be a random subset of the judge's items for the
+guarantee. The tables over a protocol's estimands (:func:`parlai_acute.judges.ppi.ppi_table`)
+weigh the judge only when its answers correlate positively with the people's at level alpha
+(:func:`judge_tracks_people`), so a judge that picks a position or answers at random is
+reported as adding nothing.
 Intervals are normal (Wald) with the plug-in variance, as in the papers; coverage is
 checked by simulation (tests/stats/test_ppi.py, benchmarks/bench_ppi.py).
 """
@@ -30,13 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 from scipy import special, stats
 
 from parlai_acute.errors import UserError
 
 __all__ = ["tuned_lambda", "ppi_mean", "plan", "MIN_PILOT", "judge_tracks_people", "ppi_bradley_terry",
-           "bradley_terry_rank_sets", "ppi_ranking", "acute_items", "ITEMS", "ppi_table"]
+           "bradley_terry_rank_sets"]
 
 
 def _z(alpha: float) -> float:
@@ -229,109 +228,3 @@ def bradley_terry_rank_sets(res: dict, alpha: float = 0.05) -> dict:
     people_lower, people_upper = rank_sets(simultaneous_ahead(res["people_strength"], res["people_cov"], alpha))
     return {"rank_lower": lower, "rank_upper": upper, "people_rank_lower": people_lower,
             "people_rank_upper": people_upper}
-
-
-def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """ACUTE-Eval Bradley-Terry strengths per question, people-only and prediction-powered,
-    from the two judgments tables (items: a pair of conversations under one question), with
-    each model's rank-set both ways (``rank_lower``..``rank_upper``, ``people_rank_*``: the
-    ranks it may take, all models at once with probability 1 - alpha)."""
-    hp, jp = acute_items(people), acute_items(judge)
-    rows = []
-    for question in sorted(set(hp["question"])):
-        h = hp[hp["question"] == question].groupby(["item", "first", "second"])["value"].mean().reset_index()
-        j = jp[jp["question"] == question].groupby(["item", "first", "second"])["value"].mean().reset_index()
-        names = sorted(set(h["first"]) | set(h["second"]) | set(j["first"]) | set(j["second"]))
-        index = {m: i for i, m in enumerate(names)}
-        both = h.merge(j, on=["item", "first", "second"], suffixes=("_people", "_judge"))
-        only = j[~j["item"].isin(h["item"])]
-        if len(both) < 2 or len(only) < 2 or len(names) < 2:
-            continue
-        tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
-        res = ppi_bradley_terry(both["first"].map(index), both["second"].map(index), both["value_people"],
-                                both["value_judge"], only["first"].map(index), only["second"].map(index),
-                                only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
-        ranks = bradley_terry_rank_sets(res, alpha)
-        for i, model in enumerate(names):
-            rows.append({"question": question, "model": model, "lambda": res["lambda"],
-                         **{key: float(res[key][i]) for key in ("strength", "lower", "upper", "people_strength",
-                                                                 "people_lower", "people_upper")},
-                         **{key: int(ranks[key][i]) for key in ("rank_lower", "rank_upper", "people_rank_lower",
-                                                                 "people_rank_upper")},
-                         "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
-                             f": {tracks['why']}" if not tracks["tracks"] else "")})
-    return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------- tidy tables
-
-def acute_items(df: pd.DataFrame) -> pd.DataFrame:
-    """ACUTE judgments (onboarding and A/A pairs left out) oriented by model name: ``value`` 1
-    when ``first`` (the model whose name sorts first) won; ``item`` = pair of conversations
-    under one question. The one orientation ``ppi`` and ``status`` share."""
-    df = df[~df["is_onboarding"].astype(bool) & (df["model_left"] != df["model_right"])]
-    left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
-    first, second = np.where(left < right, left, right), np.where(left < right, right, left)
-    return pd.DataFrame({"group": np.char.add(np.char.add(first, " vs "), second),
-                         "measure": np.char.add(first, " wins"), "first": first, "second": second,
-                         "question": df["question_key"].astype(str).to_numpy(),
-                         "item": df["pair_id"].astype(str).to_numpy() + "#" + df["question_key"].astype(str).to_numpy(),
-                         "value": (df["winner"].to_numpy(str) == first).astype(float),
-                         "worker": df["worker"].astype(str).to_numpy(),
-                         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
-
-
-def _perturn_items(df: pd.DataFrame) -> pd.DataFrame:
-    df = df[~df["incomplete"].fillna(False).astype(bool)]
-    return pd.DataFrame({"group": df["model"].astype(str).to_numpy(), "measure": "pick rate",
-                         "item": (df["dialogue"].astype(str) + "#" + df["turn"].astype(str) + "#"
-                                  + df["model"].astype(str)).to_numpy(),
-                         "value": df["picked"].astype(float).to_numpy()})
-
-
-def _ssa_items(df: pd.DataFrame) -> pd.DataFrame:
-    parts = [pd.DataFrame({"group": df["model"].astype(str).to_numpy(), "measure": f"{m} rate",
-                           "item": df["item"].astype(str).to_numpy(), "value": df[m].astype(float).to_numpy()})
-             for m in ("sensible", "specific")]
-    return pd.concat(parts, ignore_index=True)
-
-
-ITEMS = {"acute": acute_items, "per-turn": _perturn_items, "ssa": _ssa_items}
-
-
-def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05) -> pd.DataFrame:
-    """One row per (group, measure) -- ACUTE matchup win rate, per-turn pick rate per model,
-    SSA sensible/specific rate per model -- with the people-only and the PPI++ result and the
-    judge's worth in human judgments. Items people answered are averaged over people; the
-    judge's answers to an item (several orders) are averaged too."""
-    if protocol not in ITEMS:
-        raise UserError(f"protocol must be one of {', '.join(ITEMS)}, got {protocol!r}")
-    hp = ITEMS[protocol](people).groupby(["group", "measure", "item"], sort=True)["value"].mean()
-    jp = ITEMS[protocol](judge).groupby(["group", "measure", "item"], sort=True)["value"].mean()
-    if jp.empty:
-        raise UserError("the judge's table has no rows of this protocol to use; check --judge-table")
-    rows = []
-    for (group, measure), h in hp.groupby(level=[0, 1], sort=True):
-        j = jp.loc[(group, measure)] if (group, measure) in jp.index.droplevel(2) else pd.Series(dtype=float)
-        items = h.index.get_level_values(2)
-        both = items[items.isin(j.index)]
-        only = j.index[~j.index.isin(items)]
-        row = {"group": group, "measure": measure, "people_items": int(h.size), "items_with_both": int(both.size),
-               "judge_only_items": int(only.size)}
-        if both.size < 2 or only.size < 2:
-            row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
-                           "the judge answered fewer than 2 items beyond the people's") + ": people-only result only"
-            y = h.to_numpy()
-            se = y.std(ddof=1) / math.sqrt(y.size) if y.size > 1 else float("nan")
-            row |= {"people_estimate": float(y.mean()), "people_lower": float(y.mean() - _z(alpha) * se),
-                    "people_upper": float(y.mean() + _z(alpha) * se)}
-        else:
-            y, f = h.droplevel([0, 1]).loc[both].to_numpy(), j.loc[both].to_numpy()
-            tracks = judge_tracks_people(y, f, alpha)
-            res = ppi_mean(y, f, j.loc[only].to_numpy(), alpha, lam=None if tracks["tracks"] else 0.0)
-            row |= res | {"judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
-            row["note"] = "" if res["lambda"] >= 0.01 else (
-                "the judge added nothing: " + (tracks["why"] if not tracks["tracks"] else "its weight tuned to 0")
-                + "; the result is the people's")
-        rows.append(row)
-    return pd.DataFrame(rows)

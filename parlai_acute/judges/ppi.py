@@ -1,0 +1,171 @@
+"""People's results corrected by a model judge's, for any protocol with estimands.
+
+The people-only column is the protocol's own result -- its estimate and headline interval, as
+``analyze`` prints them (:meth:`parlai_acute.registry.Protocol.estimands_module`) -- and the
+prediction-powered column (:func:`parlai_acute.stats.ppi.ppi_mean`) estimates the same named
+quantity with the judge's answers on more items. Both use the estimand's observations, so the
+direction ("B vs A": B's share) and the exclusions are the protocol's; a model judge is not
+capped as a worker is.
+
+PPI works on items (a pair of conversations under a question, a turn's candidate, a reply):
+people's answers to one item are averaged first. Where every item has one answer -- the usual
+design -- the item mean is the protocol's pooled estimate; where some have several, the PPI
+estimate weighs items equally and the row says so.
+
+No row shows what cannot be true: intervals are clipped to the estimand's range (the true value
+lies in it, so coverage is kept), an interval of zero width or none at all is said in words, and
+a judge that adds nothing leaves the people's result as it is.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.stats.ppi import bradley_terry_rank_sets, judge_tracks_people, plan, ppi_bradley_terry, ppi_mean
+
+__all__ = ["ppi_table", "ppi_ranking", "plan_row", "ROW_COLUMNS", "RANKING_COLUMNS"]
+
+ROW_COLUMNS = ["group", "comparison", "measure", "people_estimate", "people_lower", "people_upper", "people_interval",
+               "people_items", "items_with_both", "judge_only_items", "estimate", "lower", "upper", "se", "lambda",
+               "effective_n", "judge_people_correlation", "judge_people_p", "note"]
+RANKING_COLUMNS = ["question", "model", "lambda", "strength", "lower", "upper", "people_strength", "people_lower",
+                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "note"]
+_KEYS = ["group", "comparison", "measure"]
+
+
+def _observe(protocol, table: pd.DataFrame, judge: bool) -> pd.DataFrame:
+    return protocol.estimands_module().observe(table, judge=judge)
+
+
+def item_means(observations: pd.DataFrame) -> pd.Series:
+    """Each item's mean answer, indexed by (group, comparison, measure, item)."""
+    return observations.groupby(_KEYS + ["item"], sort=True)["value"].mean()
+
+
+def _finite(value) -> bool:
+    return value is not None and isinstance(value, (int, float, np.floating)) and math.isfinite(value)
+
+
+def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05,
+              bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One row per estimand of the people's table (:data:`ROW_COLUMNS`): the protocol's result
+    (``people_*``, from its analysis at confidence 1 - ``alpha``) and the prediction-powered one
+    beside it, with the judge's worth in items answered by people."""
+    from parlai_acute import api
+    from parlai_acute.registry import protocol as lookup
+
+    p = lookup(protocol)
+    module = p.estimands_module()
+    result = api.analyze(p.name, people, warn=False, confidence=1 - alpha, bootstrap=bootstrap, seed=seed)
+    head = module.headline(result)
+    head = head[head["measure"].isin(list(module.ESTIMANDS))]
+    h_obs, j_obs = _observe(p, people, judge=False), _observe(p, judge, judge=True)
+    if j_obs.empty:
+        raise UserError("the judge's table has no rows this protocol keeps; check judge_table (the judge's answers "
+                        "to the people's items and more)")
+    hp, jp = item_means(h_obs), item_means(j_obs)
+    repeated = h_obs.groupby(_KEYS + ["item"]).size()
+    rows = []
+    for r in head.itertuples(index=False):
+        key = (r.group, r.comparison, r.measure)
+        estimand = module.ESTIMANDS[r.measure]
+        h = hp.loc[key] if key in hp.index.droplevel(3) else pd.Series(dtype=float)
+        j = jp.loc[key] if key in jp.index.droplevel(3) else pd.Series(dtype=float)
+        both, only = h.index[h.index.isin(j.index)], j.index[~j.index.isin(h.index)]
+        people_ok = _finite(r.low) and _finite(r.high) and r.high > r.low
+        row = {"group": r.group, "comparison": r.comparison, "measure": r.measure, "people_estimate": r.estimate,
+               "people_lower": r.low if people_ok else None, "people_upper": r.high if people_ok else None,
+               "people_interval": r.interval if people_ok else f"none: {r.why_no_interval or 'too few clusters'}",
+               "people_items": int(h.size), "items_with_both": int(both.size), "judge_only_items": int(only.size),
+               "estimate": None, "lower": None, "upper": None, "se": None, "lambda": None, "effective_n": None,
+               "judge_people_correlation": None, "judge_people_p": None}
+        if both.size < 2 or only.size < 2:
+            row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
+                           "the judge answered fewer than 2 items beyond the people's") + ": the people's result only"
+            rows.append(row)
+            continue
+        y, f, fu = h.loc[both].to_numpy(), j.loc[both].to_numpy(), j.loc[only].to_numpy()
+        tracks = judge_tracks_people(y, f, alpha)
+        res = ppi_mean(y, f, fu, alpha, lam=None if tracks["tracks"] else 0.0)
+        row |= {"lambda": res["lambda"], "judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
+        if res["lambda"] < 0.01:  # the judge adds nothing: the result is the people's, as it is
+            row |= {"estimate": r.estimate, "lower": row["people_lower"], "upper": row["people_upper"],
+                    "effective_n": int(both.size), "lambda": 0.0}
+            row["note"] = "the judge added nothing: " + (tracks["why"] if not tracks["tracks"] else
+                                                         "its weight tuned to 0") + "; the result is the people's"
+            rows.append(row)
+            continue
+        low, high = max(res["lower"], estimand.low), min(res["upper"], estimand.high)
+        row |= {"estimate": float(np.clip(res["estimate"], estimand.low, estimand.high)), "se": res["se"]}
+        notes = []
+        if high > low:
+            row |= {"lower": low, "upper": high}
+        else:
+            notes.append("no interval: the answers on the items people and the judge both answered do not vary")
+        if _finite(res["effective_n"]):
+            row["effective_n"] = float(res["effective_n"])
+        if (repeated.loc[key] > 1).any() if key in repeated.index.droplevel(3) else False:
+            notes.append("some items have several people's answers: the prediction-powered estimate weighs items "
+                         "equally, the people's pools answers")
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=ROW_COLUMNS)
+
+
+def plan_row(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, row: dict, delta: float, alpha: float,
+             judge_per_human: float) -> dict:
+    """A study's plan from the items both answered (a pilot): people's answers needed to detect
+    ``delta`` with and without the judge (:func:`parlai_acute.stats.ppi.plan`)."""
+    from parlai_acute.registry import protocol as lookup
+
+    p = lookup(protocol)
+    key = (row["group"], row["comparison"], row["measure"])
+    hp, jp = item_means(_observe(p, people, judge=False)), item_means(_observe(p, judge, judge=True))
+    h = hp.loc[key] if key in hp.index.droplevel(3) else pd.Series(dtype=float)
+    j = jp.loc[key] if key in jp.index.droplevel(3) else pd.Series(dtype=float)
+    both = h.index[h.index.isin(j.index)]
+    return plan(h.loc[both].to_numpy(), j.loc[both].to_numpy(), delta, alpha, 0.8, judge_per_human)
+
+
+def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: float = 0.05) -> pd.DataFrame:
+    """Bradley-Terry strengths per group (ACUTE: question) of a pairwise estimand (a win rate),
+    people-only and prediction-powered, with each model's rank-set both ways (:data:`RANKING_COLUMNS`).
+    Empty (with its columns) when the protocol has no win rate or too few items for a ranking."""
+    from parlai_acute.registry import protocol as lookup
+
+    p = lookup(protocol)
+    module = p.estimands_module()
+    pairwise = [name for name, e in module.ESTIMANDS.items() if getattr(e, "pairwise", False)]
+    if not pairwise:
+        return pd.DataFrame(columns=RANKING_COLUMNS)
+    h_obs, j_obs = _observe(p, people, judge=False), _observe(p, judge, judge=True)
+    h_obs, j_obs = h_obs[h_obs["measure"].isin(pairwise)], j_obs[j_obs["measure"].isin(pairwise)]
+    rows = []
+    for group in sorted(set(h_obs["group"])):
+        # items oriented as the estimand: value 1 when model_b (named first) won
+        h = h_obs[h_obs["group"] == group].groupby(["item", "model_a", "model_b"])["value"].mean().reset_index()
+        j = j_obs[j_obs["group"] == group].groupby(["item", "model_a", "model_b"])["value"].mean().reset_index()
+        names = sorted(set(h["model_a"]) | set(h["model_b"]) | set(j["model_a"]) | set(j["model_b"]))
+        index = {m: i for i, m in enumerate(names)}
+        both = h.merge(j, on=["item", "model_a", "model_b"], suffixes=("_people", "_judge"))
+        only = j[~j["item"].isin(h["item"])]
+        if len(both) < 2 or len(only) < 2 or len(names) < 2:
+            continue
+        tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
+        res = ppi_bradley_terry(both["model_b"].map(index), both["model_a"].map(index), both["value_people"],
+                                both["value_judge"], only["model_b"].map(index), only["model_a"].map(index),
+                                only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+        ranks = bradley_terry_rank_sets(res, alpha)
+        for i, model in enumerate(names):
+            rows.append({"question": group, "model": model, "lambda": res["lambda"],
+                         **{key: float(res[key][i]) for key in ("strength", "lower", "upper", "people_strength",
+                                                                 "people_lower", "people_upper")},
+                         **{key: int(ranks[key][i]) for key in ("rank_lower", "rank_upper", "people_rank_lower",
+                                                                 "people_rank_upper")},
+                         "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
+                             f": {tracks['why']}" if not tracks["tracks"] else "")})
+    return pd.DataFrame(rows, columns=RANKING_COLUMNS)
+
