@@ -162,6 +162,8 @@ def interval_text(estimate, low, high, decimals: int = 3, *, scale: float = 1.0,
     bounds = bounds_text(low, high, decimals, scale=scale, signed=signed, unit=unit)
     if bounds:
         return f"{shown} {bounds}"
+    if why.startswith("no interval"):  # the reason already says it
+        return f"{shown} ({why})"
     return f"{shown} (no interval" + (f": {why})" if why else ")")
 
 
