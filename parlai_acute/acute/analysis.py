@@ -34,7 +34,7 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import atomic_write, check_outdir, json_ready, write_json
+from parlai_acute.files import check_outdir, json_ready, output_dir, write_csv, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
@@ -304,49 +304,50 @@ def _records(table: pd.DataFrame) -> list[dict]:
     return json_ready(table.astype(object).to_dict(orient="records"))
 
 
-def _csv(path: Path, table: pd.DataFrame, index: bool = False) -> None:
-    with atomic_write(path) as fh:
-        table.to_csv(fh, index=index)
-
-
 def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None,
                   report: bool = True) -> dict[str, Path]:
     """Write tables (CSV), results (strict JSON, with provenance) and, with ``report``, the report
     (HTML, with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
     ``model_configs`` (model name -> its configuration: agent, options, decoding) goes
-    into the report's configuration block."""
+    into the report's configuration block. All or none of them (:func:`parlai_acute.files.output_dir`)."""
+    paths: dict[str, Path] = {}
+    with output_dir(outdir) as outdir:
+        _write(result, outdir, model_configs, report, paths)
+    return paths
+
+
+def _write(result: AnalysisResult, outdir: Path, model_configs: dict | None, report: bool, paths: dict) -> None:
+    """Every output into ``paths`` (name -> path), run.json last: it lists them."""
     from parlai_acute.acute.report import build_report
 
-    outdir = check_outdir(outdir)
     meta = result.meta()
-    paths = {name: outdir / name for name in (
+    paths.update({name: outdir / name for name in (
         "judgments.csv", "excluded.csv", "exclusions.json", "matchups.csv", "winrate_grid.csv", "winrates.json",
-        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "run.json")}
-    _csv(paths["judgments.csv"], result.kept)
-    _csv(paths["excluded.csv"], result.excluded)
+        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "run.json")})
+    write_csv(paths["judgments.csv"], result.kept)
+    write_csv(paths["excluded.csv"], result.excluded)
     write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
                                           "kept": int(len(result.kept)), "excluded": result.exclusion_summary(),
                                           "aa_checks": _records(result.aa_checks())})
     q = result.questions
-    _csv(paths["matchups.csv"], pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]))
+    write_csv(paths["matchups.csv"], pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]))
     wide = pd.concat([grid_table(r.grid, r.models).rename_axis(index="loser", columns="winner")
                       .assign(question_key=r.question_key).set_index("question_key", append=True)
                       .reorder_levels(["question_key", "loser"]) for r in q])
-    _csv(paths["winrate_grid.csv"], wide, index=True)
+    write_csv(paths["winrate_grid.csv"], wide, index=True)
     write_json(paths["winrates.json"], {**meta, "questions": [
         {"question_key": r.question_key, "question": r.question, "models": r.models,
          "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias,
          "warnings": r.warnings()} for r in q]})
     rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
-    _csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
+    write_csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
     write_json(paths["ranking.json"], {**meta, "questions": [
         {"question_key": r.question_key, "ranking": None if r.ranking is None else _records(r.ranking),
          "error": r.ranking_error} for r in q]})
     write_json(paths["agreement.json"], {**meta, "questions": [
         {"question_key": r.question_key, **r.agreement} for r in q]})
-    _csv(paths["workers.csv"], result.workers())
-    _csv(paths["reasons.csv"], result.reasons())
+    write_csv(paths["workers.csv"], result.workers())
+    write_csv(paths["reasons.csv"], result.reasons())
     if report:
         paths.update(build_report(result, model_configs).write(outdir))
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
-    return paths

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from parlai_acute.files import check_outdir, json_ready, write_csv, write_json
+from parlai_acute.files import json_ready, output_dir, write_csv, write_json
 from parlai_acute.perturn.analysis import AnalysisResult, grid
 from parlai_acute.perturn.report import build_report
 from parlai_acute.perturn.turns import write_turns
@@ -43,15 +43,23 @@ def results_json(result: AnalysisResult) -> dict:
 
 def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
     """Write tidy tables (CSV), results (strict JSON with provenance), the HTML report (with
-    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``."""
-    outdir = check_outdir(outdir)
+    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``; all or none of them
+    (:func:`parlai_acute.files.output_dir`)."""
+    paths: dict[str, Path] = {}
+    with output_dir(outdir) as outdir:
+        _write(result, outdir, report, paths)
+    return paths
+
+
+def _write(result: AnalysisResult, outdir: Path, report: bool, paths: dict) -> None:
+    """Every output into ``paths`` (name -> path), run.json last: it lists them."""
     meta = result.meta()
     names = ["turns.csv", "excluded.csv", "flags.csv", "workers.csv", "exclusions.json", "models.csv", "pairs.csv",
              "grid.csv", "positions.csv", "results.json", "run.json"]
     several = len(result.designs) > 1
     if several:
         names += ["settings.csv", "sensitivity.csv", "consistency.csv"]
-    paths = {name: outdir / name for name in names}
+    paths.update({name: outdir / name for name in names})
     write_turns(paths["turns.csv"], result.kept)
     write_csv(paths["excluded.csv"], result.excluded)
     write_csv(paths["flags.csv"], result.flags())
@@ -77,4 +85,3 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = Tru
             paths[name] = path
     write_json(paths["run.json"], {**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
                                    "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))})
-    return paths

@@ -6,7 +6,6 @@ in a model name is shown, not typeset; the SVG writer escapes it.
 """
 from __future__ import annotations
 
-import math
 import textwrap
 
 import numpy as np
@@ -16,12 +15,9 @@ from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
 from parlai_acute.report.figures import Chart, new_figure
+from parlai_acute.report.tables import bounds_text, has_interval, interval_text
 
 _PLAIN = {"parse_math": False}
-
-
-def _finite(*values) -> bool:
-    return all(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in values)
 
 
 def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str = "", title: str = "",
@@ -56,9 +52,9 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
         lines = [f"{rate:.0f}%{getattr(cell, 'mark', '') or ''}", f"{cell.wins}/{cell.n}"]
         tip = f"{cell.col} beat {cell.row} in {cell.wins} of {cell.n} judgments ({rate:.1f}%)"
         low, high = getattr(cell, "ci_low", None), getattr(cell, "ci_high", None)
-        if _finite(low, high):
-            lines.append(f"[{100 * low:.0f}, {100 * high:.0f}]")
-            tip += f"; {interval_label or 'interval'} [{100 * low:.1f}%, {100 * high:.1f}%]"
+        if has_interval(low, high):  # shown by the one rule: bounds rounded outward, never "[50, 50]"
+            lines.append(bounds_text(low, high, 0, scale=100))
+            tip += f"; {interval_label or 'interval'} {bounds_text(low, high, 1, scale=100, unit='%')}"
         note = getattr(cell, "note", "")
         if note:
             tip += f"; {note}"
@@ -144,14 +140,14 @@ def interval_plot(table: pd.DataFrame, label: str, estimate: str, low: str, high
         point, lo, hi = getattr(r, estimate), getattr(r, low), getattr(r, high)
         gid = f"row-{y}"
         text = note and getattr(r, note, "")
-        if _finite(lo, hi):
+        if has_interval(lo, hi):
             drawn += 1
             ax.hlines(y, lo, hi, color="#336699", linewidth=2.5, gid=f"{gid}-bar")
             ax.plot([point], [y], "o", color="#003366", markersize=7, gid=gid)
-            tooltips[gid] = f"{getattr(r, label)}: {point:.3f} [{lo:.3f}, {hi:.3f}] ({interval_label})"
+            tooltips[gid] = f"{getattr(r, label)}: {interval_text(point, lo, hi)} ({interval_label})"
         else:
             ax.plot([point], [y], "o", markerfacecolor="white", markeredgecolor="#003366", markersize=7, gid=gid)
-            tooltips[gid] = f"{getattr(r, label)}: {point:.3f}, no interval" + (f" ({text})" if text else "")
+            tooltips[gid] = f"{getattr(r, label)}: {interval_text(point, lo, hi, why=str(text or ''))}"
         if text:  # under the row, across the plot; kept out of the layout so it never squeezes the axes
             ax.text(0.01, y + 0.22, textwrap.shorten(str(text), int(width * 14), placeholder=" ..."), fontsize=7,
                     color="#555", va="top", transform=ax.get_yaxis_transform(), in_layout=False, **_PLAIN)

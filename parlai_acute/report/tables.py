@@ -9,7 +9,10 @@ report (the CSV files keep the raw columns and full precision):
 
 - headers in words (``boot_p_holm`` -> "bootstrap p (Holm)"), see :func:`header`;
 - an interval's ``X_low``/``X_high`` pair as one column "[low, high]" (folded into ``X``
-  itself, "estimate [low, high]", when the table has ``X``);
+  itself, "estimate [low, high]", when the table has ``X``), by :func:`interval_text`, the
+  one way every surface (reports, terminal lines) writes an interval: its bounds rounded
+  outward, so a shown estimate is never outside its shown interval, and "no interval" in
+  words where there is none (NaN, zero width), never "nan" or "[x, x]";
 - p-values to three decimals, "< 0.001" below that (:func:`format_p`); other numbers
   rounded per column by size (:func:`column_format`); whole numbers as integers; missing
   values empty; booleans "yes"/"no".
@@ -23,11 +26,13 @@ import html
 import math
 import numbers
 import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 import pandas as pd
 
-__all__ = ["esc", "header", "format_p", "p_text", "format_value", "column_format", "display_table", "column_parts",
-           "table_html", "table_latex", "table_markdown", "latex_escape", "markdown_escape"]
+__all__ = ["esc", "header", "format_p", "p_text", "format_value", "column_decimals", "column_format", "interval_text",
+           "bounds_text", "has_interval", "display_table", "column_parts", "table_html", "table_latex",
+           "table_markdown", "latex_escape", "markdown_escape"]
 
 
 def esc(value) -> str:
@@ -93,17 +98,73 @@ def _number(value, decimals: int) -> str:
     return "0" if decimals == 0 and text == "-0" else text
 
 
-def column_format(values) -> "callable":
-    """How one numeric column is written: whole numbers as integers, else decimals by the
+def column_decimals(values) -> int:
+    """The decimals one numeric column is written with: none for whole numbers, else by the
     column's largest magnitude (3 below 10, 2 below 100, 1 below 1000, none above), so a
     column reads with one precision throughout."""
     numbers_ = [float(v) for v in values if isinstance(v, numbers.Real) and not isinstance(v, bool)
                 and not math.isnan(float(v)) and math.isfinite(float(v))]
     if numbers_ and all(v.is_integer() for v in numbers_):
-        return lambda v: _number(float(v), 0)
+        return 0
     top = max((abs(v) for v in numbers_), default=0.0)
-    decimals = 3 if top < 10 else 2 if top < 100 else 1 if top < 1000 else 0
+    return 3 if top < 10 else 2 if top < 100 else 1 if top < 1000 else 0
+
+
+def column_format(values) -> "callable":
+    """How one numeric column is written (:func:`column_decimals`)."""
+    decimals = column_decimals(values)
     return lambda v: _number(float(v), decimals)
+
+
+def _finite(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def has_interval(low, high) -> bool:
+    """Whether ``[low, high]`` is an interval that can be shown: both bounds numbers and
+    ``low < high`` (NaN bounds, a point or reversed bounds are no interval)."""
+    return _finite(low) and _finite(high) and float(low) < float(high)
+
+
+def _rounded(value, decimals: int, rounding, scale: float, signed: bool) -> str:
+    """``value * scale`` to ``decimals`` places by ``rounding`` (12 significant digits first,
+    so that 0.29 * 100 is 29, not 28.999...; the same for every bound and estimate, so the
+    order of the numbers is kept); never "-0"."""
+    exact = Decimal(f"{float(value) * scale:.12g}")
+    shown = exact.quantize(Decimal(1).scaleb(-decimals), rounding=rounding)
+    if shown == 0:
+        shown = abs(shown)
+    return format(shown, "+f" if signed else "f")
+
+
+def bounds_text(low, high, decimals: int = 3, *, scale: float = 1.0, signed: bool = False, unit: str = "") -> str:
+    """"[low, high]" with the low bound rounded down and the high one up at ``decimals``
+    places (after multiplying by ``scale``, e.g. 100 for percent; ``unit`` after each
+    number), so the shown interval holds everything the exact one does; "" when
+    :func:`has_interval` says there is none."""
+    if not has_interval(low, high):
+        return ""
+    lo = _rounded(low, decimals, ROUND_FLOOR, scale, signed)
+    hi = _rounded(high, decimals, ROUND_CEILING, scale, signed)
+    return f"[{lo}{unit}, {hi}{unit}]"
+
+
+def interval_text(estimate, low, high, decimals: int = 3, *, scale: float = 1.0, signed: bool = False,
+                  unit: str = "", why: str = "") -> str:
+    """The one way an estimate and its interval are written, in a report's table or on a
+    terminal line: "0.403 [0.361, 0.447]", the bounds rounded outward (:func:`bounds_text`) so
+    the estimate, rounded to the same places, always lies inside them; "0.500 (no interval: ``why``)"
+    when there is none (``why`` the reason in words, or just "(no interval)"); "undefined
+    (``why``)" for an estimate that is not a number. Never "nan", never a zero-width "[x, x]"."""
+    if not _finite(estimate):
+        return "undefined" + (f" ({why})" if why else "")
+    shown = _rounded(estimate, decimals, ROUND_HALF_EVEN, scale, signed) + unit
+    bounds = bounds_text(low, high, decimals, scale=scale, signed=signed, unit=unit)
+    if bounds:
+        return f"{shown} {bounds}"
+    if why.startswith("no interval"):  # the reason already says it
+        return f"{shown} ({why})"
+    return f"{shown} (no interval" + (f": {why})" if why else ")")
 
 
 def format_value(value, fmt=None) -> str:
@@ -184,17 +245,17 @@ def display_table(table: pd.DataFrame, columns: list[str] | None = None) -> pd.D
         if column in pairs:
             name, _ = _interval_name(column, columns)
             high = pairs[column]
-            fmt = _formatter(table, column, high)
-            cells = [f"[{fmt(lo)}, {fmt(hi)}]" if fmt(lo) and fmt(hi) else ""
-                     for lo, hi in zip(table[column], table[high])]
+            decimals = column_decimals([*table[column], *table[high]])
+            cells = [bounds_text(lo, hi, decimals) or "no interval" for lo, hi in zip(table[column], table[high])]
         else:
             name = header(column)
             fmt = _formatter(table, column, *folded.get(column, ()))
             cells = [fmt(v) for v in table[column]]
             if column in folded:
                 low, high = folded[column]
-                cells = [f"{c} [{fmt(lo)}, {fmt(hi)}]" if c and fmt(lo) and fmt(hi) else c
-                         for c, lo, hi in zip(cells, table[low], table[high])]
+                decimals = column_decimals([*table[column], *table[low], *table[high]])
+                cells = [interval_text(v, lo, hi, decimals) if c and _finite(v) else c
+                         for c, v, lo, hi in zip(cells, table[column], table[low], table[high])]
         while name in out:
             name += " "  # two names alike in words stay two columns
         out[name] = cells

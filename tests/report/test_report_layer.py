@@ -1,5 +1,6 @@
 """The shared report layer: escaping everywhere, exports beside the page, deterministic figures."""
 import json
+import random
 import re
 from html.parser import HTMLParser
 from xml.etree import ElementTree
@@ -204,6 +205,37 @@ def test_one_formatting_rule_headers_in_words_intervals_merged_p_values_rounded(
     assert header("p_holm_exact") == "p exact (Holm)"
     assert [header(c) for c in ("gt_bleu4", "unique1_new")] == ["gt BLEU-4", "unique 1-grams new"]
     assert list(display_table(pd.DataFrame({"top_p": [0.95]}))["top p"]) == ["0.950"]  # a setting, not a p-value
+
+
+def test_one_interval_rule_rounds_outward_and_says_no_interval_in_words():
+    """The metrics score line "0.0403 [0.000,0.040]": an estimate shown outside its interval by
+    rounding. The rule rounds the bounds outward at the estimate's places; a NaN or zero-width
+    interval is words, never "nan" or "[x, x]"."""
+    from parlai_acute.report.tables import bounds_text, display_table, interval_text
+
+    nan = float("nan")
+    assert interval_text(0.0403, 0.00011, 0.04034) == "0.040 [0.000, 0.041]"
+    assert interval_text(0.29, 0.29, 0.5, 1, scale=100, unit="%") == "29.0% [29.0%, 50.0%]"  # not 28.9
+    assert interval_text(-0.00001, -0.2, 0.3, 2, signed=True) == "+0.00 [-0.20, +0.30]"  # no "-0.00"
+    assert interval_text(0.5, nan, nan, why="1 context") == "0.500 (no interval: 1 context)"
+    assert interval_text(0.5, 0.5, 0.5) == "0.500 (no interval)"  # zero width: no interval
+    assert interval_text(nan, nan, nan, why="no ratings") == "undefined (no ratings)"
+    assert bounds_text(0.2, 0.1) == "" and bounds_text(0.1, float("inf")) == ""
+    rng = random.Random(0)
+    for _ in range(2000):  # the shown estimate always lies inside the shown interval, inside [0, 1]
+        places = rng.randint(1, 6)
+        low, estimate, high = sorted([rng.choice([0.0, 1.0, 1 / 3, 0.29])] + [round(rng.random(), places)
+                                                                              for _ in range(2)])
+        decimals = rng.randint(0, 3)
+        text = interval_text(estimate, low, high, decimals)
+        if "[" in text:
+            shown, lo, hi = (float(x) for x in text.replace("[", "").replace("]", "").replace(",", "").split())
+            assert lo <= shown <= hi and lo < hi and 0 <= lo and hi <= 1
+    shown = display_table(pd.DataFrame({"rate": [0.0403, 0.5, nan], "rate_low": [0.0001, nan, nan],
+                                        "rate_high": [0.04034, nan, nan], "ci_low": [0.1, 0.3, nan],
+                                        "ci_high": [0.2, 0.3, nan]}))
+    assert list(shown["rate"]) == ["0.040 [0.000, 0.041]", "0.500 (no interval)", ""]
+    assert list(shown["CI"]) == ["[0.100, 0.200]", "no interval", "no interval"]
 
 
 def test_a_table_too_wide_for_the_page_is_split_by_columns_repeating_its_key():
