@@ -145,10 +145,7 @@ def estimates(name: str, table, **options) -> pd.DataFrame:
     p = protocol(name)
     if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
         table = load_table(name, table)
-    module = p.estimands_module()
-    from parlai_acute.stats.estimand import point_estimates
-
-    return point_estimates(module.observe(table, **options))
+    return p.estimands_module().estimates(table, **options)
 
 
 def write_outputs(name: str, result, outdir: str | Path, report: bool = True) -> dict[str, Path]:

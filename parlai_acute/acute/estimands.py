@@ -94,9 +94,10 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
 
 
-def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
+def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
+              judge: bool = False) -> pd.DataFrame:
     """The protocol's estimate of every comparison of a judgments table (no interval: cheap)."""
-    return point_estimates(observations(kept(table, config, judges)))
+    return point_estimates(observe(table, config, judges, judge))
 
 
 def headline(result: AnalysisResult) -> pd.DataFrame:

@@ -61,8 +61,10 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
     module = p.estimands_module()
     result = api.analyze(p.name, people, warn=False, confidence=1 - alpha, bootstrap=bootstrap, seed=seed)
     head = module.headline(result)
-    head = head[head["measure"].isin(list(module.ESTIMANDS))]
     h_obs, j_obs = _observe(p, people, judge=False), _observe(p, judge, judge=True)
+    # estimands observed item by item (a rate, a share, a per-turn difference); a difference of two
+    # pooled rates has no items of its own to correct
+    head = head[head["measure"].isin(set(h_obs["measure"]))]
     if j_obs.empty:
         raise UserError("the judge's table has no rows this protocol keeps; check judge_table (the judge's answers "
                         "to the people's items and more)")

@@ -221,8 +221,10 @@ def _cluster_columns(test: inference.ClusterTest) -> dict:
     """The cluster-aware test of one comparison as table columns (NaN where none is given)."""
     nan = float("nan")
     note = inference.shortfall(test) or (test.reason or "")
-    return {"clusters": test.n_clusters, "cluster_low": nan if test.low is None else test.low,
-            "cluster_high": nan if test.high is None else test.high,
+    # a difference of pick rates lies in [-1, 1]: the inverted interval is clipped to it (rounding
+    # in the inversion can step a hair outside)
+    return {"clusters": test.n_clusters, "cluster_low": nan if test.low is None else max(-1.0, test.low),
+            "cluster_high": nan if test.high is None else min(1.0, test.high),
             "cluster_pvalue": nan if test.p_value is None else test.p_value, "cluster_note": note,
             "cluster_method": test.method, "clusters_needed": test.clusters_needed}
 

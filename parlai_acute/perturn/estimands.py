@@ -85,10 +85,9 @@ def observations(kept_turns: pd.DataFrame, cluster: str = "dialogue") -> pd.Data
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
-def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None) -> pd.DataFrame:
+def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judge: bool = False) -> pd.DataFrame:
     """The protocol's estimate of every pick rate and difference of a turns table (no interval)."""
-    config = config or AnalysisConfig()
-    return point_estimates(observations(kept(table, config), config.cluster))
+    return point_estimates(observe(table, config, judge))
 
 
 def headline(result: AnalysisResult) -> pd.DataFrame:

@@ -34,17 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the rows as JSON")
 
 
-def _fmt(value, signed: bool = False) -> str:
-    """A share or difference in percent; a missing value in words (never 'nan')."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+def _shown(estimate, low, high, signed: bool, why: str = "") -> str:
+    """A share or difference in percent with its interval, by the one display rule."""
+    from parlai_acute.report.tables import interval_text
 
-
-def _interval(low, high, signed: bool) -> str:
-    from parlai_acute.report.tables import bounds_text
-
-    return bounds_text(low, high, signed)
+    return interval_text(estimate, low, high, 1, scale=100, signed=signed, why=why)
 
 
 def _ranks(lower: int, upper: int) -> str:
@@ -61,12 +55,13 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
              f"people's = the protocol's result as analyze reports it; with judge = PPI++ with power tuning"]
     for row in table.to_dict("records"):
         signed = "difference" in row["measure"]
-        line = (f"  {row['comparison']:<24} {row['measure']:<20} people {_fmt(row['people_estimate'], signed)} "
-                f"{_interval(row['people_lower'], row['people_upper'], signed)}")
+        why = row["people_interval"][len("none: "):] if row["people_interval"].startswith("none: ") else ""
+        line = (f"  {row['comparison']:<24} {row['measure']:<20} people "
+                f"{_shown(row['people_estimate'], row['people_lower'], row['people_upper'], signed, why)}")
         if row["estimate"] is not None:
             worth = (f"worth {row['effective_n']:.0f} items answered by people" if row["effective_n"] is not None
                      else "its worth cannot be given (no variation to compare)")
-            line += (f"  with judge {_fmt(row['estimate'], signed)} {_interval(row['lower'], row['upper'], signed)}  "
+            line += (f"  with judge {_shown(row['estimate'], row['lower'], row['upper'], signed)}  "
                      f"{worth} ({row['items_with_both']} were)")
         if row.get("group"):
             line = f"  [{row['group']}]" + line[1:]

@@ -232,8 +232,9 @@ def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: 
             row = {"model_a": a, "model_b": b, "measure": measure, "value_a": by_model.at[a, measure],
                    "value_b": by_model.at[b, measure], "diff": by_model.at[b, measure] - by_model.at[a, measure],
                    "unit": unit, "clusters": test.n_clusters, "cluster_estimate": test.estimate,
-                   "cluster_low": np.nan if test.low is None else test.low,
-                   "cluster_high": np.nan if test.high is None else test.high,
+                   # a difference of rates lies in [-1, 1]: the inverted interval is clipped to it
+                   "cluster_low": np.nan if test.low is None else max(-1.0, test.low),
+                   "cluster_high": np.nan if test.high is None else min(1.0, test.high),
                    "cluster_pvalue": np.nan if test.p_value is None else test.p_value,
                    "cluster_note": inference.shortfall(test) or (test.reason or ""), "cluster_method": test.method,
                    "clusters_needed": test.clusters_needed}

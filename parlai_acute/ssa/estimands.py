@@ -15,13 +15,15 @@ the Python API -- takes it from here:
 """
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 
 from parlai_acute.ssa.analysis import SSAResult, majority_labels
 from parlai_acute.ssa.labels import _TEXT, COLUMNS
 from parlai_acute.stats.estimand import Estimand, complete, point_estimates
 
-__all__ = ["SENSIBLENESS", "SPECIFICITY", "ESTIMANDS", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
+__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
 
 _UNIT = "conversation (interactive and log items), else context, else item"
 SENSIBLENESS = Estimand(
@@ -30,7 +32,15 @@ SENSIBLENESS = Estimand(
 SPECIFICITY = Estimand(
     measure="specificity", quantity="share of the model's replies whose majority of labels says specific (a tie "
     "counts as no)", estimator="pooled over items (replies)", unit=_UNIT, low=0.0, high=1.0)
-ESTIMANDS = {e.measure: e for e in (SENSIBLENESS, SPECIFICITY)}
+SENSIBLENESS_DIFFERENCE = Estimand(
+    measure="sensibleness difference", quantity="sensibleness of the model named first minus the other's, pairs "
+    "named 'B vs A' with B the later name alphabetically", estimator="difference of the two pooled rates",
+    unit=_UNIT, low=-1.0, high=1.0)
+SPECIFICITY_DIFFERENCE = Estimand(
+    measure="specificity difference", quantity="specificity of the model named first minus the other's, pairs "
+    "named 'B vs A' with B the later name alphabetically", estimator="difference of the two pooled rates",
+    unit=_UNIT, low=-1.0, high=1.0)
+ESTIMANDS = {e.measure: e for e in (SENSIBLENESS, SPECIFICITY, SENSIBLENESS_DIFFERENCE, SPECIFICITY_DIFFERENCE)}
 #: the labels table's column behind each measure
 QUESTIONS = {"sensibleness": "sensible", "specificity": "specific"}
 
@@ -59,9 +69,19 @@ def observations(labels: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def estimates(labels: pd.DataFrame) -> pd.DataFrame:
-    """The protocol's estimate of every model's sensibleness and specificity (no interval)."""
-    return point_estimates(observations(labels))
+def estimates(labels: pd.DataFrame, judge: bool = False) -> pd.DataFrame:
+    """The protocol's estimate of every model's sensibleness and specificity, and of every pair's
+    differences (no interval)."""
+    rates = point_estimates(observations(labels))
+    rows = []
+    for measure, part in rates.groupby("measure", sort=True):
+        by_model = part.set_index("comparison")
+        for a, b in itertools.combinations(sorted(by_model.index), 2):
+            rows.append({"group": "", "comparison": label(a, b), "measure": f"{measure} difference",
+                         "estimate": by_model.at[b, "estimate"] - by_model.at[a, "estimate"],
+                         "n": int(by_model.at[a, "n"] + by_model.at[b, "n"]),
+                         "clusters": int(by_model.at[a, "clusters"] + by_model.at[b, "clusters"])})
+    return pd.concat([rates, pd.DataFrame(rows, columns=rates.columns)], ignore_index=True) if rows else rates
 
 
 def headline(result: SSAResult) -> pd.DataFrame:
@@ -70,7 +90,7 @@ def headline(result: SSAResult) -> pd.DataFrame:
     level = f"{100 * result.config.confidence:g}%"
     rows = []
     for m in result.models.itertuples(index=False):
-        for measure in ESTIMANDS:
+        for measure in QUESTIONS:
             boot_low, boot_high = getattr(m, f"{measure}_boot_low"), getattr(m, f"{measure}_boot_high")
             boot = boot_low == boot_low
             low, high = (boot_low, boot_high) if boot else (getattr(m, f"{measure}_exact_low"),
@@ -79,7 +99,7 @@ def headline(result: SSAResult) -> pd.DataFrame:
                          "n": int(m.items), "clusters": int(m.clusters), "low": float(low), "high": float(high),
                          "interval": f"{level} percentile cluster bootstrap" if boot else
                          f"{level} Clopper-Pearson (items independent)", "why_no_interval": ""})
-    for p in result.pairs[result.pairs["measure"].isin(list(ESTIMANDS))].itertuples(index=False):
+    for p in result.pairs[result.pairs["measure"].isin(list(QUESTIONS))].itertuples(index=False):
         rows.append({"group": "", "comparison": label(p.model_a, p.model_b), "measure": f"{p.measure} difference",
                      "estimate": float(p.diff), "n": 0, "clusters": int(p.clusters), "low": float(p.cluster_low),
                      "high": float(p.cluster_high), "interval": f"{level} cluster-aware test over {p.unit}s, inverted",

@@ -12,7 +12,7 @@ PER_PAIR, ASKED = 12, 10  # comparisons of one model pair; of them, answered by 
 
 
 def people_rows(pairings, seed=0):
-    """Three people per asked comparison; each picks the better (longer) model 80% of the time,
+    """Three people per asked comparison, each judging it alone; each picks the better (longer) model 80% of the time,
     and sees the sides in a random order."""
     rng = np.random.default_rng(seed)
     rank = {name: i for i, name in enumerate(LINES)}
@@ -22,7 +22,8 @@ def people_rows(pairings, seed=0):
             continue
         a, b = p["speakers_to_eval"]
         better, worse = (a, b) if rank[a] < rank[b] else (b, a)
-        for w in ("w1", "w2", "w3"):
+        # a worker judges a model pair once (the protocol's cap, as `acute analyze` applies it)
+        for w in (f"w{n}-1", f"w{n}-2", f"w{n}-3"):
             swap = rng.random() < 0.5
             rows.append({"worker": w, "model_left": b if swap else a, "model_right": a if swap else b,
                          "dialogue_left": p["dialogue_ids"][1 if swap else 0],

@@ -8,7 +8,10 @@ from parlai_acute.errors import UserError
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.labels import write_labels
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.ppi import plan, ppi_mean, ppi_table
+from parlai_acute import api
+from parlai_acute.judges.ppi import ppi_table
+from parlai_acute.ssa.estimands import headline
+from parlai_acute.stats.ppi import plan, ppi_mean
 
 RUNS, N, BIG_N, RATE = 4000, 200, 2000, 0.6
 
@@ -87,11 +90,18 @@ def _tables(tmp_path, agree=0.9):
 def test_table_rows_per_protocol_measure(tmp_path):
     people, judged = _tables(tmp_path)
     table = ppi_table(people, judged, "ssa")
-    assert set(zip(table["group"], table["measure"])) == {(m, f"{q} rate") for m in ("good", "bad")
-                                                           for q in ("sensible", "specific")}
-    sens = table[table["measure"] == "sensible rate"]
+    assert set(zip(table["comparison"], table["measure"])) == {(m, q) for m in ("good", "bad")
+                                                                for q in ("sensibleness", "specificity")}
+    sens = table[table["measure"] == "sensibleness"]
     assert (sens["items_with_both"] + sens["judge_only_items"] == 600).all()
     assert (sens["upper"] - sens["lower"] < sens["people_upper"] - sens["people_lower"]).all()
+    # the people's column is the protocol's result: what `ssa analyze` reports, interval included
+    analysis = headline(api.analyze("ssa", people, bootstrap=1000, seed=0)).set_index(["comparison", "measure"])
+    for row in table.itertuples(index=False):
+        reported = analysis.loc[(row.comparison, row.measure)]
+        assert row.people_estimate == reported["estimate"]
+        assert (row.people_lower, row.people_upper) == (reported["low"], reported["high"])
+        assert 0 <= row.lower < row.estimate < row.upper <= 1
 
 
 def test_cli_prints_both_results_plans_and_writes_json(tmp_path, capsys):
@@ -101,7 +111,7 @@ def test_cli_prints_both_results_plans_and_writes_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "with judge" in out and "plan for a 0.1 difference" in out and "items answered by people" in out
     rows = json.loads((tmp_path / "ppi.json").read_text())["rows"]
-    assert len(rows) == 4 and all(r["effective_n"] > r["items_with_both"] for r in rows if "sensible" in r["measure"])
+    assert len(rows) == 4 and all(r["effective_n"] > r["items_with_both"] for r in rows if r["measure"] == "sensibleness")
 
 
 def test_cli_bad_input_is_one_line(tmp_path, capsys):
@@ -133,7 +143,9 @@ def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
     assert main(["per-turn", "analyze", "--turns", str(tmp_path / "people.csv"), "--judge-table",
                  str(tmp_path / "judge.csv"), "--outdir", str(tmp_path / "out"), "--bootstrap", "0"]) == 0
     rows = json.loads((tmp_path / "out" / "ppi.json").read_text())["rows"]
-    assert {r["group"] for r in rows} == {"m1", "m2", "m3"}
+    assert {r["comparison"] for r in rows if r["measure"] == "pick rate"} == {"m1", "m2", "m3"}
+    assert {r["comparison"] for r in rows if r["measure"] == "pick rate difference"} == {"m2 vs m1", "m3 vs m1",
+                                                                                      "m3 vs m2"}
     assert all(r["lambda"] > 0.5 and r["upper"] - r["lower"] < r["people_upper"] - r["people_lower"] for r in rows)
 
 
