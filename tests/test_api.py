@@ -42,7 +42,7 @@ def test_a_dataframe_a_file_and_records_give_the_same_analysis(name, tmp_path):
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_a_dataframe_missing_columns_is_one_line_naming_them_all(name):
     frame = TABLES[name]()
-    required = list(api._get(api.protocol(name).required))
+    required = list(api.protocol(name).get("required"))
     with pytest.raises(UserError) as info:
         api.load_table(name, frame.drop(columns=required[:2]))
     message = str(info.value)

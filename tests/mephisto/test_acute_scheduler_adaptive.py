@@ -42,8 +42,8 @@ def test_stop_rule_fires_once_when_the_named_comparison_is_decided_and_nothing_m
                       use_onboarding=False, seed=0, stop={"alpha": 0.05, "comparisons": ["m1 vs m0"]})
     decisions, served = run(sched, 60, np.random.default_rng(0))
     assert len(decisions) == 1 and decisions[0]["stopped"] == "decided"
-    row = decisions[0]["comparisons"]["m0 vs m1"]
-    assert row["decided"] == "above" and row["lower"] > 0.5 and "confidence sequences" in decisions[0]["method"]
+    row = decisions[0]["comparisons"]["m1 vs m0"]  # m1's win rate over m0, as analyze names it
+    assert row["decided"] == "below" and row["upper"] < 0.5 and "confidence sequences" in decisions[0]["method"]
     # stopped early; the unit in hand when it fired is finished, nothing new is handed out
     assert decisions[0]["judgments"] <= len(served) < decisions[0]["judgments"] + 5 < 3 * len(pairings())
     assert sched.remaining() == 0 and sched.complete() and sched.assign("late") == []
