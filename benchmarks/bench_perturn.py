@@ -107,8 +107,8 @@ def _replay(solo, history) -> None:
 def _crowd(args: list[str], task_name: str, workers: int, turns: int, exit_timeout: float):
     """The real launcher with ``args`` and ``workers`` protocol clients chatting at once:
     (runs, client errors, stored turn records, wall seconds, launcher exit code)."""
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
     from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
@@ -168,7 +168,7 @@ def _endpoint():
     busy machine a multi-thread llama.cpp engine stalls at its layer barriers)."""
     import xllamacpp
 
-    from parlai_acute.mephisto_tasks.local_run import free_port
+    from parlai_acute.mephisto_tasks.live.local_run import free_port
     from parlai_acute.paths import default_gguf
 
     params = xllamacpp.CommonParams()

@@ -3,7 +3,7 @@ dialogue-bootstrap resamples; exclusions and flags, pick rates with exact and bo
 intervals, Cochran's Q, six McNemar pairs with Holm, position bias. Target < 5 s.
 
 The table is built and validated once (``turns_table``, timed separately as
-``validate_seconds``); the timed part is :func:`parlai_acute.perturn.analysis.analyze`.
+``validate_seconds``); the timed part is :func:`parlai_acute.per_turn.analysis.analyze`.
 """
 import time
 
@@ -12,9 +12,9 @@ TARGET_S = 5.0
 
 def run():
     import parlai_acute  # noqa: F401
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
-    from parlai_acute.perturn.simulate import simulate_turns
-    from parlai_acute.perturn.turns import turns_table
+    from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.per_turn.turns import turns_table
 
     quality = {"model_a": 0.3, "model_b": 0.1, "model_c": 0.0, "model_d": -0.2}
     raw = simulate_turns(quality, "mm", "sata_user", dialogues=10_000, turns_per_dialogue=10, workers=1_000,

@@ -26,8 +26,8 @@ def _best(fn, repeat=3):
 
 def run():
     import parlai_acute  # noqa: F401
-    from parlai_acute.perturn.simulate import simulate_turns
-    from parlai_acute.perturn.turns import turns_table
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.per_turn.turns import turns_table
     from parlai_acute.stats.simulate import simulate_judgments
     from parlai_acute.status import status
 

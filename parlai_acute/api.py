@@ -54,12 +54,12 @@ PROTOCOLS: dict[str, Protocol] = {
         "parlai_acute.acute.judgments:judgments_table", "parlai_acute.acute.judgments:read_judgments",
         "parlai_acute.acute.judgments:write_judgments", "parlai_acute.acute.analysis:AnalysisConfig",
         "parlai_acute.acute.analysis:analyze", "parlai_acute.acute.analysis:write_outputs",
-        ("parlai_acute.mephisto_tasks.acute_eval.store:judgment_records",)),
+        ("parlai_acute.mephisto_tasks.acute.store:judgment_records",)),
     "per-turn": Protocol(
-        "per-turn", "turn row", "parlai_acute.perturn.turns:COLUMNS", "parlai_acute.perturn.turns:REQUIRED",
-        "parlai_acute.perturn.turns:turns_table", "parlai_acute.perturn.turns:read_turns",
-        "parlai_acute.perturn.turns:write_turns", "parlai_acute.perturn.analysis:AnalysisConfig",
-        "parlai_acute.perturn.analysis:analyze", "parlai_acute.perturn.outputs:write_outputs",
+        "per-turn", "turn row", "parlai_acute.per_turn.turns:COLUMNS", "parlai_acute.per_turn.turns:REQUIRED",
+        "parlai_acute.per_turn.turns:turns_table", "parlai_acute.per_turn.turns:read_turns",
+        "parlai_acute.per_turn.turns:write_turns", "parlai_acute.per_turn.analysis:AnalysisConfig",
+        "parlai_acute.per_turn.analysis:analyze", "parlai_acute.per_turn.outputs:write_outputs",
         ("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",)),
     "ssa": Protocol(
         "ssa", "label", "parlai_acute.ssa.labels:COLUMNS", "parlai_acute.ssa.labels:REQUIRED",
@@ -67,7 +67,7 @@ PROTOCOLS: dict[str, Protocol] = {
         "parlai_acute.ssa.labels:write_labels", "parlai_acute.ssa.analysis:SSAConfig",
         "parlai_acute.ssa.analysis:analyze", "parlai_acute.ssa.outputs:write_outputs",
         # static labelling runs, and interactive SSA inside per-turn runs (label_mode=ssa)
-        ("parlai_acute.mephisto_tasks.ssa_label.store:labels_for_task",
+        ("parlai_acute.mephisto_tasks.ssa.store:labels_for_task",
          "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task")),
     "convai2": Protocol(
         "convai2", "rating", "parlai_acute.convai2.ratings:COLUMNS", "parlai_acute.convai2.ratings:REQUIRED",
@@ -118,7 +118,7 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     Read without importing any task blueprint (nor ParlAI): the database and the stored state files only."""
     p = protocol(name)
     try:
-        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
     except ModuleNotFoundError as exc:
         raise UserError(f"reading a Mephisto run needs Mephisto ({exc}); install parlai_acute[live], or export the "
                         f"table to a file where Mephisto is installed (`parlai-acute {p.name} export`)") from None
@@ -135,7 +135,7 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
                         f"workers have finished some work")
     settings = {}
     if p.name == "acute":
-        from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
+        from parlai_acute.mephisto_tasks.acute.store import stored_cap
 
         settings["per_worker_cap"] = stored_cap(db, task_name)
     return records, settings

@@ -23,16 +23,16 @@ DRIVERS = {
     "parlai_acute.acute.pairings_file": "builds pairings from those logs",
     "parlai_acute.ssa.generate": "runs models on ParlAI's static contexts",
 }
-PROTOCOL_PACKAGES = ("acute", "perturn", "ssa", "convai2", "multiref")
-DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.perturn.onboarding", "parlai_acute.perturn.design",
+PROTOCOL_PACKAGES = ("acute", "per_turn", "ssa", "convai2", "multiref")
+DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.per_turn.onboarding", "parlai_acute.per_turn.design",
                "parlai_acute.ssa.items", "parlai_acute.ssa.questions", "parlai_acute.convai2.questions",
                "parlai_acute.multiref.contexts"]
 TIDY_AND_STATISTICS = [
     *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
     "parlai_acute.acute.summary",
-    "parlai_acute.perturn.turns", "parlai_acute.perturn.analysis", "parlai_acute.perturn.report",
-    "parlai_acute.perturn.outputs", "parlai_acute.perturn.simulate", "parlai_acute.perturn.power",
+    "parlai_acute.per_turn.turns", "parlai_acute.per_turn.analysis", "parlai_acute.per_turn.report",
+    "parlai_acute.per_turn.outputs", "parlai_acute.per_turn.simulate", "parlai_acute.per_turn.power",
     "parlai_acute.ssa.labels", "parlai_acute.ssa.analysis", "parlai_acute.ssa.report", "parlai_acute.ssa.outputs",
     "parlai_acute.ssa.simulate",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
@@ -82,7 +82,7 @@ def test_every_protocol_module_is_checked_or_named_as_a_driver():
 
 
 def test_the_check_sees_a_mephisto_import():
-    done = imports_mephisto("parlai_acute.mephisto_tasks.acute_eval.blueprint")
+    done = imports_mephisto("parlai_acute.mephisto_tasks.acute.blueprint")
     assert done.returncode == 1 and "imported mephisto" in done.stdout, done.stdout + done.stderr
 
 
@@ -201,8 +201,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_package_import_graph_has_no_circles():
     graph = import_graph()
-    assert len(graph) > 100 and "parlai_acute.perturn.outputs" in graph["parlai_acute.scripts.perturn_analyze"] | \
-        graph["parlai_acute.api"] | {"parlai_acute.perturn.outputs"}
+    assert len(graph) > 100 and "parlai_acute.per_turn.outputs" in graph["parlai_acute.scripts.perturn_analyze"] | \
+        graph["parlai_acute.api"] | {"parlai_acute.per_turn.outputs"}
     assert cycles(graph) == []
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
+from parlai_acute.mephisto_tasks.live.item_scheduler import ItemScheduler
 from parlai_acute.mephisto_tasks.per_turn.scheduler import Scheduler
 from parlai_acute.stats.sequential import bets_for, crossing_index, log_capital
 from parlai_acute.stopping import StopRule, comparison_key, options
@@ -181,7 +181,7 @@ def _conversation(k: int, model: str, status: str = "complete", label_mode: str 
 
 def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriateness_has_no_comparison():
     from parlai_acute.mephisto_tasks.per_turn.live import stop_rule
-    from parlai_acute.perturn.design import Design
+    from parlai_acute.per_turn.design import Design
 
     design = Design(models=["generic", "smol"], setting="sm", protocol="sm", label_mode="ssa", min_turns=3,
                     max_turns=3)

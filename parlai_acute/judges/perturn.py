@@ -1,7 +1,7 @@
 """Per-turn evaluation (SOBA, SATA, SM) with a model in the annotator's seat.
 
 Input: a per-turn choices table, read and validated by
-:func:`parlai_acute.perturn.turns.read_turns` (written back by its ``write_turns``), one row per (dialogue, model turn, candidate). An item is one model turn:
+:func:`parlai_acute.per_turn.turns.read_turns` (written back by its ``write_turns``), one row per (dialogue, model turn, candidate). An item is one model turn:
 its options are the candidates the worker was shown (incomplete ones were not shown and
 are not shown to the judge either), in the worker's order.
 
@@ -30,7 +30,7 @@ import pandas as pd
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
-from parlai_acute.perturn.turns import turns_table
+from parlai_acute.per_turn.turns import turns_table
 
 TEMPLATE_OF = {"soba": "perturn_soba", "sata_random": "perturn_sata", "sata_user": "perturn_sata", "sm": "perturn_sm"}
 

@@ -90,7 +90,7 @@ def run(args) -> int:
 
         result.flags = judge_flags(table, judges, config.alpha)
     if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
-        from parlai_acute.mephisto_tasks.acute_eval.store import run_pairings_file
+        from parlai_acute.mephisto_tasks.acute.store import run_pairings_file
 
         args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
     from parlai_acute.acute.pairings import model_configs

@@ -20,7 +20,7 @@ import argparse
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks import launcher
+from parlai_acute.mephisto_tasks.live import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import AcuteEvalBlueprintArgs
+    from parlai_acute.mephisto_tasks.acute.blueprint import AcuteEvalBlueprintArgs
 
     if args.help_blueprint:
         print(launcher.blueprint_help(AcuteEvalBlueprintArgs, "ACUTE-Eval task"))
@@ -37,7 +37,7 @@ def run(args) -> int:
     overrides = list(args.overrides)
     if args.pairings:
         overrides.append(f"mephisto.blueprint.pairings_file={Path(args.pairings).resolve()}")
-    from parlai_acute.mephisto_tasks.acute_eval.config import CONFIG_DIR, CONFIG_NAME
+    from parlai_acute.mephisto_tasks.acute.config import CONFIG_DIR, CONFIG_NAME
 
     cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, overrides, "acute launch")
     from omegaconf import OmegaConf
@@ -49,9 +49,9 @@ def run(args) -> int:
         print(OmegaConf.to_yaml(cfg))
         return 0
 
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import AcuteEvalSharedState
-    from parlai_acute.mephisto_tasks.acute_eval.live import build_scheduler
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.acute.blueprint import AcuteEvalSharedState
+    from parlai_acute.mephisto_tasks.acute.live import build_scheduler
 
     launcher.check_architect(cfg)
     db = setup.open_db(args.data_dir)

@@ -1,6 +1,6 @@
 """``parlai-acute judge per-turn``: a language model judges the turns of a per-turn evaluation (SOBA, SATA, SM).
 
-Reads a per-turn choices table (CSV/JSONL, the columns of parlai_acute.perturn.turns);
+Reads a per-turn choices table (CSV/JSONL, the columns of parlai_acute.per_turn.turns);
 each model turn is shown with the conversation so far (rebuilt from the earlier rows of
 the same dialogue) and its candidates in every rotation of their order; the judge picks
 the best (SOBA), all acceptable (SATA) or says whether the one reply is appropriate (SM).
@@ -32,7 +32,7 @@ def run(args) -> int:
     from parlai_acute.errors import UserError
     from parlai_acute.judges import record
     from parlai_acute.judges.perturn import PerTurnProtocol
-    from parlai_acute.perturn.turns import read_turns, write_turns
+    from parlai_acute.per_turn.turns import read_turns, write_turns
 
     if args.inconsistent != "drop":
         raise UserError("the per-turn table has no ties (SOBA needs exactly one pick); use --inconsistent drop")

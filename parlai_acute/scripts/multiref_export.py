@@ -43,7 +43,7 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
 
 
 def run(args) -> int:
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+    from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
     from parlai_acute.files import write_jsonl
     from parlai_acute.mephisto_tasks.multiref import store
 

@@ -16,7 +16,7 @@ without losing one, and launching again with the same task name continues.
 """
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.item_launch import command
+from parlai_acute.mephisto_tasks.live.item_launch import command
 
 add_arguments, run = command(
     "--contexts", "JSON lines of dialogues in the DailyDialog multi-reference layout (default: the package's static "

@@ -1,7 +1,7 @@
 """``parlai-acute per-turn analyze``: per-turn choices -> win rates, tests, dialogue-level intervals.
 
 Reads a per-turn run from the Mephisto database (``--task-name``) or a turns file
-(``--turns``, .csv or .jsonl with the columns of parlai_acute/perturn/turns.py) and writes
+(``--turns``, .csv or .jsonl with the columns of parlai_acute/per_turn/turns.py) and writes
 into ``--outdir``: turns.csv (kept), excluded.csv and exclusions.json (how many and why),
 flags.csv and workers.csv (quality flags, per-worker statistics), models.csv (pick rates
 with exact and cluster-bootstrap intervals), pairs.csv (tie-win / wins / tie-loss; the mark from a
@@ -21,7 +21,7 @@ import argparse
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
-from parlai_acute.perturn.analysis import FLAG_RULES
+from parlai_acute.per_turn.analysis import FLAG_RULES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +68,8 @@ def _pct(x) -> str:
 
 
 def run(args) -> int:
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
-    from parlai_acute.perturn.outputs import write_outputs
+    from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
+    from parlai_acute.per_turn.outputs import write_outputs
     from parlai_acute.stats.inference import legend
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, min_clusters=args.min_clusters,

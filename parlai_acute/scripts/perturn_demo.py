@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def simulated_choice(view, rng: random.Random):
     """A crude stand-in for a person, for demos only: a reply is acceptable when it has at least
     four distinct words and is not GenericBot's stock answer; none acceptable -> write one."""
-    from parlai_acute.perturn.onboarding import ITEMS
+    from parlai_acute.per_turn.onboarding import ITEMS
     from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
     if view["status"] == "onboarding":
@@ -58,8 +58,8 @@ def simulated_choice(view, rng: random.Random):
 
 
 def run(args) -> int:
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.local_run import LocalRun
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun
 
     if args.workers < 0 or args.turns < 1:
         raise UserError("--workers must be 0 or more and --turns at least 1")
@@ -106,7 +106,7 @@ def run(args) -> int:
 
 
 def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
-    from parlai_acute.mephisto_tasks.browser import browser
+    from parlai_acute.mephisto_tasks.live.browser import browser
     from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
 
     rng = random.Random(seed)
@@ -119,11 +119,11 @@ def _simulate(url: str, workers: int, turns: int, seed: int) -> None:
 
 
 def _analyze(workdir: Path, task_name: str) -> int:
-    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+    from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.perturn.analysis import AnalysisConfig, analyze
-    from parlai_acute.perturn.outputs import write_outputs
-    from parlai_acute.perturn.turns import turns_table
+    from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
+    from parlai_acute.per_turn.outputs import write_outputs
+    from parlai_acute.per_turn.turns import turns_table
 
     db = open_mephisto_db(workdir / "mephisto" / "database.db")
     records = store.turns_for_task(db, task_name)

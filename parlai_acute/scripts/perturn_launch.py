@@ -21,7 +21,7 @@ import secrets
 from pathlib import Path
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks import launcher
+from parlai_acute.mephisto_tasks.live import launcher
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,11 +70,11 @@ def run(args) -> int:
         print(OmegaConf.to_yaml(cfg))
         return 0
 
-    from parlai_acute.mephisto_tasks import setup
+    from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.per_turn import store
     from parlai_acute.mephisto_tasks.per_turn.live import LiveSetup, design_from_args
-    from parlai_acute.mephisto_tasks.task_blueprint import LiveSharedState
-    from parlai_acute.perturn import onboarding
+    from parlai_acute.mephisto_tasks.live.task_blueprint import LiveSharedState
+    from parlai_acute.per_turn import onboarding
 
     if not models:
         raise UserError("no models; pass --model NAME=MODEL (two for pm, three or more for mm, one or more for sm)")

@@ -1,6 +1,6 @@
 """``parlai-acute per-turn power``: turns a per-turn design needs to detect a win-rate difference, and back.
 
-Prints the answer with every assumption it rests on (parlai_acute/perturn/power.py says
+Prints the answer with every assumption it rests on (parlai_acute/per_turn/power.py says
 what each design assumes). PM-SOBA: the paper's closed form beside the exact binomial
 answer; PM-SATA and SM: exact power of the analysis' exact McNemar / Fisher test; MM:
 seeded simulation of the analysis' pairwise tests with Holm correction. ``--turns-per-dialogue``
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.perturn.power import DESIGNS, Assumptions
+from parlai_acute.per_turn.power import DESIGNS, Assumptions
 
 DESCRIPTION = {
     "pm-soba": "two models per turn, the worker selects the best; exact two-sided binomial test against 1/2",
@@ -58,12 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     import parlai_acute
     from parlai_acute.files import write_json
-    from parlai_acute.perturn.power import plan
+    from parlai_acute.per_turn.power import plan
 
     pilot = None
     if args.pilot:
-        from parlai_acute.perturn.power import pilot_outcomes
-        from parlai_acute.perturn.turns import read_turns
+        from parlai_acute.per_turn.power import pilot_outcomes
+        from parlai_acute.per_turn.turns import read_turns
         from parlai_acute.stats.power import pilot_icc
 
         turns = read_turns(args.pilot)

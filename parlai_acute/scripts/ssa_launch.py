@@ -14,8 +14,8 @@ its router) without losing one, and launching again with the same task name cont
 """
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.item_launch import command
+from parlai_acute.mephisto_tasks.live.item_launch import command
 
 add_arguments, run = command(
     "--items", "JSON-lines items file: item, context (list of turns), reply, model (from `parlai-acute ssa generate`)",
-    "parlai_acute.mephisto_tasks.ssa_label.launch")
+    "parlai_acute.mephisto_tasks.ssa.launch")

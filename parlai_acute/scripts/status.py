@@ -91,8 +91,8 @@ def run(args) -> int:
         result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
         print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
-        from parlai_acute.mephisto_tasks.database import open_mephisto_db
-        from parlai_acute.mephisto_tasks.stored_units import stop_decisions
+        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.live.stored_units import stop_decisions
         from parlai_acute.stopping import decision_lines
 
         result["stop_decisions"] = stop_decisions(open_mephisto_db(args.mephisto_db), args.task_name)

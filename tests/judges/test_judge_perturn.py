@@ -5,7 +5,7 @@ import pandas as pd
 
 from judge_fixtures import SCRIPTED, read_jsonl, summary_of, turns_rows, write_turns
 from parlai_acute.judges.perturn import PerTurnProtocol
-from parlai_acute.perturn.turns import COLUMNS, read_turns
+from parlai_acute.per_turn.turns import COLUMNS, read_turns
 from parlai_acute.scripts.main import main
 
 

@@ -1,9 +1,9 @@
 """Helpers for the per-turn task tests: model strings, scripted policies, reading back a run."""
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks import setup
+from parlai_acute.mephisto_tasks.live import setup
 from parlai_acute.mephisto_tasks.per_turn import store
-from parlai_acute.perturn import onboarding
+from parlai_acute.per_turn import onboarding
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
 SMOL = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 16"

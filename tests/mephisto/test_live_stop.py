@@ -14,7 +14,7 @@ from perturn_task_helpers import GENERIC, SMOL, stored, write
 from parlai_acute.agents.generic_bot import QUESTION_REPLY, STATEMENT_REPLY
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
-from parlai_acute.mephisto_tasks.ssa_label import store as ssa_store
+from parlai_acute.mephisto_tasks.ssa import store as ssa_store
 from parlai_acute.scripts.main import main
 
 GENERIC_TEXTS = {QUESTION_REPLY, STATEMENT_REPLY}

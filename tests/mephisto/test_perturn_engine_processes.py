@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parlai_acute.mephisto_tasks.local_run import pid_alive
+from parlai_acute.mephisto_tasks.live.local_run import pid_alive
 
 SMOL = "parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 16"
 

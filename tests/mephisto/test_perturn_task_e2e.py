@@ -14,8 +14,8 @@ from perturn_task_helpers import GENERIC, GREEDY, SAMPLED, SHORT, WRONG, careful
 from parlai_acute.logs import read_log
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
-from parlai_acute.perturn.analysis import AnalysisConfig, analyze
-from parlai_acute.perturn.turns import turns_table
+from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
+from parlai_acute.per_turn.turns import turns_table
 from parlai_acute.worlds.per_turn import history_digest
 
 
@@ -253,7 +253,7 @@ def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, lau
     from fresh_process import analyze_and_export
 
     from parlai_acute.convai2.ratings import read_ratings
-    from parlai_acute.perturn.turns import read_turns
+    from parlai_acute.per_turn.turns import read_turns
     from parlai_acute.ssa.labels import read_labels
 
     analysis, export = analyze_and_export("convai2", "per_turn_test", task.data_dir, tmp_path, "ratings.csv")

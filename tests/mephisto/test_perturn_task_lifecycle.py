@@ -14,7 +14,7 @@ import pytest
 
 from perturn_task_helpers import GENERIC, careful, stored, write
 
-from parlai_acute.mephisto_tasks.local_run import free_port, launch_cmd, pid_alive
+from parlai_acute.mephisto_tasks.live.local_run import free_port, launch_cmd, pid_alive
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from parlai_acute.mephisto_tasks.per_turn import survey, texts
-from parlai_acute.perturn import onboarding
-from parlai_acute.perturn.design import Design
+from parlai_acute.per_turn import onboarding
+from parlai_acute.per_turn.design import Design
 
 MODELS = ["a", "b", "c", "d"]
 CASES = [("pm", p, "appropriate") for p in ("soba", "sata_random", "sata_user")] + \
@@ -116,7 +116,7 @@ def test_the_readme_survey_example_composes_and_unquoted_commas_say_how_to_quote
     from pathlib import Path
 
     from parlai_acute.errors import UserError
-    from parlai_acute.mephisto_tasks import launcher
+    from parlai_acute.mephisto_tasks.live import launcher
     from parlai_acute.mephisto_tasks.per_turn.config import CONFIG_DIR, CONFIG_NAME
 
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")

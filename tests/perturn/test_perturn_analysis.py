@@ -11,10 +11,10 @@ from statsmodels.stats.contingency_tables import cochrans_q, mcnemar
 from statsmodels.stats.multitest import multipletests
 
 import parlai_acute
-from parlai_acute.perturn.analysis import AnalysisConfig, analyze
-from parlai_acute.perturn.outputs import write_outputs
-from parlai_acute.perturn.simulate import simulate_turns
-from parlai_acute.perturn.turns import turns_table, write_turns
+from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
+from parlai_acute.per_turn.outputs import write_outputs
+from parlai_acute.per_turn.simulate import simulate_turns
+from parlai_acute.per_turn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main
 from perturn_helpers import table_rows, turn
 
@@ -73,7 +73,7 @@ def test_mm_soba_chisquare_and_pairwise_binomial_grid():
     raw = [stats.binomtest(4, 14).pvalue, stats.binomtest(6, 16).pvalue, stats.binomtest(6, 10).pvalue]
     assert pairs["pvalue"].tolist() == pytest.approx(raw)
     assert pairs["p_holm"].tolist() == pytest.approx(list(multipletests(raw, method="holm")[1]))
-    from parlai_acute.perturn.analysis import grid
+    from parlai_acute.per_turn.analysis import grid
     cells = grid(group.pairs).set_index(["row", "col"])
     assert cells.loc[("A", "B"), "winrate"] == pytest.approx(100 * 4 / 14)  # row A, column B: share won by B
     assert cells.loc[("B", "A"), "n"] == 14
@@ -218,7 +218,7 @@ def test_report_escapes_text_names_intervals_and_labels_synthetic(tmp_path):
 
 
 def test_alpha_sets_the_marks_and_the_report_says_what_they_mean(tmp_path):
-    from parlai_acute.perturn.outputs import write_outputs
+    from parlai_acute.per_turn.outputs import write_outputs
 
     df = simulate_turns({"A": 0.0, "B": 0.35}, "pm", "soba", dialogues=30, dialogue_sd=0.5, seed=4)
     strict = analyze(df, AnalysisConfig(bootstrap=0, alpha=0.01)).designs[0].comparisons.iloc[0]

@@ -4,7 +4,7 @@ import random
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.design import Design, decide, parse_model_sets
+from parlai_acute.per_turn.design import Design, decide, parse_model_sets
 
 
 def test_default_sets_follow_the_paper():

@@ -9,7 +9,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from parlai_acute.perturn import power as pw
+from parlai_acute.per_turn import power as pw
 from parlai_acute.scripts.main import main
 from parlai_acute.stats.power import required_n_exact
 
@@ -128,7 +128,7 @@ def test_icc_anova_recovers_a_known_intra_cluster_correlation():
 
 
 def test_power_from_a_pilot_sees_the_dialogue_clustering(tmp_path, capsys):
-    from parlai_acute.perturn.simulate import simulate_turns
+    from parlai_acute.per_turn.simulate import simulate_turns
     from parlai_acute.stats.power import pilot_icc
 
     quality = {"a": 0.0, "b": 0.0}

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.turns import COLUMNS, read_turns, turns_table, write_turns
+from parlai_acute.per_turn.turns import COLUMNS, read_turns, turns_table, write_turns
 from perturn_helpers import table_rows, turn
 
 

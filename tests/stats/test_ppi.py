@@ -122,8 +122,8 @@ def test_ssa_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
 
 
 def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
-    from parlai_acute.perturn.simulate import simulate_turns
-    from parlai_acute.perturn.turns import turns_table, write_turns
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.per_turn.turns import turns_table, write_turns
 
     turns = turns_table(simulate_turns({"m1": 0.5, "m2": 0.0, "m3": 0.0}, "mm", "sata_user", dialogues=60,
                                        turns_per_dialogue=5, workers=12, seed=0, validate=False))

@@ -6,8 +6,8 @@ import pytest
 
 from parlai_acute.acute.judgments import write_judgments
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.simulate import simulate_turns
-from parlai_acute.perturn.turns import turns_table, write_turns
+from parlai_acute.per_turn.simulate import simulate_turns
+from parlai_acute.per_turn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.simulate import simulate_labels
 from parlai_acute.stats.simulate import simulate_judgments

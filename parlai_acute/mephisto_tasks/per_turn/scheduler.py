@@ -15,7 +15,7 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from parlai_acute.mephisto_tasks.item_scheduler import OnboardingGate
+from parlai_acute.mephisto_tasks.live.item_scheduler import OnboardingGate
 
 
 @dataclass
