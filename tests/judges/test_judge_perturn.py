@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judge_fixtures import SCRIPTED, read_jsonl, summary_of, turns_rows, write_turns
-from parlai_acute.judges.perturn import PerTurnProtocol
+from parlai_acute.per_turn.judge import PerTurnProtocol
 from parlai_acute.per_turn.turns import COLUMNS, read_turns
 from parlai_acute.scripts.main import main
 

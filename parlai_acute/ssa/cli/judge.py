@@ -36,7 +36,7 @@ def run(args) -> int:
     from parlai_acute.errors import UserError
     from parlai_acute.files import write_jsonl
     from parlai_acute.judges import record
-    from parlai_acute.judges.ssa import SsaProtocol, onboarding_score
+    from parlai_acute.ssa.judge import SsaProtocol, onboarding_score
     from parlai_acute.ssa.items import load_gold, read_items
     from parlai_acute.ssa.labels import write_labels
 

@@ -44,7 +44,7 @@ def run(args) -> int:
     from parlai_acute.acute.pairings import read_onboarding, read_pairings
     from parlai_acute.errors import UserError
     from parlai_acute.judges import record
-    from parlai_acute.judges.acute import AcuteProtocol, onboarding_score
+    from parlai_acute.acute.judge import AcuteProtocol, onboarding_score
 
     protocol = AcuteProtocol(args.question, args.custom_question, args.template)
     lines = read_pairings(args.pairings)

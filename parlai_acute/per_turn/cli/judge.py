@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from parlai_acute.errors import UserError
     from parlai_acute.judges import record
-    from parlai_acute.judges.perturn import PerTurnProtocol
+    from parlai_acute.per_turn.judge import PerTurnProtocol
     from parlai_acute.per_turn.turns import read_turns, write_turns
 
     if args.inconsistent != "drop":
