@@ -31,7 +31,7 @@ DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.per_turn.onboarding
 TIDY_AND_STATISTICS = [
     *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
-    "parlai_acute.acute.summary",
+    "parlai_acute.acute.summary", "parlai_acute.acute.simulate", "parlai_acute.acute.power",
     "parlai_acute.per_turn.turns", "parlai_acute.per_turn.analysis", "parlai_acute.per_turn.report",
     "parlai_acute.per_turn.outputs", "parlai_acute.per_turn.simulate", "parlai_acute.per_turn.power",
     "parlai_acute.ssa.labels", "parlai_acute.ssa.analysis", "parlai_acute.ssa.report", "parlai_acute.ssa.outputs",
@@ -39,7 +39,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
     "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
-    "parlai_acute.status", "parlai_acute.stopping",
+    "parlai_acute.monitoring.status", "parlai_acute.monitoring.stopping",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]

@@ -1,4 +1,4 @@
-"""The stop rule the live tasks share (:mod:`parlai_acute.stopping`): pure, over tidy rows.
+"""The stop rule the live tasks share (:mod:`parlai_acute.monitoring.stopping`): pure, over tidy rows.
 
 * A/A: equal models, dialogues with strong dialogue effects, looked at after every dialogue up to
   the budget: the rule's test (the cluster-level betting sequence status uses) fires in at most
@@ -16,7 +16,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.live.item_scheduler import ItemScheduler
 from parlai_acute.mephisto_tasks.per_turn.scheduler import Scheduler
 from parlai_acute.stats.sequential import bets_for, crossing_index, log_capital
-from parlai_acute.stopping import StopRule, comparison_key, options
+from parlai_acute.monitoring.stopping import StopRule, comparison_key, options
 
 ALPHA = 0.05
 
@@ -204,7 +204,7 @@ def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriate
 
 
 def test_status_says_why_a_run_stopped():
-    from parlai_acute.stopping import decision_lines
+    from parlai_acute.monitoring.stopping import decision_lines
 
     rule = StopRule("per-turn", {"alpha": ALPHA}, [("a", "b")])
     rule.add(_turn_rows(np.ones((12, 10), bool), 0))
@@ -229,7 +229,7 @@ def test_top_k_boundary_leaves_out_a_pair_decided_the_other_way():
                          "timestamp": float(t), "is_onboarding": False, "question_key": "q", "pair_id": ""})
     rule = StopRule("acute", {"top_k": 1}, [("a", "b"), ("b", "c"), ("a", "c")])
     assert rule.add(rows) is None
-    from parlai_acute.status import top_k, top_k_lines
+    from parlai_acute.monitoring.status import top_k, top_k_lines
 
     result = top_k(pd.DataFrame(rows), 1, alpha=0.05, models=rule.models, details=True)
     assert [u["decided"] for u in result["questions"][0]["undecided"]] == ["below"]

@@ -14,7 +14,7 @@ from parlai_acute.acute.judgments import (COLUMNS, judgments_from_unit_data,
 from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.acute.store import judgments_from_mephisto_db
 from parlai_acute.scripts.main import main
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 
 def row(worker, left, right, winner, reason="clearly better", onboarding=False, correct=None, t=0.0,

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from parlai_acute.acute.judgments import read_judgments, write_judgments
 from parlai_acute.scripts.main import main
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -74,7 +74,7 @@ def test_the_python_api_runs_without_parlai_mephisto_or_torch(tmp_path):
     script = BLOCKED + f"""
 import warnings
 from parlai_acute import api
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.ssa.simulate import simulate_labels
 from parlai_acute.convai2.simulate import simulate_ratings

@@ -19,7 +19,7 @@ from acute_task_helpers import make_pairings, write_pairings
 from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch,
                            reload, stop, wait)
 from label_task_helpers import SSA_ITEMS, label_like_a_person, open_db, write_jsonl
-from perturn_task_helpers import GENERIC, SMOL
+from per_turn_task_helpers import GENERIC, SMOL
 
 from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
 
@@ -151,7 +151,7 @@ def _pick(page, double=False):
 
 
 def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
-    from perturn_task_helpers import stored
+    from per_turn_task_helpers import stored
 
     smol = SMOL.replace("--max-new-tokens 16", "--max-new-tokens 8")  # short replies: the wait is not measured here
     args = ["--model", GENERIC, "--model", f"smol={smol}", "mephisto.blueprint.min_turns=2",

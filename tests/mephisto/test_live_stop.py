@@ -1,5 +1,5 @@
 """Issue 18: the per-turn and SSA labelling tasks stop themselves once the named comparisons are
-decided (the shared rule, :mod:`parlai_acute.stopping`), end to end: real local tasks, the real
+decided (the shared rule, :mod:`parlai_acute.monitoring.stopping`), end to end: real local tasks, the real
 SmolLM2 and GenericBot, scripted workers over loopback HTTP with strongly different preferences.
 
 The early stop happens long before the task's own target; the worker already in a dialogue when
@@ -9,7 +9,7 @@ with the unit that settled it, and ``parlai-acute status --task-name`` shows it.
 from __future__ import annotations
 
 from label_task_helpers import open_db, write_jsonl
-from perturn_task_helpers import GENERIC, SMOL, stored, write
+from per_turn_task_helpers import GENERIC, SMOL, stored, write
 
 from parlai_acute.agents.generic_bot import QUESTION_REPLY, STATEMENT_REPLY
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw

@@ -21,7 +21,7 @@ from parlai_acute.convai2.simulate import simulate_ratings
 from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 VIEWPORT = {"width": 1280, "height": 800}
 #: A4 landscape less the report's 12 mm @page margins, in CSS pixels (96 per inch).

@@ -164,7 +164,7 @@ def test_bradley_terry_strengths_by_ppi_cover_and_shrink_with_a_good_judge(kind)
 
 def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
     from parlai_acute.acute.judgments import write_judgments
-    from parlai_acute.stats.simulate import simulate_judgments
+    from parlai_acute.acute.simulate import simulate_judgments
 
     people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.0}, 2000, seed=0, workers=100)
     judged = people.drop_duplicates("pair_id").assign(worker="judge")  # agrees with the first person asked

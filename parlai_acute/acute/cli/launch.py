@@ -58,7 +58,7 @@ def run(args) -> int:
     task_name = cfg.mephisto.task.task_name
     scheduler = build_scheduler(cfg.mephisto, db, task_name)  # validates pairings before anything starts
     if scheduler.remaining() == 0:
-        from parlai_acute.stopping import already_stopped
+        from parlai_acute.monitoring.stopping import already_stopped
 
         print(f"task {task_name!r}: " + (already_stopped(scheduler.stop) or "every pair already has its judgments; "
                                          "nothing to launch (use another mephisto.task.task_name for a new run)"))

@@ -19,6 +19,7 @@ import argparse
 import parlai_acute
 from parlai_acute.errors import UserError
 from parlai_acute.files import write_json
+from parlai_acute.acute import power as acute_power
 from parlai_acute.stats import power as pw
 
 
@@ -52,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
                          "budgets": args.budget, "seed": None, "test": "two-sided exact binomial (scipy.stats.binomtest)",
                          "normal_approximation": "statsmodels NormalIndPower(ratio=0), proportion_effectsize"},
               "sample_size": [], "detectable": []}
-    sizes = pw.sample_size_table(deltas, args.p0, args.alpha, args.power) if deltas else None
-    budgets = pw.detectable_table(args.budget, args.p0, args.alpha, args.power) if args.budget else None
+    sizes = acute_power.sample_size_table(deltas, args.p0, args.alpha, args.power) if deltas else None
+    budgets = acute_power.detectable_table(args.budget, args.p0, args.alpha, args.power) if args.budget else None
     print(head)
     if sizes is not None:
         table = sizes
@@ -78,32 +79,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def pilot_outcomes(df):
-    """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
-    matchup won, -1 otherwise, centred per matchup; cluster = (worker, matchup)."""
-    import numpy as np
-    import pandas as pd
-
-    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
-
-    kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
-    if kept.empty:
-        raise UserError("the pilot has no judgments left after quality control; check its workers")
-    a = np.minimum(kept["winner"].astype(str), kept["loser"].astype(str))
-    b = np.maximum(kept["winner"].astype(str), kept["loser"].astype(str))
-    matchup = pd.Series(a + " vs " + b)
-    value = pd.Series(np.where(kept["winner"].astype(str).to_numpy() == b, 1.0, -1.0))
-    centred = value - value.groupby(matchup).transform("mean")
-    return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()
-
-
 def _clustered(args, sizes) -> dict:
     """Workers per matchup the cluster-aware test needs, at the ICC given or estimated."""
     pilot = None
     if args.pilot:
         from parlai_acute.acute.judgments import read_judgments
 
-        pilot = pw.pilot_icc(*pilot_outcomes(read_judgments(args.pilot)), seed=args.seed)
+        pilot = pw.pilot_icc(*acute_power.pilot_outcomes(read_judgments(args.pilot)), seed=args.seed)
         pilot["file"] = str(args.pilot)
         print(f"\npilot {pilot['file']}: {pilot['clusters']} (worker, matchup) clusters, "
               f"{pilot['per_cluster']:.2f} judgments each; within-worker correlation {pilot['icc']:.3f} "

@@ -40,7 +40,7 @@ def stop_rule(b) -> dict | None:
     if str(b.get("pair_selection") or "balanced") not in SELECTIONS:
         raise UserError(f"mephisto.blueprint.pair_selection must be one of {', '.join(SELECTIONS)}, "
                         f"got {b.get('pair_selection')!r}")
-    from parlai_acute.stopping import options
+    from parlai_acute.monitoring.stopping import options
 
     top = b.get("stop_top_k")
     if top is None:

@@ -18,12 +18,12 @@ Two options of issue 18 (``selection``, ``stop``):
   on the judgments so far), drawn in proportion to that score; sides stay random, each
   slot records why it was chosen (``reason``), and the per-pair quota still bounds it.
 * ``stop={"alpha": 0.05, "comparisons": ["a vs b", ...], "budget": N}`` stops handing out
-  comparisons once the shared stop rule (:class:`parlai_acute.stopping.StopRule`, the same
+  comparisons once the shared stop rule (:class:`parlai_acute.monitoring.stopping.StopRule`, the same
   for the per-turn and SSA tasks) fires: every named model pair (all, if none are named)
   decided by the anytime-valid status, or N regular judgments in; ``decision`` holds why,
   for the runner to store with the judgment that settled it.
 * ``stop={"alpha": 0.05, "top_k": 3}`` stops instead once the set of the top 3 models is
-  decided (:func:`parlai_acute.status.top_k`: each of them decided ahead of every other model
+  decided (:func:`parlai_acute.monitoring.status.top_k`: each of them decided ahead of every other model
   by its own confidence sequence, Bonferroni over all model pairs); with adaptive selection
   the pairs across the current top-3 boundary that are still open are served first.
 """
@@ -79,7 +79,7 @@ class Scheduler:
                  history: list[dict] = (), selection: str = "balanced", stop: dict | None = None):
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
-        from parlai_acute.stopping import StopRule
+        from parlai_acute.monitoring.stopping import StopRule
 
         self.pairings = pairings
         self.selection = selection
@@ -115,7 +115,7 @@ class Scheduler:
 
     @property
     def decision(self) -> dict | None:
-        """Why the run stopped (:class:`parlai_acute.stopping.StopRule`), None while it goes on."""
+        """Why the run stopped (:class:`parlai_acute.monitoring.stopping.StopRule`), None while it goes on."""
         return self.stop.decision if self.stop else None
 
     @property

@@ -66,7 +66,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
     task_name = cfg.mephisto.task.task_name
     live = task.live_class(cfg.mephisto, task.store.history(task.store.unit_data_for_task(db, task_name)))
     if live.scheduler.remaining() == 0:
-        from parlai_acute.stopping import already_stopped
+        from parlai_acute.monitoring.stopping import already_stopped
 
         print(f"task {task_name!r}: {already_stopped(live.scheduler.stop) or task.nothing_left}")
         return 0

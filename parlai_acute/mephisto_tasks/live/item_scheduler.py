@@ -12,7 +12,7 @@ and the multi-reference task (each context written for by ``per_item`` workers: 
 * with ``use_onboarding``, a worker's first unit starts with a gold item until they pass one.
 
 ``history`` (what earlier runs of the task stored) makes a relaunch hand out only what is missing.
-With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new unit gets
+With a ``stop`` rule (:class:`parlai_acute.monitoring.stopping.StopRule`) that has fired, no new unit gets
 items; units under way finish theirs. Items under way count against its budget: those handed out,
 and those answered in units still running (the rule reads a unit's answers when the unit ends).
 """

@@ -121,7 +121,7 @@ class LiveRunner(TaskRunner):
 
     def settle_stop(self, agent, rows: list[dict]) -> None:
         """Hand a finished unit's tidy ``rows`` to the task's stop rule (``scheduler.stop``, see
-        :mod:`parlai_acute.stopping`); if they settled it, the decision is stored with this unit."""
+        :mod:`parlai_acute.monitoring.stopping`); if they settled it, the decision is stored with this unit."""
         stop = getattr(self.scheduler, "stop", None)
         if stop is not None and rows:
             self.store_stop_decision(agent, stop.add(rows))

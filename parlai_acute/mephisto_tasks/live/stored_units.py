@@ -72,7 +72,7 @@ def stored_units(db, task_name: str, keep: Callable[[dict], bool], *, with_agent
 
 
 def stop_decisions(db, task_name: str) -> list[dict]:
-    """The stop decisions the task's units stored (``stop_decision``, :mod:`parlai_acute.stopping`),
+    """The stop decisions the task's units stored (``stop_decision``, :mod:`parlai_acute.monitoring.stopping`),
     oldest first: one per run whose stop rule fired."""
     units = stored_units(db, task_name, lambda data: bool(data.get("stop_decision")))
     return sorted((u["data"]["stop_decision"] for u in units), key=lambda d: d.get("time") or 0)

@@ -38,7 +38,7 @@ class GoldArgs(TaskArgs):
 def stop_fields(work: str, judgments: str, example: str, note: str = "") -> dict:
     """The three stop options of issue 18 (``stop_alpha``, ``stop_comparisons``, ``stop_budget``),
     worded for one task: ``work`` is what stops being handed out, ``judgments`` what the budget
-    counts. One wording for every task; the rule itself is :class:`parlai_acute.stopping.StopRule`."""
+    counts. One wording for every task; the rule itself is :class:`parlai_acute.monitoring.stopping.StopRule`."""
     return {
         "stop_alpha": field(default=None, metadata={
             "help": f"Stop handing out {work} once stop_comparisons (all model pairs if empty) are decided "

@@ -101,7 +101,7 @@ def stop_rule(b, design: Design, history: list[dict] = ()):
     import itertools
 
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.stopping import StopRule, options
+    from parlai_acute.monitoring.stopping import StopRule, options
 
     stop = options(b, judgments="judged turns")
     if stop is None:

@@ -41,7 +41,7 @@ def history(units: list[dict]) -> list[dict]:
 
 
 def stop_rows(units: list[dict], protocol: str) -> list[dict]:
-    """What the stop rule reads (:mod:`parlai_acute.stopping`): the complete dialogues' turns, or
+    """What the stop rule reads (:mod:`parlai_acute.monitoring.stopping`): the complete dialogues' turns, or
     (interactive SSA, ``protocol`` ssa) their labels; a dialogue counts once, when it is complete."""
     done = [u for u in units if u["data"].get("model_set") and dialogue_status(u["data"]) == "complete"]
     return ssa_label_records(done) if protocol == "ssa" else turns_records(done)

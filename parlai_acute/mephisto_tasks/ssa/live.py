@@ -38,7 +38,7 @@ def stop_rule(b, items, history: list[dict] = ()):
     their sensibleness and specificity rates, fed the labels stored before."""
     import itertools
 
-    from parlai_acute.stopping import StopRule, options
+    from parlai_acute.monitoring.stopping import StopRule, options
 
     stop = options(b, judgments="labels")
     if stop is None:

@@ -89,7 +89,7 @@ def run(args) -> int:
     history = store.history(store.unit_data_for_task(db, task_name))
     live = LiveSetup(cfg.mephisto, history=history)  # loads every model once
     if live.scheduler.remaining() == 0:
-        from parlai_acute.stopping import already_stopped
+        from parlai_acute.monitoring.stopping import already_stopped
 
         print(f"task {task_name!r}: " + (already_stopped(live.stop) or "every model set has its dialogues; nothing "
                                          "to launch (raise mephisto.blueprint.target or use another "

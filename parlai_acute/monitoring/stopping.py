@@ -3,7 +3,7 @@
 A task with ``stop_alpha`` / ``stop_comparisons`` / ``stop_budget`` keeps one :class:`StopRule`.
 The runner hands it the tidy rows of each *finished* sampling unit (ACUTE: each judgment, the
 worker being the unit; per-turn: a finished dialogue's turns; SSA: a finished unit's labels or
-an interactive conversation's labels), the rule looks at :func:`parlai_acute.status.status` on
+an interactive conversation's labels), the rule looks at :func:`parlai_acute.monitoring.status.status` on
 everything so far, and fires once:
 
 * ``decided``: every named comparison is decided at ``alpha`` by the confidence sequences status
@@ -33,9 +33,9 @@ EVERY_UNTIL, GROWTH = 20, 1.05
 KEYS = {"acute": None, "per-turn": ("dialogue", "turn", "model"), "ssa": ("item", "worker")}
 MEASURES = ("sensible", "specific")
 RULES = {
-    "acute": "confidence sequences over workers (parlai_acute.status)",
-    "per-turn": "confidence sequences over dialogues (parlai_acute.status)",
-    "ssa": "two rates' confidence sequences disjoint, over conversations or workers (parlai_acute.status)",
+    "acute": "confidence sequences over workers (parlai_acute.monitoring.status)",
+    "per-turn": "confidence sequences over dialogues (parlai_acute.monitoring.status)",
+    "ssa": "two rates' confidence sequences disjoint, over conversations or workers (parlai_acute.monitoring.status)",
 }
 
 
@@ -151,7 +151,7 @@ class StopRule:
         if self.top_k is not None:
             self._check_top_k(judged)
             return
-        from parlai_acute.status import status
+        from parlai_acute.monitoring.status import status
 
         result = status(pd.DataFrame(list(self._rows.values())), self.protocol, alpha=self.alpha)
         found = {}
@@ -182,8 +182,8 @@ class StopRule:
 
     def _check_top_k(self, judged: int) -> None:
         """ACUTE top-k: decided once each of the top k is ahead of every other model
-        (:func:`parlai_acute.status.top_k`); the open boundary pairs steer adaptive selection."""
-        from parlai_acute.status import top_k
+        (:func:`parlai_acute.monitoring.status.top_k`); the open boundary pairs steer adaptive selection."""
+        from parlai_acute.monitoring.status import top_k
 
         result = top_k(pd.DataFrame(list(self._rows.values())), int(self.top_k), alpha=self.alpha,
                        models=self.models, details=False)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from perturn_task_helpers import GENERIC, careful, stored, write
+from per_turn_task_helpers import GENERIC, careful, stored, write
 
 from parlai_acute.mephisto_tasks.live.local_run import free_port, launch_cmd, pid_alive
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from perturn_task_helpers import GENERIC, GREEDY, SAMPLED, SHORT, WRONG, careful, stored, write
+from per_turn_task_helpers import GENERIC, GREEDY, SAMPLED, SHORT, WRONG, careful, stored, write
 
 from parlai_acute.logs import read_log
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
@@ -201,7 +201,7 @@ def test_a_a_run_the_same_model_twice_shows_no_difference(tmp_path, launch_per_t
 def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, launch_per_turn, chromium):
     """Meena's interactive SSA (starting with "Hi!") and ConvAI2's end-of-chat ratings, as options of the
     same chat task: one dialogue with a persona, every reply labelled, then the survey."""
-    from perturn_task_helpers import stored as read_back
+    from per_turn_task_helpers import stored as read_back
 
     from parlai_acute.convai2.ratings import ratings_table
     from parlai_acute.mephisto_tasks.per_turn import store

@@ -6,7 +6,7 @@ import pytest
 
 from parlai_acute.errors import UserError
 from parlai_acute.per_turn.turns import COLUMNS, read_turns, turns_table, write_turns
-from perturn_helpers import table_rows, turn
+from per_turn_helpers import table_rows, turn
 
 
 def jsonl(path, rows):

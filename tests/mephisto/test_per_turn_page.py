@@ -3,7 +3,7 @@ practice check, header, empty message, automatic end at max_turns), and at 400 p
 controls of each step are on screen without hunting."""
 from __future__ import annotations
 
-from perturn_task_helpers import careful, stored, write
+from per_turn_task_helpers import careful, stored, write
 
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice

@@ -16,7 +16,7 @@ from parlai_acute.per_turn.outputs import write_outputs
 from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.per_turn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main
-from perturn_helpers import table_rows, turn
+from per_turn_helpers import table_rows, turn
 
 CFG = AnalysisConfig(bootstrap=200, seed=1)
 
