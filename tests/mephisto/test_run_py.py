@@ -44,3 +44,24 @@ def test_run_py_says_a_mistake_in_one_line():
                            "mephisto.blueprint.labels_per_item=0", "mephisto.blueprint.items_file=x.jsonl"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_what_a_run_stored_before_the_folder_move_is_read_as_before(tmp_path):
+    """Stored runs name their task by blueprint type and their units' data by schema and file name,
+    never by the task's folder or module path. The folders moved (acute_eval -> acute, ssa_label ->
+    ssa); an agent directory written before the move still reads as the task's unit data."""
+    from parlai_acute.mephisto_tasks.acute import state as acute_state
+    from parlai_acute.mephisto_tasks.acute.blueprint import BLUEPRINT_TYPE as ACUTE
+    from parlai_acute.mephisto_tasks.live.stored_units import _agent_data
+    from parlai_acute.mephisto_tasks.ssa import state as ssa_state
+    from parlai_acute.mephisto_tasks.ssa.blueprint import BLUEPRINT_TYPE as SSA
+
+    assert (ACUTE, SSA) == ("parlai_acute_eval", "parlai_acute_ssa_label")
+    for name, schema, state in (("acute_eval_state.json", "parlai_acute.acute_eval/1", acute_state.AcuteEvalAgentState),
+                                ("ssa_label_state.json", "parlai_acute.ssa_label/1", ssa_state.SsaLabelAgentState)):
+        agent = tmp_path / name.split("_state")[0]
+        agent.mkdir()
+        (agent / name).write_text(json.dumps({"schema": schema, "worker_name": "w1"}))
+        (agent / "agent_meta.json").write_text(json.dumps({"task_start": 1.0, "task_end": 2.0}))
+        assert (state.FILENAME, state.SCHEMA) == (name, schema)
+        assert _agent_data(agent) == {"schema": schema, "worker_name": "w1", "start_time": 1.0, "end_time": 2.0}
