@@ -20,7 +20,7 @@ TARGET_1M_MB = 2048.0
 def run():
     import parlai_acute  # noqa: F401
     from parlai_acute.acute.analysis import AnalysisConfig, analyze
-    from parlai_acute.stats.simulate import simulate_judgments
+    from parlai_acute.acute.simulate import simulate_judgments
 
     strengths = {f"model_{i}": 0.15 * i for i in range(10)}
     df = simulate_judgments(strengths, 50_000, seed=0, workers=2000)

@@ -37,7 +37,7 @@ def _pairings(path: Path, n: int) -> None:
 
 
 def _decide(view):
-    from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
 
     try:
         return side_with_text(view, "hiking"), "talks about something real"
@@ -47,10 +47,10 @@ def _decide(view):
 
 def run():
     import parlai_acute  # noqa: F401
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.acute_eval import store
-    from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
-    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
 
     with tempfile.TemporaryDirectory(prefix="bench_acute_") as tmp:
         tmp = Path(tmp)

@@ -132,7 +132,7 @@ def _rows(protocol, clusters, sd, effect, pvalues):
 
 
 def run():
-    from parlai_acute.perturn.simulate import simulate_pick_arrays
+    from parlai_acute.per_turn.simulate import simulate_pick_arrays
     from parlai_acute.ssa.simulate import simulate_conversation_verdicts
 
     for design, k, protocol in (("pm-soba", 2, "soba"), ("pm-sata", 2, "sata_user"), ("mm-soba", 3, "soba"),

@@ -14,7 +14,7 @@ TARGET_SPEEDUP = 50.0
 def run():
     import parlai_acute  # noqa: F401
     from parlai_acute.acute.pairings import read_onboarding
-    from parlai_acute.judges.acute import AcuteProtocol
+    from parlai_acute.acute.judge import AcuteProtocol
     from parlai_acute.judges.cache import JudgeCache
     from parlai_acute.judges.model import JudgeModel
     from parlai_acute.judges.runner import JudgeSettings, Runner

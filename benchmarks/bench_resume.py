@@ -30,8 +30,8 @@ SHOWN = ("() => { const v = window.__perTurnView; return v && v.turns_done === 1
 
 def run():
     import parlai_acute  # noqa: F401
-    from parlai_acute.mephisto_tasks.browser import browser, worker_url
-    from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
+    from parlai_acute.mephisto_tasks.live.browser import browser, worker_url
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
 
     args = ["--model", GENERIC, "--model", OTHER, "mephisto.blueprint.min_turns=2", "mephisto.blueprint.max_turns=3",
             "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1"]

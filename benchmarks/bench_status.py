@@ -26,10 +26,10 @@ def _best(fn, repeat=3):
 
 def run():
     import parlai_acute  # noqa: F401
-    from parlai_acute.perturn.simulate import simulate_turns
-    from parlai_acute.perturn.turns import turns_table
-    from parlai_acute.stats.simulate import simulate_judgments
-    from parlai_acute.status import status
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.per_turn.turns import turns_table
+    from parlai_acute.acute.simulate import simulate_judgments
+    from parlai_acute.monitoring.status import status
 
     acute = simulate_judgments({"a": 0.2, "b": 0.1, "c": 0.0, "d": 0.0}, 100_000, seed=0, workers=2000)
     turns = turns_table(simulate_turns({"model_a": 0.2, "model_b": 0.0}, "pm", "soba", dialogues=10_000,
@@ -45,7 +45,7 @@ def run():
            "perturn_seconds": round(turns_s, 3), "judgments": 100_000,
            "decided": sum(r["decided"] != "undecided" for r in acute_result["rows"] + turns_result["rows"])}
 
-    from parlai_acute.status import top_k
+    from parlai_acute.monitoring.status import top_k
 
     many = simulate_judgments({f"m{i:02d}": 2 - 4 * i / 29 for i in range(30)}, 100_000, seed=0, workers=5000)
     full_s, result = _best(lambda: top_k(many, 3))

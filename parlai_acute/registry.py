@@ -68,14 +68,14 @@ class Protocol:
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
     Protocol("acute", "parlai_acute.acute", "judgment", "judgments", "judgments_table", "read_judgments",
              "write_judgments", "AnalysisConfig", outputs="analysis", estimands="estimands",
-             task_records=("parlai_acute.mephisto_tasks.acute_eval.store:judgment_records",)),
-    Protocol("per-turn", "parlai_acute.perturn", "turn row", "turns", "turns_table", "read_turns", "write_turns",
+             task_records=("parlai_acute.mephisto_tasks.acute.store:judgment_records",)),
+    Protocol("per-turn", "parlai_acute.per_turn", "turn row", "turns", "turns_table", "read_turns", "write_turns",
              "AnalysisConfig", estimands="estimands",
              task_records=("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",)),
     # static labelling runs, and interactive SSA inside per-turn runs (label_mode=ssa)
     Protocol("ssa", "parlai_acute.ssa", "label", "labels", "labels_table", "read_labels", "write_labels", "SSAConfig",
              estimands="estimands",
-             task_records=("parlai_acute.mephisto_tasks.ssa_label.store:labels_for_task",
+             task_records=("parlai_acute.mephisto_tasks.ssa.store:labels_for_task",
                            "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task")),
     # the ConvAI2 survey at the end of per-turn chats (survey=convai2)
     Protocol("convai2", "parlai_acute.convai2", "rating", "ratings", "ratings_table", "read_ratings", "write_ratings",

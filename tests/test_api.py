@@ -10,9 +10,9 @@ import pytest
 from parlai_acute import api
 from parlai_acute.convai2.simulate import simulate_ratings
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.simulate import simulate_turns
+from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 TABLES = {
     "acute": lambda: simulate_judgments({"a": 0.4, "b": -0.4}, 80, seed=1, workers=40),

@@ -22,23 +22,24 @@ DRIVERS = {
     "parlai_acute.acute.pairings": "reads ParlAI self-chat logs with ParlAI's own reply normaliser",
     "parlai_acute.acute.pairings_file": "builds pairings from those logs",
     "parlai_acute.ssa.generate": "runs models on ParlAI's static contexts",
+    "parlai_acute.acute.judge": "a model judges a pairings file, read with acute.pairings (ParlAI's reply normaliser)",
 }
-PROTOCOL_PACKAGES = ("acute", "perturn", "ssa", "convai2", "multiref")
-DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.perturn.onboarding", "parlai_acute.perturn.design",
+PROTOCOL_PACKAGES = ("acute", "per_turn", "ssa", "convai2", "multiref")
+DEFINITIONS = ["parlai_acute.acute.questions", "parlai_acute.per_turn.onboarding", "parlai_acute.per_turn.design",
                "parlai_acute.ssa.items", "parlai_acute.ssa.questions", "parlai_acute.convai2.questions",
                "parlai_acute.multiref.contexts"]
 TIDY_AND_STATISTICS = [
     *DEFINITIONS, "parlai_acute.table_files", "parlai_acute.files", "parlai_acute.jsonl", "parlai_acute.api",
     "parlai_acute.acute.judgments", "parlai_acute.acute.analysis", "parlai_acute.acute.report",
-    "parlai_acute.acute.summary",
-    "parlai_acute.perturn.turns", "parlai_acute.perturn.analysis", "parlai_acute.perturn.report",
-    "parlai_acute.perturn.outputs", "parlai_acute.perturn.simulate", "parlai_acute.perturn.power",
+    "parlai_acute.acute.summary", "parlai_acute.acute.simulate", "parlai_acute.acute.power",
+    "parlai_acute.per_turn.turns", "parlai_acute.per_turn.analysis", "parlai_acute.per_turn.report",
+    "parlai_acute.per_turn.outputs", "parlai_acute.per_turn.simulate", "parlai_acute.per_turn.power",
     "parlai_acute.ssa.labels", "parlai_acute.ssa.analysis", "parlai_acute.ssa.report", "parlai_acute.ssa.outputs",
-    "parlai_acute.ssa.simulate",
+    "parlai_acute.ssa.simulate", "parlai_acute.per_turn.judge", "parlai_acute.ssa.judge",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
     "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
-    "parlai_acute.status", "parlai_acute.stopping",
+    "parlai_acute.monitoring.status", "parlai_acute.monitoring.stopping",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]
@@ -65,10 +66,13 @@ def test_tidy_tables_statistics_and_reports_never_import_mephisto():
 
 
 def protocol_modules() -> list[str]:
+    """Every module of the protocol packages but their ``cli`` subpackages: those are the command line
+    (like ``parlai_acute.scripts``), which launches tasks and runs models by design."""
     names = []
     for package in PROTOCOL_PACKAGES:
         path = importlib.util.find_spec(f"parlai_acute.{package}").submodule_search_locations
-        names += [m.name for m in pkgutil.walk_packages(path, f"parlai_acute.{package}.")]
+        names += [m.name for m in pkgutil.walk_packages(path, f"parlai_acute.{package}.")
+                  if not m.name.startswith(f"parlai_acute.{package}.cli")]
     return names
 
 
@@ -82,7 +86,7 @@ def test_every_protocol_module_is_checked_or_named_as_a_driver():
 
 
 def test_the_check_sees_a_mephisto_import():
-    done = imports_mephisto("parlai_acute.mephisto_tasks.acute_eval.blueprint")
+    done = imports_mephisto("parlai_acute.mephisto_tasks.acute.blueprint")
     assert done.returncode == 1 and "imported mephisto" in done.stdout, done.stdout + done.stderr
 
 
@@ -145,7 +149,7 @@ def test_no_code_path_of_the_statistics_reaches_mephisto():
 
 
 def test_the_code_path_check_sees_a_lazy_import():
-    chain = reaches_mephisto("parlai_acute.scripts.acute_analyze")  # opens the database inside load()
+    chain = reaches_mephisto("parlai_acute.acute.cli.analyze")  # opens the database inside load()
     assert chain and chain[-1].startswith(("mephisto", "parlai_acute.mephisto_tasks")), chain
 
 
@@ -201,10 +205,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_package_import_graph_has_no_circles():
     graph = import_graph()
-    assert len(graph) > 100 and "parlai_acute.perturn.outputs" in graph["parlai_acute.scripts.perturn_analyze"] | \
-        graph["parlai_acute.api"] | {"parlai_acute.perturn.outputs"}
+    assert len(graph) > 100 and "parlai_acute.per_turn.outputs" in graph["parlai_acute.per_turn.cli.analyze"] | \
+        graph["parlai_acute.api"] | {"parlai_acute.per_turn.outputs"}
     assert cycles(graph) == []
 
 
 def test_the_circle_check_sees_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def is_cli(module: str) -> bool:
+    return module.startswith("parlai_acute.scripts") or any(
+        module == f"parlai_acute.{p}.cli" or module.startswith(f"parlai_acute.{p}.cli.") for p in PROTOCOL_PACKAGES)
+
+
+def test_the_library_never_imports_a_protocol_command():
+    """A protocol's ``cli`` modules sit beside its library modules; only the command line imports them."""
+    graph = import_graph()
+    assert "parlai_acute.acute.cli.analyze" in graph
+    found = {m: sorted(t for t in targets if is_cli(t) and not t.startswith("parlai_acute.scripts"))
+             for m, targets in graph.items() if not is_cli(m)}
+    assert {m: t for m, t in found.items() if t} == {}

@@ -18,13 +18,13 @@ import pytest
 
 from parlai_acute import api
 from parlai_acute.judges.ppi import ppi_table
-from parlai_acute.perturn.simulate import simulate_turns
-from parlai_acute.perturn.turns import turns_table
+from parlai_acute.per_turn.simulate import simulate_turns
+from parlai_acute.per_turn.turns import turns_table
 from parlai_acute.registry import protocol
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.status import WATCH, status
-from parlai_acute.stopping import StopRule
+from parlai_acute.acute.simulate import simulate_judgments
+from parlai_acute.monitoring.status import WATCH, status
+from parlai_acute.monitoring.stopping import StopRule
 
 SEEDS = range(12)
 

@@ -1,4 +1,4 @@
-"""The stop rule the live tasks share (:mod:`parlai_acute.stopping`): pure, over tidy rows.
+"""The stop rule the live tasks share (:mod:`parlai_acute.monitoring.stopping`): pure, over tidy rows.
 
 * A/A: equal models, dialogues with strong dialogue effects, looked at after every dialogue up to
   the budget: the rule's test (the cluster-level betting sequence status uses) fires in at most
@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
+from parlai_acute.mephisto_tasks.live.item_scheduler import ItemScheduler
 from parlai_acute.mephisto_tasks.per_turn.scheduler import Scheduler
 from parlai_acute.stats.sequential import bets_for, crossing_index, log_capital
-from parlai_acute.stopping import StopRule, comparison_key, options
+from parlai_acute.monitoring.stopping import StopRule, comparison_key, options
 
 ALPHA = 0.05
 
@@ -182,7 +182,7 @@ def _conversation(k: int, model: str, status: str = "complete", label_mode: str 
 
 def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriateness_has_no_comparison():
     from parlai_acute.mephisto_tasks.per_turn.live import stop_rule
-    from parlai_acute.perturn.design import Design
+    from parlai_acute.per_turn.design import Design
 
     design = Design(models=["generic", "smol"], setting="sm", protocol="sm", label_mode="ssa", min_turns=3,
                     max_turns=3)
@@ -205,7 +205,7 @@ def test_interactive_ssa_continues_from_the_stored_conversations_and_appropriate
 
 
 def test_status_says_why_a_run_stopped():
-    from parlai_acute.stopping import decision_lines
+    from parlai_acute.monitoring.stopping import decision_lines
 
     rule = StopRule("per-turn", {"alpha": ALPHA}, [("a", "b")])
     rule.add(_turn_rows(np.ones((12, 10), bool), 0))
@@ -230,7 +230,7 @@ def test_top_k_boundary_leaves_out_a_pair_decided_the_other_way():
                          "timestamp": float(t), "is_onboarding": False, "question_key": "q", "pair_id": ""})
     rule = StopRule("acute", {"top_k": 1}, [("a", "b"), ("b", "c"), ("a", "c")])
     assert rule.add(rows) is None
-    from parlai_acute.status import top_k, top_k_lines
+    from parlai_acute.monitoring.status import top_k, top_k_lines
 
     result = top_k(pd.DataFrame(rows), 1, alpha=0.05, models=rule.models, details=True)
     # named "c vs a" (c's win rate over a), decided for c: "above"

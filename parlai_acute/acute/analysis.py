@@ -49,7 +49,7 @@ OVER_CAP = "over per-worker cap"
 _WORD_CHAR = re.compile(r"\w")
 RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
 #: Worker-name prefix of scripted (simulated) workers, as given by
-#: parlai_acute.mephisto_tasks.acute_eval.simulated_workers.PREFIX (kept here: analysis never imports Mephisto).
+#: parlai_acute.mephisto_tasks.acute.simulated_workers.PREFIX (kept here: analysis never imports Mephisto).
 SIMULATED_PREFIX = "simulated-"
 
 

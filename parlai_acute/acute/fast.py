@@ -65,7 +65,7 @@ def _local_architect(cfg: FastConfig) -> bool:
 
 def check_config(cfg: FastConfig) -> None:
     """Every argument and the port, before any slow work (self-chats take minutes)."""
-    from parlai_acute.mephisto_tasks.setup import check_port_free
+    from parlai_acute.mephisto_tasks.live.setup import check_port_free
 
     if len(cfg.models) + len(cfg.logs) < 2:
         raise UserError("ACUTE-Eval needs at least two models; give two or more --model NAME=MODEL or --log NAME=PATH")
@@ -154,7 +154,7 @@ class Launcher:
     """``parlai-acute acute launch`` as a child process (:class:`LocalRun`), its log echoed here."""
 
     def __init__(self, cfg: FastConfig):
-        from parlai_acute.mephisto_tasks.local_run import LocalRun
+        from parlai_acute.mephisto_tasks.live.local_run import LocalRun
 
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         overrides = [f"mephisto.blueprint.question={cfg.question}", f"mephisto.blueprint.seed={cfg.seed}",
@@ -228,7 +228,7 @@ def simulated_judge(view: dict) -> tuple[str, str]:
 
 def run_simulated_workers(launcher: Launcher, url: str, n: int, timeout: float = 3600) -> int:
     """Round-robin units among ``n`` scripted workers until the run ends or none can take more."""
-    from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+    from parlai_acute.mephisto_tasks.acute import simulated_workers as sw
 
     made, deadline, judged_by = 0, time.monotonic() + timeout, set()
     with sw.browser() as chromium:

@@ -5,11 +5,11 @@ defines the schema (:data:`COLUMNS`) and the only two ways judgments enter the a
 
 * :func:`read_judgments` -- a ``.jsonl`` or ``.csv`` file with these columns;
 * :func:`judgments_from_unit_data` -- the data Mephisto saved for units (the Mephisto side,
-  ``parlai_acute.mephisto_tasks.acute_eval.store.judgments_from_mephisto_db``, reads a run's
+  ``parlai_acute.mephisto_tasks.acute.store.judgments_from_mephisto_db``, reads a run's
   units from the database and passes them here: this module never imports Mephisto).
 
 Unit data shape (what the ACUTE-Eval Mephisto task saves; one dict per worker-unit, as
-returned by ``parlai_acute.mephisto_tasks.acute_eval.store.unit_data_for_task``)::
+returned by ``parlai_acute.mephisto_tasks.acute.store.unit_data_for_task``)::
 
     {"worker_id": "3", "worker_name": "A1B2C3", "unit_id": "7", "assignment_id": "5", "task_run_id": "2",
      "task_start": 1700000000.0, "task_end": 1700000300.0,

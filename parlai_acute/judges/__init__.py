@@ -10,7 +10,9 @@ The parts, one concept per module:
 * :mod:`.orders` -- position swap: the orders an item is shown in, and how the verdicts of
   all orders resolve into one (consistent, inconsistent, missing);
 * :mod:`.runner` -- concurrency, retries of unparseable answers, then "missing";
-* :mod:`.protocol` -- what a protocol module provides; :mod:`.acute`, :mod:`.perturn` and
-  :mod:`.ssa` are the protocols;
+* :mod:`.protocol` -- what a protocol's judge adapter provides; the adapters live with their
+  protocols (:mod:`parlai_acute.acute.judge`, :mod:`parlai_acute.per_turn.judge`,
+  :mod:`parlai_acute.ssa.judge`) and are handed to :mod:`.runner` as objects, so nothing here
+  imports them;
 * :mod:`.agreement` -- judge-vs-human and human-vs-human agreement on the same items.
 """

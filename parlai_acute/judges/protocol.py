@@ -1,6 +1,7 @@
 """What a protocol gives the judge: items, and how one item is shown in one order.
 
-A protocol module (:mod:`.acute`, :mod:`.perturn`, :mod:`.ssa`)
+A protocol's judge adapter (``acute/judge.py``, ``per_turn/judge.py``, ``ssa/judge.py``, each in
+its protocol's package; the shared modules here never import them)
 turns its stored data into :class:`Item` objects, renders an item in a given order with
 one of its templates (:meth:`Protocol.render`), and turns the resolved verdicts back
 into rows of its own tidy table, so that its existing analysis reads them unchanged.

@@ -90,7 +90,7 @@ def run(args) -> int:
         human, judge = read_labels(args.human), read_labels(args.judge_table)
         result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     else:
-        from parlai_acute.perturn.turns import read_turns
+        from parlai_acute.per_turn.turns import read_turns
 
         human, judge = read_turns(args.human), read_turns(args.judge_table)
         result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)

@@ -44,7 +44,7 @@ def _read_table(path: str, protocol: str | None):
     """A table file through its protocol's reader (:func:`parlai_acute.api.load_table`); the
     protocol, unless given, from the header (csv) or first row (jsonl)."""
     from parlai_acute import api
-    from parlai_acute.status import SIGNATURE
+    from parlai_acute.monitoring.status import SIGNATURE
 
     if protocol is None:
         try:
@@ -76,7 +76,7 @@ def _read_run(args):
 
 
 def run(args) -> int:
-    from parlai_acute.status import status, status_lines
+    from parlai_acute.monitoring.status import status, status_lines
 
     if args.budget < 1:
         raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
@@ -86,14 +86,14 @@ def run(args) -> int:
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
     if args.top_k is not None:
-        from parlai_acute.status import top_k, top_k_lines
+        from parlai_acute.monitoring.status import top_k, top_k_lines
 
         result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
         print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
-        from parlai_acute.mephisto_tasks.database import open_mephisto_db
-        from parlai_acute.mephisto_tasks.stored_units import stop_decisions
-        from parlai_acute.stopping import decision_lines
+        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.live.stored_units import stop_decisions
+        from parlai_acute.monitoring.stopping import decision_lines
 
         result["stop_decisions"] = stop_decisions(open_mephisto_db(args.mephisto_db), args.task_name)
         print("\n".join(decision_lines(result["stop_decisions"])

@@ -1,25 +1,26 @@
-"""Sample size for ACUTE-Eval: judgments needed to detect a win rate different from ``p0``.
+"""Power of the exact binomial test, and clustered plans: the primitives every protocol's sample size uses.
 
-ACUTE-Eval results are tested with the two-sided exact binomial test (``scipy.stats.
-binomtest``: win rate of model A against 0.5). Its power is a saw-tooth in n (the
-rejection region moves in whole steps), so "the n with power >= 0.8" is ambiguous: a
-larger n can have *less* power. :func:`required_n_exact` reports the smallest n from which
-power stays at or above the target over the scanned range, and the first n that reaches
-it. The statsmodels normal approximation (Cohen's arcsine effect size h, one-sample
-``NormalIndPower`` with ``ratio=0``) is given for comparison; it ignores discreteness.
+A protocol's headline comparison is a two-sided exact binomial test of a rate against ``p0``
+(``scipy.stats.binomtest``; ACUTE-Eval: a win rate against 0.5; per-turn: the share of turns a
+model wins). Its power is a saw-tooth in n (the rejection region moves in whole steps), so "the
+n with power >= 0.8" is ambiguous: a larger n can have *less* power. :func:`required_n_exact`
+reports the smallest n from which power stays at or above the target over the scanned range,
+and the first n that reaches it. The statsmodels normal approximation (Cohen's arcsine effect
+size h, one-sample ``NormalIndPower`` with ``ratio=0``) is given for comparison; it ignores
+discreteness.
 
-All functions take and return plain numbers (or a pandas table) and raise
-:class:`~parlai_acute.errors.UserError` on parameters out of range.
+All functions take and return plain numbers and raise :class:`~parlai_acute.errors.UserError`
+on parameters out of range. The tables a protocol prints are its own (``acute/power.py``,
+``per_turn/power.py``).
 
-Planning from a pilot. Judgments of one worker (turns of one dialogue) are correlated, and
-the marks come from a test over whole workers (dialogues): m judgments per cluster with
-intra-cluster correlation ICC carry the information of n / (1 + (m - 1) ICC) independent
-ones (Kish's design effect). :func:`pilot_icc` estimates the ICC from a pilot's
-per-judgment outcomes with the one-way ANOVA estimator (unequal cluster sizes: Donner's
-n0), and a percentile interval resampling whole clusters; plans are given at the estimate
-and at the interval's upper end, because a pilot of a few clusters pins the ICC down
-poorly. Whatever the ICC, the cluster test needs at least ``min_clusters(alpha)``
-clusters before it can give a mark at all; plans never go below it.
+Planning from a pilot. Observations of one cluster (a worker, a dialogue) are correlated, and
+the marks come from a test over whole clusters: m observations per cluster with intra-cluster
+correlation ICC carry the information of n / (1 + (m - 1) ICC) independent ones (Kish's design
+effect). :func:`pilot_icc` estimates the ICC from a pilot's outcomes with the one-way ANOVA
+estimator (unequal cluster sizes: Donner's n0), and a percentile interval resampling whole
+clusters; plans are given at the estimate and at the interval's upper end, because a pilot of a
+few clusters pins the ICC down poorly. Whatever the ICC, the cluster test needs at least
+``min_clusters(alpha)`` clusters before it can give a mark at all; plans never go below it.
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ from scipy import optimize, stats
 from parlai_acute.errors import UserError
 
 __all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
-           "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "sample_size_table",
-           "detectable_table", "icc_anova", "pilot_icc", "clustered_plan"]
+           "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "icc_anova", "pilot_icc",
+           "clustered_plan"]
 
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
@@ -44,14 +45,14 @@ _FAST_SCAN_LIMIT = 5_000_000
 
 def _check(p0: float, alpha: float, power: float | None = None, p1: float | None = None) -> None:
     if not 0 < p0 < 1:
-        raise UserError(f"null win rate p0={p0} must be strictly between 0 and 1; use 0.5 for ACUTE-Eval")
+        raise UserError(f"null rate p0={p0} must be strictly between 0 and 1; use 0.5 for no difference")
     if not 0 < alpha < 1:
         raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
     if power is not None and not 0 < power < 1:
         raise UserError(f"power={power} must be strictly between 0 and 1; 0.8 is usual")
     if p1 is not None and (not 0 < p1 < 1 or p1 == p0):
-        raise UserError(f"alternative win rate p1={p1} must be in (0, 1) and differ from p0={p0}; "
-                        "give a non-zero --delta that keeps p0+delta inside (0, 1)")
+        raise UserError(f"alternative rate p1={p1} must be in (0, 1) and differ from p0={p0}; "
+                        "give a non-zero difference delta that keeps p0 + delta inside (0, 1)")
 
 
 def pvalues(n: int, p0: float = 0.5) -> np.ndarray:
@@ -122,7 +123,7 @@ def required_n_exact(p1: float, p0: float = 0.5, alpha: float = 0.05, power: flo
     n_normal = required_n_normal(p1, p0, alpha, power)
     scan = int(math.ceil(2 * n_normal)) + 100
     if scan > _FAST_SCAN_LIMIT:
-        raise UserError(f"a difference of {abs(p1 - p0):g} needs about {n_normal:.0f} judgments, beyond what "
+        raise UserError(f"a difference of {abs(p1 - p0):g} needs about {n_normal:.0f} observations, beyond what "
                         "this tool scans; ask for a larger difference")
     curve = power_curve(scan, p1, p0, alpha)
     ok = curve >= power
@@ -135,7 +136,7 @@ def required_n_exact(p1: float, p0: float = 0.5, alpha: float = 0.05, power: flo
 
 
 def detectable_delta_normal(n: int, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest p1 - p0 > 0 the normal approximation detects with ``n`` judgments."""
+    """Smallest p1 - p0 > 0 the normal approximation detects with ``n`` observations."""
     from statsmodels.stats.power import NormalIndPower
 
     _check(p0, alpha, power)
@@ -146,14 +147,14 @@ def detectable_delta_normal(n: int, p0: float = 0.5, alpha: float = 0.05, power:
 
 
 def detectable_delta_exact(n: int, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest p1 - p0 > 0 with exact power >= target at exactly ``n`` judgments.
+    """Smallest p1 - p0 > 0 with exact power >= target at exactly ``n`` observations.
 
     For a fixed rejection region the power grows with p1 above p0, so a root search is
     exact. Raises UserError if even p1 -> 1 is not enough (n too small for any rejection).
     """
     _check(p0, alpha, power)
     if n < 1:
-        raise UserError(f"the budget n={n} must be at least 1 judgment")
+        raise UserError(f"the budget n={n} must be at least 1 observation")
     region = rejection_region(n, p0, alpha)
     k = np.arange(n + 1)
 
@@ -162,8 +163,8 @@ def detectable_delta_exact(n: int, p0: float = 0.5, alpha: float = 0.05, power: 
 
     top = (1 - p0) * (1 - 1e-12)
     if gap(top) < 0:
-        raise UserError(f"with n={n} judgments the exact test at alpha={alpha} cannot reach power {power}; "
-                        "collect more judgments")
+        raise UserError(f"with n={n} observations the exact test at alpha={alpha} cannot reach power {power}; "
+                        "collect more observations")
     return float(optimize.brentq(gap, 1e-12, top, xtol=1e-10))
 
 
@@ -175,27 +176,6 @@ def simulate_power(n: int, p1: float, p0: float = 0.5, alpha: float = 0.05, reps
     values, counts = np.unique(wins, return_counts=True)
     rejected = sum(c for v, c in zip(values, counts) if stats.binomtest(int(v), n, p0).pvalue <= alpha)
     return rejected / reps
-
-
-def sample_size_table(deltas, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
-    """One row per difference: exact n (stays), first n, normal-approximation n."""
-    rows = []
-    for delta in deltas:
-        res = required_n_exact(p0 + delta, p0, alpha, power)
-        rows.append({"p0": p0, "p1": p0 + delta, "delta": delta, "alpha": alpha, "power": power,
-                     "n_exact": res["n"], "n_exact_first": res["n_first"], "power_at_n_exact": res["power_at_n"],
-                     "n_normal": math.ceil(res["n_normal"] - 1e-9), "scanned_to": res["scanned_to"]})
-    return pd.DataFrame(rows)
-
-
-def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
-    """One row per budget of judgments: smallest detectable difference, exact and normal."""
-    rows = []
-    for n in budgets:
-        rows.append({"n": n, "p0": p0, "alpha": alpha, "power": power,
-                     "delta_exact": detectable_delta_exact(n, p0, alpha, power),
-                     "delta_normal": detectable_delta_normal(n, p0, alpha, power)})
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- planning from a pilot
@@ -250,12 +230,12 @@ def pilot_icc(values, clusters, resamples: int = 1000, seed: int = 0, confidence
 
 
 def clustered_plan(n_independent: int, per_cluster: float, icc: float, alpha: float) -> dict:
-    """Independent judgments -> clustered ones: design effect 1 + (m - 1) ICC, the judgments
+    """Independent observations -> clustered ones: design effect 1 + (m - 1) ICC, the observations
     and clusters that gives, never fewer clusters than the cluster test needs to mark."""
     from parlai_acute.stats.inference import min_clusters
 
     if per_cluster < 1:
-        raise UserError(f"judgments per cluster must be at least 1, got {per_cluster}")
+        raise UserError(f"observations per cluster must be at least 1, got {per_cluster}")
     if not 0 <= icc <= 1:
         raise UserError(f"the intra-cluster correlation must be between 0 and 1, got {icc}")
     effect = 1 + (per_cluster - 1) * icc

@@ -18,8 +18,8 @@ anytime-valid tests at a Bonferroni level over all pairs), then with the same pr
 :func:`rank_sets` and :func:`top_k` read a boolean matrix ``ahead`` (``ahead[i, j]``: i is
 decided ahead of j); :func:`simultaneous_ahead` builds one from estimated strengths and their
 covariance (PPI Bradley-Terry, :func:`parlai_acute.stats.ppi.ppi_bradley_terry`); the
-anytime-valid one comes from the per-pair confidence sequences of :mod:`parlai_acute.status`
-(:func:`parlai_acute.status.top_k`). :func:`simulate_top_k` measures how many judgments a
+anytime-valid one comes from the per-pair confidence sequences of :mod:`parlai_acute.monitoring.status`
+(:func:`parlai_acute.monitoring.status.top_k`). :func:`simulate_top_k` measures how many judgments a
 decided top k takes with adaptive and uniform allocation, and how often it is wrong.
 """
 from __future__ import annotations

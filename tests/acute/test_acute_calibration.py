@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from parlai_acute.stats.inference import min_clusters, sign_flip_pvalues
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 from parlai_acute.stats.inference import NORMAL_FROM
 from parlai_acute.stats.winrates import binomial_p_half, matchups
 

@@ -12,9 +12,9 @@ from parlai_acute.acute.analysis import (FAILED_ONBOARDING, NO_REASON, ONBOARDIN
 from parlai_acute.acute.judgments import (COLUMNS, judgments_from_unit_data,
                                           read_judgments, to_frame, normalize_row, write_judgments)
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.store import judgments_from_mephisto_db
+from parlai_acute.mephisto_tasks.acute.store import judgments_from_mephisto_db
 from parlai_acute.scripts.main import main
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 
 def row(worker, left, right, winner, reason="clearly better", onboarding=False, correct=None, t=0.0,
@@ -116,7 +116,7 @@ def test_unit_data_maps_sides_onboarding_and_times():
 
 
 def test_unit_data_in_the_acute_eval_task_state_shape():
-    """The shape parlai_acute/mephisto_tasks/acute_eval/state.py saves: integer dialogue ids,
+    """The shape parlai_acute/mephisto_tasks/acute/state.py saves: integer dialogue ids,
     both 'left' and 'left_model', 'choice_side', gold pairs without dialogue ids."""
     data = {"schema": "parlai_acute.acute_eval/1", "worker_name": "w1", "question_key": "engaging",
             "plan": [], "blocked": False, "final_submission": None, "comparisons": [
@@ -210,12 +210,12 @@ def test_judgments_from_real_mephisto_db(mephisto_db):
 
 
 def test_judgments_saved_by_the_acute_eval_task_state(mephisto_db):
-    """The real AcuteEvalAgentState of parlai_acute.mephisto_tasks.acute_eval stores a judgment;
+    """The real AcuteEvalAgentState of parlai_acute.mephisto_tasks.acute stores a judgment;
     the analysis reads it back through Mephisto's DataBrowser."""
     from mephisto.data_model.agent import Agent
     from mephisto.data_model.constants.assignment_state import AssignmentState
 
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import BLUEPRINT_TYPE as T
+    from parlai_acute.mephisto_tasks.acute.blueprint import BLUEPRINT_TYPE as T
 
     task = mephisto_db.new_task("acute_live", T)
     req = mephisto_db.new_requester("tester", "mock")

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from parlai_acute.acute.judgments import read_judgments, write_judgments
 from parlai_acute.scripts.main import main
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,7 +114,7 @@ def mephisto_db(tmp_path, monkeypatch):
 def launched_run(db, task_name, **blueprint):
     """A task run stored the way Mephisto 1.1.1's Operator stores one: the run's whole config
     (``cfg.mephisto``, with the blueprint's structured args) as YAML in ``init_params``."""
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import BLUEPRINT_TYPE, AcuteEvalBlueprintArgs
+    from parlai_acute.mephisto_tasks.acute.blueprint import BLUEPRINT_TYPE, AcuteEvalBlueprintArgs
 
     config = OmegaConf.create({"blueprint": OmegaConf.structured(AcuteEvalBlueprintArgs(**blueprint)),
                                "task": {"task_name": task_name}})
@@ -132,7 +132,7 @@ def add_unit(db, task_id, requester_id, run, worker_name, comparisons):
     from mephisto.data_model.agent import Agent
     from mephisto.data_model.constants.assignment_state import AssignmentState
 
-    from parlai_acute.mephisto_tasks.acute_eval.blueprint import BLUEPRINT_TYPE as T
+    from parlai_acute.mephisto_tasks.acute.blueprint import BLUEPRINT_TYPE as T
 
     assignment = db.new_assignment(task_id, run, requester_id, T, "mock")
     unit = db.new_unit(task_id, run, requester_id, assignment, 0, 0.5, "mock", T)
@@ -156,7 +156,7 @@ def comparison(number, choice):
 
 def test_analysis_of_a_run_uses_the_cap_it_was_launched_with(tmp_path, capsys, mephisto_db):
     """The demo's case: 2 workers x 3 judgments of one model pair, launched with a cap of 6."""
-    from parlai_acute.mephisto_tasks.acute_eval.store import run_settings, stored_cap
+    from parlai_acute.mephisto_tasks.acute.store import run_settings, stored_cap
 
     task_id, requester_id, run = launched_run(mephisto_db, "demo", pairings_file=str(tmp_path / "gone.jsonl"),
                                               max_judgments_per_worker=6)
@@ -180,7 +180,7 @@ def test_analysis_of_a_run_uses_the_cap_it_was_launched_with(tmp_path, capsys, m
 
 
 def test_unset_cap_is_the_model_pairs_of_the_runs_pairings_file(tmp_path, mephisto_db):
-    from parlai_acute.mephisto_tasks.acute_eval.store import stored_cap
+    from parlai_acute.mephisto_tasks.acute.store import stored_cap
 
     pairings = tmp_path / "pairings.jsonl"
 

@@ -6,7 +6,7 @@ import pytest
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats.bradley_terry import bootstrap_counts, bradley_terry, fit_counts
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 from parlai_acute.stats.winrates import win_matrix
 
 

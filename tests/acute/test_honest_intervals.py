@@ -14,7 +14,7 @@ from parlai_acute.scripts.main import main
 from parlai_acute.stats.agreement import agreement, alpha_interval, label_counts, nominal_alpha_weighted
 from parlai_acute.stats.bradley_terry import (BOOTSTRAP, PROFILE, bradley_terry, fit_counts, profile_loglik,
                                               penalised_loglik, separated)
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 from parlai_acute.stats.intervals import clopper_pearson, exact_intervals
 from parlai_acute.stats.winrates import grid_from_matchups, matchups
 

@@ -105,7 +105,7 @@ def test_acute_power_from_a_pilot_counts_workers(tmp_path, capsys):
 
     from parlai_acute.acute.judgments import write_judgments
     from parlai_acute.scripts.main import main
-    from parlai_acute.stats.simulate import simulate_judgments
+    from parlai_acute.acute.simulate import simulate_judgments
 
     pilot = simulate_judgments({"a": 0.0, "b": 0.0}, 400, seed=4, workers=40, worker_sd=1.5)  # 10 each
     write_judgments(tmp_path / "pilot.csv", pilot)

@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 import pytest
 
 from parlai_acute.acute.analysis import AnalysisConfig, analyze, write_outputs
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 EVIL_REASON = "<script>alert('x')</script> & <img src=x onerror=alert(1)>"
 EVIL_MODEL = 'bot"<b>bold</b>'

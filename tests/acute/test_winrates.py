@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 from parlai_acute.stats.winrates import (binomial_pvalue, grid_table, holm, matchups, side_bias, win_matrix,
                                          winrate_grid)
 

@@ -10,7 +10,7 @@ import pytest
 
 from parlai_acute.agents.llama_engine import ProcessEngine
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.local_run import pid_alive
+from parlai_acute.mephisto_tasks.live.local_run import pid_alive
 from parlai_acute.worlds.per_turn import ModelPool, PerTurnDialogue
 
 SMOL = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 24"

@@ -74,8 +74,8 @@ def test_the_python_api_runs_without_parlai_mephisto_or_torch(tmp_path):
     script = BLOCKED + f"""
 import warnings
 from parlai_acute import api
-from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.perturn.simulate import simulate_turns
+from parlai_acute.acute.simulate import simulate_judgments
+from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.ssa.simulate import simulate_labels
 from parlai_acute.convai2.simulate import simulate_ratings
 tables = {{"acute": simulate_judgments({{"a": 0.3, "b": -0.3}}, 60, seed=0, workers=20),
@@ -95,7 +95,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("parlai", "mephisto",
 
 
 def test_the_blocker_does_block():
-    done = subprocess.run([sys.executable, "-c", BLOCKED + "import parlai_acute.mephisto_tasks.json_state"],
+    done = subprocess.run([sys.executable, "-c", BLOCKED + "import parlai_acute.mephisto_tasks.live.json_state"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "an analysis-only install" in done.stderr
 
@@ -111,7 +111,7 @@ def test_a_wheel_carries_every_file_the_package_reads_and_its_extras(tmp_path):
     [wheel] = wheels.glob("parlai_acute-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("parlai_acute/api.py", "parlai_acute/acute/onboarding/default.jsonl",
-                   "parlai_acute/mephisto_tasks/frontend/mephisto_live.js",
+                   "parlai_acute/mephisto_tasks/live/frontend/mephisto_live.js",
                    "parlai_acute/mephisto_tasks/per_turn/hydra_configs/conf/default.yaml"):
         assert needed in names, needed
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()

@@ -8,7 +8,7 @@ import pytest
 
 from judge_fixtures import SCRIPTED, read_jsonl, summary_of
 from parlai_acute.judges.parse import parse_reply
-from parlai_acute.judges.ssa import SsaProtocol, speakers
+from parlai_acute.ssa.judge import SsaProtocol, speakers
 from parlai_acute.ssa.items import read_items
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.labels import COLUMNS, read_labels

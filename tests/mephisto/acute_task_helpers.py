@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port, launch_cmd, pid_alive  # noqa: F401
+from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port, launch_cmd, pid_alive  # noqa: F401
 
 Launcher = LocalRun.acute
 

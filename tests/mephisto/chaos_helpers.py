@@ -12,8 +12,8 @@ import socket
 import time
 from pathlib import Path
 
-from parlai_acute.mephisto_tasks.browser import worker_url
-from parlai_acute.mephisto_tasks.local_run import LocalRun, pid_alive
+from parlai_acute.mephisto_tasks.live.browser import worker_url
+from parlai_acute.mephisto_tasks.live.local_run import LocalRun, pid_alive
 
 STEP = 20.0  # s: a reload, a reconnection or an answer shows the worker's current step within this
 MODELS = 60.0  # s: a per-turn turn's candidates (SmolLM2 on two busy cores) are on the page within this

@@ -27,7 +27,7 @@ def launch(tmp_path):
 
 @pytest.fixture(scope="module")
 def chromium():
-    from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import browser
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import browser
 
     with browser() as instance:
         yield instance
@@ -36,7 +36,7 @@ def chromium():
 @pytest.fixture()
 def launch_per_turn(tmp_path):
     """Start ``parlai-acute per-turn launch`` subprocesses; every one still running at the end is killed."""
-    from parlai_acute.mephisto_tasks.local_run import LocalRun
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun
 
     started: list = []
 
@@ -54,7 +54,7 @@ def launch_per_turn(tmp_path):
 @pytest.fixture()
 def launch_task(tmp_path):
     """Start ``parlai-acute GROUP launch`` subprocesses (ssa, multiref, ...); every one still running is killed."""
-    from parlai_acute.mephisto_tasks.local_run import LocalRun
+    from parlai_acute.mephisto_tasks.live.local_run import LocalRun
 
     started: list = []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from parlai_acute.mephisto_tasks import setup
+from parlai_acute.mephisto_tasks.live import setup
 from parlai_acute.ssa.items import GOLD_ITEMS
 
 XSS = "<img src=x onerror=\"window.__xss=1\"><b>bold?</b> & <script>window.__xss=2</script>"

@@ -4,7 +4,7 @@ hint, stacked conversations on a narrow screen, a clear message after a failed o
 reason that survives a reload."""
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
+from parlai_acute.mephisto_tasks.acute import simulated_workers as sw
 from acute_task_helpers import make_pairings, write_pairings
 
 FAILED = "Wrong answer on the check comparison so this task is over for you"
@@ -36,7 +36,7 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
     assert "compare 3 pairs of conversations" in intro  # onboarding + 2
     minutes = wide.evaluate("window.__acuteView.minutes")
     assert minutes >= 1 and f"about {minutes} minute" in intro
-    # every word is the server's (the view's text, acute_eval/texts.py), for this configuration
+    # every word is the server's (the view's text, acute/texts.py), for this configuration
     text = wide.evaluate("window.__acuteView.text")
     assert wide.inner_text("#question") == text["question"] == "Who would you prefer to talk to for a long conversation?"
     assert wide.inner_text("#intro-text") == text["intro"] and "first pair is a check" in text["intro"]

@@ -8,7 +8,7 @@ import urllib.request
 
 from acute_task_helpers import free_port
 
-from parlai_acute.mephisto_tasks import setup
+from parlai_acute.mephisto_tasks.live import setup
 
 
 async def deliveries(port: int) -> list[dict]:

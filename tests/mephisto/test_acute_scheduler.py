@@ -3,7 +3,7 @@ import threading
 
 from acute_task_helpers import make_pairings
 
-from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler, model_pairs, pair_id
+from parlai_acute.mephisto_tasks.acute.scheduler import Scheduler, model_pairs, pair_id
 
 
 def regular_ids(sched, slots):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from parlai_acute.errors import UserError
-from parlai_acute.mephisto_tasks.acute_eval.scheduler import Scheduler
+from parlai_acute.mephisto_tasks.acute.scheduler import Scheduler
 
 STRENGTH = {"m0": 1.2, "m1": 0.0, "m2": -0.1, "m3": -0.2}
 
@@ -99,9 +99,9 @@ def test_live_task_stops_at_its_budget_and_stores_the_decision_with_the_data(tmp
     judgment settles the stop rule; it is stored in that unit's data, and the run is complete."""
     from acute_task_helpers import make_pairings, write_pairings
 
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.acute_eval import store
-    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_workers_sync
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(8))
     task = launch(pairings, "mephisto.blueprint.onboarding=false", "mephisto.blueprint.comparisons_per_unit=1",
@@ -145,7 +145,7 @@ def test_stop_top_k_fires_once_on_the_true_top_and_adaptive_serves_the_open_boun
 
 
 def test_stop_top_k_options_are_checked():
-    from parlai_acute.mephisto_tasks.acute_eval.live import stop_rule
+    from parlai_acute.mephisto_tasks.acute.live import stop_rule
 
     with pytest.raises(UserError, match="stop_top_k=4 needs 1 <= k < number of models"):
         Scheduler(pairings(2), stop={"top_k": 4})
@@ -165,10 +165,10 @@ def test_live_task_stops_when_its_top_k_is_decided_and_stores_the_decision(tmp_p
     stored with the judgment that settled it, and nothing more is handed out."""
     from acute_task_helpers import make_pairings, write_pairings
 
-    from parlai_acute.mephisto_tasks import setup
-    from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
-    from parlai_acute.mephisto_tasks.acute_eval import store
-    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.acute import simulated_workers as sw
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_workers_sync
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(30, xss_in=None))
     task = launch(pairings, "mephisto.blueprint.onboarding=false", "mephisto.blueprint.comparisons_per_unit=1",

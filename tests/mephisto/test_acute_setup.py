@@ -17,7 +17,7 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
 
 
 def test_data_dir_is_written_to_mephisto_config_once_without_prompting(tmp_path):
-    code = ("import parlai_acute\nfrom parlai_acute.mephisto_tasks import setup\n"
+    code = ("import parlai_acute\nfrom parlai_acute.mephisto_tasks.live import setup\n"
             "print('DIR=' + setup.configure_data_dir())\n")
     first = run_python(code, HOME=str(tmp_path))
     assert first.returncode == 0, first.stderr
@@ -31,7 +31,7 @@ def test_data_dir_is_written_to_mephisto_config_once_without_prompting(tmp_path)
 
 
 def test_env_data_dir_leaves_user_config_alone(tmp_path):
-    code = ("import parlai_acute\nfrom parlai_acute.mephisto_tasks import setup\n"
+    code = ("import parlai_acute\nfrom parlai_acute.mephisto_tasks.live import setup\n"
             "db = setup.open_db()\n"
             "a = setup.ensure_mock_requester(db); b = setup.ensure_mock_requester(db)\n"
             "reqs = db.find_requesters(provider_type='mock')\n"

@@ -8,9 +8,9 @@ import pytest
 from mephisto.operations.datatypes import WorkerFailureReasons
 
 from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
-from parlai_acute.mephisto_tasks import setup, texts
-from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
-from parlai_acute.mephisto_tasks.acute_eval import store
+from parlai_acute.mephisto_tasks.live import setup, texts
+from parlai_acute.mephisto_tasks.acute import simulated_workers as sw
+from parlai_acute.mephisto_tasks.acute import store
 from acute_task_helpers import XSS, make_pairings, pid_alive, write_pairings
 
 CAP = 3

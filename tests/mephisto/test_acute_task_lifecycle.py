@@ -8,9 +8,9 @@ import pytest
 
 from acute_task_helpers import Launcher, free_port, launch_cmd, make_pairings, pid_alive, write_pairings
 
-from parlai_acute.mephisto_tasks import setup
-from parlai_acute.mephisto_tasks.acute_eval import simulated_workers as sw
-from parlai_acute.mephisto_tasks.acute_eval import store
+from parlai_acute.mephisto_tasks.live import setup
+from parlai_acute.mephisto_tasks.acute import simulated_workers as sw
+from parlai_acute.mephisto_tasks.acute import store
 
 
 def prefer_a(view):
@@ -111,7 +111,7 @@ def test_print_config_takes_mephisto_overrides(tmp_path):
 
 def test_server_refuses_short_reasons_even_without_the_page(tmp_path, launch):
     """A client that skips the page's check (protocol level) still cannot store a short reason."""
-    from parlai_acute.mephisto_tasks.acute_eval.protocol_workers import run_protocol_workers_sync
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_workers_sync
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
     task = launch(pairings, "mephisto.blueprint.min_reason_length=15", "mephisto.blueprint.onboarding=false")

@@ -19,9 +19,9 @@ from acute_task_helpers import make_pairings, write_pairings
 from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch,
                            reload, stop, wait)
 from label_task_helpers import SSA_ITEMS, label_like_a_person, open_db, write_jsonl
-from perturn_task_helpers import GENERIC, SMOL
+from per_turn_task_helpers import GENERIC, SMOL
 
-from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
+from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
 
 LONG = "x" * 5000
 
@@ -58,7 +58,7 @@ def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args, before=None
 
 # ---------------------------------------------------------------------------------------------- ACUTE-Eval
 def _acute_decide(view):
-    from parlai_acute.mephisto_tasks.acute_eval.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
 
     try:
         return side_with_text(view, "hike")
@@ -89,7 +89,7 @@ def _judge(page, double=False) -> int:
 
 
 def test_acute_crowd_chaos(tmp_path, chromium, runs):
-    from parlai_acute.mephisto_tasks.acute_eval import store
+    from parlai_acute.mephisto_tasks.acute import store
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6, xss_in=None))
     args = ["--pairings", str(pairings), "mephisto.blueprint.comparisons_per_unit=3",
@@ -151,7 +151,7 @@ def _pick(page, double=False):
 
 
 def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
-    from perturn_task_helpers import stored
+    from per_turn_task_helpers import stored
 
     smol = SMOL.replace("--max-new-tokens 16", "--max-new-tokens 8")  # short replies: the wait is not measured here
     args = ["--model", GENERIC, "--model", f"smol={smol}", "mephisto.blueprint.min_turns=2",
@@ -236,7 +236,7 @@ def _label(page, double=False, reload_between=False):
 
 
 def test_ssa_label_crowd_chaos(tmp_path, chromium, runs):
-    from parlai_acute.mephisto_tasks.ssa_label import store
+    from parlai_acute.mephisto_tasks.ssa import store
 
     items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS + MORE_ITEMS)
     args = ["--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=3",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from chaos_helpers import elsewhere, idle, open_page, wait
 from label_task_helpers import XSS, write_jsonl
-from perturn_task_helpers import stored
+from per_turn_task_helpers import stored
 
-from parlai_acute.mephisto_tasks import texts
+from parlai_acute.mephisto_tasks.live import texts
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 
 CONTEXTS = [[{"text": "Hi, how was your trip to Rome?"}, {"text": "Wonderful, the food was amazing."}],

@@ -13,8 +13,8 @@ import urllib.request
 from chaos_helpers import RELAUNCH, elsewhere, idle, open_page, reconnecting, relaunch, reload, stop, wait
 from label_task_helpers import SSA_ITEMS, open_db, write_jsonl
 
-from parlai_acute.mephisto_tasks.local_run import LocalRun, free_port
-from parlai_acute.mephisto_tasks.texts import live_texts
+from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
+from parlai_acute.mephisto_tasks.live.texts import live_texts
 
 ITEM = "window.__itemView"
 
@@ -26,7 +26,7 @@ def shown(page, ids) -> dict:
 
 def test_ssa_page_says_the_servers_words_and_the_second_question_survives_reload_tab_and_relaunch(
         tmp_path, chromium, runs):
-    from parlai_acute.mephisto_tasks.ssa_label import store
+    from parlai_acute.mephisto_tasks.ssa import store
 
     items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS)
     args = ["--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=2",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
+from parlai_acute.mephisto_tasks.live.item_scheduler import ItemScheduler
 
 
 def ids(n: int) -> list[str]:

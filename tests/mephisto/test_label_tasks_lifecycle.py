@@ -15,10 +15,10 @@ import pytest
 
 from label_task_helpers import SSA_ITEMS, open_db, write_jsonl
 
-from parlai_acute.mephisto_tasks.local_run import free_port, launch_cmd, pid_alive
+from parlai_acute.mephisto_tasks.live.local_run import free_port, launch_cmd, pid_alive
 from parlai_acute.mephisto_tasks.multiref import store as multiref_store
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
-from parlai_acute.mephisto_tasks.ssa_label import store as ssa_store
+from parlai_acute.mephisto_tasks.ssa import store as ssa_store
 from parlai_acute.scripts.main import main
 
 

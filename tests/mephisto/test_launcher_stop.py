@@ -7,7 +7,7 @@ import textwrap
 
 STUCK = textwrap.dedent("""
     import sys, time
-    from parlai_acute.mephisto_tasks.launcher import shutdown_deadline
+    from parlai_acute.mephisto_tasks.live.launcher import shutdown_deadline
     with shutdown_deadline([], seconds=0.5, interrupted=sys.argv[1] == "signal"):
         time.sleep(60)  # a shutdown that hangs
     print("returned")
@@ -15,7 +15,7 @@ STUCK = textwrap.dedent("""
 
 QUICK = textwrap.dedent("""
     import time
-    from parlai_acute.mephisto_tasks.launcher import shutdown_deadline
+    from parlai_acute.mephisto_tasks.live.launcher import shutdown_deadline
     with shutdown_deadline([], seconds=1.0):
         pass
     time.sleep(2)  # past the deadline: the cancelled timer must not fire

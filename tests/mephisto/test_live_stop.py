@@ -1,5 +1,5 @@
 """Issue 18: the per-turn and SSA labelling tasks stop themselves once the named comparisons are
-decided (the shared rule, :mod:`parlai_acute.stopping`), end to end: real local tasks, the real
+decided (the shared rule, :mod:`parlai_acute.monitoring.stopping`), end to end: real local tasks, the real
 SmolLM2 and GenericBot, scripted workers over loopback HTTP with strongly different preferences.
 
 The early stop happens long before the task's own target; the worker already in a dialogue when
@@ -9,12 +9,12 @@ with the unit that settled it, and ``parlai-acute status --task-name`` shows it.
 from __future__ import annotations
 
 from label_task_helpers import open_db, write_jsonl
-from perturn_task_helpers import GENERIC, SMOL, stored, write
+from per_turn_task_helpers import GENERIC, SMOL, stored, write
 
 from parlai_acute.agents.generic_bot import QUESTION_REPLY, STATEMENT_REPLY
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
-from parlai_acute.mephisto_tasks.ssa_label import store as ssa_store
+from parlai_acute.mephisto_tasks.ssa import store as ssa_store
 from parlai_acute.scripts.main import main
 
 GENERIC_TEXTS = {QUESTION_REPLY, STATEMENT_REPLY}

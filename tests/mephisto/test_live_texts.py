@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from parlai_acute.acute.questions import PRESETS, resolve
-from parlai_acute.mephisto_tasks import texts as shared
-from parlai_acute.mephisto_tasks.acute_eval import texts as acute
+from parlai_acute.mephisto_tasks.live import texts as shared
+from parlai_acute.mephisto_tasks.acute import texts as acute
 from parlai_acute.mephisto_tasks.multiref import texts as multiref
 from parlai_acute.multiref.contexts import parse_mode
-from parlai_acute.mephisto_tasks.ssa_label import texts as ssa
+from parlai_acute.mephisto_tasks.ssa import texts as ssa
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -150,7 +150,7 @@ def _page_words(path: Path) -> list[str]:
 
 
 JS_TOKENS = {"use strict", "Content-Type", "Enter", "conversation side-"}  # not words a worker reads
-FRONTENDS = sorted(Path(shared.__file__).parent.glob("**/frontend/*.*"))
+FRONTENDS = sorted(Path(shared.__file__).parent.parent.glob("**/frontend/*.*"))
 
 
 @pytest.mark.parametrize("path", [p for p in FRONTENDS if p.suffix in (".html", ".js")], ids=lambda p: p.name)
@@ -161,10 +161,10 @@ def test_pages_have_no_wording_of_their_own_beyond_the_loading_line(path):
 
 def test_every_page_is_the_shared_frame_around_its_own_main():
     """One frame (head, router client, title, progress, status) for all four pages, so they cannot drift."""
-    from parlai_acute.mephisto_tasks.page_builder import page_html
+    from parlai_acute.mephisto_tasks.live.page_builder import page_html
 
     folders = sorted({p.parent for p in FRONTENDS if p.name == "main.html"})
-    assert [f.parent.name for f in folders] == ["acute_eval", "multiref", "per_turn", "ssa_label"]
+    assert [f.parent.name for f in folders] == ["acute", "multiref", "per_turn", "ssa"]
     for folder in folders:
         page = page_html(folder)
         css = next(folder.glob("*.css")).name
@@ -180,10 +180,10 @@ def test_a_page_whose_server_is_down_at_its_first_load_says_so_in_the_shared_wor
     import http.server
     import threading
 
-    from parlai_acute.mephisto_tasks.browser import worker_url
-    from parlai_acute.mephisto_tasks.page_builder import SHARED_FRONTEND_DIR, page_html
+    from parlai_acute.mephisto_tasks.live.browser import worker_url
+    from parlai_acute.mephisto_tasks.live.page_builder import SHARED_FRONTEND_DIR, page_html
 
-    folder = Path(shared.__file__).parent / "ssa_label" / "frontend"
+    folder = Path(shared.__file__).parent.parent / "ssa" / "frontend"
     for source in (*SHARED_FRONTEND_DIR.iterdir(), *folder.iterdir()):
         (tmp_path / source.name).write_bytes(source.read_bytes())
     (tmp_path / "index.html").write_text(page_html(folder), encoding="utf-8")

@@ -11,8 +11,8 @@ from fresh_process import analyze_and_export
 from label_task_helpers import GOLD, SSA_ITEMS, XSS, label_like_a_person, open_db, write_jsonl
 
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
-from parlai_acute.mephisto_tasks.ssa_label import simulated_workers as sw
-from parlai_acute.mephisto_tasks.ssa_label import store
+from parlai_acute.mephisto_tasks.ssa import simulated_workers as sw
+from parlai_acute.mephisto_tasks.ssa import store
 
 
 def test_ssa_labels_are_what_workers_clicked_gold_blocks_server_enforces(tmp_path, launch_task, chromium):

@@ -18,10 +18,10 @@ import pytest
 
 from parlai_acute import api
 from parlai_acute.convai2.simulate import simulate_ratings
-from parlai_acute.perturn.simulate import simulate_turns
+from parlai_acute.per_turn.simulate import simulate_turns
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.simulate import simulate_judgments
+from parlai_acute.acute.simulate import simulate_judgments
 
 VIEWPORT = {"width": 1280, "height": 800}
 #: A4 landscape less the report's 12 mm @page margins, in CSS pixels (96 per inch).
@@ -129,7 +129,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def page():
-    from parlai_acute.mephisto_tasks.browser import browser
+    from parlai_acute.mephisto_tasks.live.browser import browser
 
     with browser() as chromium:
         tab = chromium.new_page(viewport=VIEWPORT)

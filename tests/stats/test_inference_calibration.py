@@ -4,7 +4,7 @@ strong (sd 2 on the logit scale), dialogues of uneven length -- at 8, 20 and 60 
 The mark must fire 5 +/- 2 % of the time at alpha 0.05, where the per-turn exact tests
 fire 15-40 %. With 2000 replicates the Monte Carlo standard error is 0.5 points.
 
-The studies are arrays (:func:`~parlai_acute.perturn.simulate.simulate_pick_arrays`), and
+The studies are arrays (:func:`~parlai_acute.per_turn.simulate.simulate_pick_arrays`), and
 the p-values come from the same vectorised functions the analyses call
 (``sign_flip_pvalues`` is what ``paired_cluster_tests`` runs); the last test checks that
 the per-turn analysis of a real turns table gives the very same p-value. Power beside a
@@ -13,8 +13,8 @@ bench_inference_calibration.py and docs/inference.md."""
 import numpy as np
 import pytest
 
-from parlai_acute.perturn.analysis import AnalysisConfig, analyze, choice_matrix
-from parlai_acute.perturn.simulate import simulate_pick_arrays, simulate_turns
+from parlai_acute.per_turn.analysis import AnalysisConfig, analyze, choice_matrix
+from parlai_acute.per_turn.simulate import simulate_pick_arrays, simulate_turns
 from parlai_acute.ssa.simulate import simulate_conversation_verdicts
 from parlai_acute.stats.inference import omnibus_pvalues, permutation_pvalues, sign_flip_pvalues
 

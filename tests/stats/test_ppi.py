@@ -132,8 +132,8 @@ def test_ssa_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
 
 
 def test_per_turn_analyze_reports_the_judge_beside_the_people(tmp_path, capsys):
-    from parlai_acute.perturn.simulate import simulate_turns
-    from parlai_acute.perturn.turns import turns_table, write_turns
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.per_turn.turns import turns_table, write_turns
 
     turns = turns_table(simulate_turns({"m1": 0.5, "m2": 0.0, "m3": 0.0}, "mm", "sata_user", dialogues=60,
                                        turns_per_dialogue=5, workers=12, seed=0, validate=False))
@@ -176,7 +176,7 @@ def test_bradley_terry_strengths_by_ppi_cover_and_shrink_with_a_good_judge(kind)
 
 def test_acute_ppi_reports_the_ranking_beside_the_peoples(tmp_path, capsys):
     from parlai_acute.acute.judgments import write_judgments
-    from parlai_acute.stats.simulate import simulate_judgments
+    from parlai_acute.acute.simulate import simulate_judgments
 
     people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.0}, 2000, seed=0, workers=100)
     judged = people.drop_duplicates("pair_id").assign(worker="judge")  # agrees with the first person asked

@@ -1,4 +1,4 @@
-"""Rank-sets and a decided top k (parlai_acute.stats.ranksets, parlai_acute.status.top_k): right
+"""Rank-sets and a decided top k (parlai_acute.stats.ranksets, parlai_acute.monitoring.status.top_k): right
 when the pairwise decisions are, simultaneous coverage by simulation, fewer judgments adaptively."""
 import json
 import sys
@@ -12,8 +12,8 @@ from parlai_acute.scripts.main import main
 from parlai_acute.stats.ranksets import (mixture_log_wealth, pairwise_critical, rank_sets, simulate_top_k,
                                          simultaneous_ahead, top_k)
 from parlai_acute.stats.sequential import log_capital
-from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.status import top_k as status_top_k, top_k_lines
+from parlai_acute.acute.simulate import simulate_judgments
+from parlai_acute.monitoring.status import top_k as status_top_k, top_k_lines
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ppi import _bt_items, judge  # noqa: E402  the PPI tests' simulated items and judges

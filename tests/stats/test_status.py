@@ -1,4 +1,4 @@
-"""``parlai-acute status`` on tidy tables of the three protocols (parlai_acute.status)."""
+"""``parlai-acute status`` on tidy tables of the three protocols (parlai_acute.monitoring.status)."""
 import json
 
 import numpy as np
@@ -6,12 +6,12 @@ import pytest
 
 from parlai_acute.acute.judgments import write_judgments
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.simulate import simulate_turns
-from parlai_acute.perturn.turns import turns_table, write_turns
+from parlai_acute.per_turn.simulate import simulate_turns
+from parlai_acute.per_turn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.simulate import simulate_judgments
-from parlai_acute.status import detect_protocol, status, status_lines
+from parlai_acute.acute.simulate import simulate_judgments
+from parlai_acute.monitoring.status import detect_protocol, status, status_lines
 
 
 def test_acute_a_clear_winner_is_decided_and_equal_models_are_not():

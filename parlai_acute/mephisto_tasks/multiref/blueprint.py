@@ -1,7 +1,7 @@
 """The multi-reference collection Mephisto blueprint: its Hydra arguments (``mephisto.blueprint.*``) and wiring.
 
 Registered as ``mephisto/blueprint=parlai_acute_multiref`` on import. Units are interchangeable
-slots; the shared :class:`~parlai_acute.mephisto_tasks.item_scheduler.ItemScheduler` gives each
+slots; the shared :class:`~parlai_acute.mephisto_tasks.live.item_scheduler.ItemScheduler` gives each
 unit the contexts that most need workers (each context written for by W different workers, R
 replies each), and :mod:`.runner` stores every reply the moment it is accepted.
 """
@@ -14,8 +14,8 @@ from mephisto.operations.registry import register_mephisto_abstraction
 
 from parlai_acute.mephisto_tasks.multiref.runner import MultirefRunner
 from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
-from parlai_acute.mephisto_tasks.task_args import TaskArgs
-from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
+from parlai_acute.mephisto_tasks.live.task_args import TaskArgs
+from parlai_acute.mephisto_tasks.live.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_multiref"
 

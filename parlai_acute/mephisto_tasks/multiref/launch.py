@@ -1,14 +1,14 @@
 """How ``parlai-acute multiref launch`` (and the task folder's ``run.py``) runs this task: the
-:class:`~parlai_acute.mephisto_tasks.item_launch.ItemTask` with its settings check, live set-up,
+:class:`~parlai_acute.mephisto_tasks.live.item_launch.ItemTask` with its settings check, live set-up,
 store and the lines it prints. Apart from ``live`` so that the live set-up never imports the blueprint."""
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.item_launch import ItemTask
+from parlai_acute.mephisto_tasks.live.item_launch import ItemTask
 from parlai_acute.mephisto_tasks.multiref.live import MultirefLive, check_args
 
 
 def item_task():
-    """How `parlai-acute multiref launch` runs this task (:func:`parlai_acute.mephisto_tasks.item_launch.launch`)."""
+    """How `parlai-acute multiref launch` runs this task (:func:`parlai_acute.mephisto_tasks.live.item_launch.launch`)."""
     from parlai_acute.mephisto_tasks.multiref import config, store
     from parlai_acute.mephisto_tasks.multiref.blueprint import MultirefBlueprintArgs
 

@@ -36,7 +36,7 @@ class MultirefLive:
     onboarding_items: list = []
 
     def __init__(self, args, history: list[dict] = ()):
-        from parlai_acute.mephisto_tasks.item_scheduler import ItemScheduler
+        from parlai_acute.mephisto_tasks.live.item_scheduler import ItemScheduler
 
         b = args.blueprint
         self.replies_per_worker, self.workers_per_context = check_args(b)

@@ -14,7 +14,7 @@ import math
 import re
 import time
 
-from parlai_acute.mephisto_tasks.item_runner import ItemTaskRunner, alternating_speakers
+from parlai_acute.mephisto_tasks.live.item_runner import ItemTaskRunner, alternating_speakers
 from parlai_acute.mephisto_tasks.multiref import texts
 
 MAX_TIMES = 5000  # key presses kept per reply

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.browser import run_item_unit
+from parlai_acute.mephisto_tasks.live.browser import run_item_unit
 
 Write = Callable[[dict, int], str]
 

@@ -17,7 +17,7 @@ set cut short keeps them); a context's RESULT once all its replies are in::
 ``client_timing`` is what the page reported (key presses and clicks, browser clock in ms):
 kept as reported, never trusted for anything the server decides.
 """
-from parlai_acute.mephisto_tasks.item_state import ItemAgentState
+from parlai_acute.mephisto_tasks.live.item_state import ItemAgentState
 
 
 class MultirefAgentState(ItemAgentState):

@@ -20,7 +20,7 @@ WORKER_COLUMNS = ["worker", "replies", "sets_complete", "sets_partial", "median_
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that was given a plan (see :mod:`..stored_units`)."""
     from parlai_acute.mephisto_tasks.multiref.state import MultirefAgentState
-    from parlai_acute.mephisto_tasks.stored_units import stored_units
+    from parlai_acute.mephisto_tasks.live.stored_units import stored_units
 
     return stored_units(db, task_name, lambda data: data.get("schema") == MultirefAgentState.SCHEMA
                         and data.get("status") is not None)

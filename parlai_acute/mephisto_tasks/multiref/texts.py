@@ -8,7 +8,7 @@ strings. Pure functions of plain values, no Mephisto.
 """
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.texts import count, thanks
+from parlai_acute.mephisto_tasks.live.texts import count, thanks
 
 REPEAT = "You already wrote this reply for this conversation; please write a different one."
 FAST = ("You are entering replies very quickly. Please take the time to write a thoughtful reply that fits the "

@@ -16,8 +16,8 @@ from mephisto.operations.registry import register_mephisto_abstraction
 from parlai_acute.mephisto_tasks.per_turn.live import ensure_live
 from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
 from parlai_acute.mephisto_tasks.per_turn.state import PerTurnAgentState
-from parlai_acute.mephisto_tasks.task_args import BLOCK_HELP, GoldArgs, stop_fields
-from parlai_acute.mephisto_tasks.task_blueprint import TaskBlueprint
+from parlai_acute.mephisto_tasks.live.task_args import BLOCK_HELP, GoldArgs, stop_fields
+from parlai_acute.mephisto_tasks.live.task_blueprint import TaskBlueprint
 
 BLUEPRINT_TYPE = "parlai_acute_per_turn"
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from parlai_acute.errors import UserError
-from parlai_acute.perturn.design import Design, parse_model_sets
+from parlai_acute.per_turn.design import Design, parse_model_sets
 
 
 @dataclass
@@ -34,7 +34,7 @@ class LiveSetup:
     """Everything a running task holds once: design, models, scheduler, onboarding items, config record."""
 
     def __init__(self, args, *, pool=None, history: list[dict] = ()):
-        from parlai_acute.perturn import onboarding
+        from parlai_acute.per_turn import onboarding
         from parlai_acute.mephisto_tasks.per_turn.scheduler import Scheduler
         from parlai_acute.paths import default_datapath
 
@@ -101,7 +101,7 @@ def stop_rule(b, design: Design, history: list[dict] = ()):
     import itertools
 
     from parlai_acute.mephisto_tasks.per_turn import store
-    from parlai_acute.stopping import StopRule, options
+    from parlai_acute.monitoring.stopping import StopRule, options
 
     stop = options(b, judgments="judged turns")
     if stop is None:

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.browser import post_json, simulated_name
+from parlai_acute.mephisto_tasks.live.browser import post_json, simulated_name
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
 

@@ -23,12 +23,12 @@ import random
 import threading
 import time
 
-from parlai_acute.mephisto_tasks.live_runner import UNKNOWN_ACTION, LiveRunner
+from parlai_acute.mephisto_tasks.live.live_runner import UNKNOWN_ACTION, LiveRunner
 from parlai_acute.mephisto_tasks.per_turn import survey, texts
 from parlai_acute.mephisto_tasks.per_turn.state import SCHEMA
-from parlai_acute.mephisto_tasks.texts import NO_WORK
-from parlai_acute.perturn import onboarding
-from parlai_acute.perturn.design import decide
+from parlai_acute.mephisto_tasks.live.texts import NO_WORK
+from parlai_acute.per_turn import onboarding
+from parlai_acute.per_turn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)

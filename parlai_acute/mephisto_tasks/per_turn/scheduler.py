@@ -5,7 +5,7 @@ Each new dialogue goes to the set that most needs dialogues (or turns), counting
 concurrent workers all pile onto one pair. A dialogue that ends early (worker left, run
 stopped) gives its place back; its finished turns are kept and still count when the
 target is turns. ``history`` (earlier runs of the same task) makes a relaunch continue.
-With a ``stop`` rule (:class:`parlai_acute.stopping.StopRule`) that has fired, no new dialogue
+With a ``stop`` rule (:class:`parlai_acute.monitoring.stopping.StopRule`) that has fired, no new dialogue
 starts; dialogues under way (and a worker coming back to one cut short) still finish. Nor does
 one start when the dialogues under way (at ``turns_per_dialogue`` each) will spend its budget.
 """
@@ -15,7 +15,7 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from parlai_acute.mephisto_tasks.item_scheduler import OnboardingGate
+from parlai_acute.mephisto_tasks.live.item_scheduler import OnboardingGate
 
 
 @dataclass

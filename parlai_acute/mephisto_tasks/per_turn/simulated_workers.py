@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.browser import open_worker_page, wait_view
+from parlai_acute.mephisto_tasks.live.browser import open_worker_page, wait_view
 
 
 @dataclass

@@ -23,7 +23,7 @@ loses a judged turn nor leaves a half-written file.
 """
 from __future__ import annotations
 
-from parlai_acute.mephisto_tasks.json_state import JsonAgentState
+from parlai_acute.mephisto_tasks.live.json_state import JsonAgentState
 
 SCHEMA = "parlai_acute.per_turn/1"
 

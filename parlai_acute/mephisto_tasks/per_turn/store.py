@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from parlai_acute.perturn.turns import COLUMNS
+from parlai_acute.per_turn.turns import COLUMNS
 
 
 def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
     """One dict per agent that started onboarding or a dialogue (see :mod:`..stored_units`)."""
-    from parlai_acute.mephisto_tasks.stored_units import stored_units
+    from parlai_acute.mephisto_tasks.live.stored_units import stored_units
 
     return stored_units(db, task_name, lambda data: data.get("schema", "").startswith("parlai_acute.per_turn")
                         and data.get("status") is not None)
@@ -41,14 +41,14 @@ def history(units: list[dict]) -> list[dict]:
 
 
 def stop_rows(units: list[dict], protocol: str) -> list[dict]:
-    """What the stop rule reads (:mod:`parlai_acute.stopping`): the complete dialogues' turns, or
+    """What the stop rule reads (:mod:`parlai_acute.monitoring.stopping`): the complete dialogues' turns, or
     (interactive SSA, ``protocol`` ssa) their labels; a dialogue counts once, when it is complete."""
     done = [u for u in units if u["data"].get("model_set") and dialogue_status(u["data"]) == "complete"]
     return ssa_label_records(done) if protocol == "ssa" else turns_records(done)
 
 
 def turns_records(units: list[dict]) -> list[dict]:
-    """One record per (dialogue, turn, candidate) in the columns of :mod:`parlai_acute.perturn.turns`."""
+    """One record per (dialogue, turn, candidate) in the columns of :mod:`parlai_acute.per_turn.turns`."""
     records = []
     for unit in units:
         data = unit["data"]

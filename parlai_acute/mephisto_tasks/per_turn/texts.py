@@ -9,8 +9,8 @@ functions of plain values, no Mephisto: the tests render every setting x protoco
 from __future__ import annotations
 
 from parlai_acute.convai2.questions import SURVEY
-from parlai_acute.mephisto_tasks.texts import count
-from parlai_acute.perturn.design import Design
+from parlai_acute.mephisto_tasks.live.texts import count
+from parlai_acute.per_turn.design import Design
 from parlai_acute.ssa import questions
 
 # Meena (Adiwardana et al. 2020): sensibleness first, specificity only of a reply that makes sense

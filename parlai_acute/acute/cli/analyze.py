@@ -1,0 +1,102 @@
+"""``parlai-acute acute analyze``: judgments -> win rates, significance, ranking, report.
+
+Reads a finished Mephisto run (``--task-name``) or a judgments file (``--judgments``) and
+writes into ``--outdir``: judgments.csv (kept, tidy), excluded.csv and exclusions.json
+(how many and why, A/A checks), matchups.csv, winrate_grid.csv and winrates.json (paper
+grid: each cell a matchup, the share of judgments the column model won against the row model;
+Clopper-Pearson intervals, exact binomial p, Holm p,
+marks, workers per matchup and worker-resampling intervals), ranking.csv and ranking.json
+(Bradley-Terry; bootstrap or, for separated or small data, profile-likelihood intervals),
+agreement.json (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,
+report.html (self-contained; figures/ and tables/ beside it as SVG/PDF and LaTeX/Markdown)
+and run.json (configuration, seed, version). Every JSON file is strict JSON (null, never NaN).
+
+  parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
+  parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
+"""
+from __future__ import annotations
+
+import argparse
+
+from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+                                          add_table_source)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_table_source(parser, "--judgments", "judgments", "ACUTE-Eval")
+    add_output_dir(parser)
+    parser.add_argument("--pairings", metavar="FILE", default=None,
+                        help="the pairings file the judgments came from: the report then lists each model's "
+                             "configuration (agent, options, decoding) from its logs (default for --task-name: "
+                             "the run's own pairings file)")
+    add_resampling(parser, "bootstrap resamples for ranking intervals")
+    parser.add_argument("--max-per-worker", type=int, default=None,
+                        help="cap on judgments per worker (default: with --task-name the cap the run was launched "
+                             "with, read from the Mephisto database; otherwise number of model pairs x questions)")
+    parser.add_argument("--min-reason-chars", type=int, default=3,
+                        help="a reason with fewer letters/digits counts as no reason")
+    add_confidence(parser)
+    parser.add_argument("--bt-alpha", type=float, default=0.01, metavar="ALPHA",
+                        help="Bradley-Terry regularisation: penalty ALPHA * sum(strength^2) keeps strengths finite "
+                             "when a model wins every comparison (default: %(default)s; recorded in run.json)")
+    parser.add_argument("--min-workers", type=int, default=5,
+                        help="warn when a matchup's judgments come from fewer distinct workers than this")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    parser.add_argument("--judge-summary", metavar="FILE", default=None,
+                        help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
+                             "--judgments, if any): a judge that failed onboarding is flagged in the report")
+    add_report_switch(parser)
+    parser.add_argument("--judge-table", metavar="FILE", default=None,
+                        help="a model judge's table of the same protocol: also report the prediction-powered "
+                             "result beside the people's (ppi.json; see `parlai-acute ppi`)")
+
+
+def load(args, config) -> "pd.DataFrame":
+    """The judgments table; records where it came from in ``config``, and for a Mephisto run
+    the per-worker cap the run was launched with unless ``--max-per-worker`` says otherwise."""
+    from parlai_acute import api
+
+    if config.max_per_worker is not None:
+        config.cap_source = "--max-per-worker"
+    return api.load_table("acute", args.judgments, task_name=args.task_name, mephisto_db=args.mephisto_db)
+
+
+def judge_summaries(args) -> list:
+    """The model-judge run's summary (given, or summary.json beside --judgments), if any."""
+    if not args.judge_summary and not args.judgments:  # a Mephisto run: people, no judge summary
+        return []
+    from parlai_acute.judges.record import read_summary
+
+    summary = read_summary(args.judge_summary, args.judgments)
+    return [summary] if summary and summary.get("protocol") == "acute" else []
+
+
+def run(args) -> int:
+    from parlai_acute import api
+    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
+    from parlai_acute.acute.summary import summary_lines
+
+    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
+                            min_reason_chars=args.min_reason_chars, confidence=args.confidence,
+                            bt_alpha=args.bt_alpha, alpha=args.alpha,
+                            min_workers=args.min_workers)
+    check_outdir(args.outdir)
+    table = load(args, config)
+    # a model judge's run: not capped as a worker is, its onboarding and position bias flagged
+    result = api.analyze("acute", table, config, warn=False, judges=judge_summaries(args) or None)
+    if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
+        from parlai_acute.mephisto_tasks.acute.store import run_pairings_file
+
+        args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
+    from parlai_acute.acute.pairings import model_configs
+
+    paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None,
+                          report=not args.no_report)
+    print("\n".join(summary_lines(result)))
+    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
+    if args.judge_table:
+        from parlai_acute.scripts.ppi import beside_analysis
+
+        beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+    return 0

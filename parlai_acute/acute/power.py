@@ -1,0 +1,58 @@
+"""Sample size for ACUTE-Eval: judgments needed to detect a win rate different from ``p0``, and
+what a budget of judgments detects.
+
+The test is the two-sided exact binomial test of model A's win rate against ``p0`` (0.5); the
+power primitives are protocol-neutral (:mod:`parlai_acute.stats.power`). Here are the tables
+``parlai-acute acute power`` prints and records (one row per difference, one row per budget), and
+a pilot's judgments turned into the outcomes whose within-worker correlation the plan needs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.stats.power import (detectable_delta_exact, detectable_delta_normal,
+                                      required_n_exact)
+
+__all__ = ["sample_size_table", "detectable_table", "pilot_outcomes"]
+
+
+def sample_size_table(deltas, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """One row per difference: exact n (stays), first n, normal-approximation n."""
+    rows = []
+    for delta in deltas:
+        res = required_n_exact(p0 + delta, p0, alpha, power)
+        rows.append({"p0": p0, "p1": p0 + delta, "delta": delta, "alpha": alpha, "power": power,
+                     "n_exact": res["n"], "n_exact_first": res["n_first"], "power_at_n_exact": res["power_at_n"],
+                     "n_normal": math.ceil(res["n_normal"] - 1e-9), "scanned_to": res["scanned_to"]})
+    return pd.DataFrame(rows)
+
+
+def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """One row per budget of judgments: smallest detectable difference, exact and normal."""
+    rows = []
+    for n in budgets:
+        rows.append({"n": n, "p0": p0, "alpha": alpha, "power": power,
+                     "delta_exact": detectable_delta_exact(n, p0, alpha, power),
+                     "delta_normal": detectable_delta_normal(n, p0, alpha, power)})
+    return pd.DataFrame(rows)
+
+
+def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
+    matchup won, -1 otherwise, centred per matchup; cluster = (worker, matchup). The same quality
+    control as the analysis, so the correlation is that of the judgments the test will see."""
+    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
+
+    kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
+    if kept.empty:
+        raise UserError("the pilot has no judgments left after quality control; check its workers")
+    a = np.minimum(kept["winner"].astype(str), kept["loser"].astype(str))
+    b = np.maximum(kept["winner"].astype(str), kept["loser"].astype(str))
+    matchup = pd.Series(a + " vs " + b)
+    value = pd.Series(np.where(kept["winner"].astype(str).to_numpy() == b, 1.0, -1.0))
+    centred = value - value.groupby(matchup).transform("mean")
+    return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()

@@ -1,0 +1,265 @@
+"""The live loop every task of this package runs per unit: packets in, views out, clean ending.
+
+Mephisto calls ``run_unit`` in a thread per unit. Each task's runner only says what its
+actions do (:meth:`LiveRunner.handle`), what the page is shown (:meth:`LiveRunner.view`), how a
+unit starts or continues earlier work (:meth:`LiveRunner.start_unit`, :meth:`LiveRunner.resume_unit`)
+and how its work is settled when it ends (:meth:`LiveRunner.end`); this base class owns the rest,
+once for every task. The server, not the page, knows where a worker is:
+
+* every packet from the page is an action with a unique ``action_id`` (the page's tab id and a
+  counter): an action already stored is never stored again, and every packet, whatever it is,
+  is answered with the current view (``ack`` = its action id), so no page waits for an answer
+  that will not come and no click is dropped silently;
+* a page (re)opening sends ``{"type": "hello", "tab": id, "claim": true}``: the newest tab owns
+  the assignment; actions from another tab are not stored, and the view it gets back names the
+  owner (``tab``) so that page says the assignment is open elsewhere;
+* every view carries ``version``, a server-clock stamp that only grows (also over a relaunch),
+  so a page drops views older than one it has shown;
+* a unit cut short with work left (relaunch, a page the router stopped hearing) is found again by
+  worker + provider registration (:mod:`.sessions`) and continued in the new agent;
+* waiting for packets or the submit, noticing a worker who left, settling the unit exactly once
+  (``run_unit`` or Mephisto's cleanup), and expiring spare units when the scheduler is done.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+from mephisto.abstractions.blueprint import TaskRunner
+
+from parlai_acute.mephisto_tasks.live.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
+                                                  registration_of)
+from parlai_acute.mephisto_tasks.live.texts import FAILED, NOT_ELIGIBLE, UNKNOWN_ACTION
+from parlai_acute.mephisto_tasks.live.units import expire_launched_units, raise_if_gone, watch_completion
+
+logger = logging.getLogger(__name__)
+WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
+GONE_EVERY = 2.0  # seconds between database checks for a worker who left (each takes Mephisto's DB lock:
+# checked every WAIT, 200 idle units made 800 locked queries a second and judgments waited behind them)
+ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
+_STAMP = threading.Lock()  # guards making the per-state locks below
+
+
+def _stamp_lock(state) -> threading.RLock:
+    """The lock that orders one unit's views (a model finishing, the unit's loop): one per state, so
+    200 units stamp and send their views in parallel instead of in one line."""
+    lock = getattr(state, "_parlai_acute_stamp", None)
+    if lock is None:
+        with _STAMP:
+            lock = state.__dict__.setdefault("_parlai_acute_stamp", threading.RLock())
+    return lock
+
+
+class LiveRunner(TaskRunner):
+    """Subclasses set ``self.scheduler`` (with ``complete()``) and call :meth:`start_watching`,
+    and implement :meth:`view`, :meth:`start_unit`, :meth:`handle` and :meth:`end`. A task with a
+    gold item sets its own ``fail_message``; the blueprint argument ``onboarding_fail_message``
+    replaces it when given (Mephisto's runner holds ``block_qualification``)."""
+
+    fail_message = NOT_ELIGIBLE
+
+    def __init__(self, task_run, args, shared_state):
+        super().__init__(task_run, args, shared_state)
+        b = args.blueprint
+        self.fail_message = b.get("onboarding_fail_message") or type(self).fail_message
+        self.duration = task_run.get_task_args().assignment_duration_in_seconds
+        self._watch = None
+        self.sessions = Sessions(self.resumable)
+
+    def start_watching(self) -> None:
+        """Expire spare units whenever the scheduler is complete, and find the unfinished units of
+        earlier runs (call once the scheduler exists and the blueprint is registered)."""
+        from parlai_acute.mephisto_tasks.live.stored_units import stored_units
+
+        self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.resumable,
+                                        with_agent=True))
+        self._watch = watch_completion(self.task_run, self.scheduler.complete)
+
+    # ------------------------------------------------------------------ for subclasses
+    def view(self, state, **extra) -> dict:
+        """What the page shows now (``extra``: ack, error, ...); ``version`` and ``tab`` are added here."""
+        raise NotImplementedError
+
+    def start_unit(self, agent) -> None:
+        """A new agent with no earlier work: hand out its work and ``state.set_init_state``."""
+        raise NotImplementedError
+
+    def resume_unit(self, agent, data: dict) -> None:
+        """``data`` is unfinished work of this worker (an earlier agent's): take back from the
+        scheduler what it still needs, fix its status, and ``state.set_init_state(data)``."""
+        agent.state.set_init_state(data)
+
+    def reconnected(self, agent) -> None:
+        """The page of a running agent registered again (reload, second tab, dropped connection)."""
+
+    def resume(self, agent) -> None:
+        """First thing in ``run_unit``: finish a step a stopped run left half done."""
+
+    def handle(self, agent, update: dict):
+        """One action: validate, store (calling :meth:`accept` in the same save) and return an error
+        text, ``(error, warning)`` or None; the view that answers it is sent by the caller."""
+        raise NotImplementedError
+
+    def end(self, agent) -> None:
+        """The unit is over: settle its work (idempotent; called from run_unit and cleanup)."""
+        raise NotImplementedError
+
+    @classmethod
+    def resumable(cls, data: dict) -> bool:
+        """Does this stored state still have work the worker can come back to?"""
+        return False
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def accept(state, update: dict) -> None:
+        """Record ``update``'s action as stored (saved with the work it stored)."""
+        actions = state.data.setdefault("actions", [])
+        actions.append(update["action_id"])
+        del actions[:-ACTIONS_KEPT]
+
+    def settle_stop(self, agent, rows: list[dict]) -> None:
+        """Hand a finished unit's tidy ``rows`` to the task's stop rule (``scheduler.stop``, see
+        :mod:`parlai_acute.monitoring.stopping`); if they settled it, the decision is stored with this unit."""
+        stop = getattr(self.scheduler, "stop", None)
+        if stop is not None and rows:
+            self.store_stop_decision(agent, stop.add(rows))
+
+    @staticmethod
+    def store_stop_decision(agent, decision: dict | None) -> None:
+        """The stop rule's decision, when this unit's work settled it, saved in the unit's data (once)."""
+        if decision is not None:
+            agent.state.data["stop_decision"] = decision
+            agent.state.save_data()
+            logger.info("stop rule fired (%s) at %s judgments", decision["stopped"], decision["judgments"])
+
+    def unit_record(self, agent) -> dict:
+        """This agent's unit as the stores read it back (:mod:`.stored_units`), for their row builders."""
+        return {"worker_id": agent.worker_id, "worker_name": agent.state.data.get("worker_name"),
+                "unit_id": agent.unit_id, "assignment_id": agent.assignment_id, "task_run_id": self.task_run.db_id,
+                "data": agent.state.data}
+
+    def stamped(self, state, **extra) -> dict:
+        with _stamp_lock(state):  # views are made in several threads (a model finishing, the unit's loop): one order
+            d = state.data
+            d["version"] = max(int(d.get("version") or 0) + 1, int(time.time() * 1000))
+            view = self.view(state, **extra)
+            view.update(version=d["version"], tab=d.get("tab"))
+            return view
+
+    def send_view(self, agent, **extra) -> None:
+        with _stamp_lock(agent.state):  # sent in the order stamped: a page drops a view older than one it has shown
+            agent.observe(self.stamped(agent.state, **extra))
+
+    # ------------------------------------------------------------------ start and packets
+    def get_init_data_for_agent(self, agent) -> dict:
+        state = agent.state
+        if state.get_init_state() is None:
+            registration = registration_of(agent)
+            earlier = self.sessions.take(str(agent.worker_id), registration)
+            if earlier is not None:
+                logger.info("worker %s continues the work of agent %s in agent %s", agent.worker_id,
+                            earlier["agent"].db_id, agent.db_id)
+                data = carried_over(earlier["data"], earlier["agent"].db_id)
+                data["registration"] = registration
+                self.resume_unit(agent, data)
+                mark_superseded(earlier["agent"], agent.db_id)
+            else:
+                # saved with the unit's first state: registering runs in Mephisto's event loop, where a
+                # second fsync'd write per worker held up every page's packets while 200 registered
+                state.data["registration"] = registration
+                self.start_unit(agent)
+                if state.get_init_state() is None:  # start_unit saved nothing (set_init_state saves)
+                    state.save_data()
+        else:
+            self.reconnected(agent)
+        return self.stamped(state)
+
+    def filter_units_for_worker(self, units, worker):
+        return units if self.sessions.waiting_for(str(worker.db_id)) or self.has_work_for(worker) else []
+
+    def has_work_for(self, worker) -> bool:
+        return True
+
+    def receive(self, agent, update: dict) -> None:
+        """One packet from the page, always answered with the current view."""
+        state = agent.state
+        d = state.data
+        if update.get("type") == "hello":
+            tab = update.get("tab")
+            if isinstance(tab, str) and tab and (update.get("claim") or not d.get("tab")):
+                d["tab"] = tab  # saved with the next action: after a relaunch the first page back claims it
+            self.send_view(agent)
+            return
+        action = update.get("action_id")
+        if not isinstance(action, str) or not action:
+            self.send_view(agent, error=UNKNOWN_ACTION)
+            return
+        if d.get("tab") and update.get("tab") != d["tab"]:
+            self.send_view(agent, ack=action)  # not stored: that page is told the assignment is open elsewhere
+            return
+        if action in (d.get("actions") or ()):
+            self.send_view(agent, ack=action)  # a resend (or a double click) of something stored
+            return
+        try:
+            outcome = self.handle(agent, update)
+        except Exception:  # never leave the page waiting: log, and say so
+            logger.exception("%s packet of agent %s", update.get("type"), agent.get_agent_id())
+            outcome = FAILED
+        error, warning = outcome if isinstance(outcome, tuple) else (outcome, None)
+        extra = {"warning": warning} if warning else {}
+        self.send_view(agent, ack=action, error=error, **extra)
+
+    # ------------------------------------------------------------------ mephisto hooks
+    def run_unit(self, unit, agent) -> None:
+        start = time.time()
+        gone_check = time.monotonic() + random.uniform(0, GONE_EVERY)  # 200 units started together: spread their checks
+        try:
+            self.resume(agent)
+            while (not agent.await_submit(timeout=None) and unit.db_id in self.running_units
+                   and time.time() - start < self.duration):
+                agent.has_live_update.wait(WAIT)  # the event can be cleared with an item queued: poll too
+                update = agent.get_live_update()
+                if update is not None:
+                    self.receive(agent, update)
+                elif time.monotonic() >= gone_check:
+                    raise_if_gone(agent)  # a closed page sends nothing: let Mephisto clear the unit
+                    gone_check = time.monotonic() + GONE_EVERY
+            # Mephisto marks a worker who left by setting the submit flag too: the loop ends between two
+            # checks, and only raising tells Mephisto to clear the unit for someone else
+            raise_if_gone(agent)
+            remaining = self.duration - (time.time() - start)
+            if remaining > 0 and unit.db_id in self.running_units:
+                agent.await_submit(timeout=remaining)
+        finally:
+            self._settle(agent)
+            if self.scheduler.complete():  # everything is collected: close the slots nobody took
+                expire_launched_units(self.task_run)
+
+    def _settle(self, agent) -> None:
+        self.end(agent)
+        data = agent.state.data
+        if self.resumable(data) and not data.get("superseded_by"):
+            # the page may come back (it re-registers by itself): it continues this work in a new agent
+            forget_registration(agent)
+            self.sessions.add(str(agent.worker_id), data.get("registration"), agent, data)
+
+    def cleanup_unit(self, unit) -> None:
+        agent = unit.get_assigned_agent()
+        if agent is not None:
+            try:
+                self._settle(agent)
+            except Exception:  # cleanup must not mask the unit's outcome
+                logger.exception("settling unit %s", unit.db_id)
+
+    def shutdown(self) -> None:
+        if self._watch is not None:
+            self._watch.set()
+        super().shutdown()
+
+    def run_onboarding(self, agent) -> None:
+        """Onboarding happens inside the unit (a gold item or practice turn), not as a Mephisto stage."""
+
+    def cleanup_onboarding(self, agent) -> None:
+        pass

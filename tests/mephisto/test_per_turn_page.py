@@ -1,0 +1,112 @@
+"""The per-turn page in headless Chromium: the words it shows are the configuration's (counts,
+practice check, header, empty message, automatic end at max_turns), and at 400 px and 1280x800 the
+controls of each step are on screen without hunting."""
+from __future__ import annotations
+
+from per_turn_task_helpers import careful, stored, write
+
+from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
+from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+
+BOT = "parlai_acute.agents.generic_bot:GenericBotAgent"
+
+
+def on_screen(page, selector: str) -> bool:
+    """Every element matching ``selector`` is visible and wholly inside the viewport."""
+    size = page.viewport_size
+    boxes = [page.locator(selector).nth(i).bounding_box() for i in range(page.locator(selector).count())]
+    return bool(boxes) and all(b is not None and b["y"] >= 0 and b["y"] + b["height"] <= size["height"] + 0.5
+                               and b["x"] >= 0 and b["x"] + b["width"] <= size["width"] + 0.5 for b in boxes)
+
+
+def layout_checks(seen: list):
+    def hook(page, view):
+        text = {k: page.inner_text(f"#{k}") for k in ("progress", "intro-text", "question")}
+        row = {"status": view["status"], "turns_done": view["turns_done"], "text": text,
+               "assignment": page.inner_text("#assignment"),
+               "status_space": page.evaluate("document.getElementById('status').offsetHeight")}
+        if view["status"] == "onboarding" or view["candidates"]:
+            row["cards"] = page.locator("#candidates label.card[data-position]").count()
+            row["on_screen"] = on_screen(page, "#candidates .card") and on_screen(page, "#submit-choice")
+        else:
+            row["notice"] = page.inner_text("#notice") if page.is_visible("#notice") else ""
+            row["on_screen"] = on_screen(page, "#message") and on_screen(page, "#send") and (
+                not view["messages"] or on_screen(page, "#messages .msg:last-child"))
+            if not row.get("empty_checked"):  # an empty message is refused with words, nothing sent
+                page.fill("#message", "   ")
+                page.click("#send")
+                row["empty_error"] = page.inner_text("#error")
+        seen.append(row)
+    return hook
+
+
+def test_pm_page_says_two_replies_explains_the_practice_and_ends_itself_at_400px(launch_per_turn, chromium):
+    task = launch_per_turn("--model", f"g1={BOT}", "--model", f"g2={BOT}", "mephisto.blueprint.min_turns=2",
+                           "mephisto.blueprint.max_turns=2", "mephisto.blueprint.target=1")
+    task.wait_ready()
+    seen: list = []
+
+    def choose(view):
+        return careful(view) if view["status"] == "onboarding" else Choice(picked=[0])
+
+    run = sw.run_worker(chromium, task.url, "pia", "p1", write, choose, turns=5,
+                        viewport={"width": 400, "height": 800}, page_hook=layout_checks(seen))
+    # the worker asked for 5 turns, but the chat ended by itself after max_turns=2, with no Finish click
+    assert run.finished and run.status == "complete" and len(run.made) == 2
+    assert "You judged 2 turns (the last turn of this conversation)" in run.message
+    practice = seen[0]
+    assert practice["status"] == "onboarding" and practice["cards"] == 2
+    assert "2 possible replies" in practice["text"]["intro-text"] and "3 possible" not in practice["text"]["intro-text"]
+    assert "check" in practice["text"]["intro-text"] and practice["text"]["progress"] == "Practice turn"
+    first = seen[1]
+    assert "passed the practice check" in first["notice"]
+    assert first["text"]["progress"] == "Turn 1 of 2" and "2 possible replies" in first["text"]["intro-text"]
+    assert first["empty_error"] == "Please write a message before sending."
+    judging = [r for r in seen if r["status"] == "chatting" and "cards" in r]
+    assert [r["cards"] for r in judging] == [2, 2]
+    assert [r["text"]["progress"] for r in judging] == ["Turn 1 of 2", "Turn 2 of 2"]
+    assert all(r["on_screen"] for r in seen), [r for r in seen if not r["on_screen"]]
+    assert all(r["status_space"] > 0 for r in seen)  # "Sending..." has its line kept: nothing shifts
+    assert task.wait_exit(timeout=120) == 0
+    _, units, records = stored(task.data_dir)
+    assert units[0]["data"]["status"] == "complete" and len({r["turn"] for r in records}) == 2
+    # the worker's real assignment: on the page, in the console, and never the printed "assignment_id=1"
+    data = units[0]["data"]
+    shown = {r["assignment"] for r in seen}
+    assert shown == {f"Your assignment: {data['assignment']}"}
+    log = task.log()
+    assert f"took assignment {data['assignment']}: dialogue {data['dialogue_id']}" in log
+    [opening] = [line for line in log.splitlines() if line.startswith("Open http")]
+    assert "&assignment_id=" in opening and "assignment_id=1 " not in opening
+
+
+def test_mm_four_replies_fit_1280x800_and_the_wait_counts_them(launch_per_turn, chromium):
+    task = launch_per_turn(*[a for i in range(1, 5) for a in ("--model", f"g{i}={BOT}")],
+                           "mephisto.blueprint.setting=mm", "mephisto.blueprint.protocol=sata_user",
+                           "mephisto.blueprint.min_turns=1", "mephisto.blueprint.max_turns=2",
+                           "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1")
+    task.wait_ready()
+    seen: list = []
+    waits: list = []
+    check = layout_checks(seen)
+
+    def hook(page, view):  # every wait notice the page shows, recorded as it changes
+        if not seen:
+            page.evaluate("""() => { window.__waits = []; const w = document.getElementById('waiting');
+                new MutationObserver(() => { if (!w.hidden) window.__waits.push(w.textContent); })
+                  .observe(w, {attributes: true, childList: true, characterData: true, subtree: true}); }""")
+        check(page, view)
+        waits[:] = page.evaluate("window.__waits")
+
+    run = sw.run_worker(chromium, task.url, "max", "m1", write, lambda v: Choice(picked=[0, 3]), turns=2,
+                        viewport={"width": 1280, "height": 800}, page_hook=hook)
+    assert run.status == "complete" and len(run.made) == 2
+    judging = [r for r in seen if "cards" in r]
+    assert [r["cards"] for r in judging] == [4, 4] and all(r["on_screen"] for r in seen)
+    assert "4 possible replies" in seen[0]["text"]["intro-text"] and "tick every one of the 4" in seen[0]["text"]["intro-text"]
+    # the wait said how many replies were coming, with progress
+    assert "Waiting for 4 replies: 0 of 4 ready..." in waits
+    assert any(f"Waiting for 4 replies: {n} of 4 ready..." in waits for n in (1, 2, 3)), waits
+    assert task.wait_exit(timeout=120) == 0
+    _, units, _ = stored(task.data_dir)
+    assert len(units[0]["data"]["turns"]) == 2
