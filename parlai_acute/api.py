@@ -37,10 +37,10 @@ def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise UserError(f"the {p.name} table is missing column{'s' if len(missing) > 1 else ''} "
-                        f"{', '.join(repr(c) for c in missing)}; a {p.table} needs {', '.join(required)} "
+                        f"{', '.join(repr(c) for c in missing)}; a {p.row} needs {', '.join(required)} "
                         f"(optional: {', '.join(c for c in p.get('columns') if c not in required)})")
     if frame.empty:
-        raise UserError(f"the {p.name} table has no rows; give at least one {p.table}")
+        raise UserError(f"the {p.name} table has no rows; give at least one {p.row}")
 
 
 def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None = None) -> tuple[list[dict], dict]:
@@ -49,7 +49,7 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     Read without importing any task blueprint (nor ParlAI): the database and the stored state files only."""
     p = protocol(name)
     try:
-        from parlai_acute.mephisto_tasks.database import open_mephisto_db
+        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
     except ModuleNotFoundError as exc:
         raise UserError(f"reading a Mephisto run needs Mephisto ({exc}); install parlai_acute[live], or export the "
                         f"table to a file where Mephisto is installed (`parlai-acute {p.name} export`)") from None
@@ -67,7 +67,7 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
             settings.update(more)
         records += found
     if not records:
-        raise UserError(f"Mephisto task {task_name!r} has no stored {p.table}s yet; check the task name and that "
+        raise UserError(f"Mephisto task {task_name!r} has no stored {p.row}s yet; check the task name and that "
                         f"workers have finished some work")
     return records, settings
 
