@@ -5,7 +5,8 @@
 * Every ``parlai-acute`` command of a shell block is parsed by the real parser of its subcommand
   (``scripts/main.build_parser``, which adds that subcommand's arguments, then ``parse_args``), so
   an option that does not exist, a missing required one or a bad choice fails here; a command shown
-  failing at parse time must fail with the message shown.
+  failing at parse time must fail with the message shown. A launch command's Hydra overrides are
+  composed with its task's config, so a ``mephisto.blueprint.*`` option that does not exist fails too.
 * A block whose commands are all cheap (``python -c ...`` and ``parlai-acute`` analyze, status,
   ppi, power, pairings, export, ``--help`` / ``--help-blueprint``) is executed in a temporary
   directory, in order, on the files the block itself makes; where it shows a command's output, the
@@ -96,9 +97,14 @@ def test_python_block_runs(block, tmp_path, monkeypatch):
     exec(compile("\n".join(block.lines) + "\n", block.name, "exec"), {"__name__": "__main__"})  # noqa: S102
 
 
+TASK_CONFIGS = {"acute": "acute", "per-turn": "per_turn", "ssa": "ssa", "multiref": "multiref"}
+
+
 def parse(args: list[str]) -> tuple[int, str]:
-    """(exit status of argparse, its stderr) for the subcommand's real parser; 0 when it parses."""
+    """(exit status of argparse, its stderr) for the subcommand's real parser; 0 when it parses.
+    A launch's Hydra overrides are composed too (a bad one raises the launcher's UserError)."""
     import contextlib
+    import importlib
     import io
 
     from parlai_acute.scripts.main import build_parser
@@ -110,6 +116,12 @@ def parse(args: list[str]) -> tuple[int, str]:
         except SystemExit as stop:
             return int(stop.code or 0), err.getvalue()
     assert isinstance(namespace, argparse.Namespace) and namespace._module
+    path = command_path(args)
+    if path[-1] == "launch" and getattr(namespace, "overrides", None):
+        from parlai_acute.mephisto_tasks.live import launcher
+
+        config = importlib.import_module(f"parlai_acute.mephisto_tasks.{TASK_CONFIGS[path[0]]}.config")
+        launcher.compose(config.CONFIG_DIR, config.CONFIG_NAME, list(namespace.overrides), " ".join(path))
     return 0, ""
 
 
