@@ -12,11 +12,24 @@ comment on the line before it (blank lines between allowed) may mark it:
 A shell block (```bash, ```console, ```sh, ```shell or a bare ```) holds commands: a line
 ``$ COMMAND`` (its output follows, up to the next ``$`` line) or a line starting
 ``parlai-acute `` (no output shown); a line ending in ``\\`` continues on the next.
+
+After a change that alters what a cheap command prints, the pages' shown output is brought up to
+date by running the blocks again (the same way the tests run them) and writing what they print:
+
+    PYTHONPATH=. python tests/docs/doc_blocks.py --refresh
+
+It rewrites only the output lines of executed blocks, and refuses a block that elides output
+(a ``...`` line): such a block is edited by hand.
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
 import shlex
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHELL = {"", "bash", "console", "sh", "shell"}
 MARKER = re.compile(r"<!--\s*(not run|parse only):\s*(.*?)\s*-->\s*$")
 SEPARATORS = {"|", "||", "&&", ";", "&"}
+CHEAP = {"analyze", "status", "ppi", "power", "pairings", "export"}  # leaf commands run on the block's files
+HELP = ("-h", "--help", "--help-blueprint")
 
 
 def doc_files() -> list[Path]:
@@ -163,3 +178,105 @@ def matches(shown: list[str], printed: list[str]) -> bool:
         else:
             reach = {i + 1 for i in reach if i < len(printed) and printed[i] == want}
     return len(printed) in reach
+
+
+def command_path(args: list[str]) -> list[str]:
+    """The subcommand words of ``args`` (as main.build_parser finds them)."""
+    from parlai_acute.scripts.main import COMMANDS
+
+    entry, path = COMMANDS, []
+    for token in args:
+        if isinstance(entry, dict) and token in entry and token != "_help":
+            entry, path = entry[token], path + [token]
+        elif not token.startswith("-"):
+            break
+    return path
+
+
+def cheap(args: list[str]) -> bool:
+    """A command that reads tables or prints help: seconds, no model, no server."""
+    path = command_path(args)
+    return bool(path) and (path[-1] in CHEAP or any(a in HELP for a in args))
+
+
+def executed(block: Block) -> bool:
+    """Whether the tests run a shell block: no marker, and every command ``python -c`` or one
+    cheap ``parlai-acute`` command."""
+    if block.mark or block.lang not in SHELL:
+        return False
+    for command in block.commands():
+        if command.python_code() is not None:
+            continue
+        args = command.cli_args()
+        if len(args) != 1 or not command.text.startswith("parlai-acute ") or not cheap(args[0]):
+            return False
+    return bool(block.commands())
+
+
+@dataclass
+class Ran:
+    command: Command
+    status: int
+    out: list[str]
+    err: list[str]
+
+
+def run_block(block: Block, directory: Path) -> list[Ran]:
+    """Run an executed block's commands in order in ``directory`` (``python -c`` as exec, parlai-acute
+    through ``scripts.main.main``), each with its exit status and printed lines."""
+    from parlai_acute.scripts.main import main
+
+    results, here = [], os.getcwd()
+    os.chdir(directory)
+    try:
+        for command in block.commands():
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = command.python_code()
+                if code is not None:
+                    exec(compile(code, f"{rel(block.path)}:{command.line}", "exec"), {"__name__": "__main__"})
+                    status = 0
+                else:
+                    try:
+                        status = main(command.cli_args()[0])
+                    except SystemExit as stop:  # --help
+                        status = int(stop.code or 0)
+            results.append(Ran(command, status, out.getvalue().splitlines(), err.getvalue().splitlines()))
+    finally:
+        os.chdir(here)
+    return results
+
+
+def refresh(path: Path) -> int:
+    """Write what each executed block of ``path`` prints now as its shown output; the number of
+    commands whose shown output changed."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    changed = 0
+    for block in reversed(blocks(path)):  # from the end, so earlier line numbers stay right
+        if not executed(block):
+            continue
+        shown = [c for c in block.commands() if c.output]
+        if any(line.strip() == "..." for c in shown for line in c.output):
+            raise SystemExit(f"{block.name}: elides output with '...'; edit it by hand")
+        with tempfile.TemporaryDirectory() as tmp:
+            ran = {r.command.line: r for r in run_block(block, Path(tmp))}
+        for command in reversed(shown):
+            r = ran[command.line]
+            now = [line.rstrip() for line in (r.err if any(
+                line.startswith("parlai-acute: error:") for line in command.output) else r.out)]
+            last = next(i for i in range(command.line, len(lines) + 1) if not lines[i - 1].rstrip().endswith("\\"))
+            first = last + 1  # the first output line, after the command's continuation lines
+            if lines[first - 1:first - 1 + len(command.output)] != now:
+                lines[first - 1:first - 1 + len(command.output)] = now
+                changed += 1
+    if changed:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--refresh"]:
+        raise SystemExit("usage: PYTHONPATH=. python tests/docs/doc_blocks.py --refresh")
+    for page in doc_files():
+        if (n := refresh(page)):
+            print(f"{rel(page)}: {n} command(s) now show what they print")

@@ -22,42 +22,11 @@ import argparse
 
 import pytest
 
-from doc_blocks import ROOT, Block, Command, all_blocks, doc_files, markers, matches, python_blocks, rel, shell_blocks
+from doc_blocks import (ROOT, Command, all_blocks, cheap, command_path, doc_files, executed, markers, matches, python_blocks,
+                        rel, run_block, shell_blocks)
 
-CHEAP = {"analyze", "status", "ppi", "power", "pairings", "export"}
 MAX_NOT_RUN = 4  # python blocks that are shown but not run
 MAX_PARSE_ONLY = 12  # shell blocks of cheap commands that read files made elsewhere
-
-
-def command_path(args: list[str]) -> list[str]:
-    """The subcommand words of ``args`` (as main.build_parser finds them)."""
-    from parlai_acute.scripts.main import COMMANDS
-
-    entry, path = COMMANDS, []
-    for token in args:
-        if isinstance(entry, dict) and token in entry and token != "_help":
-            entry, path = entry[token], path + [token]
-        elif not token.startswith("-"):
-            break
-    return path
-
-
-def cheap(args: list[str]) -> bool:
-    path = command_path(args)
-    return bool(path) and (path[-1] in CHEAP or any(a in ("-h", "--help", "--help-blueprint") for a in args))
-
-
-def executed(block: Block) -> bool:
-    """Run it: no marker, and every command a `$` one that is python -c or a cheap parlai-acute."""
-    if block.mark:
-        return False
-    for command in block.commands():
-        if command.python_code() is not None:
-            continue
-        args = command.cli_args()
-        if len(args) != 1 or not command.text.startswith("parlai-acute ") or not cheap(args[0]):
-            return False
-    return True
 
 
 def shown_errors(command: Command) -> list[str]:
@@ -140,31 +109,18 @@ def test_shell_commands_parse(block):
 
 
 @pytest.mark.parametrize("block", RUN, ids=lambda b: b.name)
-def test_cheap_block_prints_what_it_shows(block, tmp_path, monkeypatch, capsys):
-    from parlai_acute.scripts.main import main
-
-    monkeypatch.chdir(tmp_path)
-    for command in block.commands():
-        where = f"{rel(block.path)}:{command.line}"
-        capsys.readouterr()
-        code = command.python_code()
-        if code is not None:
-            exec(compile(code, where, "exec"), {"__name__": "__main__"})  # noqa: S102 - as `python -c` runs it
-            status = 0
-        else:
-            try:
-                status = main(command.cli_args()[0])
-            except SystemExit as stop:  # --help
-                status = int(stop.code or 0)
-        printed = capsys.readouterr()
-        errors = shown_errors(command)
+def test_cheap_block_prints_what_it_shows(block, tmp_path):
+    for ran in run_block(block, tmp_path):
+        where = f"{rel(block.path)}:{ran.command.line}"
+        errors = shown_errors(ran.command)
         if errors:
-            assert status == 2, f"{where}: shown failing, exited {status}"
-            assert printed.err.strip().splitlines() == errors, f"{where}: printed\n{printed.err}"
+            assert ran.status == 2, f"{where}: shown failing, exited {ran.status}"
+            assert ran.err == errors, f"{where}: printed\n" + "\n".join(ran.err)
         else:
-            assert status == 0, f"{where}: exited {status}: {printed.err[-2000:]}"
-            if command.output:
-                assert matches(command.output, printed.out.splitlines()), f"{where}: printed\n{printed.out}"
+            assert ran.status == 0, f"{where}: exited {ran.status}: " + "\n".join(ran.err[-20:])
+            if ran.command.output:
+                assert matches(ran.command.output, ran.out), f"{where}: printed\n" + "\n".join(ran.out) + (
+                    "\n(if that is right: PYTHONPATH=. python tests/docs/doc_blocks.py --refresh)")
 
 
 def test_python_blocks_of_the_api_page_need_no_parlai_mephisto_or_torch():
