@@ -2,7 +2,7 @@
 lock with --no-deps), the analysis core needs none of ParlAI, Mephisto or torch, a wheel built
 from the checkout carries every file the package reads, and ``pip install .`` into a fresh
 ``python -m venv`` (through the configured package index, held to ParlAI's own pins) gives a
-working ``parlai-acute`` and runs the README's Python API."""
+working ``parlai-acute`` and runs the Python API examples of docs/python_api.md."""
 from __future__ import annotations
 
 import re
@@ -144,14 +144,15 @@ def parlai_pins_on_the_core() -> list[str]:
 
 
 @pytest.mark.timeout(600)
-def test_pip_install_dot_into_a_fresh_venv_gives_a_working_cli_and_the_readme_api(tmp_path):
+def test_pip_install_dot_into_a_fresh_venv_gives_a_working_cli_and_the_documented_api(tmp_path):
     """The user's way: ``python -m venv`` (with pip), then ``pip install .`` from the project directory
     through the configured package index, resolver and all (not the lock): the default install is the
     analysis-only one, so the same venv shows both that ``parlai-acute`` works (``--help``, and an
-    ``ssa analyze`` of a labels file, report included) and that a notebook user's README Python API
-    runs, with ParlAI, Mephisto and torch absent and ``pip check`` content. The venv first gets ParlAI's
-    own pins on the core's packages (numpy~=1.23.0, tqdm~=4.62.1), as a lab's ParlAI environment has
-    them, and the install is constrained by them as the README's ``pip install . parlai`` makes pip
+    ``ssa analyze`` of a labels file, report included) and that a notebook user's Python API examples
+    (docs/python_api.md) run, with ParlAI, Mephisto and torch absent and ``pip check`` content. The
+    venv first gets ParlAI's own pins on the core's packages (numpy~=1.23.0, tqdm~=4.62.1), as a lab's
+    ParlAI environment has them, and the install is constrained by them as the install table's
+    ``pip install . parlai`` makes pip
     keep ParlAI's requirements: the core's ranges must admit them and the package must run on them.
     """
     import os
@@ -190,8 +191,8 @@ def test_pip_install_dot_into_a_fresh_venv_gives_a_working_cli_and_the_readme_ap
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "cli_out" / "report.html").is_file() and (tmp_path / "cli_out" / "models.csv").is_file()
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
-    script = "\n".join(re.findall(r"```python\n(.*?)```", readme, flags=re.S))
+    page = (ROOT / "docs" / "python_api.md").read_text(encoding="utf-8")
+    script = "\n".join(re.findall(r"```python\n(.*?)```", page, flags=re.S))
     probe = ("import importlib.util as u, parlai_acute\n"
              "print('absent', [m for m in ('parlai', 'mephisto', 'torch', 'transformers') if u.find_spec(m) is None])\n"
              "print('from', parlai_acute.__file__)\n")

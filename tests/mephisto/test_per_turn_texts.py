@@ -111,7 +111,7 @@ def test_sm_practice_right_answer_is_randomised_and_scored_both_ways():
         assert len(order) == min(k, 3) and item["wrong"] in order and len(set(order)) == len(order)
 
 
-def test_the_readme_survey_example_composes_and_unquoted_commas_say_how_to_quote():
+def test_the_documented_survey_example_composes_and_unquoted_commas_say_how_to_quote():
     import shlex
     from pathlib import Path
 
@@ -119,14 +119,16 @@ def test_the_readme_survey_example_composes_and_unquoted_commas_say_how_to_quote
     from parlai_acute.mephisto_tasks.live import launcher
     from parlai_acute.mephisto_tasks.per_turn.config import CONFIG_DIR, CONFIG_NAME
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    examples = re.findall(r"`('mephisto\.blueprint\.survey_questions=[^`]*')`", readme)
-    assert examples
+    root = Path(__file__).parents[2]  # the ConvAI2 page and the per-turn task's README show it
+    pages = [root / "docs" / "protocols" / "convai2.md", root / "parlai_acute" / "mephisto_tasks" / "per_turn" / "README.md"]
+    examples = [e for page in pages for e in re.findall(r"('mephisto\.blueprint\.survey_questions=[^'\n]*')",
+                                                         page.read_text(encoding="utf-8"))]
+    assert len(examples) >= 3
     for example in examples:  # as a shell would pass it
         [override] = shlex.split(example)
         cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, [override], "per-turn launch")
-        assert [q["key"] for q in survey.questions(cfg.mephisto.blueprint.survey_questions)] == [
-            "engagingness", "fluency", "consistency", "humanness"]
+        named = override.split("=", 1)[1].strip('"').split(",")  # engagingness is always asked first
+        assert [q["key"] for q in survey.questions(cfg.mephisto.blueprint.survey_questions)] == ["engagingness", *named]
     with pytest.raises(UserError, match="must be quoted"):
         launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"], "x")
 
