@@ -1,13 +1,19 @@
 """The text summary of an ACUTE-Eval analysis, as ``acute analyze`` and ``acute fast`` print it."""
 from __future__ import annotations
 
+from parlai_acute.report.tables import bounds_text, interval_text
 from parlai_acute.stats.inference import legend
 
 
-def _interval(low, high, percent: bool = False) -> str:
-    if low != low or high != high:  # NaN: none can be given
-        return "[none]"
-    return f"[{100 * low:.1f}%, {100 * high:.1f}%]" if percent else f"[{low:+.3f}, {high:+.3f}]"
+def _rate(value, low, high) -> str:
+    """A win rate and its interval as percentages, by the one rule (report.tables.interval_text)."""
+    return interval_text(value, low, high, 1, scale=100, unit="%")
+
+
+def _bounds(low, high, percent: bool = False) -> str:
+    """A second interval beside the first (judgments independent), or "(no interval)"."""
+    shown = bounds_text(low, high, 1, scale=100, unit="%") if percent else bounds_text(low, high, signed=True)
+    return shown or "(no interval)"
 
 
 def summary_lines(result) -> list[str]:
@@ -28,16 +34,16 @@ def summary_lines(result) -> list[str]:
         for m in q.matchups.itertuples(index=False):
             p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
             why = f" -- {m.reason}" if m.reason else ""
-            out.append(f"  {m.model_b} vs {m.model_a}: {100 * m.winrate_b:.1f}% ({m.wins_b}/{m.n}) "
-                       f"{_interval(m.ci_low, m.ci_high, True)} {p} {m.workers} worker{'s' if m.workers != 1 else ''}"
-                       + (" (FEW)" if m.few_workers else "") + f"; (exact {_interval(m.ci_low_exact, m.ci_high_exact, True)} "
+            out.append(f"  {m.model_b} vs {m.model_a}: {_rate(m.winrate_b, m.ci_low, m.ci_high)} ({m.wins_b}/{m.n}) "
+                       f"{p} {m.workers} worker{'s' if m.workers != 1 else ''}"
+                       + (" (FEW)" if m.few_workers else "") + f"; (exact {_bounds(m.ci_low_exact, m.ci_high_exact, True)} "
                        f"p={m.pvalue_exact:.3g}){why}")
         if q.ranking is not None:
             out.append(f"  Bradley-Terry strength [{level} resampling workers] "
                        f"[{level} {q.ranking['interval_judgments'].iloc[0] or 'no'} interval, judgments independent]")
             for r in q.ranking.itertuples(index=False):
-                out.append(f"  {r.rank}. {r.model} {r.strength:+.3f} {_interval(r.ci_low, r.ci_high)} "
-                           f"{_interval(r.ci_low_judgments, r.ci_high_judgments)}" + (f" ({r.note})" if r.note else ""))
+                out.append(f"  {r.rank}. {r.model} {interval_text(r.strength, r.ci_low, r.ci_high, signed=True)} "
+                           f"{_bounds(r.ci_low_judgments, r.ci_high_judgments)}" + (f" ({r.note})" if r.note else ""))
         else:
             out.append(f"  no ranking: {q.ranking_error}")
         if q.agreement["note"]:
@@ -45,8 +51,8 @@ def summary_lines(result) -> list[str]:
         else:
             a = q.agreement
             out.append(f"  agreement: {a['items']} items judged twice or more, {100 * a['percent_agreement']:.1f}% agree, "
-                       f"Krippendorff's alpha {a['krippendorff_alpha']:.3f} "
-                       f"{_interval(a['alpha_ci_low'], a['alpha_ci_high'])}")
+                       f"Krippendorff's alpha "
+                       f"{interval_text(a['krippendorff_alpha'], a['alpha_ci_low'], a['alpha_ci_high'])}")
         for warning in q.warnings():
             out.append(f"  WARNING: {warning}")
     out.append(f"marks: {legend(result.config.alpha)}")

@@ -155,10 +155,15 @@ def perplexity_vs_human(table: pd.DataFrame, perplexity: str = "perplexity", sco
         fit = stats.linregress(x, y)
         row = {"score": column, "models": len(table), "slope": float(fit.slope), "intercept": float(fit.intercept),
                "r": float(fit.rvalue), "r_squared": float(fit.rvalue ** 2), "p_value": float(fit.pvalue)}
-        if len(table) >= 4:
-            ci = stats.pearsonr(x, y).confidence_interval()
-            row["r_low"], row["r_high"] = float(ci.low), float(ci.high)
+        row["r_low"] = row["r_high"] = float("nan")
+        if not np.isfinite(fit.rvalue):
+            row["r_note"] = "undefined correlation: a constant column"
+        elif len(table) < 4:
+            row["r_note"] = f"{len(table)} models: a Fisher-z interval needs 4 or more"
+        elif abs(fit.rvalue) >= 1 - 1e-12:
+            row["r_note"] = "a perfect correlation: no interval of non-zero width"
         else:
-            row["r_low"] = row["r_high"] = float("nan")
+            ci = stats.pearsonr(x, y).confidence_interval()
+            row["r_low"], row["r_high"], row["r_note"] = float(ci.low), float(ci.high), ""
         rows.append(row)
     return pd.DataFrame(rows)

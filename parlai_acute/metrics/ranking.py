@@ -111,9 +111,9 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         return {"perplexity": math.exp(-summed[0] / summed[1]) if summed[1] else float("nan")}
 
     out = {"contexts": len(table), "gold_tokens": int(stats[:, 1].sum()), **perplexity(stats.sum(axis=0))}
-    low, high = bootstrap.pooled_interval(stats, perplexity, config.bootstrap, config.seed, config.level).get(
-        "perplexity", (float("nan"), float("nan")))
-    out.update({"perplexity_low": low, "perplexity_high": high})
+    low, high, why = bootstrap.pooled_interval(stats, perplexity, config.bootstrap, config.seed,
+                                               config.level)["perplexity"]
+    out.update({"perplexity_low": low, "perplexity_high": high, "perplexity_note": why})
     n = config.candidates
     columns = [("hit", f"hits@1/{n}")]
     if "hit_with_parrot" in table:

@@ -27,12 +27,14 @@ def score_report(result, config, source: str) -> Report:
     section.table(summary.drop(columns=["signature"]), "summary",
                   caption=f"Mean [{_interval_label(config.level, 'contexts')}]")
     long = pd.concat([summary.assign(label=summary["metric"] + " (" + kind + ")", estimate=summary[kind],
-                                     low=summary[f"{kind}_low"], high=summary[f"{kind}_high"], order=range(len(summary)))
+                                     low=summary[f"{kind}_low"], high=summary[f"{kind}_high"],
+                                     note=summary[f"{kind}_note"], order=range(len(summary)))
                       for kind in ("single", "multi")]).sort_values("order", kind="stable")
     section.figure(interval_plot(long, "label", "estimate", "low", "high", "score",
-                                 _interval_label(config.level, "contexts")), "scores")
+                                 _interval_label(config.level, "contexts"), note="note"), "scores")
     div = report.section("Diversity of the replies")
-    div.table(pd.DataFrame([{"measure": k, "value": v} for k, v in result.diversity.items()]), "diversity")
+    div.table(pd.DataFrame([{"measure": k, "value": v, "note": result.diversity.get(f"{k}_note", "")}
+                            for k, v in result.diversity.items() if not k.endswith("_note")]), "diversity")
     div.note("distinct-n within / across replies; Self-BLEU-4 against the other sampled replies (lower is more "
              "diverse); recall/precision of references when there are several hypotheses per context.")
     signatures = report.section("Signatures")
@@ -44,9 +46,10 @@ def score_report(result, config, source: str) -> Report:
 
 def rank_report(summary: dict, table: pd.DataFrame, config, tokenisation: dict) -> Report:
     report = Report("Ranking and perplexity", f"{summary['contexts']} contexts; model {tokenisation['model']}.")
-    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
+    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high", "_note"))]
     shown = pd.DataFrame([{"measure": k, "value": summary[k], "value_low": summary.get(f"{k}_low", float("nan")),
-                           "value_high": summary.get(f"{k}_high", float("nan"))} for k in names])
+                           "value_high": summary.get(f"{k}_high", float("nan")), "note": summary.get(f"{k}_note", "")}
+                          for k in names])
     section = report.section("Perplexity and hits@1")
     section.table(shown, "summary",
                   caption=f"perplexity: [{_interval_label(config.level, 'contexts')}]; shares: "

@@ -131,8 +131,9 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
             row = {"metric": column, "level": "sentence", "signature": sig.format()}
             for kind in ("single", "multi"):
                 values = per_item[f"{column}_{kind}"].to_numpy()
-                low, high = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.level)
-                row.update({kind: float(values.mean()), f"{kind}_low": low, f"{kind}_high": high})
+                low, high, why = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.level)
+                row.update({kind: float(values.mean()), f"{kind}_low": low, f"{kind}_high": high,
+                            f"{kind}_note": why})
             rows.append(row)
     for metric in corpus_metrics:
         sig = metric.signature().with_refs(nrefs)
@@ -146,13 +147,14 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
         for column in metric.columns:
             row = {"metric": column, "level": "corpus", "signature": sig.format()}
             for kind, (point, intervals) in results.items():
-                low, high = intervals.get(column, (float("nan"), float("nan")))
-                row.update({kind: float(point[column]), f"{kind}_low": low, f"{kind}_high": high})
+                low, high, why = intervals[column]
+                row.update({kind: float(point[column]), f"{kind}_low": low, f"{kind}_high": high,
+                            f"{kind}_note": why})
             rows.append(row)
         if progress is not None:
             progress.update(1)
-    summary = pd.DataFrame(rows, columns=["metric", "level", "single", "single_low", "single_high",
-                                          "multi", "multi_low", "multi_high", "signature"])
+    summary = pd.DataFrame(rows, columns=["metric", "level", "single", "single_low", "single_high", "single_note",
+                                          "multi", "multi_low", "multi_high", "multi_note", "signature"])
     div = reply_diversity(items, replies, pair_metrics, config)
     if progress is not None:
         progress.update(1)
@@ -169,6 +171,9 @@ def reply_diversity(items, replies, pair_metrics, config: ScoreConfig) -> dict:
     bleu = next((m for m in pair_metrics if isinstance(m, SentenceBleu)), None)
     if bleu is not None:
         out.update(diversity.self_bleu(first, bleu, config.self_bleu_sample, config.seed))
+        out["self_bleu4_note"] = ("" if out["self_bleu_replies"] >= 2 else
+                                  f"undefined: Self-BLEU compares replies, and {out['self_bleu_replies']} non-empty "
+                                  f"{'reply was' if out['self_bleu_replies'] == 1 else 'replies were'} given")
     several = [(replies[it.id], it.references) for it in items if len(replies[it.id]) > 1]
     if several:
         out["hypotheses_per_context"] = float(np.mean([len(h) for h, _ in several]))

@@ -13,7 +13,8 @@ Per context, with the metrics' sacrebleu settings (:class:`parlai_acute.metrics.
 * **unique n-grams** (n = 1..4, lowercase word tokens): distinct n-grams of all collected
   replies together, of the original alone, and collected ones not in the original.
 
-Per mode: the mean over contexts with a percentile bootstrap interval over contexts.
+Per mode: the mean over contexts with a percentile bootstrap interval over contexts; where
+there is none (one context, every resample the same), the mode's ``note`` says why in words.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 import parlai_acute
-from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.intervals import no_percentile_interval, percentile_interval, too_few
 from parlai_acute.stats.resample import resample_weights
 from parlai_acute.stats.settings import Settings
 
@@ -82,6 +83,8 @@ class MultirefResult:
 
 
 def summarise(contexts: pd.DataFrame, resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+    """Per mode the mean of each measure over contexts, its percentile bootstrap interval over
+    contexts, and a ``note`` saying in words why a measure has no interval or no value."""
     measures = ["replies", "self_bleu4", "gt_bleu2", "gt_bleu4"] + [f"unique{n}_{k}" for n in ORDERS
                                                                     for k in ("collected", "original", "new")]
     rows = []
@@ -90,16 +93,29 @@ def summarise(contexts: pd.DataFrame, resamples: int, seed: int, confidence: flo
         values = group[measures].to_numpy(float)
         row = {"mode": mode, "contexts": len(group)}
         low = high = np.full(len(measures), np.nan)
-        if resamples and len(group) > 1:
+        why = [too_few(len(group), "context", resamples)] * len(measures)
+        if not why[0]:
             weights = resample_weights(len(group), resamples, rng).astype(float)
             finite = np.where(np.isfinite(values), values, 0.0)
             counts = weights @ np.isfinite(values).astype(float)
             with np.errstate(invalid="ignore", divide="ignore"):
-                low, high = percentile_interval((weights @ finite) / counts, confidence)
+                means = (weights @ finite) / counts
+            low, high = percentile_interval(means, confidence)
+            why = no_percentile_interval(means, confidence)
+        notes: dict[str, list[str]] = {}
         for j, name in enumerate(measures):
-            row[name] = float(np.nanmean(values[:, j])) if np.isfinite(values[:, j]).any() else float("nan")
-            if name != "replies":
-                row[f"{name}_low"], row[f"{name}_high"] = float(low[j]), float(high[j])
+            defined = np.isfinite(values[:, j]).any()
+            row[name] = float(np.nanmean(values[:, j])) if defined else float("nan")
+            if name == "replies":
+                continue
+            row[f"{name}_low"], row[f"{name}_high"] = float(low[j]), float(high[j])
+            if not defined:  # only Self-BLEU can be: it compares the replies of a context
+                notes.setdefault("undefined: every context has a single reply, and Self-BLEU compares replies",
+                                 []).append(name)
+            elif why[j]:
+                notes.setdefault(f"no interval: {why[j]}", []).append(name)
+        row["note"] = "; ".join(f"{what} ({', '.join(names)})" if len(names) < len(measures) - 1 else what
+                                for what, names in notes.items())
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -21,7 +21,7 @@ def build_report(result: MultirefResult) -> Report:
     for measure, label in (("self_bleu4", "Self-BLEU-4"), ("gt_bleu4", "Gt-BLEU-4"),
                            ("unique1_collected", "unique unigrams of the collected replies")):
         section.figure(interval_plot(result.modes, "mode", measure, f"{measure}_low", f"{measure}_high",
-                                     xlabel=label, interval_label=interval), measure,
+                                     xlabel=label, interval_label=interval, note="note"), measure,
                        caption=f"{label} per mode; bars: {interval}")
     page.configuration("Run", run_record(result))
     return page

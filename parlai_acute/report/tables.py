@@ -31,7 +31,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 import pandas as pd
 
 __all__ = ["esc", "header", "format_p", "p_text", "format_value", "column_decimals", "column_format", "interval_text",
-           "bounds_text", "has_interval", "display_table", "column_parts", "table_html", "table_latex",
+           "number_text", "bounds_text", "has_interval", "display_table", "column_parts", "table_html", "table_latex",
            "table_markdown", "latex_escape", "markdown_escape"]
 
 
@@ -149,6 +149,15 @@ def bounds_text(low, high, decimals: int = 3, *, scale: float = 1.0, signed: boo
     return f"[{lo}{unit}, {hi}{unit}]"
 
 
+def number_text(value, decimals: int = 3, *, scale: float = 1.0, signed: bool = False, unit: str = "",
+                why: str = "") -> str:
+    """A number on its own as :func:`interval_text` writes an estimate; "undefined (``why``)"
+    when it is not one (NaN, infinite, missing), never "nan"."""
+    if not _finite(value):
+        return "undefined" + (f" ({why})" if why else "")
+    return _rounded(value, decimals, ROUND_HALF_EVEN, scale, signed) + unit
+
+
 def interval_text(estimate, low, high, decimals: int = 3, *, scale: float = 1.0, signed: bool = False,
                   unit: str = "", why: str = "") -> str:
     """The one way an estimate and its interval are written, in a report's table or on a
@@ -157,8 +166,8 @@ def interval_text(estimate, low, high, decimals: int = 3, *, scale: float = 1.0,
     when there is none (``why`` the reason in words, or just "(no interval)"); "undefined
     (``why``)" for an estimate that is not a number. Never "nan", never a zero-width "[x, x]"."""
     if not _finite(estimate):
-        return "undefined" + (f" ({why})" if why else "")
-    shown = _rounded(estimate, decimals, ROUND_HALF_EVEN, scale, signed) + unit
+        return number_text(estimate, why=why)
+    shown = number_text(estimate, decimals, scale=scale, signed=signed, unit=unit)
     bounds = bounds_text(low, high, decimals, scale=scale, signed=signed, unit=unit)
     if bounds:
         return f"{shown} {bounds}"

@@ -47,12 +47,11 @@ def _fmt(block: dict, ties: int = 0) -> str:
         left_out = (f": the {ties} item{'s' if ties != 1 else ''} the judge answered both ways (it followed the "
                     f"position; --inconsistent tie) {'were' if ties != 1 else 'was'} left out" if ties else "")
         return "no items" + left_out
+    from parlai_acute.report.tables import interval_text
+
     p, (pl, ph), k, (kl, kh) = block["percent_agreement"], block["percent_ci"], block["kappa"], block["kappa_ci"]
-    percent = f"{100 * p:.1f}% " + ("[no interval]" if math.isnan(pl) else f"[{100 * pl:.1f}, {100 * ph:.1f}]")
-    if math.isnan(k):
-        kappa = "kappa undefined"
-    else:
-        kappa = f"kappa {k:+.2f} " + ("[no interval]" if math.isnan(kl) else f"[{kl:+.2f}, {kh:+.2f}]")
+    percent = interval_text(p, pl, ph, 1, scale=100, unit="%")
+    kappa = f"kappa {interval_text(k, kl, kh, 2, signed=True)}"
     notes = "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)
     return f"{percent}, {kappa} ({block['items']} items, {block['pairs']} pairs)" + (f" ({notes})" if notes else "")
 
@@ -66,7 +65,7 @@ def _tau(ranking: dict) -> str:
 def run(args) -> int:
     import parlai_acute
     from parlai_acute.errors import UserError
-    from parlai_acute.files import atomic_write
+    from parlai_acute.files import output_dir, write_csv
     from parlai_acute.judges import agreement
     from parlai_acute.judges.agreement_report import render
     from parlai_acute.judges.record import read_summary, write_summary
@@ -97,12 +96,11 @@ def run(args) -> int:
     summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
                "parlai_acute_version": parlai_acute.__version__}
-    outdir = Path(args.outdir)
-    write_summary(outdir / "agreement.json", summary)
-    with atomic_write(outdir / "scores.csv") as fh:
-        result["matchups"].to_csv(fh, index=False)
     judge_summary = read_summary(args.judge_summary, args.judge_table)
-    paths = render(summary, result["matchups"], outdir, judge_summary)
+    with output_dir(args.outdir) as outdir:  # all or nothing
+        write_summary(outdir / "agreement.json", summary)
+        write_csv(outdir / "scores.csv", result["matchups"])
+        paths = render(summary, result["matchups"], outdir, judge_summary)
     s = summary
     print(f"{args.protocol}: judge {', '.join(s['judge'])} vs {s['human_workers']} people")
     blocks = [("", s)] + [(f"{q['question']}: ", q) for q in s.get("questions", []) if args.protocol == "ssa"]

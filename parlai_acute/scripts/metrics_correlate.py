@@ -71,6 +71,19 @@ def rated_items(args):
 
 
 def run(args) -> int:
+    from parlai_acute.files import output_dir
+
+    if not args.ratings and not args.system_scores:
+        raise UserError("give --ratings CSV (metric correlations) and/or --system-scores CSV (perplexity vs people)")
+    config = score_config(args)
+    with output_dir(args.outdir) as outdir:  # all or nothing
+        _correlate(args, config, outdir)
+    print(f"report: {outdir}/report.html (tables/*.tex|md, *.csv, run.json)")
+    return 0
+
+
+def _correlate(args, config, outdir: Path) -> None:
+    """Every table, run.json and the report into ``outdir``, each result printed as it comes."""
     import numpy as np
     import pandas as pd
 
@@ -78,11 +91,8 @@ def run(args) -> int:
     from parlai_acute.metrics.score import build_metrics, item_scores
     from parlai_acute.metrics.reports import correlation_report
     from parlai_acute.metrics.tables import write_csv, write_run
+    from parlai_acute.report.tables import interval_text, number_text, p_text
 
-    if not args.ratings and not args.system_scores:
-        raise UserError("give --ratings CSV (metric correlations) and/or --system-scores CSV (perplexity vs people)")
-    outdir = Path(args.outdir)
-    config = score_config(args)
     out: dict = {}
     fits = None
     signatures: dict = {}
@@ -136,21 +146,21 @@ def run(args) -> int:
         fits = correlation.perplexity_vs_human(frame, args.perplexity_column, score_columns, args.model_column)
         write_csv(fits, outdir / "perplexity_vs_human.csv")
         for row in fits.itertuples(index=False):
-            interval = "" if row.r_low != row.r_low else f" [{row.r_low:+.3f}, {row.r_high:+.3f}] (95% Fisher z)"
-            print(f"perplexity vs {row.score}: R^2 {row.r_squared:.3f}, r {row.r:+.3f}{interval}, slope {row.slope:+.4f}, "
-                  f"p {row.p_value:.3g} ({row.models} models)")
+            r = interval_text(row.r, row.r_low, row.r_high, signed=True, why=row.r_note)
+            print(f"perplexity vs {row.score}: R^2 {number_text(row.r_squared)}, r {r}"
+                  + (" (95% Fisher z)" if "[" in r else "") + f", slope {number_text(row.slope, 4, signed=True)}, "
+                  f"{p_text(row.p_value)} ({row.models} models)")
     write_run(outdir, "metrics correlate", {**vars(config), "metrics": list(config.metrics)}, signatures,
               ratings=args.ratings, system_scores=args.system_scores)
     correlation_report(out, config, fits).write(outdir)
-    print(f"report: {outdir}/report.html (tables/*.tex|md, *.csv, run.json)")
-    return 0
 
 
 def _stat(row: dict, key: str) -> str:
+    """A correlation and its interval by the one rule (report.tables.interval_text); the reasons
+    for a missing one are printed under the table."""
     import math
 
+    from parlai_acute.report.tables import interval_text
+
     value, low, high = row[key], row.get(f"{key}_low", math.nan), row.get(f"{key}_high", math.nan)
-    if math.isnan(value):
-        return f"{'n/a':<21}"
-    interval = "" if math.isnan(low) else f" [{low:+.2f},{high:+.2f}]"
-    return f"{value:+.2f}{interval:<16}"
+    return f"{interval_text(value, low, high, 2, signed=True):<21}"

@@ -53,6 +53,7 @@ def named_logs(specs: list[str]) -> dict[str, str]:
 
 
 def run(args) -> int:
+    from parlai_acute.files import output_dir
     from parlai_acute.logs import read_log
     from parlai_acute.metrics.loganalytics import LogsConfig, analyse_episodes
     from parlai_acute.metrics.reports import logs_report
@@ -67,14 +68,14 @@ def run(args) -> int:
     config = LogsConfig(human_ids=tuple(h.strip() for h in args.human_ids.split(",") if h.strip()),
                         persona_threshold=args.persona_threshold)
     table = analyse_episodes(logs, config, counts)
-    outdir = Path(args.outdir)
-    write_csv(table, outdir / "logs_table.csv")
     run_config = {"human_ids": list(config.human_ids), "persona_threshold": config.persona_threshold,
                   "rare_thresholds": list(config.rare_thresholds), "reference_corpus": corpus_name(args.reference_corpus),
                   "reference_words": int(sum(counts.values())), "seed": None,
                   "tokenisation": "words (lowercase Unicode words)"}
-    write_run(outdir, "metrics logs", run_config, logs={k: str(v) for k, v in paths.items()})
-    logs_report(table, run_config).write(outdir)
+    with output_dir(args.outdir) as outdir:  # all or nothing
+        write_csv(table, outdir / "logs_table.csv")
+        write_run(outdir, "metrics logs", run_config, logs={k: str(v) for k, v in paths.items()})
+        logs_report(table, run_config).write(outdir)
     print(table[SHOWN].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"report: {outdir}/report.html (tables/logs_table.tex|md, logs_table.csv, run.json)")
     return 0

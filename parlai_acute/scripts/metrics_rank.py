@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 from parlai_acute.scripts.metrics_options import add_test_set_arguments, load_test_set, test_set_description
 from parlai_acute.scripts.options import add_confidence, add_output_dir, add_progress, add_resampling, progress
@@ -50,7 +49,9 @@ def run(args) -> int:
     from parlai_acute.metrics.ranking import RankConfig, rank, scorer_of
     from parlai_acute.metrics.replies import build_agent
     from parlai_acute.metrics.reports import rank_report
+    from parlai_acute.files import output_dir
     from parlai_acute.metrics.tables import write_csv, write_run
+    from parlai_acute.report.tables import interval_text
 
     config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
                         rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.confidence)
@@ -60,17 +61,16 @@ def run(args) -> int:
     score_fn, tokenisation = scorer_of(agent, config.with_end)
     with progress(args, len(items), "ranking", unit="context") as bar:
         table, summary = rank(items, score_fn, config, bar.update)
-    outdir = Path(args.outdir)
-    write_csv(table, outdir / "per_item.csv")
-    write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},
-              test_set=test_set_description(args), summary=summary)
-    rank_report(summary, table, config, tokenisation).write(outdir)
-    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high"))]
+    with output_dir(args.outdir) as outdir:  # all or nothing
+        write_csv(table, outdir / "per_item.csv")
+        write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},
+                  test_set=test_set_description(args), summary=summary)
+        rank_report(summary, table, config, tokenisation).write(outdir)
+    names = [k for k in summary if k not in ("contexts", "gold_tokens") and not k.endswith(("_low", "_high", "_note"))]
     print(f"{summary['contexts']} contexts, {summary['gold_tokens']} gold tokens ({tokenisation['model']}, "
           f"{tokenisation['tokenizer']}, end token {'scored' if config.with_end else 'not scored'})")
     for k in names:
         low, high = summary.get(f"{k}_low", math.nan), summary.get(f"{k}_high", math.nan)
-        interval = "" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]"
-        print(f"  {k:<22} {summary[k]:.3f}{interval}")
+        print(f"  {k:<22} {interval_text(summary[k], low, high, why=summary.get(f'{k}_note', ''))}")
     print(f"report: {outdir}/report.html (per_item.csv, run.json)")
     return 0

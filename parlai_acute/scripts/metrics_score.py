@@ -15,7 +15,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test_set_arguments, load_test_set,
@@ -63,10 +62,11 @@ def get_replies(args, items) -> tuple[dict, str]:
 
 
 def run(args) -> int:
-    from parlai_acute.files import write_json
+    from parlai_acute.files import output_dir, write_json
     from parlai_acute.metrics.reports import score_report
     from parlai_acute.metrics.score import score
     from parlai_acute.metrics.tables import write_csv, write_run
+    from parlai_acute.report.tables import interval_text
 
     if args.batchsize < 1:
         raise UserError(f"--batchsize must be at least 1, got {args.batchsize}")
@@ -75,30 +75,32 @@ def run(args) -> int:
     replies, source = get_replies(args, items)
     with progress(args, None, "scoring", unit="metric") as bar:
         result = score(items, replies, config, progress=bar)
-    outdir = Path(args.outdir)
-    write_csv(result.per_item, outdir / "per_item.csv")
-    write_csv(result.summary, outdir / "summary.csv")
-    write_json(outdir / "diversity.json", result.diversity)
-    write_run(outdir, "metrics score", result.config, result.signatures, test_set=test_set_description(args),
-              replies=source)
-    score_report(result, config, source).write(outdir)
+    with output_dir(args.outdir) as outdir:  # all or nothing
+        write_csv(result.per_item, outdir / "per_item.csv")
+        write_csv(result.summary, outdir / "summary.csv")
+        write_json(outdir / "diversity.json", result.diversity)
+        write_run(outdir, "metrics score", result.config, result.signatures, test_set=test_set_description(args),
+                  replies=source)
+        score_report(result, config, source).write(outdir)
     print(f"{len(items)} contexts, {result.config['references']} references, {result.config['empty_replies']} "
           f"empty replies ({source})")
     print(f"{'metric':<14} {'level':<9} {'single-ref':>24} {'multi-ref':>24}")
+    missing = []
     for row in result.summary.itertuples(index=False):
-        print(f"{row.metric:<14} {row.level:<9} {_fmt(row.single, row.single_low, row.single_high):>24} "
-              f"{_fmt(row.multi, row.multi_low, row.multi_high):>24}")
+        cells = [interval_text(getattr(row, kind), getattr(row, f"{kind}_low"), getattr(row, f"{kind}_high"), 4)
+                 for kind in ("single", "multi")]
+        print(f"{row.metric:<14} {row.level:<9} {cells[0]:>24} {cells[1]:>24}")
+        missing += [(getattr(row, f"{kind}_note"), f"{row.metric} {kind}-ref") for kind in ("single", "multi")
+                    if getattr(row, f"{kind}_note")]
+    for why in dict.fromkeys(w for w, _ in missing):  # one line per reason, in order
+        cells = [cell for w, cell in missing if w == why]
+        print(f"  no interval ({why}): " + ("every score" if len(cells) == 2 * len(result.summary) else ", ".join(cells)))
     div = result.diversity
-    print("diversity: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in div.items()))
+    print("diversity: " + ", ".join(f"{k} {div[f'{k}_note'] or 'undefined'}" if div.get(f"{k}_note") else
+                                    f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                    for k, v in div.items() if not k.endswith("_note")))
     for signature in result.signatures.values():
         print(f"  {signature['signature']}")
     print(f"report: {outdir}/report.html (tables/summary.tex|md, per_item.csv, run.json)")
     return 0
 
-
-def _fmt(value, low, high) -> str:
-    import math
-
-    if math.isnan(low):
-        return f"{value:.4f}"
-    return f"{value:.4f} [{low:.3f},{high:.3f}]"

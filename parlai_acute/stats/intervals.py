@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from scipy.stats import beta, binomtest
 
-__all__ = ["clopper_pearson", "exact_intervals", "percentile_interval"]
+__all__ = ["clopper_pearson", "exact_intervals", "percentile_interval", "no_percentile_interval", "too_few"]
 
 _NAN = float("nan")
 
@@ -41,16 +41,44 @@ def exact_intervals(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.n
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
 
 
-def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap interval per column (axis 0 = resamples), ignoring NaN resamples;
-    NaN where the interval has no width or fewer than 90 % of the resamples are defined
-    (none can honestly be given)."""
+#: Share of resamples that must give a value for a percentile interval.
+DEFINED_SHARE = 0.9
+
+
+def _percentiles(samples: np.ndarray, confidence: float):
     samples = np.asarray(samples, dtype=float)
     tail = (1 - confidence) / 2 * 100
-    defined = np.isfinite(samples).mean(axis=0) >= 0.9
+    defined = np.isfinite(samples).mean(axis=0) >= DEFINED_SHARE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
         low, high = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
-    bad = ~defined | ~(high - low > 1e-12)
+    return low, high, defined, high - low > 1e-12
+
+
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap interval per column (axis 0 = resamples), ignoring NaN resamples;
+    NaN where the interval has no width or fewer than 90 % of the resamples are defined
+    (none can honestly be given; :func:`no_percentile_interval` says which, in words)."""
+    low, high, defined, wide = _percentiles(samples, confidence)
+    bad = ~defined | ~wide
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def no_percentile_interval(samples: np.ndarray, confidence: float) -> list[str]:
+    """Per column, why :func:`percentile_interval` gives no interval, in words ("" where it gives one)."""
+    _, _, defined, wide = _percentiles(samples, confidence)
+    return ["" if ok and width else
+            f"fewer than {DEFINED_SHARE:.0%} of the resamples give a value" if not ok else
+            "every resample gives the same value" for ok, width in zip(np.atleast_1d(defined), np.atleast_1d(wide))]
+
+
+def too_few(n: int, unit: str, resamples: int, least: int = 2) -> str:
+    """Why a bootstrap over ``n`` ``unit``s (e.g. "context") gives no interval before resampling
+    ("" when it may give one): none was asked for (``resamples`` 0), or too few units to
+    resample (one unit resampled is itself every time: it says nothing about others)."""
+    if resamples < 1:
+        return "no resampling asked for (bootstrap = 0)"
+    if n < least:
+        return f"{n} {unit}{'' if n == 1 else 's'}: a bootstrap over {unit}s needs {least} or more"
+    return ""
 

@@ -73,9 +73,13 @@ def judge_summaries(args) -> list:
 
 
 def run(args) -> int:
+    import contextlib
+    import io
+
     from parlai_acute import api
     from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
     from parlai_acute.acute.summary import summary_lines
+    from parlai_acute.files import output_dir
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
@@ -91,12 +95,14 @@ def run(args) -> int:
         args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
     from parlai_acute.acute.pairings import model_configs
 
-    paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None,
-                          report=not args.no_report)
-    print("\n".join(summary_lines(result)))
-    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
-    if args.judge_table:
-        from parlai_acute.scripts.ppi import beside_analysis
+    configs = model_configs(args.pairings) if args.pairings else None
+    with output_dir(args.outdir), contextlib.redirect_stdout(io.StringIO()) as judged:  # all or nothing
+        paths = write_outputs(result, args.outdir, model_configs=configs, report=not args.no_report)
+        if args.judge_table:
+            from parlai_acute.scripts.ppi import beside_analysis
 
-        beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+            beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+    print("\n".join(summary_lines(result)))  # printed once every file is in place
+    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
+    print(judged.getvalue(), end="")
     return 0

@@ -20,7 +20,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
@@ -43,6 +42,7 @@ def run(args) -> int:
     from parlai_acute.acute.judgments import write_judgments
     from parlai_acute.acute.pairings import read_onboarding, read_pairings
     from parlai_acute.errors import UserError
+    from parlai_acute.files import output_dir
     from parlai_acute.judges import record
     from parlai_acute.acute.judge import AcuteProtocol, onboarding_score
 
@@ -61,10 +61,6 @@ def run(args) -> int:
     items = protocol.items(gold + comparisons)
     results = runner.run(protocol, items)
     tables = protocol.tables(results, runner.judge.name, record.run_id(runner), args.inconsistent)
-    outdir = Path(args.outdir)
-    for name in ("judgments", "raw", "onboarding"):
-        write_judgments(outdir / ("raw_judgments.csv" if name == "raw" else f"{name}.csv"), tables[name])
-    record.write_items(outdir / "items.jsonl", results, protocol)
     real = [r for r in results if r.item.gold is None]
     counts = record.status_counts(real)
     onboarding = onboarding_score(results)
@@ -72,7 +68,22 @@ def run(args) -> int:
                "question_key": protocol.question_key, "question": protocol.question, "items": counts,
                "judgments_written": len(tables["judgments"]), "position_bias": record.bias(real),
                "onboarding": onboarding, "costs": record.costs(runner)}
-    record.write_summary(outdir / "summary.json", summary)
+    with output_dir(args.outdir) as outdir:  # all or nothing (the judge's calls stay in its cache)
+        for name in ("judgments", "raw", "onboarding"):
+            write_judgments(outdir / ("raw_judgments.csv" if name == "raw" else f"{name}.csv"), tables[name])
+        record.write_items(outdir / "items.jsonl", results, protocol)
+        record.write_summary(outdir / "summary.json", summary)
+        if args.analyze:
+            if tables["judgments"].empty:
+                raise UserError("the judge produced no usable judgments to analyze; run without --analyze to keep "
+                                "its answers in items.jsonl (its calls are cached: nothing is asked twice)")
+            from parlai_acute import api
+
+            # exactly what `acute analyze --judgments judgments.csv` does with this table and its summary.json
+            table = api.load_table("acute", tables["judgments"])
+            table.attrs["source"] = str(outdir / "judgments.csv")
+            result = api.analyze("acute", table, AnalysisConfig(seed=args.seed), warn=False, judges=[summary])
+            paths = write_outputs(result, outdir / "analysis")
     print(f"judge {runner.judge.name} ({runner.judge.backend}, template {protocol.template.id}, "
           f"answers from {args.answer_from}, orders {args.orders})")
     print("\n".join(record.count_lines(counts, "comparisons", f"rule: {args.inconsistent}", summary["position_bias"])))
@@ -83,14 +94,5 @@ def run(args) -> int:
     print(cost_line(summary))
     print(f"wrote {len(tables['judgments'])} judgments to {outdir / 'judgments.csv'}")
     if args.analyze:
-        if tables["judgments"].empty:
-            raise UserError("the judge produced no usable judgments to analyze; see items.jsonl for its answers")
-        from parlai_acute import api
-
-        # exactly what `acute analyze --judgments judgments.csv` does with this table and its summary.json
-        table = api.load_table("acute", tables["judgments"])
-        table.attrs["source"] = str(outdir / "judgments.csv")
-        result = api.analyze("acute", table, AnalysisConfig(seed=args.seed), warn=False, judges=[summary])
-        paths = write_outputs(result, outdir / "analysis")
         print(f"analysis: {paths['report.html']}")
     return 0

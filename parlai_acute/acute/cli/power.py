@@ -84,12 +84,13 @@ def _clustered(args, sizes) -> dict:
     pilot = None
     if args.pilot:
         from parlai_acute.acute.judgments import read_judgments
+        from parlai_acute.report.tables import interval_text
 
         pilot = pw.pilot_icc(*acute_power.pilot_outcomes(read_judgments(args.pilot)), seed=args.seed)
         pilot["file"] = str(args.pilot)
         print(f"\npilot {pilot['file']}: {pilot['clusters']} (worker, matchup) clusters, "
-              f"{pilot['per_cluster']:.2f} judgments each; within-worker correlation {pilot['icc']:.3f} "
-              f"[{pilot['icc_low']:.3f}, {pilot['icc_high']:.3f}] (95% bootstrap of workers)")
+              f"{pilot['per_cluster']:.2f} judgments each; within-worker correlation "
+              f"{interval_text(pilot['icc'], pilot['icc_low'], pilot['icc_high'])} (95% bootstrap of workers)")
     icc = args.icc if args.icc is not None else (pilot["icc"] if pilot and pilot["icc"] == pilot["icc"] else 0.0)
     m = args.judgments_per_worker or (pilot["per_cluster"] if pilot else 1.0)
     iccs = [("estimate" if pilot and args.icc is None else "given", icc)]

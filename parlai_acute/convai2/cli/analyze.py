@@ -43,6 +43,7 @@ def run(args) -> int:
     from parlai_acute.convai2.analysis import ConvAI2Config, analyze
     from parlai_acute.convai2.outputs import write_outputs
     from parlai_acute import api
+    from parlai_acute.report.tables import interval_text, number_text
 
     config = ConvAI2Config(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence,
                            variances=args.variances, sigma_b=args.sigma_b, sigma_e=args.sigma_e, gibbs=args.gibbs,
@@ -59,9 +60,8 @@ def run(args) -> int:
         print(f"question {question}: raw mean [{level} worker bootstrap] | calibrated +- posterior sd "
               f"(sigma_b={d['sigma_b']:.3g}, sigma_e={d['sigma_e']:.3g}, {d['variances']})")
         for r in table.itertuples(index=False):
-            boot = "[no interval]" if r.boot_low != r.boot_low else f"[{r.boot_low:.3f}, {r.boot_high:.3f}]"
-            print(f"  {r.calibrated_rank}. {r.model:<14} raw {r.mean:.3f} {boot} "
-                  f"(rank {r.raw_rank}) | calibrated {r.calibrated:.3f} +- {r.calibrated_sd:.3f}  "
+            print(f"  {r.calibrated_rank}. {r.model:<14} raw {interval_text(r.mean, r.boot_low, r.boot_high)} "
+                  f"(rank {r.raw_rank}) | calibrated {number_text(r.calibrated)} +- {number_text(r.calibrated_sd)}  "
                   f"({r.ratings} ratings, {r.workers} workers)")
         if "gibbs" in d:
             print(f"  Gibbs check: {d['gibbs']['chains']} chains x {d['gibbs']['iterations']} iterations, "
@@ -69,16 +69,16 @@ def run(args) -> int:
     if len(result.differences):
         print(f"differences b - a [{level} over workers], p and Holm p over workers:")
     for d in result.differences.itertuples(index=False):
-        ci = "[no interval]" if d.ci_low != d.ci_low else f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
         p = "p=n/a" if d.pvalue != d.pvalue else f"p={d.pvalue:.3g} holm={d.p_holm:.3g}{d.mark}"
-        print(f"  {d.question} {d.model_b} - {d.model_a}: {d.difference:+.3f} {ci} {p} ({d.workers} workers)"
+        print(f"  {d.question} {d.model_b} - {d.model_a}: {interval_text(d.difference, d.ci_low, d.ci_high, signed=True)} "
+              f"{p} ({d.workers} workers)"
               + (f" -- {d.reason}" if d.reason else ""))
     if len(result.differences):
         from parlai_acute.stats.inference import legend
 
         print(f"marks: {legend(config.alpha)}")
     for r in result.persona.itertuples(index=False):
-        print(f"persona detection {r.model}: {100 * r.rate:.1f}% ({r.correct}/{r.dialogues}) "
-              f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] {level} Clopper-Pearson")
+        print(f"persona detection {r.model}: {interval_text(r.rate, r.ci_low, r.ci_high, 1, scale=100, unit='%')} "
+              f"({r.correct}/{r.dialogues}) {level} Clopper-Pearson")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
     return 0

@@ -55,6 +55,7 @@ def load(args):
 def run(args) -> int:
     from parlai_acute.multiref.analysis import MultirefConfig, analyze
     from parlai_acute.multiref.outputs import write_outputs
+    from parlai_acute.report.tables import interval_text
 
     config = MultirefConfig(bootstrap=args.bootstrap, seed=args.seed, confidence=args.confidence)
     table, config.source = load(args)
@@ -63,9 +64,11 @@ def run(args) -> int:
     level = f"{100 * args.confidence:g}%"
     print(f"BLEU: {result.signature}; intervals: {level} bootstrap over contexts")
     for r in result.modes.itertuples(index=False):
-        print(f"  {r.mode}: {r.contexts} contexts, {r.replies:.1f} replies each; Self-BLEU-4 {r.self_bleu4:.3f} "
-              f"[{r.self_bleu4_low:.3f}, {r.self_bleu4_high:.3f}]; Gt-BLEU-4 {r.gt_bleu4:.3f} "
-              f"[{r.gt_bleu4_low:.3f}, {r.gt_bleu4_high:.3f}]; unique unigrams {r.unique1_collected:.1f} "
-              f"collected vs {r.unique1_original:.1f} original ({r.unique1_new:.1f} new)")
+        self_bleu, gt_bleu = (interval_text(getattr(r, m), getattr(r, f"{m}_low"), getattr(r, f"{m}_high"))
+                              for m in ("self_bleu4", "gt_bleu4"))
+        print(f"  {r.mode}: {r.contexts} context{'' if r.contexts == 1 else 's'}, {r.replies:.1f} replies each; "
+              f"Self-BLEU-4 {self_bleu}; Gt-BLEU-4 {gt_bleu}; unique unigrams {r.unique1_collected:.1f} "
+              f"collected vs {r.unique1_original:.1f} original ({r.unique1_new:.1f} new)"
+              + (f"\n    {r.note}" if r.note else ""))
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
     return 0

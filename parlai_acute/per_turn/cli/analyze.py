@@ -64,10 +64,17 @@ def _p(x) -> str:
 
 
 def _pct(x) -> str:
-    return "  n/a" if x != x else f"{100 * x:5.1f}"
+    from parlai_acute.report.tables import number_text
+
+    return number_text(x, 1, scale=100)
 
 
 def run(args) -> int:
+    import contextlib
+    import io
+
+    from parlai_acute.files import output_dir
+    from parlai_acute.report.tables import bounds_text, interval_text, number_text
     from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
     from parlai_acute.per_turn.outputs import write_outputs
     from parlai_acute.stats.inference import legend
@@ -79,7 +86,12 @@ def run(args) -> int:
                             same_position_min_turns=args.same_position_min_turns, exclude=list(args.exclude))
     df, config.source = load(args)
     result = analyze(df, config)
-    paths = write_outputs(result, args.outdir, report=not args.no_report)
+    with output_dir(args.outdir), contextlib.redirect_stdout(io.StringIO()) as judged:  # all or nothing
+        paths = write_outputs(result, args.outdir, report=not args.no_report)
+        if args.judge_table:
+            from parlai_acute.scripts.ppi import beside_analysis
+
+            beside_analysis(result.kept, args.judge_table, "per-turn", 1 - args.confidence, args.outdir)
     kept = int((result.turns["excluded_because"] == "").sum())
     why = ", ".join(f"{r['reason']}: {r['turns']}" for r in result.exclusion_summary() if r["turns"])
     flagged = ", ".join(f"{f['flag']}: {f['turns']}" for f in result.flag_summary() if f["turns"])
@@ -98,20 +110,21 @@ def run(args) -> int:
                         + f" | {om['test']} (exact, judgments independent) {_p(om['pvalue'])}")
             print(f"  set {g.model_set}:{test}  (rate %, {level} exact | {boot})")
             for m in g.models_table.itertuples(index=False):
-                interval = (f"[{_pct(m.boot_low)}, {_pct(m.boot_high)}]" if m.boot_low == m.boot_low
-                            else f"n/a ({g.dialogues} dialogue(s); needs {config.min_clusters} and some variation)"
+                interval = (bounds_text(m.boot_low, m.boot_high, 1, scale=100)
+                            or f"no interval ({g.dialogues} dialogue(s); needs {config.min_clusters} and some variation)"
                             if config.bootstrap else "")
-                print(f"    {m.model:<16} {_pct(m.rate)}  [{_pct(m.ci_low)}, {_pct(m.ci_high)}] | "
+                print(f"    {m.model:<16} {interval_text(m.rate, m.ci_low, m.ci_high, 1, scale=100)} | "
                       f"{interval}  ({m.picked}/{m.turns})")
         for c in d.comparisons.itertuples(index=False):
             ties = (f" tie-win {_pct(c.tie_win).strip()} tie-loss {_pct(c.tie_loss).strip()}"
                     if d.setting == "pm" and d.protocol != "soba" else "")
-            interval = (f" [{100 * c.cluster_low:+.1f}, {100 * c.cluster_high:+.1f}]" if c.cluster_low == c.cluster_low
-                        else "")
+            interval = bounds_text(c.cluster_low, c.cluster_high, 1, scale=100, signed=True)
+            interval = f" {interval}" if interval else ""
             verdict = (f"{_p(c.cluster_pvalue)} holm={c.cluster_p_holm:.3g}{c.mark}" if c.cluster_pvalue == c.cluster_pvalue
                        else "no mark")
             note = c.cluster_note or f"{c.clusters} {config.cluster}s"
-            print(f"  {c.model_b} - {c.model_a}: {100 * c.diff:+.1f} points{interval}{ties}  {verdict} "
+            print(f"  {c.model_b} - {c.model_a}: {number_text(c.diff, 1, scale=100, signed=True)} points{interval}{ties}  "
+                  f"{verdict} "
                   f"({note})  | exact, judgments independent: {_p(c.pvalue)} "
                   f"holm={c.p_holm:.3g}")
     if len(result.designs) > 1:
@@ -121,8 +134,5 @@ def run(args) -> int:
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}")
-    if args.judge_table:
-        from parlai_acute.scripts.ppi import beside_analysis
-
-        beside_analysis(result.kept, args.judge_table, "per-turn", 1 - args.confidence, args.outdir)
+    print(judged.getvalue(), end="")  # the judge's lines, printed once every file is in place
     return 0

@@ -124,6 +124,7 @@ def _analyze(workdir: Path, task_name: str) -> int:
     from parlai_acute.per_turn.analysis import AnalysisConfig, analyze
     from parlai_acute.per_turn.outputs import write_outputs
     from parlai_acute.per_turn.turns import turns_table
+    from parlai_acute.report.tables import interval_text
 
     db = open_mephisto_db(workdir / "mephisto" / "database.db")
     records = store.turns_for_task(db, task_name)
@@ -136,7 +137,7 @@ def _analyze(workdir: Path, task_name: str) -> int:
         for group in design.groups:
             print(f"{design.label}: {group.turns} turns, {group.dialogues} dialogue(s)")
             for m in group.models_table.itertuples(index=False):
-                print(f"  {m.model:<20} picked {m.picked}/{m.turns} ({100 * m.rate:.0f}%, 95% exact "
-                      f"[{100 * m.ci_low:.0f}, {100 * m.ci_high:.0f}])")
+                print(f"  {m.model:<20} picked {m.picked}/{m.turns} "
+                      f"({interval_text(m.rate, m.ci_low, m.ci_high, 0, scale=100, unit='%')}, 95% exact)")
     print(f"report: {paths['report.html']}")
     return 0

@@ -16,7 +16,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, cost_line, make_runner
 
@@ -30,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from parlai_acute.errors import UserError
+    from parlai_acute.files import output_dir
     from parlai_acute.judges import record
     from parlai_acute.per_turn.judge import PerTurnProtocol
     from parlai_acute.per_turn.turns import read_turns, write_turns
@@ -43,16 +43,16 @@ def run(args) -> int:
     runner = make_runner(args)
     results = runner.run(protocol, items)
     table = protocol.table(results, runner.judge.name, record.run_id(runner))
-    outdir = Path(args.outdir)
-    write_turns(outdir / "turns.csv", table)
-    record.write_items(outdir / "items.jsonl", results, protocol)
     counts = record.status_counts(results)
     summary = {**record.provenance(runner, [i.template.id for i in items]), "protocol": "per-turn",
                "turns_file": str(args.turns), "items": counts, "rows_written": len(table),
                "position_bias": record.bias(results), "costs": record.costs(runner),
                "onboarding": "none: the per-turn task has no gold items yet; score a judge on ACUTE gold pairs "
                              "with `parlai-acute judge acute`"}
-    record.write_summary(outdir / "summary.json", summary)
+    with output_dir(args.outdir) as outdir:  # all or nothing (the judge's calls stay in its cache)
+        write_turns(outdir / "turns.csv", table)
+        record.write_items(outdir / "items.jsonl", results, protocol)
+        record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
           f"answers from {args.answer_from}, orders {args.orders})")
     print("\n".join(record.count_lines(counts, "turns", "dropped", summary["position_bias"])))

@@ -77,9 +77,11 @@ def run(args) -> int:
                     turns_per_dialogue=per_dialogue, icc=icc, reps=args.reps, seed=args.seed)
     out = plan(a, args.budget)
     if pilot:
+        from parlai_acute.report.tables import interval_text
+
         out["pilot"] = pilot
         print(f"pilot {pilot['file']}: {pilot['clusters']} dialogues, {pilot['turns_per_dialogue']:.1f} turns each; "
-              f"intra-dialogue correlation {pilot['icc']:.3f} [{pilot['icc_low']:.3f}, {pilot['icc_high']:.3f}] "
+              f"intra-dialogue correlation {interval_text(pilot['icc'], pilot['icc_low'], pilot['icc_high'])} "
               f"(95% bootstrap of dialogues)" + (" -- used" if args.icc is None else f" -- not used: --icc {args.icc:g}"))
         if args.icc is None and args.budget is None and pilot["icc_high"] == pilot["icc_high"]:
             import dataclasses

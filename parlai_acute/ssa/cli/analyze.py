@@ -49,23 +49,27 @@ def load(args):
     return table, table.attrs["source"]
 
 
-def _pct(x) -> str:
-    return "  n/a" if x != x else f"{100 * x:5.1f}"
-
-
 def _rate(m, q: str) -> tuple[str, bool]:
-    """'value [low, high]' from the cluster bootstrap; where it gives none, the exact interval
-    (marked ``+``: labels independent) rather than an impossible '[ n/a, n/a]'."""
+    """'value [low, high]' (percent, by the one rule: report.tables.interval_text) from the
+    cluster bootstrap; where it gives none, the exact interval (marked ``+``: labels
+    independent) rather than an impossible '[nan, nan]'; "(no interval)" where neither exists."""
+    from parlai_acute.report.tables import has_interval, interval_text
+
     value, low, high = getattr(m, q), getattr(m, q + "_boot_low"), getattr(m, q + "_boot_high")
-    if low == low:
-        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]", False
+    if has_interval(low, high):
+        return interval_text(value, low, high, 1, scale=100), False
     low, high = getattr(m, q + "_exact_low", float("nan")), getattr(m, q + "_exact_high", float("nan"))
-    if low == low:
-        return f"{_pct(value)} [{_pct(low)}, {_pct(high)}]+", True
-    return f"{_pct(value)} [no interval]", False
+    if has_interval(low, high):
+        return interval_text(value, low, high, 1, scale=100) + "+", True
+    return interval_text(value, low, high, 1, scale=100), False
 
 
 def run(args) -> int:
+    import contextlib
+    import io
+
+    from parlai_acute.files import output_dir
+    from parlai_acute.report.tables import bounds_text, interval_text, number_text
     from parlai_acute.ssa.analysis import SSAConfig, analyze
     from parlai_acute.ssa.outputs import write_outputs
     from parlai_acute.stats.inference import legend
@@ -74,7 +78,12 @@ def run(args) -> int:
                        min_workers=args.min_workers, unit=args.unit, permutations=args.permutations)
     df, config.source = load(args)
     result = analyze(df, config)
-    paths = write_outputs(result, args.outdir, report=not args.no_report)
+    with output_dir(args.outdir), contextlib.redirect_stdout(io.StringIO()) as judged:  # all or nothing
+        paths = write_outputs(result, args.outdir, report=not args.no_report)
+        if args.judge_table:
+            from parlai_acute.scripts.ppi import beside_analysis
+
+            beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
     s = result.summary()
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
@@ -88,28 +97,26 @@ def run(args) -> int:
         print(f"  +: {level} exact Clopper-Pearson (items independent), where the cluster bootstrap gives no interval "
               f"(every resample agrees, or too few workers); [no interval]: neither can be given")
     for p in result.pairs.itertuples(index=False):
-        interval = (f" [{100 * p.cluster_low:+.1f}, {100 * p.cluster_high:+.1f}]" if p.cluster_low == p.cluster_low
-                    else "")
+        interval = bounds_text(p.cluster_low, p.cluster_high, 1, scale=100, signed=True)
+        interval = f" {interval}" if interval else ""
         if abs(p.cluster_estimate - p.diff) > 1e-9:  # e.g. per worker: the mean of each worker's own difference
-            interval = f" ({p.unit}-level {100 * p.cluster_estimate:+.1f}{interval})"
+            estimate = interval_text(p.cluster_estimate, p.cluster_low, p.cluster_high, 1, scale=100, signed=True)
+            interval = f" ({p.unit}-level {estimate})"
         verdict = (f"p={p.cluster_pvalue:.3g} holm={p.cluster_p_holm:.3g}{p.mark}" if p.cluster_pvalue == p.cluster_pvalue
                    else "no mark")
         exact = (f"  | Fisher exact, items independent: p={p.fisher_pvalue:.3g}" if p.fisher_pvalue == p.fisher_pvalue
                  else "")
-        print(f"  {p.measure} {p.model_b} - {p.model_a}: {100 * p.diff:+.1f} points{interval} {verdict} "
+        print(f"  {p.measure} {p.model_b} - {p.model_a}: {number_text(p.diff, 1, scale=100, signed=True)} points"
+              f"{interval} {verdict} "
               f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
-        alpha = ("undefined" if a.krippendorff_alpha != a.krippendorff_alpha else f"{a.krippendorff_alpha:.3f} "
-                 + ("[no interval]" if a.alpha_low != a.alpha_low else f"[{a.alpha_low:.3f}, {a.alpha_high:.3f}]"))
-        print(f"  agreement {a.question}: {a.items} items, {_pct(a.percent_agreement).strip()}% agree, "
+        alpha = interval_text(a.krippendorff_alpha, a.alpha_low, a.alpha_high)
+        print(f"  agreement {a.question}: {a.items} items, {number_text(a.percent_agreement, 1, scale=100)}% agree, "
               f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
     print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
-    if args.judge_table:
-        from parlai_acute.scripts.ppi import beside_analysis
-
-        beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
+    print(judged.getvalue(), end="")  # the judge's lines, printed once every file is in place
     return 0

@@ -18,7 +18,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
@@ -34,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from parlai_acute.errors import UserError
-    from parlai_acute.files import write_jsonl
+    from parlai_acute.files import output_dir, write_jsonl
     from parlai_acute.judges import record
     from parlai_acute.ssa.judge import SsaProtocol, onboarding_score
     from parlai_acute.ssa.items import load_gold, read_items
@@ -50,13 +49,7 @@ def run(args) -> int:
     specific = runner.run(protocol, gold_specific + protocol.items([i for i in ssa_items if says.get(i.item_id)],
                                                                    "specific"))
     table = protocol.table(ssa_items, real(sensible), real(specific), runner.judge.name, record.run_id(runner))
-    outdir = Path(args.outdir)
-    write_labels(outdir / "labels.csv", table)
-    record.write_items(outdir / "items.jsonl", sensible + specific, protocol)
     specific_gold = protocol.answers(golden(specific))
-    write_jsonl(outdir / "onboarding.jsonl",
-                [{**g, "judge_sensible": says_gold.get(f"gold-{i}"), "judge_specific": specific_gold.get(f"gold-{i}")}
-                 for i, g in enumerate(gold)])
     score = onboarding_score(gold, golden(sensible), golden(specific))
     counts = {}
     for question, results in (("sensible", sensible), ("specific", specific)):
@@ -72,7 +65,13 @@ def run(args) -> int:
                "specific": int(table["specific"].sum()), "onboarding": score, "costs": record.costs(runner),
                "position_swap": "none: one reply per item, nothing to swap",
                "warning": warning}
-    record.write_summary(outdir / "summary.json", summary)
+    with output_dir(args.outdir) as outdir:  # all or nothing (the judge's calls stay in its cache)
+        write_labels(outdir / "labels.csv", table)
+        record.write_items(outdir / "items.jsonl", sensible + specific, protocol)
+        write_jsonl(outdir / "onboarding.jsonl",
+                    [{**g, "judge_sensible": says_gold.get(f"gold-{i}"), "judge_specific": specific_gold.get(f"gold-{i}")}
+                     for i, g in enumerate(gold)])
+        record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
           f"answers from {args.answer_from}; one reply per item, no position swap)")
     for question, c in counts.items():
