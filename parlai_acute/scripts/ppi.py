@@ -38,7 +38,8 @@ def _shown(estimate, low, high, signed: bool, why: str = "") -> str:
     """A share or difference in percent with its interval, by the one display rule."""
     from parlai_acute.report.tables import interval_text
 
-    return interval_text(estimate, low, high, 1, scale=100, signed=signed, why=why)
+    # shares in percent as analyze prints them; differences in percentage points
+    return interval_text(estimate, low, high, 1, scale=100, signed=signed, unit=" pp" if signed else "%", why=why)
 
 
 def _ranks(lower: int, upper: int) -> str:
