@@ -1,0 +1,105 @@
+"""Review from evidence on a real Mephisto database (mock provider): the per-worker table, rules
+turned into actions, pay, and ``--apply`` through Mephisto's unit and worker API, idempotent."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parlai_acute.scripts.main import main
+from review_helpers import PAY, add_unit, comparison, launched_run
+
+RULES = {"rules": [{"when": "gold_accuracy < 1", "action": "reject",
+                    "reason": "answered {gold_correct} of {gold_items} check comparisons correctly"},
+                   {"when": "position_p < 0.05", "action": "block"}],
+         "min_hourly_wage": 12}
+
+
+@pytest.fixture()
+def mephisto_db(tmp_path, monkeypatch):
+    import mephisto.utils.dirs as dirs
+    from mephisto.abstractions.databases.local_database import LocalMephistoDB
+
+    data = tmp_path / "mephisto_data"
+    data.mkdir()
+    monkeypatch.setattr(dirs, "loaded_data_dir", str(data))
+    return LocalMephistoDB(database_path=str(data / "database.db"))
+
+
+@pytest.fixture()
+def study(mephisto_db, tmp_path):
+    """alice: careful (right on the check, sides mixed, 10 min); bob: wrong on the check, always the
+    left side, "ok" as every reason (2 min); carol: careful but slow (20 min for one unit's pay);
+    dave: left mid-unit (status disconnect) after 3 judgments."""
+    db = mephisto_db
+    task_id, requester_id, run = launched_run(db, "study", max_judgments_per_worker=20)
+    check = comparison(99, "smol", onboarding=True)
+    add_unit(db, task_id, requester_id, run, "alice",
+             [check] + [comparison(i, "smol" if i % 4 else "generic") for i in range(8)], seconds=600)
+    add_unit(db, task_id, requester_id, run, "bob",
+             [comparison(99, "generic", onboarding=True)]
+             + [comparison(i, ["smol", "generic"][i % 2], reason="ok") for i in range(8)], seconds=120)
+    add_unit(db, task_id, requester_id, run, "carol",
+             [check] + [comparison(i, "smol" if i % 4 else "generic") for i in range(8)], seconds=1200)
+    add_unit(db, task_id, requester_id, run, "dave", [check] + [comparison(i, "smol") for i in range(3)],
+             seconds=300, status="disconnect")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(json.dumps(RULES), encoding="utf-8")
+    return db, str(tmp_path / "mephisto_data" / "database.db"), rules
+
+
+def test_the_table_holds_each_workers_evidence(study):
+    from parlai_acute import api
+
+    db, db_file, rules = study
+    plan = api.review("study", mephisto_db=db_file, rules=rules)
+    t = plan.table.set_index("worker")
+    assert plan.protocol == "acute" and list(t.index) == ["alice", "bob", "carol", "dave"]
+    assert t.loc["alice", "judgments"] == 8 and t.loc["alice", "seconds_per_judgment"] == 30.0
+    assert (t.loc["bob", "gold_items"], t.loc["bob", "gold_correct"]) == (1, 0)
+    assert t.loc["bob", "first_position_share"] == 1.0 and t.loc["bob", "position_p"] < 0.01
+    assert t.loc["alice", "position_p"] > 0.2 and t.loc["alice", "position_needs"] == 6
+    assert "position test needs 6 judgments to fire at alpha 0.05, has 3" in t.loc["dave", "notes"]
+    # leave-one-out: alice and carol answer alike, bob differs from both on half the pairs
+    assert t.loc["alice", "agreement"] > t.loc["bob", "agreement"]
+    assert t.loc["bob", "too_short"] == 8 and t.loc["bob", "exact_repeat"] == 7
+    assert "failed onboarding" in t.loc["bob", "excluded_because"]
+    assert t.loc["carol", "hours"] == pytest.approx(1 / 3) and t.loc["carol", "base_pay"] == PAY
+    assert t.loc["carol", "wage_bonus"] == pytest.approx(12 / 3 - PAY)
+    assert t.loc["dave", "base_pay"] == 0.0  # not submitted: paid through the wage bonus for his time
+    assert t.loc["dave", "wage_bonus"] == pytest.approx(12 * 300 / 3600)
+    decisions = {p["worker"]: p for p in plan.proposals}
+    assert decisions["bob"]["decision"] == "reject" and decisions["bob"]["block"]
+    assert "answered 0 of 1 check comparisons correctly" in decisions["bob"]["reasons"][0]
+    assert decisions["bob"]["bonuses"] == [] and t.loc["bob", "base_pay"] == 0.0
+    assert decisions["alice"]["decision"] == "approve" and not decisions["alice"]["block"]
+
+
+def test_apply_carries_the_plan_out_once(study, tmp_path, capsys):
+    from mephisto.data_model.agent import Agent
+    from mephisto.data_model.worker import Worker
+
+    db, db_file, rules = study
+    log = tmp_path / "actions.jsonl"
+    args = ["review", "--task-name", "study", "--mephisto-db", db_file, "--rules", str(rules), "--log", str(log)]
+    assert main(args) == 0  # dry run
+    out = capsys.readouterr().out
+    assert "dry run" in out and not log.exists()
+    assert {a.db_status for a in (Agent.get(db, x.db_id) for x in db.find_agents())} == {"completed", "disconnect"}
+
+    assert main(args + ["--apply"]) == 0
+    out = capsys.readouterr().out
+    status = {db.get_worker(a.worker_id)["worker_name"]: Agent.get(db, a.db_id).db_status for a in db.find_agents()}
+    assert status == {"alice": "approved", "bob": "rejected", "carol": "approved", "dave": "disconnect"}
+    bob = Worker.get(db, db.find_workers(worker_name="bob")[0].db_id)
+    assert bob.get_granted_qualification("parlai_acute_eval_block") is not None  # the run's own
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    bonuses = {e["worker"]: e["amount"] for e in entries if e["action"] == "bonus"}
+    assert bonuses == {"alice": pytest.approx(1.5), "carol": pytest.approx(3.5), "dave": pytest.approx(1.0)}
+    rejected = next(e for e in entries if e["action"] == "reject")
+    assert rejected["worker"] == "bob" and rejected["evidence"]["gold_accuracy"] == 0.0
+
+    assert main(args + ["--apply"]) == 0  # a second apply does nothing
+    out = capsys.readouterr().out
+    assert len(log.read_text().splitlines()) == len(entries)
+    assert "0 actions done" in out, out
