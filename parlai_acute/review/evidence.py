@@ -131,7 +131,7 @@ def worker_table(rows, units, *, alpha: float = 0.05, straight_min: int = 10) ->
     table["agreement_items"] = agreement["agreement_items"].reindex(workers).fillna(0).astype(int)
     table["agreement"] = agreement["agreement"].reindex(workers)
 
-    straight = real[real["straight"].fillna(False).astype(bool)]
+    straight = real[real["straight"].map(lambda v: v is True or v == 1)]
     counts = straight.groupby(["worker", "answer"]).size()
     table["straight_answers"] = straight.groupby("worker").size().reindex(workers, fill_value=0)
     top = counts.groupby(level="worker").max().reindex(workers)
