@@ -103,3 +103,35 @@ def test_apply_carries_the_plan_out_once(study, tmp_path, capsys):
     out = capsys.readouterr().out
     assert len(log.read_text().splitlines()) == len(entries)
     assert "0 actions done" in out, out
+
+
+def test_work_continued_in_a_second_agent_is_decided_and_paid_once(mephisto_db, tmp_path):
+    """A relaunch left one assignment with two completed agents (the issue's double payment): the
+    work is one unit, approved once through the agent that holds it; its time is both agents'."""
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.live.sessions import carried_over, mark_superseded
+
+    db = mephisto_db
+    task_id, requester_id, run = launched_run(db, "study", max_judgments_per_worker=20)
+    first, assignment = add_unit(db, task_id, requester_id, run, "erin", [comparison(0, "smol"), comparison(1, "smol")],
+                                 seconds=200)
+    run2 = launched_run(db, "study", max_judgments_per_worker=20)[2]  # the relaunch
+    second, _ = add_unit(db, task_id, requester_id, run2, "erin", [], seconds=300)
+    old, new = Agent.get(db, first), Agent.get(db, second)
+    new.state.data.update(carried_over(old.state.data, first))
+    new.state.save_data()
+    for i in (2, 3):
+        new.state.add_comparison(comparison(i, "generic"))
+    mark_superseded(old, second)
+    db_file = str(tmp_path / "mephisto_data" / "database.db")
+
+    plan = api.review("study", mephisto_db=db_file, min_hourly_wage=6, apply=True, log=tmp_path / "log.jsonl")
+    erin = plan.table.set_index("worker").loc["erin"]
+    assert (erin["units"], erin["judgments"], erin["seconds_worked"]) == (1, 4, 500.0)
+    assert erin["base_pay"] == PAY and erin["wage_bonus"] == pytest.approx(6 * 500 / 3600 - PAY, abs=0.01)
+    assert (Agent.get(db, first).db_status, Agent.get(db, second).db_status) == ("completed", "approved")
+    skipped = next(e for e in plan.done if e["agent_id"] == str(first))
+    assert skipped["result"] == f"skipped: continued in agent {second}, decided there"
+    assert [e["action"] for e in plan.done if e["result"] == "done"] == ["approve", "bonus"]
