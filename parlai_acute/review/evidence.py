@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 

@@ -135,3 +135,20 @@ def test_work_continued_in_a_second_agent_is_decided_and_paid_once(mephisto_db, 
     skipped = next(e for e in plan.done if e["agent_id"] == str(first))
     assert skipped["result"] == f"skipped: continued in agent {second}, decided there"
     assert [e["action"] for e in plan.done if e["result"] == "done"] == ["approve", "bonus"]
+
+
+def test_every_live_task_is_reviewed_by_its_protocol_and_others_are_named(mephisto_db):
+    from parlai_acute.errors import UserError
+    from parlai_acute.mephisto_tasks.live.review import protocol_of
+
+    db = mephisto_db
+    for task_type, name in (("parlai_acute_eval", "acute"), ("parlai_acute_per_turn", "per-turn"),
+                            ("parlai_acute_ssa_label", "ssa"), ("parlai_acute_multiref", "multiref")):
+        db.new_task(f"t_{task_type}", task_type)
+        assert protocol_of(db, f"t_{task_type}").name == name
+    db.new_task("static", "static_task")
+    with pytest.raises(UserError, match="which no protocol of parlai_acute reviews; review it with `parlai-acute "
+                                        "mephisto review`"):
+        protocol_of(db, "static")
+    with pytest.raises(UserError, match="no Mephisto task named 'nope'"):
+        protocol_of(db, "nope")

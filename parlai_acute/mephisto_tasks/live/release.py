@@ -9,7 +9,7 @@ is an error and the bundle is not written at all (:func:`parlai_acute.files.outp
 from __future__ import annotations
 
 import datetime
-import io
+import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -58,7 +58,6 @@ def release(db, task_name: str, outdir: str | Path, salt_file: str | Path | None
     it was made, pii flags)."""
     import pandas as pd
 
-    import parlai_acute
     from parlai_acute.mephisto_tasks.live import review as live_review
     from parlai_acute.review.rules import Policy
 
@@ -118,8 +117,6 @@ def release(db, task_name: str, outdir: str | Path, salt_file: str | Path | None
         put("pii_flags.json", pd.Series(pii, dtype=object).to_json(orient="values", indent=1) if pii else "[]\n",
             len(pii), "where free text holds an e-mail address or a phone number (kind, file, row; not changed)")
         sheet = datasheet(db, task_name, p.name, found, plan, pii, files)
-        import json
-
         put("datasheet.json", json.dumps(json_ready(sheet), indent=2, sort_keys=True) + "\n", 1, "this datasheet")
         put("datasheet.md", markdown(sheet), 1, "this datasheet, for people")
     return {"files": [outdir / f["file"] for f in files], "salt_file": salt_path, "salt_created": created,
