@@ -152,3 +152,16 @@ def test_every_live_task_is_reviewed_by_its_protocol_and_others_are_named(mephis
         protocol_of(db, "static")
     with pytest.raises(UserError, match="no Mephisto task named 'nope'"):
         protocol_of(db, "nope")
+
+
+def test_agent_dirs_are_mephistos_own(study):
+    """stored_units finds each agent's files without Mephisto rebuilding its TaskRun per agent."""
+    from parlai_acute.mephisto_tasks.live.stored_units import agent_dir
+
+    db = study[0]
+    for task in db.find_tasks(task_name="study"):
+        for run in db.find_task_runs(task_id=task.db_id):
+            agents = db.find_agents(task_run_id=run.db_id)
+            assert len(agents) == 4
+            for agent in agents:
+                assert str(agent_dir(run, agent)) == agent.get_data_dir()

@@ -44,13 +44,13 @@ def protocol_of(db, task_name: str):
 def agents(db, task_name: str) -> list[dict]:
     """Every agent of every run of ``task_name``: ids, worker, status, seconds worked (Mephisto's
     start and end), the unit's pay, and ``work``: the agent that holds the piece of work."""
-    from parlai_acute.mephisto_tasks.live.stored_units import _agent_data
+    from parlai_acute.mephisto_tasks.live.stored_units import _agent_data, agent_dir
 
     found, names = [], {}
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                data = _agent_data(Path(agent.get_data_dir()))
+                data = _agent_data(agent_dir(run, agent))
                 if agent.worker_id not in names:
                     names[agent.worker_id] = db.get_worker(agent.worker_id)["worker_name"]
                 start, end = data.get("start_time"), data.get("end_time")
