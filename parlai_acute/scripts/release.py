@@ -7,8 +7,9 @@ id with the salt), ``pii_flags.json`` (free text holding an e-mail address or a 
 flagged, not changed) and a datasheet (``datasheet.md``, ``datasheet.json``: what was asked, pay,
 units, exclusions and why, quality checks, configuration, package version). The salt is read from
 --salt-file, or generated there, always outside the bundle: keep it to give the same workers the
-same pseudonyms in a later bundle, never publish it. The CSV tables load with
-``datasets.load_dataset("csv", data_files=...)``. See docs/review_and_release.md.
+same pseudonyms in a later bundle, never publish it. README.md is a dataset card naming each CSV
+table as a configuration: ``datasets.load_dataset(DIR, "judgments")`` reads it. See
+docs/review_and_release.md.
 
 parlai-acute release --task-name my-acute-task --mephisto-db data/database.db -o release/
 parlai-acute release --task-name my-per-turn-task -o release/ --salt-file ~/secrets/study.salt

@@ -43,7 +43,11 @@ def test_the_bundle_holds_no_worker_id_anywhere(run, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"salt generated in {salt}" in out and salt.is_file() and salt.stat().st_mode & 0o077 == 0
     files = every_byte(bundle)
-    assert {"judgments.csv", "workers.csv", "pii_flags.json", "datasheet.json", "datasheet.md"} <= set(files)
+    assert {"judgments.csv", "workers.csv", "pii_flags.json", "datasheet.json", "datasheet.md", "README.md"} <= set(files)
+    import yaml
+
+    card = yaml.safe_load((bundle / "README.md").read_text().split("---")[1])
+    assert card["configs"][0] == {"config_name": "judgments", "data_files": "judgments.csv", "default": True}
     for name, data in files.items():
         for worker in WORKERS:
             assert worker.encode() not in data, f"{worker} in {name}"

@@ -119,8 +119,22 @@ def release(db, task_name: str, outdir: str | Path, salt_file: str | Path | None
         sheet = datasheet(db, task_name, p.name, found, plan, pii, files)
         put("datasheet.json", json.dumps(json_ready(sheet), indent=2, sort_keys=True) + "\n", 1, "this datasheet")
         put("datasheet.md", markdown(sheet), 1, "this datasheet, for people")
+        put("README.md", dataset_card(sheet, [f["file"] for f in files if f["file"].endswith(".csv")]), 1,
+            "the dataset card: `datasets` (and the Hugging Face Hub) find each table from it")
     return {"files": [outdir / f["file"] for f in files], "salt_file": salt_path, "salt_created": created,
             "pii_flags": len(pii), "workers": len(workers)}
+
+
+def dataset_card(sheet: dict, tables: list[str]) -> str:
+    """A Hugging Face dataset card: YAML front matter naming one configuration per CSV table (so
+    ``datasets.load_dataset(DIR, name)`` reads it), then where the datasheet is."""
+    lines = ["---", "configs:"]
+    for i, name in enumerate(tables):
+        lines += [f"- config_name: {name[:-4]}", f"  data_files: {name}"] + (["  default: true"] if i == 0 else [])
+    lines += ["---", "", f"# {sheet['task_name']} ({sheet['protocol']})", "",
+              "Collected with parlai_acute; worker ids are salted pseudonyms. What was asked, pay, exclusions and "
+              "quality checks: [datasheet.md](datasheet.md) (and datasheet.json).", ""]
+    return "\n".join(lines)
 
 
 def datasheet(db, task_name, protocol, found, plan, pii, files) -> dict:
