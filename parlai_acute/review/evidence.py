@@ -8,7 +8,6 @@ A value that cannot be computed is left empty and said in words in ``notes``, ne
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import pandas as pd
@@ -161,7 +160,7 @@ def worker_table(rows, units, *, alpha: float = 0.05, straight_min: int = 10) ->
             notes[worker].append("no agreement: no other worker answered the same items")
         if row["straight_answers"] and row["straight_answers"] < straight_min:
             notes[worker].append(f"straight-lining needs {straight_min} answers, has {row['straight_answers']}")
-        if math.isnan(row["seconds_worked"]) if isinstance(row["seconds_worked"], float) else False:
-            notes[worker].append("no stored start and end times for the units")
+        if row["units"] and pd.isna(row["seconds_worked"]):
+            notes[worker].append("no stored start and end times for the units, so no hours or hourly pay")
     table["notes"] = pd.Series({w: "; ".join(n) for w, n in notes.items()}, dtype=object)
     return table.reset_index()[COLUMNS]

@@ -165,3 +165,15 @@ def test_agent_dirs_are_mephistos_own(study):
             assert len(agents) == 4
             for agent in agents:
                 assert str(agent_dir(run, agent)) == agent.get_data_dir()
+
+
+def test_a_bad_rules_file_is_one_line_and_changes_nothing(study, tmp_path, capsys):
+    from mephisto.data_model.agent import Agent
+
+    db, db_file, _ = study
+    rules = tmp_path / "bad.yaml"
+    rules.write_text("- when: gold_accuracy << 1\n  action: reject\n", encoding="utf-8")
+    code = main(["review", "--task-name", "study", "--mephisto-db", db_file, "--rules", str(rules), "--apply"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "'when' must be COLUMN OP VALUE" in err, err
+    assert {Agent.get(db, a.db_id).db_status for a in db.find_agents()} == {"completed", "disconnect"}
