@@ -197,7 +197,10 @@ def apply(db, plan, log_path: Path | None = None, *, dry_run: bool = True) -> li
             record(dict(base, result="done"))
         if not mine:
             continue
-        holder = next((a for a in reversed(mine) if a["agent_id"] == a["work"]), mine[-1])
+        # a bonus goes with a unit the worker submitted where there is one (MTurk pays bonuses on
+        # submitted assignments); else with the last piece of work
+        holders = [a for a in mine if a["agent_id"] == a["work"]] or mine
+        holder = next((a for a in reversed(holders) if a["status"] in PAYABLE), holders[-1])
         for amount, why in proposal["bonuses"]:
             base = {"action": "bonus", "worker": worker, "worker_id": holder["worker_id"],
                     "agent_id": holder["agent_id"], "unit_id": holder["unit_id"], "amount": round(amount, 2),
