@@ -9,9 +9,13 @@ EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 PHONE = re.compile(r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w.])")
 
 
+_NOT_PHONES = re.compile(r"(19|20)\d{2}[\s.-](19|20)\d{2}"          # a span of years
+                         r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}")  # a date
+
+
 def _phone(match: str) -> bool:
     digits = re.sub(r"\D", "", match)
-    return 7 <= len(digits) <= 15 and not re.fullmatch(r"(19|20)\d{2}[\s.-](19|20)\d{2}", match.strip())
+    return 7 <= len(digits) <= 15 and not _NOT_PHONES.fullmatch(match.strip())
 
 
 def scan(text: str) -> list[tuple[str, str]]:

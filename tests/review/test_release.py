@@ -78,3 +78,12 @@ def test_a_salt_inside_the_bundle_is_refused_and_nothing_is_written(run, tmp_pat
     with pytest.raises(UserError, match="inside the bundle"):
         release(db, "study", tmp_path / "bundle", tmp_path / "bundle" / "salt")
     assert not (tmp_path / "bundle").exists()
+
+
+def test_the_scan_finds_addresses_and_numbers_not_dates():
+    from parlai_acute.release.pii import scan
+
+    assert scan("mail jo.doe@example.org or call (415) 555-0134") == [("email", "jo.doe@example.org"),
+                                                                       ("phone", "(415) 555-0134")]
+    assert scan("+44 20 7946 0958") == [("phone", "+44 20 7946 0958")]
+    assert scan("on 2023-05-17, 17.05.2023 and 1999-2004 I judged 1200 pairs in 45 minutes") == []
