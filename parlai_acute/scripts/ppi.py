@@ -79,6 +79,13 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
             lines.append(f"    plan: {exc}")
     ranking = ppi_ranking(people, judge, protocol, alpha)
     table.attrs["ranking"] = ranking.to_dict("records")
+    from parlai_acute.registry import protocol as lookup
+
+    ranked = set(ranking["question"])
+    pairwise = any(e.pairwise for e in lookup(protocol).estimands_module().ESTIMANDS.values())
+    for group in sorted({g for g in table["group"] if g} - ranked) if pairwise else []:
+        lines.append(f"  no prediction-powered ranking ({group}): the judge answered fewer than 2 items beyond the "
+                     f"people's among the models they compared, or the comparisons do not connect the models")
     for question, part in ranking.groupby("question", sort=True):
         lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
                      f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
