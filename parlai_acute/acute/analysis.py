@@ -34,7 +34,7 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import check_outdir, json_ready, output_dir, write_csv, write_json
+from parlai_acute.files import json_ready, output_dir, write_csv, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings

@@ -35,7 +35,8 @@ def add_model(parser: argparse.ArgumentParser, what: str = "") -> None:
 
 def add_output_dir(parser: argparse.ArgumentParser, what: str = "the tables, JSON results and report") -> None:
     parser.add_argument("-o", "--output-dir", "--outdir", dest="outdir", required=True, metavar="DIR",
-                        help=f"directory for {what}")
+                        help=f"directory for {what} (made if missing; files of the same names are replaced, "
+                             f"others left; a run that fails writes nothing there)")
 
 
 def add_output_file(parser: argparse.ArgumentParser, what: str, *aliases: str, metavar: str = "FILE") -> None:

@@ -77,9 +77,9 @@ def run(args) -> int:
     import io
 
     from parlai_acute import api
-    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
+    from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
     from parlai_acute.acute.summary import summary_lines
-    from parlai_acute.files import output_dir
+    from parlai_acute.files import check_outdir, output_dir
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,

@@ -95,7 +95,7 @@ def run(args) -> int:
         print(f"  {m.model:<14} " + " / ".join(text for text, _ in parts) + f"  ({m.items} items, {m.workers} workers)")
     if exact:
         print(f"  +: {level} exact Clopper-Pearson (items independent), where the cluster bootstrap gives no interval "
-              f"(every resample agrees, or too few workers); [no interval]: neither can be given")
+              f"(every resample agrees, or too few workers); (no interval): neither can be given")
     for p in result.pairs.itertuples(index=False):
         interval = bounds_text(p.cluster_low, p.cluster_high, 1, scale=100, signed=True)
         interval = f" {interval}" if interval else ""
@@ -111,7 +111,8 @@ def run(args) -> int:
               f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
         alpha = interval_text(a.krippendorff_alpha, a.alpha_low, a.alpha_high)
-        print(f"  agreement {a.question}: {a.items} items, {number_text(a.percent_agreement, 1, scale=100)}% agree, "
+        agree = number_text(a.percent_agreement, 1, scale=100, unit="% agree")
+        print(f"  agreement {a.question}: {a.items} items, {'no percent agreement' if agree == 'undefined' else agree}, "
               f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
