@@ -39,7 +39,8 @@ from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
+from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"

@@ -156,7 +156,8 @@ def differences(rows: pd.DataFrame, config: ConvAI2Config, question: str = "") -
                         "pvalue": np.nan if test.p_value is None else test.p_value, "workers": test.n_clusters,
                         "workers_needed": test.clusters_needed or 0, "test": test_name, "reason": test.reason or ""})
     table = pd.DataFrame(out, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_holm", "mark")])
-    from parlai_acute.stats.winrates import holm, significance_mark
+    from parlai_acute.stats.multitest import holm
+    from parlai_acute.stats.winrates import significance_mark
 
     table.insert(table.columns.get_loc("pvalue") + 1, "p_holm", holm(table["pvalue"].to_numpy()))
     table.insert(table.columns.get_loc("p_holm") + 1, "mark",

@@ -48,7 +48,8 @@ from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
-from parlai_acute.stats.winrates import grid_from_matchups, holm
+from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.winrates import grid_from_matchups
 
 INCOMPLETE = "incomplete turn"
 FLAG_RULES = {"same_position": "same position", "fast_decision": "fast decision",
@@ -255,11 +256,7 @@ def correct(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
     the mark comes from the cluster-aware Holm p-value at ``alpha``."""
     pairs = pairs.copy()
     for raw, adjusted in (("pvalue", "p_holm"), ("cluster_pvalue", "cluster_p_holm")):
-        values = pairs[raw].to_numpy(dtype=float)
-        out = np.full(len(values), np.nan)
-        ok = np.isfinite(values)
-        out[ok] = holm(values[ok])
-        pairs[adjusted] = out
+        pairs[adjusted] = holm(pairs[raw].to_numpy(dtype=float))
     pairs["mark"] = [inference.mark(p, alpha) for p in pairs["cluster_p_holm"]]
     return pairs[[c for c in PAIR_COLUMNS if c in pairs] + [c for c in pairs if c not in PAIR_COLUMNS]]
 

@@ -36,6 +36,7 @@ from scipy import optimize, special, stats
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats import power as binomial_power
+from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.winrates import binomial_p_half  # noqa: F401 (re-exported: tests, simulations)
 
 DESIGNS = ("pm-soba", "pm-sata", "mm-soba", "mm-sata", "sm")
@@ -114,17 +115,6 @@ def z_closed_form(delta: float, alpha: float = 0.05, power: float = 0.8, rounded
     return (za + zb) ** 2 / (2 * delta) ** 2
 
 
-def holm_rows(p: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p-values along the last axis (each row a family), vectorised."""
-    m = p.shape[-1]
-    order = np.argsort(p, axis=-1)
-    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
-    ranked = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
-    out = np.empty_like(ranked)
-    np.put_along_axis(out, order, ranked, axis=-1)
-    return out
-
-
 # ---------------------------------------------------------------- power at n turns
 
 def power_pm_sata(n: int, a: Assumptions) -> float:
@@ -150,7 +140,7 @@ def simulate_mm_soba(n: int, a: Assumptions) -> dict:
     p = np.stack([binomial_p_half(counts[:, j], counts[:, i] + counts[:, j]) for i, j in pairs], axis=1)
     expected = n / k
     chi2 = ((counts - expected) ** 2 / expected).sum(axis=1) if n else np.zeros(a.reps)
-    return {"power": float((holm_rows(p)[:, 0] <= a.alpha).mean()),
+    return {"power": float((holm(p)[:, 0] <= a.alpha).mean()),
             "omnibus_power": float((stats.chi2.sf(chi2, k - 1) <= a.alpha).mean())}
 
 
@@ -174,7 +164,7 @@ def simulate_mm_sata(n: int, a: Assumptions, chunk: int = 500) -> dict:
             only_i = (picks[:, :, i] & ~picks[:, :, j]).sum(axis=1)
             only_j = (picks[:, :, j] & ~picks[:, :, i]).sum(axis=1)
             p[:, col] = binomial_p_half(only_i, only_i + only_j)
-        found += int((holm_rows(p)[:, 0] <= a.alpha).sum())
+        found += int((holm(p)[:, 0] <= a.alpha).sum())
         column = picks.sum(axis=1).astype(float)
         row = picks.sum(axis=2).astype(float)
         total = column.sum(axis=1)

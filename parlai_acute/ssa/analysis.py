@@ -50,7 +50,7 @@ from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.paired import fisher_exact
 from parlai_acute.stats.resample import resample_weights
 from parlai_acute.stats.settings import Settings
-from parlai_acute.stats.winrates import holm
+from parlai_acute.stats.multitest import holm
 
 MEASURES = ("sensibleness", "specificity", "ssa")
 UNITS = ("auto", "conversation", "context", "worker")
@@ -248,12 +248,7 @@ def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: 
     for test in ("cluster", "fisher"):
         pairs[f"{test}_p_holm"] = np.nan
         for measure, group in pairs.groupby("measure"):
-            p = group[f"{test}_pvalue"].to_numpy(float)
-            ok = np.isfinite(p)
-            if ok.any():
-                adjusted = np.full(len(p), np.nan)
-                adjusted[ok] = holm(p[ok])
-                pairs.loc[group.index, f"{test}_p_holm"] = adjusted
+            pairs.loc[group.index, f"{test}_p_holm"] = holm(group[f"{test}_pvalue"].to_numpy(float))
     pairs["mark"] = [inference.mark(p, config.alpha) for p in pairs["cluster_p_holm"]]
     return pairs[PAIR_COLUMNS]
 
