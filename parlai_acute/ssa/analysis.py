@@ -68,9 +68,9 @@ class SSAConfig(Settings):
     def __post_init__(self):
         super().__post_init__()
         if self.unit not in UNITS:
-            raise UserError(f"--unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+            raise UserError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}", param="unit")
         if self.permutations < 100:
-            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
+            raise UserError(f"permutations must be at least 100, got {self.permutations}", param="permutations")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"

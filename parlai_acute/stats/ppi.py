@@ -102,7 +102,7 @@ def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_
         raise UserError(f"a pilot needs at least {MIN_PILOT} items answered by both people and the judge, "
                         f"got {min(y.size, f.size)}")
     if delta <= 0:
-        raise UserError(f"--delta must be a positive difference such as 0.1, got {delta}")
+        raise UserError(f"delta must be a positive difference such as 0.1, got {delta}", param="delta")
     var_y, var_f = y.var(ddof=1), f.var(ddof=1)
     cov = float(np.cov(y, f)[0, 1])
     ratio = 1 / judge_per_human
@@ -309,7 +309,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
     hp = ITEMS[protocol](people).groupby(["group", "measure", "item"], sort=True)["value"].mean()
     jp = ITEMS[protocol](judge).groupby(["group", "measure", "item"], sort=True)["value"].mean()
     if jp.empty:
-        raise UserError("the judge's table has no rows of this protocol to use; check --judge-table")
+        raise UserError("the judge's table has no rows of this protocol to use; check the judge's table")
     rows = []
     for (group, measure), h in hp.groupby(level=[0, 1], sort=True):
         j = jp.loc[(group, measure)] if (group, measure) in jp.index.droplevel(2) else pd.Series(dtype=float)

@@ -124,11 +124,11 @@ def test_the_readme_survey_example_composes_and_unquoted_commas_say_how_to_quote
     assert examples
     for example in examples:  # as a shell would pass it
         [override] = shlex.split(example)
-        cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, [override], "per-turn launch")
+        cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, [override])
         assert [q["key"] for q in survey.questions(cfg.mephisto.blueprint.survey_questions)] == [
             "engagingness", "fluency", "consistency", "humanness"]
     with pytest.raises(UserError, match="must be quoted"):
-        launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"], "x")
+        launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"])
 
 
 @pytest.mark.parametrize("min_turns,done", [(1, 0), (3, 1), (3, 2)])
