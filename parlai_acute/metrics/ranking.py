@@ -39,7 +39,7 @@ class RankConfig:
     rank_by: str = "sum"
     seed: int = 0
     bootstrap: int = 1000
-    level: float = 0.95
+    confidence: float = 0.95  # level of every interval
 
     def __post_init__(self):
         if self.candidates < 2:
@@ -113,7 +113,7 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         return {"perplexity": math.exp(-summed[0] / summed[1]) if summed[1] else float("nan")}
 
     out = {"contexts": len(table), "gold_tokens": int(stats[:, 1].sum()), **perplexity(stats.sum(axis=0))}
-    low, high = bootstrap.pooled_interval(stats, perplexity, config.bootstrap, config.seed, config.level).get(
+    low, high = bootstrap.pooled_interval(stats, perplexity, config.bootstrap, config.seed, config.confidence).get(
         "perplexity", (float("nan"), float("nan")))
     out.update({"perplexity_low": low, "perplexity_high": high})
     n = config.candidates
@@ -122,6 +122,6 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         columns += [("hit_with_parrot", f"hits@1/{n}+parrot"), ("parrot_beats_gold", "parrot_beats_gold")]
     for column, name in columns:
         values = table[column].to_numpy(dtype=float)
-        low, high = clopper_pearson(int(values.sum()), len(values), config.level)
+        low, high = clopper_pearson(int(values.sum()), len(values), config.confidence)
         out.update({name: float(np.mean(values)), f"{name}_low": low, f"{name}_high": high})
     return out

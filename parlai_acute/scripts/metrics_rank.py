@@ -53,7 +53,7 @@ def run(args) -> int:
     from parlai_acute.metrics.tables import write_csv, write_run
 
     config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
-                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.confidence)
+                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, confidence=args.confidence)
     items = load_test_set(args)
     model = args.model or default_model()
     agent = build_agent(model, args.datapath)
