@@ -83,7 +83,7 @@ class Design:
         if not self.model_sets:
             need = {"pm": "two", "mm": "three or more", "sm": "one"}[self.setting]
             raise UserError(f"setting {self.setting} shows {need} model(s) per turn but only {len(self.models)} "
-                            f"are given ({', '.join(self.models) or 'none'}); add more to models (NAME=MODEL)",
+                            f"model(s) are given ({', '.join(self.models) or 'none'}); add more to models (NAME=MODEL)",
                             param="models")
         for names in self.model_sets:
             unknown = [n for n in names if n not in self.models]
