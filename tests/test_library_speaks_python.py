@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import parlai_acute
-from parlai_acute.errors import UserError
+from parlai_acute.errors import UserError, param_pattern
 from parlai_acute.scripts.main import flag_message, main
 from parlai_acute.scripts.options import DeprecatedAlias
 
@@ -67,10 +67,38 @@ def test_a_user_error_names_its_parameters_and_keeps_them_across_processes():
     assert exc.params == ("max_per_worker",) and str(exc) == "max_per_worker must be at least 1, got 0"
     again = pickle.loads(pickle.dumps(exc))
     assert again.params == ("max_per_worker",) and str(again) == str(exc)
-    with pytest.raises(ValueError, match="names the parameter 'alpha' but its message does not"):
-        UserError("the level must be between 0 and 1", param="alpha")
+    assert UserError("a or b", param=("a", "b")).params == ("a", "b") and UserError("plain").params == ()
     with pytest.raises(ValueError, match="one line"):
         UserError("two\nlines")
+
+
+def unnamed_params(source: str, name: str) -> list[str]:
+    """``UserError(message, param=...)`` calls whose message (its literal text) does not name one of the
+    literal parameters: the CLI would have nothing to rewrite."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "UserError"):
+            continue
+        given = [kw.value for kw in node.keywords if kw.arg == "param"] + node.args[1:2]
+        if not given or not node.args:
+            continue
+        try:
+            params = ast.literal_eval(given[0])
+        except ValueError:  # a variable: checked where it is made
+            continue
+        params = (params,) if isinstance(params, str) else tuple(params or ())
+        message = node.args[0]
+        parts = message.values if isinstance(message, ast.JoinedStr) else [message]
+        text = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in parts)
+        found += [f"{name}:{node.lineno}: {p}" for p in params if not param_pattern(p).search(text)]
+    return found
+
+
+def test_every_library_error_names_the_parameters_it_declares():
+    hits = [hit for path in library_modules()
+            for hit in unnamed_params(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT.parent)))]
+    assert hits == []
+    assert unnamed_params('raise UserError(f"the level {x} is wrong", param="alpha")', "m.py") == ["m.py:1: alpha"]
 
 
 def parser_with_flags() -> argparse.ArgumentParser:
