@@ -96,13 +96,14 @@ def write_csv(path: str | os.PathLike, table, index: bool = False) -> Path:
     return Path(path)
 
 
-def check_outdir(outdir: str | os.PathLike, option: str = "--outdir") -> Path:
+def check_outdir(outdir: str | os.PathLike) -> Path:
     """``outdir`` as a directory we may write into, or a one-line UserError (checked before slow work)."""
     outdir = Path(outdir)
     for parent in [outdir, *outdir.parents]:
         if parent.exists():
             if not parent.is_dir():
-                raise UserError(f"{option} {outdir}: {parent} exists and is not a directory; pass a directory path")
+                raise UserError(f"outdir {outdir}: {parent} exists and is not a directory; pass a directory path",
+                                param="outdir")
             break
     return outdir
 

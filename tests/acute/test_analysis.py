@@ -284,7 +284,7 @@ def test_everything_excluded_or_empty_is_a_user_error():
         analyze(to_frame([row("w", "A", "B", "A", reason="")]))
     with pytest.raises(UserError, match="no judgments"):
         analyze(to_frame([]))
-    with pytest.raises(UserError, match="--bootstrap"):
+    with pytest.raises(UserError, match="^bootstrap must be 0 or more"):
         AnalysisConfig(bootstrap=-1)
 
 

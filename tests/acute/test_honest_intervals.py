@@ -82,7 +82,7 @@ def test_separation_is_detected_for_groups_too():
     assert not separated(np.array([[0, 3], [1, 0]]))
     # a and b beat each other, and both always beat c
     assert separated(np.array([[0, 2, 1], [1, 0, 1], [0, 0, 0]]))
-    with pytest.raises(UserError, match="--bt-alpha"):
+    with pytest.raises(UserError, match=r"a penalty greater than 0 \(bt_alpha\)"):
         bradley_terry(wins_table("a", "b", 4), alpha=0.0)
 
 

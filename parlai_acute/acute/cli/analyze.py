@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -41,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
     parser.add_argument("--min-workers", type=int, default=5,
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    add_alpha(parser)
     parser.add_argument("--judge-summary", metavar="FILE", default=None,
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
@@ -101,7 +100,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+            beside_analysis(result.kept, args.judge_table, "acute", args.confidence, args.outdir)
     print("\n".join(summary_lines(result)))  # printed once every file is in place
     print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
     print(judged.getvalue(), end="")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -26,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output_dir(parser)
     add_resampling(parser, "cluster-bootstrap resamples (0: none)")
     add_confidence(parser)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")
+    add_alpha(parser)
     parser.add_argument("--unit", choices=["auto", "conversation", "context", "worker"], default="auto",
                         help="cluster of the marks: auto = the conversation for interactive/log items, else the "
                              "context; worker = each worker's labels move together (static labelling)")
@@ -83,7 +82,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
+            beside_analysis(df, args.judge_table, "ssa", args.confidence, args.outdir)
     s = result.summary()
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
