@@ -176,7 +176,7 @@ def _covering(path: Path) -> _Outputs | None:
 
 
 @contextlib.contextmanager
-def output_dir(outdir: str | os.PathLike, option: str = "--outdir") -> Iterator[Path]:
+def output_dir(outdir: str | os.PathLike) -> Iterator[Path]:
     """All or nothing for a run's output directory: inside the block, every file written under
     ``outdir`` through :func:`atomic_write` (so :func:`write_json`, :func:`write_csv`, a
     report's ``write``...) is kept complete in a temporary file beside its final path; when
@@ -192,7 +192,7 @@ def output_dir(outdir: str | os.PathLike, option: str = "--outdir") -> Iterator[
     beside it) joins the outer one: nothing is in place until the outermost ends.
     Yields ``outdir`` as a Path, checked with :func:`check_outdir`.
     """
-    outdir = check_outdir(outdir, option)
+    outdir = check_outdir(outdir)
     if _covering(outdir) is not None:
         yield outdir
         return

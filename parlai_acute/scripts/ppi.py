@@ -192,6 +192,9 @@ def run(args) -> int:
     if args.json:
         write_ppi_json(args.json, table, protocol, args.confidence, args.people, args.judge_table)
     if args.outdir:
-        paths = write_outputs(table, args, protocol)
+        from parlai_acute.files import output_dir
+
+        with output_dir(args.outdir):  # all or nothing
+            paths = write_outputs(table, args, protocol)
         print(f"wrote {', '.join(name for name in paths if '/' not in name)} to {args.outdir}")
     return 0

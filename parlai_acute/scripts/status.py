@@ -113,7 +113,10 @@ def run(args) -> int:
 
         write_json(args.json, result | {"source": source, "version": __version__})
     if args.outdir:
-        paths = write_outputs(result, args, source)
+        from parlai_acute.files import output_dir
+
+        with output_dir(args.outdir):  # all or nothing
+            paths = write_outputs(result, args, source)
         print(f"wrote {', '.join(name for name in paths if '/' not in name)} to {args.outdir}")
     return 0
 
