@@ -25,7 +25,7 @@ def load_salt(path: str | Path, bundle: str | Path) -> tuple[bytes, bool]:
     path, bundle = Path(path).resolve(), Path(bundle).resolve()
     if path == bundle or bundle in path.parents:
         raise UserError(f"salt file {path} is inside the bundle {bundle}, which would publish it; pass a "
-                        f"salt_file outside the bundle")
+                        f"salt_file outside the bundle", param="salt_file")
     if path.is_file():
         salt = path.read_text(encoding="utf-8").strip()
         if len(salt) < 32:

@@ -136,7 +136,7 @@ class Policy:
                  for i, r in enumerate(spec.get("rules") or [])]
         wage = spec.get("min_hourly_wage")
         if wage is not None and not (isinstance(wage, (int, float)) and wage >= 0):
-            raise UserError(f"min_hourly_wage must be a number of 0 or more, got {wage!r}")
+            raise UserError(f"min_hourly_wage must be a number of 0 or more, got {wage!r}", param="min_hourly_wage")
         return cls(rules, None if wage is None else float(wage), spec.get("block_qualification"))
 
 

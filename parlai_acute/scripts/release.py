@@ -35,7 +35,7 @@ def run(args) -> int:
     from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
     from parlai_acute.mephisto_tasks.live.release import release
 
-    check_outdir(args.outdir, "--output-dir")
+    check_outdir(args.outdir)
     done = release(open_mephisto_db(args.mephisto_db), args.task_name, args.outdir, args.salt_file)
     for path in done["files"]:
         print(f"wrote {path}")

@@ -89,7 +89,7 @@ def release(db, task_name: str, outdir: str | Path, salt_file: str | Path | None
                 for kind, _ in scan(value if isinstance(value, str) else ""):
                     pii.append({"file": name, "row": number, "column": column, "kind": kind})
 
-    with output_dir(outdir, "output_dir"):
+    with output_dir(outdir):
         for name, table in found.items():
             q = PROTOCOLS[name]
             file = f"{q.table}.csv" if len(found) == 1 or name == p.name else f"{name}_{q.table}.csv"
