@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from parlai_acute.report.tables import bounds_text, interval_text
 from parlai_acute.stats.inference import legend
+from parlai_acute.stats.winrates import design_note
 
 
 def _rate(value, low, high) -> str:
@@ -31,6 +32,9 @@ def summary_lines(result) -> list[str]:
     for q in result.questions:
         out.append(f"question {q.question_key}: win rate [{level} over workers: inverted sign-flip test], p and Holm p "
                    f"over workers; (exact, judgments independent: [{level} Clopper-Pearson] p)")
+        note = design_note(q.matchups)
+        if note:
+            out.append(f"  design: {note}")
         for m in q.matchups.itertuples(index=False):
             p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
             why = f" -- {m.reason}" if m.reason else ""

@@ -629,3 +629,80 @@ def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[n
     p = ((greater + 0.5 * ties + 0.5 * structural) / total if exact
          else (greater + 0.5 * ties + 1.0) / (total + 1.0))
     return p, exact, total
+
+
+# ---------------------------------------------------------------- two (or more) sampled facets
+
+
+def _group(column: np.ndarray, codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(key, column of each key): one integer per distinct (column, codes...) combination."""
+    key = column.astype(np.int64)
+    for code in codes:
+        key = pd.factorize(key * (int(code.max()) + 1 if len(code) else 1) + code)[0].astype(np.int64)
+    first = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
+    first[key] = column
+    return key, first
+
+
+def multiway_components(column, values, facets, columns: int, small_sample: str = "cr3") -> dict:
+    """The pieces of the multiway cluster-robust variance of each column's mean of ``values``
+    (Cameron, Gelbach and Miller 2011): for every non-empty subset S of the ``facets`` (integer
+    codes, e.g. worker and conversation), V_S = sum over the S-cells of (cell total of the
+    residuals, small-sample corrected)^2 / n^2. ``small_sample``: "cr3" (the default: each cell's
+    total divided by 1 - its share of the judgments, the jackknife's leverage correction) or
+    "cr1" (V_S times G_S / (G_S - 1)). Returns estimate (m,), n (m,), levels (facets, m) and
+    parts: list of (sign, V_S (m,)) with sign (-1)^(|S|+1)."""
+    if small_sample not in ("cr1", "cr3"):
+        raise ValueError(f"small_sample must be 'cr1' or 'cr3', got {small_sample!r}")
+    column = np.asarray(column, dtype=np.int64)
+    values = np.asarray(values, dtype=float)
+    facets = [np.asarray(f, dtype=np.int64) for f in facets]
+    n = np.bincount(column, minlength=columns).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.bincount(column, weights=values, minlength=columns) / n
+    resid = values - np.nan_to_num(estimate)[column]
+    levels = np.zeros((len(facets), columns), dtype=np.int64)
+    parts = []
+    for size in range(1, len(facets) + 1):
+        for subset in itertools.combinations(range(len(facets)), size):
+            key, owner = _group(column, [facets[f] for f in subset])
+            totals = np.bincount(key, weights=resid)
+            g = np.bincount(owner, minlength=columns).astype(float)
+            if size == 1:
+                levels[subset[0]] = g
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if small_sample == "cr3":
+                    lev = np.bincount(key) / n[owner]
+                    totals = totals / np.where(lev < 1, 1 - lev, np.inf)
+                    v = np.bincount(owner, weights=totals ** 2, minlength=columns) / n ** 2
+                else:
+                    v = np.bincount(owner, weights=totals ** 2, minlength=columns) / n ** 2 * np.where(g > 1, g / (g - 1), 0)
+            parts.append((1.0 if size % 2 else -1.0, np.nan_to_num(v)))
+    return {"estimate": estimate, "n": n, "levels": levels, "parts": parts}
+
+
+def multiway_tests(column, values, facets, columns: int, confidence: float = 0.95, small_sample: str = "cr3") -> dict:
+    """Two-sided test of "mean 0" and interval of the mean of ``values`` for every column, every
+    facet random (module section "two sampled facets"): the multiway cluster-robust variance of
+    :func:`multiway_components` (if the inclusion-exclusion sum is not positive, the largest
+    one-facet variance), a t on min(levels) - 1 df. Arrays (m,): estimate, se, df, p, low, high
+    (NaN where no test exists: fewer than 2 levels of a facet, or no variation), levels (facets, m)."""
+    from scipy import stats
+
+    parts = multiway_components(column, values, facets, columns, small_sample)
+    var = sum(sign * v for sign, v in parts["parts"])
+    one_facet = np.max([v for (sign, v), size in zip(parts["parts"], _subset_sizes(len(facets))) if size == 1], axis=0)
+    var = np.where(var > 0, var, one_facet)
+    df = parts["levels"].min(axis=0) - 1.0
+    ok = (df >= 1) & (var > 0) & (parts["n"] > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(ok, np.sqrt(var), np.nan)
+        t = np.abs(parts["estimate"]) / se
+        p = np.where(ok, 2 * stats.t.sf(t, np.maximum(df, 1)), np.nan)
+        half = stats.t.ppf(0.5 + confidence / 2, np.maximum(df, 1)) * se
+    return {"estimate": parts["estimate"], "se": se, "df": df, "p": p, "low": parts["estimate"] - half,
+            "high": parts["estimate"] + half, "levels": parts["levels"], "n": parts["n"]}
+
+
+def _subset_sizes(k: int) -> list[int]:
+    return [size for size in range(1, k + 1) for _ in itertools.combinations(range(k), size)]
