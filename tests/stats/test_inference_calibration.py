@@ -91,7 +91,7 @@ def test_the_exact_per_turn_test_does_not_and_the_mark_has_power():
 
 def test_the_per_turn_analysis_mark_is_this_test():
     df = simulate_turns({"A": 0.0, "B": 0.4}, "pm", "soba", dialogues=20, dialogue_sd=1.0, seed=5)
-    config = AnalysisConfig(bootstrap=0, seed=3, permutations=2000)
+    config = AnalysisConfig(bootstrap=0, seed=3, permutations=2000, cluster="dialogue")
     pair = analyze(df, config).designs[0].comparisons.iloc[0]
     picks, _, clusters = choice_matrix(df, ["A", "B"], "dialogue")
     sums = np.bincount(clusters, weights=picks[:, 1].astype(float) - picks[:, 0])
