@@ -63,6 +63,27 @@ closed form; the two-sample permutation test the cluster-robust difference of th
 ratio means with a t on G - 2 df; the omnibus permutation test the cluster-robust Wald
 test of the models' totals against their within-cluster expectation, chi-squared on k - 1
 df. With that many clusters the randomisation tests and their limits agree (tested).
+
+**Two sampled facets** (issue 23). When the same conversations serve many ACUTE judgments,
+a test over workers treats the sampled conversations as fixed: its verdict is about *these*
+conversations, and it fires 19-27 % when the models are equal (conversation quality sd 1,
+docs/inference.md). There the analyses treat every sampled facet as random with
+:func:`multiway_tests`: the multiway cluster-robust variance of the mean (Cameron, Gelbach and
+Miller 2011) -- the sum over the facets (worker, A's conversation, B's conversation) of the
+one-facet variances, minus those of their intersections, plus the triple intersection -- with
+the CR3 small-sample correction (each cell's residual total divided by 1 - its share of the
+judgments, the jackknife's leverage) and a t on min(levels) - 1 degrees of freedom. Why this:
+measured side by side on seeded A/A studies (docs/inference.md, benchmarks/
+bench_crossed_calibration.py), the CR1 correction (G / (G - 1)) fires 6.1-8.6 % at 8 levels,
+the sum of one-facet variances without the intersection 1-3.5 % (it counts the judgment noise
+twice), while CR3 with the min-levels t holds 3.7-5.9 % and covers 94.1-96.3 % at 8, 20 and 60
+levels, with the power of a Wald test that knows the true standard deviation. The pigeonhole
+bootstrap and randomisation tests that respect both facets were not adopted: resampling two
+facets at once over-counts the judgment noise (Owen 2007), the percentile bootstrap already
+fired 10-13 % with one facet at 8 clusters, and negating one worker's judgments is not a
+symmetry of the null once conversations are shared. A facet with too few levels for a verdict
+about the models (fewer than :func:`min_clusters`) gives no mark; the analysis says what the
+one-facet test shows about these conversations and how many are needed.
 """
 from __future__ import annotations
 
@@ -76,7 +97,7 @@ import pandas as pd
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
            "two_sample_cluster_test",
            "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
-           "shortfall"]
+           "shortfall", "multiway_components", "multiway_tests"]
 
 _BISECT_STEPS = 60
 #: Clusters from which every test is taken in its normal (t / chi-squared) limit.

@@ -15,6 +15,15 @@ form; it is what makes a million judgments affordable, and with that many worker
 agree (tested). A matchup judged by too few workers for the test to reach ``alpha`` gets
 no mark and says how many workers it needs. Holm runs across the matchups of a question.
 
+Conversations reused across a matchup's judgments (fewer conversations than comparisons: a
+demo's 3 self-chats per model, a pool of 20 pairs) are a second sampled facet: there the
+headline test is the two-way (worker x conversation) cluster-robust t of
+:func:`parlai_acute.stats.inference.multiway_tests`, ``conversations`` counts them (the fewer of
+the two models'), ``design`` says which facets were treated as sampled, and the test over
+workers alone stays as ``pvalue_workers``/``ci_low_workers``/``ci_high_workers`` (a verdict
+about these conversations). Too few conversations per model: no mark, and ``reason`` says how
+many are needed; :func:`design_note` is the sentence the summary, report and run.json print.
+
 Secondary columns, named with their assumption ("exact, judgments independent"): the
 two-sided exact binomial p-value against 1/2 (``pvalue_exact``, ``p_holm_exact``) and the
 Clopper-Pearson interval (``ci_low_exact``/``ci_high_exact``), both vectorised over
