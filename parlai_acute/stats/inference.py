@@ -657,9 +657,14 @@ def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[n
 
 def _group(column: np.ndarray, codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """(key, column of each key): one integer per distinct (column, codes...) combination."""
-    key = column.astype(np.int64)
-    for code in codes:
-        key = pd.factorize(key * (int(code.max()) + 1 if len(code) else 1) + code)[0].astype(np.int64)
+    key, bound = column.astype(np.int64), int(column.max()) + 1 if len(column) else 1
+    for code in codes:  # one integer per combination; re-coded only when the product would overflow
+        size = int(code.max()) + 1 if len(code) else 1
+        if bound * size >= 2 ** 62:
+            key = pd.factorize(key)[0].astype(np.int64)
+            bound = int(key.max()) + 1 if len(key) else 1
+        key, bound = key * size + code, bound * size
+    key = pd.factorize(key)[0].astype(np.int64)
     first = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
     first[key] = column
     return key, first
