@@ -40,7 +40,7 @@ from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
 from parlai_acute.stats.multitest import holm
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
+from parlai_acute.stats.winrates import design_note, grid_from_matchups, grid_table, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -339,7 +339,7 @@ def _write(result: AnalysisResult, outdir: Path, model_configs: dict | None, rep
     write_json(paths["winrates.json"], {**meta, "questions": [
         {"question_key": r.question_key, "question": r.question, "models": r.models,
          "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias,
-         "warnings": r.warnings()} for r in q]})
+         "design": design_note(r.matchups), "warnings": r.warnings()} for r in q]})
     rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
     write_csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
     write_json(paths["ranking.json"], {**meta, "questions": [
@@ -351,4 +351,5 @@ def _write(result: AnalysisResult, outdir: Path, model_configs: dict | None, rep
     write_csv(paths["reasons.csv"], result.reasons())
     if report:
         paths.update(build_report(result, model_configs).write(outdir))
-    write_json(paths["run.json"], {**meta, "outputs": sorted(paths)})
+    write_json(paths["run.json"], {**meta, "design": {r.question_key: design_note(r.matchups) for r in q},
+                                   "outputs": sorted(paths)})

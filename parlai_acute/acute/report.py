@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from parlai_acute.stats.winrates import design_note
 from parlai_acute.report import Report, interval_plot, win_rate_heatmap
 from parlai_acute.report.tables import p_text
 from parlai_acute.stats.inference import legend
@@ -121,6 +122,9 @@ def build_report(result, model_configs: dict | None = None) -> Report:
         section = report.section(f"Question {q.question_key}")
         if q.question:
             section.text(q.question)
+        note = design_note(q.matchups)
+        if note:
+            section.note(f"Design read from the table: {note}.")
         _grid_section(section, result, q)
         _ranking_section(section, result, q)
         _agreement_section(section, result, q)

@@ -1,7 +1,8 @@
 """The text summary of an ACUTE-Eval analysis, as ``acute analyze`` and ``acute fast`` print it."""
 from __future__ import annotations
 
-from parlai_acute.stats.inference import legend
+from parlai_acute.stats.inference import legend, min_clusters
+from parlai_acute.stats.winrates import design_note
 
 
 def _bounds(low, high, percent: bool = False) -> str:
@@ -30,6 +31,9 @@ def summary_lines(result) -> list[str]:
     for q in result.questions:
         out.append(f"question {q.question_key}: win rate [{level} over workers: inverted sign-flip test], p and Holm p "
                    f"over workers; (exact, judgments independent: [{level} Clopper-Pearson] p)")
+        note = design_note(q.matchups)
+        if note:
+            out.append(f"  design: {note}")
         for m in q.matchups.itertuples(index=False):
             p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
             why = f" -- {m.reason}" if m.reason else ""
@@ -74,10 +78,24 @@ def methods_paragraph(result) -> str:
               f"{result.cap} per worker)"), unit="worker",
         comparison="each pair of models' win rate against 50% (each judgment +1 or -1)", alpha=c.alpha,
         confidence=c.confidence, permutations=10_000, seed=c.seed, family="the pairs of models of a question",
-        extra=(f"From {NORMAL_FROM} workers per pair the sign-flip distribution was taken in its normal limit "
+        extra=(_crossed_sentence(result) + f"From {NORMAL_FROM} workers per pair the sign-flip distribution was taken in its normal limit "
                f"(t on G-1 degrees of freedom). Models were ranked by a Bradley-Terry model (penalty {c.bt_alpha:g} "
                f"x the sum of squared strengths) with {level} intervals from {c.bootstrap} bootstrap resamples of "
                f"whole workers (from {SANDWICH_FROM} workers a cluster-robust sandwich with a t on G-1 degrees of "
                f"freedom); agreement is Krippendorff's alpha (nominal) with a bootstrap over items"),
         secondary=("Exact binomial tests and Clopper-Pearson intervals, which treat judgments as independent, are "
                    "reported as secondary columns"))
+
+
+def _crossed_sentence(result) -> str:
+    """The methods sentence for pairs whose conversations were reused ('' when none was)."""
+    crossed = sum(int(q.matchups["design"].str.startswith("workers x conversations").sum())
+                  for q in result.questions if "design" in q.matchups)
+    if not crossed:
+        return ""
+    return (f"In {crossed} pair(s) conversations were reused across judgments, so workers and conversations were "
+            f"both treated as sampled: the test and interval used the two-way cluster-robust variance over workers "
+            f"and each model's conversations (Cameron, Gelbach and Miller 2011) with the CR3 small-sample correction "
+            f"and a t on min(workers, conversations) - 1 degrees of freedom, and pairs with fewer than "
+            f"{min_clusters(result.config.alpha)} conversations per model carry no mark; the sign-flip test over "
+            f"workers alone (a statement about these conversations) is reported beside it. ")

@@ -63,7 +63,7 @@ _KEYS = ["dialogue", "turn"]
 class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    cluster: str = "dialogue"  # unit resampled by the bootstrap: "dialogue" or "worker"
+    cluster: str = "auto"  # the sampled unit: "auto" (read from the table: resolve_cluster), "dialogue" or "worker"
     min_clusters: int = 5  # fewer dialogues (workers) than this: no bootstrap interval of a pick rate
     permutations: int = 10_000  # sign patterns / arrangements of the cluster-aware tests (exact when fewer exist)
     min_decision_seconds: float = 2.0
@@ -73,8 +73,8 @@ class AnalysisConfig(Settings):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.cluster not in ("dialogue", "worker"):
-            raise UserError(f"cluster must be 'dialogue' or 'worker', got {self.cluster!r}", param="cluster")
+        if self.cluster not in ("auto", "dialogue", "worker"):
+            raise UserError(f"cluster must be 'auto', 'dialogue' or 'worker', got {self.cluster!r}", param="cluster")
         unknown = [name for name in self.exclude if name not in FLAG_RULES]
         if unknown:
             raise UserError(f"exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}",
@@ -87,6 +87,29 @@ class AnalysisConfig(Settings):
             raise UserError("min_decision_seconds and min_message_words must be >= 0 and "
                             "same_position_min_turns >= 1",
                             param=("min_decision_seconds", "min_message_words", "same_position_min_turns"))
+
+
+def resolve_cluster(kept: pd.DataFrame, config: AnalysisConfig) -> tuple[AnalysisConfig, str]:
+    """(config with a concrete ``cluster``, the sentence saying which unit and why).
+
+    ``cluster="auto"`` reads the design from the table. A per-turn dialogue is one worker's, so
+    dialogues are nested in workers; when workers repeat across dialogues, both are sampled and a
+    worker's taste runs through all of their dialogues: a test over dialogues treats that taste as
+    independent draws (21 % false marks for 10 workers x 4 dialogues, worker sd 1, dialogue sd 0.6;
+    docs/inference.md), while a test over workers carries both the worker's and the dialogues'
+    variation (the dialogues are inside the worker's total), so the worker is the unit. When every
+    worker did one dialogue the two coincide and the dialogue is the unit."""
+    if config.cluster != "auto":
+        return config, f"clustered by {config.cluster} as asked"
+    per_worker = kept.groupby("worker", sort=False)["dialogue"].nunique() if len(kept) else pd.Series(dtype=int)
+    repeat = per_worker[per_worker > 1]
+    if len(repeat):
+        why = (f"{len(repeat)} of {len(per_worker)} workers did more than one dialogue (up to {int(repeat.max())}): "
+               f"dialogues are nested in workers, so the worker is the sampled unit of every test and interval "
+               f"(a test over dialogues would treat one worker's taste as independent draws)")
+        return dataclasses.replace(config, cluster="worker"), why
+    return (dataclasses.replace(config, cluster="dialogue"),
+            "every worker did one dialogue: the dialogue (and its worker) is the sampled unit")
 
 
 def design_label(setting: str, protocol: str) -> str:
@@ -400,10 +423,11 @@ class AnalysisResult:
     excluded: pd.DataFrame
     turns: pd.DataFrame  # one row per turn: flags and excluded_because
     designs: list[DesignResult] = field(default_factory=list)
+    design: str = ""  # the unit the tests cluster on, and why (resolve_cluster)
 
     def meta(self) -> dict:
         return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
-                "parlai_acute_version": parlai_acute.__version__}
+                "parlai_acute_version": parlai_acute.__version__, "design": self.design}
 
     def warnings(self) -> list[str]:
         """One sentence per model set resting on few dialogues (workers): fewer than a
@@ -504,7 +528,8 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
         counts = excluded.drop_duplicates(_KEYS)["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(turns)} turns were excluded ({counts}); inspect the flags or drop exclude",
                         param="exclude")
-    result = AnalysisResult(config=config, kept=kept, excluded=excluded, turns=turns)
+    config, design = resolve_cluster(kept, config)
+    result = AnalysisResult(config=config, kept=kept, excluded=excluded, turns=turns, design=design)
     rng = np.random.default_rng(config.seed)
     for _, rows in kept.groupby(["setting", "protocol"], sort=True):
         result.designs.append(analyze_design(rows, config, rng))

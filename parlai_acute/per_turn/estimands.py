@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from parlai_acute.per_turn.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
+from parlai_acute.per_turn.analysis import AnalysisConfig, AnalysisResult, apply_exclusions, resolve_cluster
 from parlai_acute.per_turn.turns import _TEXT, COLUMNS
 from parlai_acute.stats.estimand import Estimand, Monitor, complete, point_estimates
 
@@ -148,4 +148,8 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
 def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judge: bool = False) -> pd.DataFrame:
     """The observations of a turns table after the protocol's exclusions (a judge's the same way)."""
     config = config or AnalysisConfig()
-    return observations(kept(table, config), config.cluster)
+    rows = kept(table, config)
+    unit = resolve_cluster(rows, config)[0].cluster  # the unit analyze uses: workers when they repeat
+    out = observations(rows, unit)
+    out.attrs["unit"] = unit
+    return out

@@ -70,6 +70,8 @@ def build_report(result: AnalysisResult) -> Report:
     report.section("How to read the marks").note(legend(config.alpha) + f" Intervals of differences: "
                                                    f"{level}, inverted cluster-aware test; at least "
                                                    f"{min_clusters(config.alpha)} {config.cluster}s are needed.")
+    if result.design:
+        report.section("Design read from the table").note(f"The unit of every test and interval: {result.design}.")
     for design in result.designs:
         section = report.section(f"Design {design.label}")
         for g in design.groups:

@@ -21,11 +21,20 @@ from a test over *clusters* (dialogues, conversations, workers):
   models' totals (Cochran's Q / Pearson's chi-squared up to constants that the
   permutation keeps).
 
-All three report the **mid-p-value**: arrangements more extreme than the data count
-fully, arrangements exactly as extreme count half. Judgments are 0/1, so with 8 dialogues
-the statistic ties often and the plain randomisation p-value fires 2-4 % at a nominal 5 %
-(as conservative as Fisher's exact test); the mid-p-value measured 3.3-5.5 % from 6 to
-60 clusters for every protocol (docs/inference.md), never above 5.5 %.
+All three report a **mid-p-value**: arrangements more extreme than the data count
+fully, arrangements that tie with the data *by chance* count half. Judgments are 0/1, so
+with 8 dialogues the statistic ties often and the plain randomisation p-value fires 2-4 %
+at a nominal 5 % (as conservative as Fisher's exact test). The arrangements that tie with
+the observed one *by construction* -- the observed one itself and its mirror image (all
+signs negated; the complementary split of a balanced two-sample design; the k! global
+relabellings of the omnibus test) -- count fully: they are the same outcome seen twice,
+not a tie of the data. Counting them half (the textbook mid-p) let the test fire above
+its level whenever the cluster totals are all distinct: 6.25 % at 5 and 6 clusters,
+5.08 % at 9 and 10 (and 1.56 % at 7 for alpha 0.01) -- measured 6.1 % at 5 workers. With
+the observed class counted fully the rejection rate is at most ``alpha`` at every size
+(exactly the plain p-value when totals are distinct; tested at 5 to 10 clusters in
+tests/stats/test_inference_calibration.py), and a tie of the data still counts half, so
+the SATA designs keep their power (3.4-5.0 % at 6 to 60 clusters, docs/inference.md).
 
 Why these. Measured on seeded A/A simulations with dialogue random effects (sd 1 and 2
 on the logit scale) at 8, 20 and 60 dialogues (docs/inference.md): the percentile cluster
@@ -34,8 +43,8 @@ degrees of freedom fires 6.6-7.1 % at 8 dialogues for PM-SOBA and would need a m
 per comparison for anything beyond a mean; GEE with robust errors is a sandwich too, with
 the same small-sample problem. The randomisation tests hold their level at every size,
 cost one matrix product, and say plainly when the data cannot reach ``alpha``: with G
-clusters the smallest sign-flip mid-p-value is 1 / 2^G, so fewer than
-:func:`min_clusters` ``(alpha)`` clusters (5 at 0.05, 7 at 0.01) can never give a mark,
+clusters the smallest sign-flip p-value is 2 / 2^G, so fewer than
+:func:`min_clusters` ``(alpha)`` clusters (6 at 0.05, 8 at 0.01) can never give a mark,
 and the result says how many are needed.
 
 Intervals are the **inverted test**: every shift ``delta`` of the effect that the same
@@ -54,6 +63,27 @@ closed form; the two-sample permutation test the cluster-robust difference of th
 ratio means with a t on G - 2 df; the omnibus permutation test the cluster-robust Wald
 test of the models' totals against their within-cluster expectation, chi-squared on k - 1
 df. With that many clusters the randomisation tests and their limits agree (tested).
+
+**Two sampled facets** (issue 23). When the same conversations serve many ACUTE judgments,
+a test over workers treats the sampled conversations as fixed: its verdict is about *these*
+conversations, and it fires 19-27 % when the models are equal (conversation quality sd 1,
+docs/inference.md). There the analyses treat every sampled facet as random with
+:func:`multiway_tests`: the multiway cluster-robust variance of the mean (Cameron, Gelbach and
+Miller 2011) -- the sum over the facets (worker, A's conversation, B's conversation) of the
+one-facet variances, minus those of their intersections, plus the triple intersection -- with
+the CR3 small-sample correction (each cell's residual total divided by 1 - its share of the
+judgments, the jackknife's leverage) and a t on min(levels) - 1 degrees of freedom. Why this:
+measured side by side on seeded A/A studies (docs/inference.md, benchmarks/
+bench_crossed_calibration.py), the CR1 correction (G / (G - 1)) fires 6.1-8.6 % at 8 levels,
+the sum of one-facet variances without the intersection 1-3.5 % (it counts the judgment noise
+twice), while CR3 with the min-levels t holds 3.7-5.9 % and covers 94.1-96.3 % at 8, 20 and 60
+levels, with the power of a Wald test that knows the true standard deviation. The pigeonhole
+bootstrap and randomisation tests that respect both facets were not adopted: resampling two
+facets at once over-counts the judgment noise (Owen 2007), the percentile bootstrap already
+fired 10-13 % with one facet at 8 clusters, and negating one worker's judgments is not a
+symmetry of the null once conversations are shared. A facet with too few levels for a verdict
+about the models (fewer than :func:`min_clusters`) gives no mark; the analysis says what the
+one-facet test shows about these conversations and how many are needed.
 """
 from __future__ import annotations
 
@@ -67,7 +97,7 @@ import pandas as pd
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
            "two_sample_cluster_test",
            "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend",
-           "shortfall"]
+           "shortfall", "multiway_components", "multiway_tests"]
 
 _BISECT_STEPS = 60
 #: Clusters from which every test is taken in its normal (t / chi-squared) limit.
@@ -103,22 +133,23 @@ def _plural(unit: str, n: int) -> str:
 
 def min_clusters(alpha: float) -> int:
     """Fewest clusters for which the (two-sided) sign-flip test can reach p < ``alpha``:
-    its smallest (mid-)p-value is 1 / 2^G (the observed signs and their negation)."""
+    its smallest p-value is 2 / 2^G (the observed signs and their negation, counted fully)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     g = 1
-    while 1.0 / 2 ** g >= alpha:
+    while 2.0 / 2 ** g >= alpha:
         g += 1
     return g
 
 
 def min_clusters_two_sample(alpha: float) -> int:
     """Fewest clusters (split evenly between the two models) for which the two-sample
-    permutation test can reach p < ``alpha``: its smallest (mid-)p-value is 1 / C(G, G/2)."""
+    permutation test can reach p < ``alpha``: its smallest p-value is 1 / C(G, G/2) for odd G and
+    2 / C(G, G/2) for even G (the observed split and its mirror image, counted fully)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     g = 2
-    while 1.0 / math.comb(g, g // 2) >= alpha:
+    while (1.0 if g % 2 else 2.0) / math.comb(g, g // 2) >= alpha:
         g += 1
     return g
 
@@ -160,15 +191,18 @@ def _codes(clusters) -> tuple[np.ndarray, int]:
     return codes, len(uniques)
 
 
-def _midp(stat: np.ndarray, observed, tol: float, total: int, exact: bool, axis: int = 0) -> np.ndarray:
+def _midp(stat: np.ndarray, observed, tol: float, total: int, exact: bool, axis: int = 0,
+          structural: int = 1) -> np.ndarray:
     """Mid-p-value: arrangements more extreme than the observed statistic count fully, ties
-    half. Exact enumeration includes the observed arrangement; Monte Carlo adds it (as a
-    tie) to the B random ones, so p is never zero."""
+    of the data half, and the ``structural`` arrangements that tie with the observed one by
+    construction (itself, its mirror image: module docstring) fully, so the test never
+    fires above its level. Exact enumeration includes those arrangements among ``stat``;
+    Monte Carlo adds the observed one (fully) to the B random ones, so p is never zero."""
     greater = (stat > observed + tol).sum(axis=axis)
     ties = (np.abs(stat - observed) <= tol).sum(axis=axis)
     if exact:
-        return (greater + 0.5 * ties) / total
-    return (greater + 0.5 * ties + 0.5) / (total + 1.0)
+        return (greater + 0.5 * ties + 0.5 * structural) / total
+    return (greater + 0.5 * ties + 1.0) / (total + 1.0)
 
 
 def _tol(*scales) -> float:
@@ -238,7 +272,7 @@ def sign_flip_pvalues(sums, *, n_resamples: int = 10_000, seed: int = 0) -> np.n
     if sums.ndim == 1:
         sums = sums[:, None]
     a, _, exact, total = _sign_projections(sums, np.zeros(len(sums)), n_resamples, seed)
-    return _midp(np.abs(a), np.abs(sums.sum(axis=0)), _tol(sums), total, exact)
+    return _midp(np.abs(a), np.abs(sums.sum(axis=0)), _tol(sums), total, exact, structural=2)
 
 
 def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed: int = 0) -> np.ndarray:
@@ -256,7 +290,7 @@ def permutation_pvalues(sums, counts, second, *, n_resamples: int = 10_000, seed
         a = (assign @ sums) / n1[:, None] - ((1 - assign) @ sums) / n0[:, None]
     observed = sums[z].sum(axis=0) / counts[z].sum() - sums[~z].sum(axis=0) / counts[~z].sum()
     return _midp(np.abs(a[valid]), np.abs(observed), _tol(sums) / max(counts.sum(), 1),
-                 int(valid.sum()) if exact else total, exact)
+                 int(valid.sum()) if exact else total, exact, structural=2 if 2 * int(z.sum()) == len(z) else 1)
 
 
 def _arrangements(g: int, g1: int, n_resamples: int, seed: int):
@@ -342,7 +376,7 @@ def _paired_from_sums(sums, counts, unit, alpha, confidence, seed, n_resamples) 
 
     def pvalue_at(delta: float) -> float:
         stat = abs(observed_sum - delta * observed_count)
-        return float(_midp(np.abs(a - delta * c), stat, tol, total, exact))
+        return float(_midp(np.abs(a - delta * c), stat, tol, total, exact, structural=2))
 
     method = _sign_method(unit, g, exact, total, seed)
     if g < min_clusters(alpha):
@@ -484,10 +518,11 @@ def two_sample_cluster_test(values, groups, clusters, *, unit: str, alpha: float
 
     def pvalue_at(delta: float) -> float:
         stat = abs(estimate - delta)
-        return float(_midp(np.abs(a - delta * b), stat, tol, len(a) if exact else total, exact))
+        return float(_midp(np.abs(a - delta * b), stat, tol, len(a) if exact else total, exact,
+                           structural=2 if g0 == g1 else 1))
 
     # smallest p-value the data allow: the observed arrangement (and its mirror when balanced) alone
-    smallest = (1.0 if g0 == g1 else 0.5) / len(a) if exact else 0.5 / (total + 1)
+    smallest = (2.0 if g0 == g1 else 1.0) / len(a) if exact else 1.0 / (total + 1)
     if smallest >= alpha:
         return ClusterTest(p_value=None, low=None, high=None, method=method, clusters_needed=need,
                            reason=f"only {g} {_plural(unit, g)} ({g0} and {g1}): the permutation test cannot reach "
@@ -524,9 +559,9 @@ def omnibus_cluster_test(counts, clusters, *, unit: str, alpha: float = 0.05, se
     totals = per.sum(axis=0)
     share = totals / totals.sum() if totals.sum() > 0 else np.full(k, np.nan)
     estimate = float(np.nanmax(share) - np.nanmin(share)) if totals.sum() > 0 else float("nan")
-    # smallest p: the k! arrangements of an aligned data set out of (k!)^G
+    # smallest p: the k! global relabellings of an aligned data set (counted fully) out of (k!)^G
     need = 1
-    while math.factorial(k) ** (need - 1) * alpha <= 0.5:
+    while math.factorial(k) ** (need - 1) * alpha <= 1.0:
         need += 1
     need = max(need, 2)
     base = dict(estimate=estimate, unit=unit, n_clusters=g, n_judgments=int(len(counts)), low=None, high=None,
@@ -598,5 +633,90 @@ def omnibus_pvalues(per, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[n
         spread = _spread(permuted)  # (R, b)
         greater += (spread > observed[:, None] + tol[:, None]).sum(axis=1)
         ties += (np.abs(spread - observed[:, None]) <= tol[:, None]).sum(axis=1)
-    p = (greater + 0.5 * ties) / total if exact else (greater + 0.5 * ties + 0.5) / (total + 1.0)
+    # the k! global relabellings tie with the observed arrangement by construction: counted fully
+    structural = len(perms)
+    p = ((greater + 0.5 * ties + 0.5 * structural) / total if exact
+         else (greater + 0.5 * ties + 1.0) / (total + 1.0))
     return p, exact, total
+
+
+# ---------------------------------------------------------------- two (or more) sampled facets
+
+
+def _group(column: np.ndarray, codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(key, column of each key): one integer per distinct (column, codes...) combination."""
+    key, bound = column.astype(np.int64), int(column.max()) + 1 if len(column) else 1
+    for code in codes:  # one integer per combination; re-coded only when the product would overflow
+        size = int(code.max()) + 1 if len(code) else 1
+        if bound * size >= 2 ** 62:
+            key = pd.factorize(key)[0].astype(np.int64)
+            bound = int(key.max()) + 1 if len(key) else 1
+        key, bound = key * size + code, bound * size
+    key = pd.factorize(key)[0].astype(np.int64)
+    first = np.zeros(int(key.max()) + 1 if len(key) else 0, dtype=np.int64)
+    first[key] = column
+    return key, first
+
+
+def multiway_components(column, values, facets, columns: int, small_sample: str = "cr3") -> dict:
+    """The pieces of the multiway cluster-robust variance of each column's mean of ``values``
+    (Cameron, Gelbach and Miller 2011): for every non-empty subset S of the ``facets`` (integer
+    codes, e.g. worker and conversation), V_S = sum over the S-cells of (cell total of the
+    residuals, small-sample corrected)^2 / n^2. ``small_sample``: "cr3" (the default: each cell's
+    total divided by 1 - its share of the judgments, the jackknife's leverage correction) or
+    "cr1" (V_S times G_S / (G_S - 1)). Returns estimate (m,), n (m,), levels (facets, m) and
+    parts: list of (sign, V_S (m,)) with sign (-1)^(|S|+1)."""
+    if small_sample not in ("cr1", "cr3"):
+        raise ValueError(f"small_sample must be 'cr1' or 'cr3', got {small_sample!r}")
+    column = np.asarray(column, dtype=np.int64)
+    values = np.asarray(values, dtype=float)
+    facets = [np.asarray(f, dtype=np.int64) for f in facets]
+    n = np.bincount(column, minlength=columns).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.bincount(column, weights=values, minlength=columns) / n
+    resid = values - np.nan_to_num(estimate)[column]
+    levels = np.zeros((len(facets), columns), dtype=np.int64)
+    parts = []
+    for size in range(1, len(facets) + 1):
+        for subset in itertools.combinations(range(len(facets)), size):
+            key, owner = _group(column, [facets[f] for f in subset])
+            totals = np.bincount(key, weights=resid)
+            g = np.bincount(owner, minlength=columns).astype(float)
+            if size == 1:
+                levels[subset[0]] = g
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if small_sample == "cr3":
+                    lev = np.bincount(key) / n[owner]
+                    totals = totals / np.where(lev < 1, 1 - lev, np.inf)
+                    v = np.bincount(owner, weights=totals ** 2, minlength=columns) / n ** 2
+                else:
+                    v = np.bincount(owner, weights=totals ** 2, minlength=columns) / n ** 2 * np.where(g > 1, g / (g - 1), 0)
+            parts.append((1.0 if size % 2 else -1.0, np.nan_to_num(v)))
+    return {"estimate": estimate, "n": n, "levels": levels, "parts": parts}
+
+
+def multiway_tests(column, values, facets, columns: int, confidence: float = 0.95, small_sample: str = "cr3") -> dict:
+    """Two-sided test of "mean 0" and interval of the mean of ``values`` for every column, every
+    facet random (module section "two sampled facets"): the multiway cluster-robust variance of
+    :func:`multiway_components` (if the inclusion-exclusion sum is not positive, the largest
+    one-facet variance), a t on min(levels) - 1 df. Arrays (m,): estimate, se, df, p, low, high
+    (NaN where no test exists: fewer than 2 levels of a facet, or no variation), levels (facets, m)."""
+    from scipy import stats
+
+    parts = multiway_components(column, values, facets, columns, small_sample)
+    var = sum(sign * v for sign, v in parts["parts"])
+    one_facet = np.max([v for (sign, v), size in zip(parts["parts"], _subset_sizes(len(facets))) if size == 1], axis=0)
+    var = np.where(var > 0, var, one_facet)
+    df = parts["levels"].min(axis=0) - 1.0
+    ok = (df >= 1) & (var > 0) & (parts["n"] > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(ok, np.sqrt(var), np.nan)
+        t = np.abs(parts["estimate"]) / se
+        p = np.where(ok, 2 * stats.t.sf(t, np.maximum(df, 1)), np.nan)
+        half = stats.t.ppf(0.5 + confidence / 2, np.maximum(df, 1)) * se
+    return {"estimate": parts["estimate"], "se": se, "df": df, "p": p, "low": parts["estimate"] - half,
+            "high": parts["estimate"] + half, "levels": parts["levels"], "n": parts["n"]}
+
+
+def _subset_sizes(k: int) -> list[int]:
+    return [size for size in range(1, k + 1) for _ in itertools.combinations(range(k), size)]

@@ -15,6 +15,15 @@ form; it is what makes a million judgments affordable, and with that many worker
 agree (tested). A matchup judged by too few workers for the test to reach ``alpha`` gets
 no mark and says how many workers it needs. Holm runs across the matchups of a question.
 
+Conversations reused across a matchup's judgments (fewer conversations than comparisons: a
+demo's 3 self-chats per model, a pool of 20 pairs) are a second sampled facet: there the
+headline test is the two-way (worker x conversation) cluster-robust t of
+:func:`parlai_acute.stats.inference.multiway_tests`, ``conversations`` counts them (the fewer of
+the two models'), ``design`` says which facets were treated as sampled, and the test over
+workers alone stays as ``pvalue_workers``/``ci_low_workers``/``ci_high_workers`` (a verdict
+about these conversations). Too few conversations per model: no mark, and ``reason`` says how
+many are needed; :func:`design_note` is the sentence the summary, report and run.json print.
+
 Secondary columns, named with their assumption ("exact, judgments independent"): the
 two-sided exact binomial p-value against 1/2 (``pvalue_exact``, ``p_holm_exact``) and the
 Clopper-Pearson interval (``ci_low_exact``/``ci_high_exact``), both vectorised over
@@ -34,7 +43,7 @@ from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one pl
 from parlai_acute.stats.intervals import exact_intervals
 from parlai_acute.stats.multitest import holm
 
-__all__ = ["models_of", "win_matrix", "binomial_pvalue", "binomial_p_half", "significance_mark",
+__all__ = ["models_of", "win_matrix", "design_note", "binomial_pvalue", "binomial_p_half", "significance_mark",
            "MATCHUP_COLUMNS", "WORKER_COLUMNS", "EXACT", "matchups", "winrate_grid", "GRID_COLUMNS",
            "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias"]
 
@@ -167,16 +176,101 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     table["workers"] = workers
     table["few_workers"] = workers < min_clusters
     table["workers_needed"] = needed
+    # the one-facet test over workers stays as a named secondary column: conversations held fixed
+    table["pvalue_workers"] = p.copy()
+    table["ci_low_workers"] = np.clip((1 + low) / 2, 0, 1)
+    table["ci_high_workers"] = np.clip((1 + high) / 2, 0, 1)
+    conversations = np.zeros(m_count, dtype=int)
+    design = np.array(["workers (each conversation judged once in the matchup)"] * m_count, dtype=object)
+    if {"dialogue_left", "dialogue_right", "model_left"} <= set(df.columns):
+        _crossed(df, names, table, column, diff, worker_codes, known, alpha, confidence, p, low, high, tests,
+                 reasons, needed, conversations, design)
+    table["conversations"] = conversations
+    table["design"] = design
     table["pvalue"] = p
     table["p_holm"] = holm(p)
     table["mark"] = [significance_mark(q, alpha) for q in table["p_holm"]]
     table["ci_low"] = np.clip((1 + low) / 2, 0, 1)
     table["ci_high"] = np.clip((1 + high) / 2, 0, 1)
+    table["workers_needed"] = needed
     table["test"], table["reason"] = tests, reasons
-    order = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue", "p_holm",
-             "mark", "workers", "few_workers", "workers_needed", "test", "reason", "ci_low_exact", "ci_high_exact",
-             "pvalue_exact", "p_holm_exact"]
-    return table[order]
+    return table[ORDER]
+
+
+ORDER = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue", "p_holm",
+         "mark", "workers", "few_workers", "workers_needed", "conversations", "design", "test", "reason",
+         "pvalue_workers", "ci_low_workers", "ci_high_workers", "ci_low_exact", "ci_high_exact", "pvalue_exact",
+         "p_holm_exact"]
+
+
+def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confidence, p, low, high, tests, reasons,
+             needed, conversations, design) -> None:
+    """Where a matchup's conversations are reused (some conversation of either model is in more
+    than one of its judgments), the headline test treats workers *and* conversations as sampled
+    (:func:`parlai_acute.stats.inference.multiway_tests`, facets: the worker, model A's
+    conversation, model B's conversation); the arrays are updated in place. Too few
+    conversations for a verdict about the models: no p-value, and the sentence says what the
+    one-facet test over workers shows (a verdict about these conversations) and what is needed."""
+    from parlai_acute.stats.inference import min_clusters as fewest, multiway_tests
+
+    m_count = len(table)
+    left = names.get_indexer(df["model_left"])
+    a_index = np.append(names.get_indexer(table["model_a"]), -2)
+    left_is_a = left == a_index[column]
+    dialogues, _ = pd.factorize(pd.concat([df["dialogue_left"], df["dialogue_right"]], ignore_index=True)
+                                .astype(str))
+    dl, dr = dialogues[: len(df)], dialogues[len(df):]
+    dlg_a, dlg_b = np.where(left_is_a, dl, dr)[known], np.where(left_is_a, dr, dl)[known]
+    col, d, wk = column[known], diff[known], worker_codes[known]
+    n = np.bincount(col, minlength=m_count)
+    levels_a = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_a) // (dialogues.max() + 1), minlength=m_count)
+    levels_b = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_b) // (dialogues.max() + 1), minlength=m_count)
+    conversations[:] = np.minimum(levels_a, levels_b)
+    reused = (levels_a < n) | (levels_b < n)
+    if not reused.any():
+        return
+    res = multiway_tests(col, d, [wk, dlg_a, dlg_b], m_count, confidence)
+    need = fewest(alpha)
+    for m in np.flatnonzero(reused):
+        g_w, g_c = int(res["levels"][0, m]), int(conversations[m])
+        design[m] = (f"workers x conversations crossed ({g_c} conversations per model reused across {int(n[m])} "
+                     f"judgments by {g_w} workers): both facets sampled")
+        tests[m] = (f"two-way cluster-robust t over workers and conversations (CR3, t on {int(res['df'][m])} df)")
+        worker_p = p[m]
+        p[m], low[m], high[m] = np.nan, np.nan, np.nan
+        if g_c < need:
+            needed[m] = max(needed[m], need)
+            shown = "no p-value" if worker_p != worker_p else f"p = {worker_p:.3g}"
+            reasons[m] = (f"{g_c} conversations per model: the difference holds for these conversations (test over "
+                          f"workers, {shown}); at least {need} conversations per model are needed for a verdict "
+                          f"about the models")
+        elif g_w < need:
+            reasons[m] = reasons[m] or f"only {g_w} workers: a test over workers and conversations needs at least {need}"
+        elif not np.isfinite(res["p"][m]):
+            reasons[m] = "every worker and conversation has the same mean difference, so no test or interval follows"
+        else:
+            p[m], low[m], high[m] = res["p"][m], max(-1.0, res["low"][m]), min(1.0, res["high"][m])
+            reasons[m] = ""
+
+
+def design_note(table: pd.DataFrame) -> str:
+    """One sentence for the terminal, the report and run.json: which facets the marks of a
+    question's matchups treat as sampled, and why (what :func:`matchups` read from the table)."""
+    if "design" not in table.columns or not len(table):
+        return ""
+    crossed = table["design"].str.startswith("workers x conversations")
+    if not crossed.any():
+        return ("each conversation was judged once per matchup, so workers are the one sampled facet: marks and "
+                "intervals come from the sign-flip test over workers")
+    few = crossed & table["reason"].str.contains("conversations per model are needed", regex=False)
+    text = (f"conversations are reused across judgments in {int(crossed.sum())} of {len(table)} matchups, so their "
+            f"marks and intervals treat workers and conversations both as sampled (two-way cluster-robust t, CR3, t on "
+            f"min(workers, conversations) - 1 df); the test over workers alone, a verdict about these conversations, "
+            f"is the secondary column pvalue_workers")
+    if few.any():
+        text += (f"; {int(few.sum())} matchup(s) have too few conversations per model for a verdict about the models "
+                 f"and carry no mark (the reason says how many are needed)")
+    return text
 
 
 def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:

@@ -49,9 +49,17 @@ def test_the_analysis_mark_is_the_simulated_test():
     worker = df["worker"].to_numpy()
     diff = np.where(df["winner"] == "b", 1.0, -1.0)
     totals = pd.Series(diff).groupby(worker, sort=False).sum().to_numpy()  # workers in order of appearance
-    assert row["pvalue"] == pytest.approx(sign_flip_pvalues(totals[:, None], seed=1)[0])
-    assert row["workers"] == 20 and "sign-flip test over workers" in row["test"]
+    # 20 conversations per model serve 200 judgments: the headline treats workers and conversations as
+    # sampled (tests/stats/test_crossed_calibration.py); the one-facet test over workers is the named
+    # secondary column, this very test
+    assert row["pvalue_workers"] == pytest.approx(sign_flip_pvalues(totals[:, None], seed=1)[0])
+    assert row["workers"] == 20 and row["conversations"] == 20 and "workers and conversations" in row["test"]
     assert row["ci_low"] < row["winrate_b"] < row["ci_high"]
+    one_pass = simulate_judgments({"a": 0.0, "b": 0.0}, 200, seed=3, workers=20, worker_sd=1.5,
+                                  dialogues_per_model=10_000)  # (almost surely) no conversation judged twice
+    row = matchups(one_pass, cluster="worker", seed=1).iloc[0]
+    if row["conversations"] == row["n"]:
+        assert "sign-flip test over workers" in row["test"] and row["pvalue"] == row["pvalue_workers"]
     # judgments independent: narrower than the workers allow
     assert row["ci_high"] - row["ci_low"] > row["ci_high_exact"] - row["ci_low_exact"]
 
@@ -67,11 +75,12 @@ def test_normal_limit_agrees_with_the_sign_flip_distribution_from_many_workers()
     df = simulate_judgments({"a": 0.0, "b": 0.15}, 2 * NORMAL_FROM * 4, seed=5, workers=2 * NORMAL_FROM,
                             worker_sd=1.0)
     big = matchups(df, cluster="worker").iloc[0]
-    assert "normal limit" in big["test"] and big["workers"] == 2 * NORMAL_FROM
+    assert big["workers"] == 2 * NORMAL_FROM
     diff = np.where(df["winner"] == "b", 1.0, -1.0)
     totals = pd.Series(diff).groupby(df["worker"].to_numpy()).sum().to_numpy()
     exact = sign_flip_pvalues(totals[:, None], n_resamples=200_000, seed=2)[0]
-    assert big["pvalue"] == pytest.approx(exact, abs=0.01 + 0.1 * exact)
+    # the one-facet test over workers (the secondary column: 20 conversations per model are reused)
+    assert big["pvalue_workers"] == pytest.approx(exact, abs=0.01 + 0.1 * exact)
     assert big["ci_low"] < big["winrate_b"] < big["ci_high"]
 
 

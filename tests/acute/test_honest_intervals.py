@@ -192,7 +192,7 @@ def test_cli_bt_alpha_is_used_and_recorded_and_few_workers_are_warned(tmp_path, 
         in outs["0.01"]
     assert "1. smol +2.408" not in outs["0.5"]  # a stronger penalty shrinks the strengths
     assert "smol vs generic: 100.0% (6/6) (no interval) p=n/a 2 workers (FEW); (exact [54.0%, 100.0%]" in outs["0.01"]
-    assert "only 2 workers: the sign-flip test cannot reach p < 0.05 with fewer than 5" in outs["0.01"]
+    assert "only 2 workers: the sign-flip test cannot reach p < 0.05 with fewer than 6" in outs["0.01"]
     assert "marks: * p < 0.05" in outs["0.01"] and "methods: We analysed 6 pairwise ACUTE-Eval judgments" in outs["0.01"]
     assert "We analysed 6 pairwise" in (tmp_path / "0.01" / "report_methods.txt").read_text()
     assert "WARNING: smol vs generic: 6 judgments from only 2 workers" in outs["0.01"]

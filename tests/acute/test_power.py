@@ -120,5 +120,5 @@ def test_acute_power_from_a_pilot_counts_workers(tmp_path, capsys):
     assert estimate["judgments"] > 400 * 1.5 and upper["clusters"] >= estimate["clusters"]
     assert "within-worker correlation" in out and "(upper end)" in out
     assert main(["acute", "power", "--delta", "0.45", "--icc", "0", "--judgments-per-worker", "10"]) == 0
-    # 0.45 needs a handful of judgments, but the test over workers cannot mark with fewer than 5 workers
-    assert "1.000         50        5" in capsys.readouterr().out
+    # 0.45 needs a handful of judgments, but the test over workers cannot mark with fewer than 6 workers
+    assert "1.000         60        6" in capsys.readouterr().out

@@ -18,7 +18,9 @@ from parlai_acute.per_turn.turns import turns_table, write_turns
 from parlai_acute.scripts.main import main
 from per_turn_helpers import table_rows, turn
 
-CFG = AnalysisConfig(bootstrap=200, seed=1)
+# the hand-made tables below give every dialogue to one worker: the dialogue mechanics are tested with the unit
+# fixed (cluster="auto" reads the design from the table: tests/stats/test_crossed_calibration.py)
+CFG = AnalysisConfig(bootstrap=200, seed=1, cluster="dialogue")
 
 
 def pm_sata_rows():
@@ -43,7 +45,7 @@ def test_pm_sata_table2_columns_and_mcnemar():
     assert np.isnan(models.loc["A", "boot_low"])
     # and no calibrated cluster-aware test: no mark, and the row says how many dialogues are needed
     assert np.isnan(pair.cluster_pvalue) and pair.mark == "" and pair.clusters == 2
-    assert pair.cluster_note == "only 2 dialogues: a calibrated test needs at least 5 (3 more)"
+    assert pair.cluster_note == "only 2 dialogues: a calibrated test needs at least 6 (4 more)"
     few = analyze(turns_table(pm_sata_rows()), dataclasses.replace(CFG, min_clusters=2))
     boot = few.designs[0].groups[0].models_table.set_index("model")
     assert boot.loc["A", "boot_low"] <= 8 / 11 <= boot.loc["A", "boot_high"]
@@ -108,8 +110,8 @@ def test_sm_rates_and_comparisons():
     assert comp.z_pvalue == pytest.approx(proportions_ztest([16, 8], [20, 20])[1])
     assert comp["diff"] == pytest.approx(-0.4) and comp.cluster_high < 0  # clearly different
     # every B dialogue picked less often than every A dialogue: the most extreme of the C(10, 5)
-    # ways to split the 10 dialogues (tied with its mirror image), mid-p = 1 / 252
-    assert comp.cluster_pvalue == pytest.approx(1 / 252) and comp.mark == "**" and comp.clusters == 10
+    # ways to split the 10 dialogues (and its mirror image, both counted fully): p = 2 / 252
+    assert comp.cluster_pvalue == pytest.approx(2 / 252) and comp.mark == "**" and comp.clusters == 10
     ci = stats.binomtest(16, 20).proportion_ci(0.95, method="exact")
     assert design.groups[0].models_table.loc[0, "ci_low"] == pytest.approx(ci.low)
 

@@ -204,7 +204,7 @@ def test_interactive_pairs_permute_whole_conversations_and_say_when_too_few():
     assert sens["cluster_estimate"] == pytest.approx(items[items.model == "beta"].sensible.mean()
                                                      - items[items.model == "alpha"].sensible.mean())
     assert sens["cluster_low"] < sens["cluster_estimate"] < sens["cluster_high"]
-    assert (by_conv.iloc[5:].min() > by_conv.iloc[:5].max()) == (sens["cluster_pvalue"] == pytest.approx(1 / 252))
+    assert (by_conv.iloc[5:].min() > by_conv.iloc[:5].max()) == (sens["cluster_pvalue"] == pytest.approx(2 / 252))
     # four conversations: no permutation of them can reach p < 0.05 -- no mark, and how many more
     few = analyze(df[df["item"].str.match(r"c[0-1]:|c[5-6]:")], SSAConfig(bootstrap=0))
     row = few.pairs.set_index("measure").loc["ssa"]

@@ -14,9 +14,11 @@ from parlai_acute.stats.inference import (legend, mark, min_clusters, min_cluste
 
 
 def brute_sign_flip(sums):
+    """Mid-p over every sign pattern; the observed pattern and its negation (the same outcome
+    seen twice) count fully, other ties half."""
     observed = abs(sums.sum())
     stats = np.array([abs(np.dot(signs, sums)) for signs in itertools.product([1, -1], repeat=len(sums))])
-    return ((stats > observed + 1e-9).sum() + 0.5 * (np.abs(stats - observed) <= 1e-9).sum()) / len(stats)
+    return ((stats > observed + 1e-9).sum() + 0.5 * (np.abs(stats - observed) <= 1e-9).sum() + 1.0) / len(stats)
 
 
 def test_sign_flip_equals_a_loop_over_every_pattern_and_diffs_cluster_as_given():
@@ -56,21 +58,21 @@ def test_interval_is_the_inverted_test(confidence):
 def test_too_few_clusters_give_no_p_no_interval_and_say_how_many_more():
     test = paired_cluster_test([1.0] * 10, ["d1"] * 10, unit="dialogue")
     assert test.p_value is None and test.low is None and test.high is None
-    assert test.clusters_needed == 5 and test.estimate == 1.0
-    assert shortfall(test) == "only 1 dialogue: a calibrated test needs at least 5 (4 more)"
+    assert test.clusters_needed == 6 and test.estimate == 1.0
+    assert shortfall(test) == "only 1 dialogue: a calibrated test needs at least 6 (5 more)"
     assert mark(test, 0.05) == ""
     # every dialogue the same mean: a p-value, but no interval of zero width
     same = paired_cluster_test([1.0] * 24, np.repeat(np.arange(8), 3), unit="dialogue")
-    assert same.p_value == pytest.approx(1 / 256) and same.low is None and "same mean" in same.reason
+    assert same.p_value == pytest.approx(2 / 256) and same.low is None and "same mean" in same.reason
     assert mark(same, 0.05) == "**"
 
 
 def test_min_clusters_and_marks_follow_alpha():
-    assert min_clusters(0.05) == 5 and min_clusters(0.01) == 7 and min_clusters(0.1) == 4
+    assert min_clusters(0.05) == 6 and min_clusters(0.01) == 8 and min_clusters(0.1) == 5
     for alpha in (0.1, 0.05, 0.01):
         g = min_clusters(alpha)
-        assert 1 / 2 ** g < alpha <= 1 / 2 ** (g - 1)
-    assert min_clusters_two_sample(0.05) == 7 and 1 / math.comb(7, 3) < 0.05 <= 1 / math.comb(6, 3)
+        assert 2 / 2 ** g < alpha <= 2 / 2 ** (g - 1)
+    assert min_clusters_two_sample(0.05) == 7 and 1 / math.comb(7, 3) < 0.05 <= 2 / math.comb(6, 3)
     assert [mark(p, 0.05) for p in (0.009, 0.03, 0.05, None, float("nan"))] == ["**", "*", "", "", ""]
     assert [mark(p, 0.1) for p in (0.015, 0.07, 0.2)] == ["**", "*", ""]
     assert "* p < 0.1, ** p < 0.02" in legend(0.1)
@@ -92,7 +94,8 @@ def test_two_sample_equals_a_loop_over_every_split_of_the_clusters():
 
     observed = abs(stat(range(4, 9)))
     all_ = np.array([abs(stat(c)) for c in itertools.combinations(range(9), 5)])
-    expected = ((all_ > observed + 1e-12).sum() + 0.5 * (np.abs(all_ - observed) <= 1e-12).sum()) / len(all_)
+    # 5 of 9 in the second group: no mirror split, the observed one alone counts fully
+    expected = ((all_ > observed + 1e-12).sum() + 0.5 * (np.abs(all_ - observed) <= 1e-12).sum() + 0.5) / len(all_)
     assert test.p_value == pytest.approx(expected) and "exact, 126 arrangements" in test.method
     assert test.estimate == pytest.approx(values[group == "beta"].mean() - values[group == "alpha"].mean())
     assert test.low < test.estimate < test.high
@@ -112,7 +115,8 @@ def test_omnibus_equals_a_loop_over_every_arrangement():
     perms = list(itertools.permutations(range(3)))
     stats = np.array([spread(sum(per[g][list(p)] for g, p in enumerate(choice)))
                       for choice in itertools.product(perms, repeat=4)])
-    expected = ((stats > observed + 1e-9).sum() + 0.5 * (np.abs(stats - observed) <= 1e-9).sum()) / len(stats)
+    # the 3! global relabellings tie with the data by construction: counted fully
+    expected = ((stats > observed + 1e-9).sum() + 0.5 * (np.abs(stats - observed) <= 1e-9).sum() + 3.0) / len(stats)
     assert test.p_value == pytest.approx(expected) and "exact, 1296 arrangements" in test.method
     assert test.low is None and test.reason
     assert omnibus_cluster_test(picks[:5], clusters[:5], unit="dialogue").p_value is None

@@ -41,6 +41,9 @@ def test_acute_undecided_comparison_projects_the_judgments_still_needed():
 def test_per_turn_sata_differences_are_on_their_own_scale_and_soba_wins_are_rates():
     sata = turns_table(simulate_turns({"m1": 0.8, "m2": 0.0, "m3": 0.0}, "mm", "sata_user", dialogues=200,
                                       turns_per_dialogue=8, workers=40, dialogue_sd=0.5, seed=0, validate=False))
+    # 40 workers did 200 dialogues: the worker is the unit, as in analyze (per_turn.analysis.resolve_cluster)
+    assert {(r["unit"], r["clusters"]) for r in status(sata)["rows"]} == {("worker", 40)}
+    sata["worker"] = "w-" + sata["dialogue"].astype(str)  # one dialogue per worker: the dialogue is the unit
     rows = {r["comparison"]: r for r in status(sata)["rows"]}
     assert set(rows) == {"m2 vs m1", "m3 vs m1", "m3 vs m2"}  # B minus A, B the later name
     assert rows["m2 vs m1"]["m0"] == 0.0 and rows["m2 vs m1"]["upper"] < 0 and rows["m2 vs m1"]["decided"] == "below"

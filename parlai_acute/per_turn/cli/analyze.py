@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_table_source(parser, "--turns", "turns", "per-turn")
     add_output_dir(parser)
     add_resampling(parser, "cluster-bootstrap resamples (0: none)")
-    parser.add_argument("--cluster", choices=["dialogue", "worker"], default="dialogue",
-                        help="unit the bootstrap resamples (worker: also allows for a worker's habits)")
+    parser.add_argument("--cluster", choices=["auto", "dialogue", "worker"], default="auto",
+                        help="the sampled unit of the tests and the bootstrap (auto: the worker when workers did "
+                             "several dialogues, else the dialogue; worker: also allows for a worker's habits)")
     parser.add_argument("--min-clusters", type=int, default=5,
                         help="fewer dialogues (or workers) than this in a model set: no bootstrap interval of a pick rate "
                              "(marks need at least 5 at alpha 0.05, whatever this says)")
@@ -85,6 +86,7 @@ def run(args) -> int:
                             same_position_min_turns=args.same_position_min_turns, exclude=list(args.exclude))
     df, config.source = load(args)
     result = analyze(df, config)
+    config = result.config  # the unit read from the table (cluster "auto")
     with output_dir(args.outdir), contextlib.redirect_stdout(io.StringIO()) as judged:  # all or nothing
         paths = write_outputs(result, args.outdir, report=not args.no_report)
         if args.judge_table:
@@ -96,6 +98,7 @@ def run(args) -> int:
     flagged = ", ".join(f"{f['flag']}: {f['turns']}" for f in result.flag_summary() if f["turns"])
     print(f"{kept} of {len(result.turns)} turns kept" + (f" (excluded: {why})" if why else "")
           + (f"; flagged: {flagged}" if flagged else ""))
+    print(f"design: {result.design}")
     level = f"{100 * config.confidence:g}%"
     boot = f"{config.cluster}-bootstrap {config.bootstrap}" if config.bootstrap else "no bootstrap"
     for d in result.designs:

@@ -1,0 +1,137 @@
+"""Seeded studies with two sampled facets, many at once, and how the marks behave on them.
+
+The calibration tests (tests/stats/test_crossed_calibration.py) and the ``crossed_calibration``
+benchmark measure the same thing, so both call these functions: a study is a flat array of
++1 / -1 judgments (B won / A won) with the codes of its facets, and ``column`` says which of
+the R simulated studies a judgment belongs to, so one call of the vectorised tests of
+:mod:`parlai_acute.stats.inference` runs all R.
+
+Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dialogue) effect:
+
+* ``acute-pool``: a pool of ``size`` conversation pairs reused by ``size`` workers x 10
+  judgments; each conversation's quality ~ N(0, 1) (the pair's effect is B's minus A's),
+  worker taste ~ N(0, 0.5). The mark: :func:`~parlai_acute.stats.inference.multiway_tests`
+  over worker, A's conversation and B's conversation (what the ACUTE analysis runs).
+* ``acute-recombined``: the same, but each judgment draws A's and B's conversation
+  independently from pools of ``size`` each (conversations recombined across pairs).
+* ``per-turn-nested``: per-turn PM-SOBA, ``size`` workers x 4 dialogues x 8 turns, worker
+  sd 1.0, dialogue sd 0.6; the mark: the sign-flip test over workers (the unit the per-turn
+  analysis picks when workers repeat), beside the sign-flip test over dialogues it used before.
+
+Every result has the null mark rate (effect 0), the coverage of the true value and the power
+at the effect, beside a reference that knows the true design: a Wald test with the estimator's
+true standard deviation (its Monte Carlo sd over the R studies).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from parlai_acute.stats.inference import multiway_tests, sign_flip_pvalues
+
+__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate"]
+
+DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested")
+#: Effects on the logit scale: weak and strong.
+EFFECTS = {"weak": 0.3, "strong": 0.8}
+PER_WORKER = 10  # ACUTE judgments per worker
+DIALOGUES_PER_WORKER, TURNS = 4, 8  # per-turn
+SD = {"acute": (0.5, 1.0), "per-turn": (1.0, 0.6)}  # (worker sd, conversation / dialogue sd)
+
+
+def simulate(design: str, size: int, effect: float, replicates: int, seed: int) -> dict:
+    """R = ``replicates`` studies of ``design`` with ``size`` levels of each facet. Returns
+    column (judgment -> study), d (+1 / -1), worker, conv_a, conv_b (ACUTE) or dialogue
+    (per-turn) codes, each within its study."""
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    rng = np.random.default_rng(seed)
+    r = replicates
+    if design.startswith("acute"):
+        sd_w, sd_c = SD["acute"]
+        n = size * PER_WORKER
+        column = np.repeat(np.arange(r), n)
+        worker = np.tile(np.repeat(np.arange(size), PER_WORKER), r)
+        conv_a = rng.integers(0, size, r * n)
+        conv_b = rng.integers(0, size, r * n) if design == "acute-recombined" else conv_a
+        quality_a, quality_b = rng.normal(0, sd_c, (r, size)), rng.normal(0, sd_c, (r, size))
+        taste = rng.normal(0, sd_w, (r, size))
+        eta = effect + taste[column, worker] + quality_b[column, conv_b] - quality_a[column, conv_a]
+        d = np.where(rng.random(r * n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0)
+        return {"column": column, "d": d, "worker": worker, "conv_a": conv_a, "conv_b": conv_b}
+    sd_w, sd_d = SD["per-turn"]
+    dialogues = size * DIALOGUES_PER_WORKER
+    n = dialogues * TURNS
+    column = np.repeat(np.arange(r), n)
+    dialogue = np.tile(np.repeat(np.arange(dialogues), TURNS), r)
+    worker = dialogue // DIALOGUES_PER_WORKER
+    eta = (effect + rng.normal(0, sd_w, (r, size))[column, worker]
+           + rng.normal(0, sd_d, (r, dialogues))[column, dialogue])
+    d = np.where(rng.random(r * n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0)
+    return {"column": column, "d": d, "worker": worker, "dialogue": dialogue}
+
+
+def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 99) -> float:
+    """The mean difference (+1 / -1) over the population of workers and conversations: what a
+    verdict about the models estimates (Monte Carlo integral of the design's logistic model)."""
+    rng = np.random.default_rng(seed)
+    if design.startswith("acute"):
+        sd_w, sd_c = SD["acute"]
+        spread = np.sqrt(sd_w ** 2 + 2 * sd_c ** 2)
+    else:
+        sd_w, sd_d = SD["per-turn"]
+        spread = np.sqrt(sd_w ** 2 + sd_d ** 2)
+    eta = effect + rng.normal(0, spread, draws)
+    return float(np.mean(2 / (1 + np.exp(-eta)) - 1))
+
+
+def _totals(column, codes, d, r, levels):
+    key = column * levels + codes
+    sums = np.bincount(key, weights=d, minlength=r * levels).reshape(r, levels).T
+    counts = np.bincount(key, minlength=r * levels).reshape(r, levels).T.astype(float)
+    return sums, counts
+
+
+def calibrate(design: str, size: int, effect: float, replicates: int, seed: int, alpha: float = 0.05,
+              n_resamples: int = 2000) -> dict:
+    """Null mark rate, coverage and power of the mark on ``design`` (and of the test it replaces
+    and of the reference that knows the design). Returns {candidate: {"null", "coverage",
+    "power"}} with rates in [0, 1]; the first candidate is the mark."""
+    out = {}
+    for kind, eff in (("null", 0.0), ("power", effect)):
+        s = simulate(design, size, eff, replicates, seed + (0 if kind == "null" else 1))
+        truth = 0.0 if eff == 0 else true_value(design, eff)
+        column, d, r = s["column"], s["d"], replicates
+        estimate = np.bincount(column, weights=d, minlength=r) / np.bincount(column, minlength=r)
+        results = {}
+        if design.startswith("acute"):
+            mark = multiway_tests(column, d, [s["worker"], s["conv_a"], s["conv_b"]], r, 1 - alpha)
+            results["mark: two-way cluster-robust t (CR3), workers x conversations"] = (
+                mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
+            cr1 = multiway_tests(column, d, [s["worker"], s["conv_a"], s["conv_b"]], r, 1 - alpha, small_sample="cr1")
+            results["two-way cluster-robust t (CR1)"] = (cr1["p"], (cr1["low"] <= truth) & (truth <= cr1["high"]))
+            one = (s["worker"], size)
+            results_name = "sign-flip over workers (conversations fixed)"
+        else:
+            one = (s["dialogue"], size * DIALOGUES_PER_WORKER)
+            results_name = "sign-flip over dialogues (workers ignored)"
+            sums, counts = _totals(column, s["worker"], d, r, size)
+            p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
+            covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
+            results["mark: sign-flip over workers (dialogues nested)"] = (p, covered)
+        sums, counts = _totals(column, one[0], d, r, one[1])
+        p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
+        covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
+        results[results_name] = (p, covered)
+        sd = float(np.sqrt(np.mean((estimate - truth) ** 2)))
+        z = stats.norm.ppf(1 - alpha / 2)
+        results["reference: Wald with the true sd"] = (2 * stats.norm.sf(np.abs(estimate) / sd),
+                                                       np.abs(estimate - truth) <= z * sd)
+        for name, (p, covered) in results.items():
+            row = out.setdefault(name, {})
+            rate = float(np.mean(np.nan_to_num(p, nan=1.0) < alpha))
+            if kind == "null":
+                row["null"], row["coverage"] = rate, float(np.mean(covered))
+            else:
+                row["power"], row["coverage_at_effect"] = rate, float(np.mean(covered))
+    return out
