@@ -90,7 +90,7 @@ def parse(args: list[str]) -> tuple[int, str]:
         from parlai_acute.mephisto_tasks.live import launcher
 
         config = importlib.import_module(f"parlai_acute.mephisto_tasks.{TASK_CONFIGS[path[0]]}.config")
-        launcher.compose(config.CONFIG_DIR, config.CONFIG_NAME, list(namespace.overrides), " ".join(path))
+        launcher.compose(config.CONFIG_DIR, config.CONFIG_NAME, list(namespace.overrides))
     return 0, ""
 
 
