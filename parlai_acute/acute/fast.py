@@ -137,7 +137,8 @@ def analyze_run(cfg: FastConfig) -> Path:
     """What ``acute analyze --task-name RUN --mephisto-db WORKDIR/mephisto/database.db`` does:
     the stored judgments, analysed with the run's own per-worker cap unless one is given."""
     from parlai_acute import api
-    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
+    from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
+    from parlai_acute.files import check_outdir
     from parlai_acute.acute.summary import summary_lines
 
     config = AnalysisConfig(bootstrap=cfg.bootstrap, seed=cfg.seed, max_per_worker=cfg.max_per_worker)

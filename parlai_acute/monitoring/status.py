@@ -51,7 +51,7 @@ def observations(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
     protocol's own estimands module: the one definition every surface shares."""
     from parlai_acute.registry import protocol as lookup
 
-    return lookup(protocol).estimands_module().observe(df)
+    return lookup(protocol).estimands_module("observe").observe(df)
 
 
 def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
