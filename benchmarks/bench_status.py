@@ -1,7 +1,8 @@
 """``parlai-acute status`` speed: the anytime-valid state of every comparison of a run of
 100,000 judgments, timed on the tidy table (what the command does after reading it).
 
-* ACUTE-Eval: 100,000 judgments, 4 models (6 pairs), 2,000 workers (units: workers);
+* ACUTE-Eval: 100,000 judgments, 4 models (6 pairs), 2,000 workers (units: workers), a run launched
+  with a per-worker cap of 50 (status keeps what analyze of the run keeps: all of them);
 * per-turn PM-SOBA: 100,000 judged turns in 10,000 dialogues (units: dialogues).
 
 ``value`` is the slower of the two, best of three; target < 2 s.
@@ -32,6 +33,8 @@ def run():
     from parlai_acute.monitoring.status import status
 
     acute = simulate_judgments({"a": 0.2, "b": 0.1, "c": 0.0, "d": 0.0}, 100_000, seed=0, workers=2000)
+    # a run launched with max_per_worker=50: status keeps what analyze of that run keeps (all of it)
+    acute.attrs["per_worker_cap"] = (50, "launched with max_per_worker=50")
     turns = turns_table(simulate_turns({"model_a": 0.2, "model_b": 0.0}, "pm", "soba", dialogues=10_000,
                                        turns_per_dialogue=10, workers=1_000, dialogue_sd=0.5, seed=0,
                                        validate=False))

@@ -39,7 +39,8 @@ from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
+from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.winrates import grid_from_matchups, grid_table, matchups, models_of, side_bias
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -66,11 +67,11 @@ class AnalysisConfig(Settings):
     def __post_init__(self):
         super().__post_init__()
         if self.max_per_worker is not None and self.max_per_worker < 1:
-            raise UserError(f"--max-per-worker must be at least 1, got {self.max_per_worker}")
+            raise UserError(f"max_per_worker must be at least 1, got {self.max_per_worker}", param="max_per_worker")
         if not self.bt_alpha >= 0:
-            raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
+            raise UserError(f"bt_alpha must be 0 or more, got {self.bt_alpha}", param="bt_alpha")
         if self.min_workers < 1:
-            raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
+            raise UserError(f"min_workers must be at least 1, got {self.min_workers}", param="min_workers")
 
 
 @dataclass
@@ -307,7 +308,7 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     if kept.empty:
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
-                        f"--max-per-worker/--min-reason-chars")
+                        f"max_per_worker or min_reason_chars", param=("max_per_worker", "min_reason_chars"))
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
     keys = sorted(kept["question_key"].unique())

@@ -1,23 +1,22 @@
 """The text summary of an ACUTE-Eval analysis, as ``acute analyze`` and ``acute fast`` print it."""
 from __future__ import annotations
 
-from parlai_acute.report.tables import bounds_text, interval_text
 from parlai_acute.stats.inference import legend
 
 
-def _rate(value, low, high) -> str:
-    """A win rate and its interval as percentages, by the one rule (report.tables.interval_text)."""
-    return interval_text(value, low, high, 1, scale=100, unit="%")
-
-
 def _bounds(low, high, percent: bool = False) -> str:
-    """A second interval beside the first (judgments independent), or "(no interval)"."""
+    """An interval written apart from its estimate by the one rule (report.tables: bounds
+    rounded outward at the estimate's places), or "(no interval)"."""
+    from parlai_acute.report.tables import bounds_text  # the report layer loads matplotlib: only once printing
+
     shown = bounds_text(low, high, 1, scale=100, unit="%") if percent else bounds_text(low, high, signed=True)
     return shown or "(no interval)"
 
 
 def summary_lines(result) -> list[str]:
     """The summary ``acute analyze`` prints: exclusions, matchups, ranking, agreement, warnings."""
+    from parlai_acute.report.tables import interval_text, number_text
+
     out = []
     why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
     out.append(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
@@ -34,8 +33,9 @@ def summary_lines(result) -> list[str]:
         for m in q.matchups.itertuples(index=False):
             p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
             why = f" -- {m.reason}" if m.reason else ""
-            out.append(f"  {m.model_b} vs {m.model_a}: {_rate(m.winrate_b, m.ci_low, m.ci_high)} ({m.wins_b}/{m.n}) "
-                       f"{p} {m.workers} worker{'s' if m.workers != 1 else ''}"
+            out.append(f"  {m.model_b} vs {m.model_a}: {number_text(m.winrate_b, 1, scale=100, unit='%')} "
+                       f"({m.wins_b}/{m.n}) {_bounds(m.ci_low, m.ci_high, True)} {p} "
+                       f"{m.workers} worker{'s' if m.workers != 1 else ''}"
                        + (" (FEW)" if m.few_workers else "") + f"; (exact {_bounds(m.ci_low_exact, m.ci_high_exact, True)} "
                        f"p={m.pvalue_exact:.3g}){why}")
         if q.ranking is not None:

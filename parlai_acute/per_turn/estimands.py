@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pandas as pd
 
 from parlai_acute.per_turn.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
@@ -51,8 +52,20 @@ def label(a: str, b: str) -> str:
 
 
 def kept(table: pd.DataFrame, config: AnalysisConfig | None = None) -> pd.DataFrame:
-    """The turn rows the protocol keeps."""
-    return apply_exclusions(complete(table, COLUMNS, _TEXT, ["incomplete", "continued"]), config or AnalysisConfig())[0]
+    """The turn rows the protocol keeps: :func:`~parlai_acute.per_turn.analysis.apply_exclusions`'s,
+    and when no quality flag excludes turns (the default) the same rows without computing the flags
+    (every turn where a model failed is left out whole), which a live look cannot afford."""
+    config = config or AnalysisConfig()
+    table = complete(table, COLUMNS, _TEXT, ["incomplete", "continued"])
+    if config.exclude:
+        return apply_exclusions(table, config)[0]
+    table = table.reset_index(drop=True)
+    failed = table["incomplete"].fillna(False).astype(bool)
+    if not failed.any():
+        return table
+    turn = pd.MultiIndex.from_arrays([table["dialogue"], table["turn"]])
+    bad = set(turn[failed.to_numpy()])
+    return table[~turn.isin(bad)].reset_index(drop=True)
 
 
 def observations(kept_turns: pd.DataFrame, cluster: str = "dialogue") -> pd.DataFrame:
@@ -63,24 +76,29 @@ def observations(kept_turns: pd.DataFrame, cluster: str = "dialogue") -> pd.Data
     for (setting, protocol, model_set), rows in kept_turns.groupby(["setting", "protocol", "model_set"], sort=True):
         group = group_name(setting, protocol, model_set)
         key = rows["dialogue"].astype(str) + "#" + rows["turn"].astype(str)
+        model = rows["model"].astype(str).to_numpy()
+        stamp = pd.to_numeric(rows["timestamp"], errors="coerce").to_numpy(float)
         parts.append(pd.DataFrame({
-            "group": group, "comparison": rows["model"].astype(str).to_numpy(), "measure": PICK_RATE.measure,
-            "model_a": rows["model"].astype(str).to_numpy(), "model_b": "",
+            "group": group, "comparison": model, "measure": PICK_RATE.measure, "model_a": model, "model_b": "",
             "value": rows["picked"].astype(float).to_numpy(), "cluster": rows[cluster].astype(str).to_numpy(),
-            "item": (key + "#" + rows["model"].astype(str)).to_numpy(),
-            "timestamp": pd.to_numeric(rows["timestamp"], errors="coerce").to_numpy(float)}))
+            "item": (key + "#" + rows["model"].astype(str)).to_numpy(), "timestamp": stamp}))
         if setting == "sm":
             continue  # one model per dialogue: compared across dialogues by the analysis
-        picks = rows.assign(_key=key).pivot_table(index="_key", columns="model", values="picked", aggfunc="max")
-        first = rows.assign(_key=key).groupby("_key").agg(cluster=(cluster, "first"), timestamp=("timestamp", "max"))
-        first = first.reindex(picks.index)
-        for a, b in itertools.combinations(sorted(picks.columns), 2):
-            pa, pb = picks[a].astype(float).fillna(0.0), picks[b].astype(float).fillna(0.0)
+        # the group's (turns, models) matrix of picks, every turn's cluster and last timestamp
+        turn, turns = pd.factorize(key)
+        which, models = pd.factorize(model, sort=True)
+        picks = np.zeros((len(turns), len(models)))
+        np.maximum.at(picks, (turn, which), rows["picked"].astype(float).to_numpy())
+        owner = np.empty(len(turns), dtype=object)
+        owner[turn] = rows[cluster].astype(str).to_numpy()
+        last = np.full(len(turns), -np.inf)
+        np.fmax.at(last, turn, stamp)
+        last[np.isinf(last)] = np.nan
+        for i, j in itertools.combinations(range(len(models)), 2):
             parts.append(pd.DataFrame({
-                "group": group, "comparison": label(a, b), "measure": PICK_DIFFERENCE.measure, "model_a": a,
-                "model_b": b, "value": (pb - pa).to_numpy(), "cluster": first["cluster"].astype(str).to_numpy(),
-                "item": picks.index.to_numpy(), "timestamp": pd.to_numeric(first["timestamp"], errors="coerce")
-                .to_numpy(float)}))
+                "group": group, "comparison": label(models[i], models[j]), "measure": PICK_DIFFERENCE.measure,
+                "model_a": models[i], "model_b": models[j], "value": picks[:, j] - picks[:, i], "cluster": owner,
+                "item": np.asarray(turns), "timestamp": last}))
     columns = ["group", "comparison", "measure", "model_a", "model_b", "value", "cluster", "item", "timestamp"]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 

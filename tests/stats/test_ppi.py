@@ -202,3 +202,26 @@ def test_too_few_judge_only_items_are_said_not_computed():
     y = np.r_[np.ones(8), np.zeros(4)]
     with pytest.raises(UserError, match="at least 2"):
         ppi_mean(y, y, [1.0])
+
+
+def test_a_judge_that_covered_only_the_peoples_items_gives_the_peoples_result_in_words(tmp_path, capsys):
+    """`judge acute --pairings` on the people's own pairings covers only their items: nothing for PPI to
+    add, which ppi and `acute analyze --judge-table` say in words (no traceback, no nan, no partial files)."""
+    from parlai_acute.acute.judgments import write_judgments
+    from parlai_acute.acute.simulate import simulate_judgments
+
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.0}, 60, seed=3, workers=60)
+    write_judgments(tmp_path / "people.csv", people)
+    write_judgments(tmp_path / "judge.csv", people.assign(worker="judge"))
+    assert main(["ppi", "--people", str(tmp_path / "people.csv"), "--judge-table", str(tmp_path / "judge.csv")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("the people's result only") == 3 and "nan" not in out.lower()
+    assert main(["acute", "analyze", "--judgments", str(tmp_path / "people.csv"), "--judge-table",
+                 str(tmp_path / "judge.csv"), "-o", str(tmp_path / "out"), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "the people's result only" in out and "nan" not in out.lower()
+    # the people's column is what the analysis printed just above it
+    for line in out.splitlines():
+        if line.startswith("  b vs a: "):
+            shown = line.split(": ", 1)[1].split(" (")[0]
+    assert any(f"people {shown}" in line for line in out.splitlines())

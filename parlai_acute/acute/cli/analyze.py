@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -43,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
     parser.add_argument("--min-workers", type=int, default=5,
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    add_alpha(parser)
     parser.add_argument("--judge-summary", metavar="FILE", default=None,
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
@@ -80,9 +79,8 @@ def run(args) -> int:
 
     from parlai_acute import api
     from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
-    from parlai_acute.files import check_outdir
     from parlai_acute.acute.summary import summary_lines
-    from parlai_acute.files import output_dir
+    from parlai_acute.files import check_outdir, output_dir
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
@@ -104,7 +102,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+            beside_analysis(result.kept, args.judge_table, "acute", args.confidence, args.outdir)
     print("\n".join(summary_lines(result)))  # printed once every file is in place
     print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['results.json']}")
     print(judged.getvalue(), end="")
