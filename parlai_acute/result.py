@@ -96,7 +96,7 @@ def write_result(result: Result, outdir: str | Path, *, report: Callable | None 
         tables = result.tables()
         for stem, table in tables.items():
             path = out / f"{stem}.csv"
-            (writers or {}).get(stem, lambda p, t: write_csv(p, t))(path, table)
+            (writers or {}).get(stem, write_csv)(path, table)
             paths[path.name] = path
         for name, data in (files or {}).items():
             write_json(out / name, data)
