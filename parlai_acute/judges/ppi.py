@@ -60,7 +60,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
     p = lookup(protocol)
     module = p.estimands_module("observe")
     result = api.analyze(p.name, people, warn=False, confidence=1 - alpha, bootstrap=bootstrap, seed=seed)
-    head = module.headline(result)
+    head = result.summary()  # the protocol's headline, as analyze reports it
     h_obs, j_obs = _observe(p, people, judge=False), _observe(p, judge, judge=True)
     # estimands observed item by item (a rate, a share, a per-turn difference); a difference of two
     # pooled rates has no items of its own to correct
