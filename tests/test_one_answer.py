@@ -24,7 +24,7 @@ from parlai_acute.per_turn.turns import turns_table
 from parlai_acute.registry import protocol
 from parlai_acute.ssa.simulate import simulate_labels
 from parlai_acute.acute.simulate import simulate_judgments
-from parlai_acute.monitoring.status import WATCH, status
+from parlai_acute.monitoring.status import monitor, status
 from parlai_acute.monitoring.stopping import StopRule
 
 SEEDS = range(12)
@@ -98,7 +98,8 @@ def test_every_surface_reports_the_protocols_estimate(name, seed):
     watched = {(r["group"] if name != "ssa" else "", r["comparison"], r["measure"]): r["estimate"] for r in rows
                if r["estimate"] is not None}
     assert_same(watched, expected, "status")
-    assert {k for k in watched if k[2] in WATCH[name]} == {k for k in expected if k[2] in WATCH[name]}
+    watch = monitor(name).watch
+    assert {k for k in watched if k[2] in watch} == {k for k in expected if k[2] in watch}
     # ppi: the people-only column is the analysis' result, interval included
     people = ppi_table(table, table.assign(worker="judge"), name, bootstrap=50)
     assert_same(by_key(people, "people_estimate"), expected, "ppi")

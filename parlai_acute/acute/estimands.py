@@ -26,9 +26,9 @@ import pandas as pd
 
 from parlai_acute.acute.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
 from parlai_acute.acute.judgments import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, complete, headline_table, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["WIN_RATE", "ESTIMANDS", "config_for", "kept", "observations", "observe", "estimates", "headline", "label"]
+__all__ = ["WIN_RATE", "ESTIMANDS", "MONITOR", "config_for", "kept", "observations", "observe", "estimates", "headline", "label"]
 
 WIN_RATE = Estimand(
     measure="win rate",
@@ -42,6 +42,8 @@ WIN_RATE = Estimand(
                "judge's verdicts are not capped)",
     pairwise=True)
 ESTIMANDS = {WIN_RATE.measure: WIN_RATE}
+#: what ``status`` and the live stop rule watch: every win rate against 1/2, over workers
+MONITOR = Monitor(watch={WIN_RATE.measure: 0.5}, signature="winner", unit="worker")
 
 
 def label(a: str, b: str) -> str:

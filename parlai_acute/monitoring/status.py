@@ -28,22 +28,40 @@ from parlai_acute.stats import ranksets
 from parlai_acute.stats.bradley_terry import fit_counts
 from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide, first_crossing
 
-PROTOCOLS = ("acute", "per-turn", "ssa")
-#: columns that tell the protocols' tables apart
-SIGNATURE = {"acute": "winner", "per-turn": "picked", "ssa": "sensible"}
-#: what each protocol's status watches: measure -> the value of no difference (None: a rate, no null;
-#: its pairs are decided apart when their sequences are disjoint)
-WATCH = {"acute": {"win rate": 0.5}, "per-turn": {"pick rate difference": 0.0},
-         "ssa": {"sensibleness": None, "specificity": None}}
+def monitors() -> dict:
+    """Every protocol that defines what status watches (``MONITOR`` in its estimands module), by name."""
+    from parlai_acute.registry import PROTOCOLS
+
+    found = {}
+    for name, p in PROTOCOLS.items():
+        monitor = getattr(p.estimands_module(), "MONITOR", None) if p.estimands else None
+        if monitor is not None:
+            found[name] = monitor
+    return found
+
+
+def monitor(protocol: str):
+    """The protocol's :class:`~parlai_acute.stats.estimand.Monitor`, or a one-line error naming those with one."""
+    from parlai_acute.registry import protocol as lookup
+
+    found = monitors()
+    try:
+        name = lookup(protocol).name
+    except UserError:
+        name = protocol
+    if name not in found:
+        raise UserError(f"protocol must be one of {', '.join(found)}, got {protocol!r}", param="protocol")
+    return found[name]
 
 
 def detect_protocol(df: pd.DataFrame) -> str:
     """The protocol whose tidy table ``df`` is, from its columns."""
-    for protocol, column in SIGNATURE.items():
-        if column in df.columns:
+    found = monitors()
+    for protocol, m in found.items():
+        if m.signature in df.columns:
             return protocol
-    raise UserError("the table is none of an ACUTE judgments table (column 'winner'), a per-turn turns table "
-                    "('picked') or an SSA labels table ('sensible'); pass one of those")
+    raise UserError("the table is none of " + ", ".join(f"{p}'s (column {m.signature!r})" for p, m in found.items())
+                    + "; pass one of those")
 
 
 def observations(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
@@ -58,24 +76,20 @@ def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
     """One stream per watched comparison: the protocol's estimate (pooled, as ``analyze`` gives
     it) and the per-cluster means in the order the clusters finished, on [0, 1] (a difference d
     in [-1, 1] as (d + 1) / 2), which the confidence sequences need."""
+    spec = monitor(protocol)
     obs = observations(df, protocol)
-    watch = WATCH[protocol]
-    obs = obs[obs["measure"].isin(list(watch))]
+    obs = obs[obs["measure"].isin(list(spec.watch))]
     out = []
     for (group, comparison, measure), part in obs.groupby(["group", "comparison", "measure"], sort=True):
-        m0 = watch[measure]
+        m0 = spec.watch[measure]
         difference = m0 is not None and m0 == 0.0
         values = (part["value"] + 1) / 2 if difference else part["value"]
         out.append({"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
                     "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
-                    "difference": difference, "unit": part.attrs.get("unit") or _unit(protocol),
+                    "difference": difference, "unit": spec.unit,
                     "estimate": float(part["value"].mean()), "observations": int(len(part)),
                     "stream": cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")})
     return out
-
-
-def _unit(protocol: str) -> str:
-    return {"acute": "worker", "per-turn": "dialogue", "ssa": "cluster"}[protocol]
 
 
 def _centred(row: dict, s: dict) -> dict:
@@ -107,10 +121,9 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
     if not 0 < alpha < 1:
         raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
     protocol = protocol or detect_protocol(df)
-    if protocol not in WATCH:
-        raise UserError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    spec = monitor(protocol)
     found = streams(df, protocol)
-    if protocol == "ssa":
+    if any(m0 is None for m0 in spec.watch.values()):  # rates with no null: pairs decided apart
         pairs = [(s, t) for s, t in itertools.combinations(found, 2) if s["group"] == t["group"]]
         count = max(len(pairs), 1)
         each = alpha / count
@@ -133,7 +146,7 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
 
 
 def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
-          budget: int = 1_000_000, details: bool = True) -> dict:
+          budget: int = 1_000_000, details: bool = True, protocol: str | None = None) -> dict:
     """Is the set of the top ``k`` models decided, per question, from an ACUTE judgments table?
 
     Every model pair gets the anytime-valid test of :func:`status` (confidence sequences over
@@ -150,7 +163,14 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     """
     if not 0 < alpha < 1:
         raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
-    obs = observations(df, "acute")  # value 1: model_b (the later name) won, as the estimand reads
+    from parlai_acute.registry import protocol as lookup
+
+    protocol = protocol or detect_protocol(df)
+    pairwise = [name for name, e in lookup(protocol).estimands_module().ESTIMANDS.items() if e.pairwise]
+    if not pairwise:
+        raise UserError(f"the best models are ranked by win rates, and {protocol} has none; leave k out", param="k")
+    obs = observations(df, protocol)  # value 1: model_b (the later name) won, as the estimand reads
+    obs = obs[obs["measure"].isin(pairwise)]
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
                          "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})
     questions = sorted(set(work["question"])) or ["(no judgments)"]
@@ -247,11 +267,12 @@ def _rate_row(s: dict, alpha: float, grid: int) -> dict:
 def _pair_row(a: dict, b: dict) -> dict:
     """Two models' rates (``a`` the earlier name): B minus A, decided apart when their sequences
     are disjoint (a valid test of equal rates at the sum of their levels, at every look)."""
-    row = {"protocol": "ssa", "group": a["group"], "comparison": f"{b['comparison']} vs {a['comparison']}",
+    row = {"protocol": a["protocol"], "group": a["group"], "comparison": f"{b['comparison']} vs {a['comparison']}",
            "measure": f"{a['measure']} difference", "unit": a["unit"], "model_a": a["comparison"],
            "model_b": b["comparison"], "clusters": a["clusters"] + b["clusters"],
            "judgments": a["judgments"] + b["judgments"], "alpha": a["alpha"] * 2, "m0": 0.0, "more": None,
-           "decided_at_judgments": None, "note": "decided when the two rates' sequences are disjoint"}
+           "decided_at_judgments": None, "note": "decided when the two rates' sequences are disjoint",
+           "rates_apart": True}
     if a["estimate"] is None or b["estimate"] is None:
         return row | {"estimate": None, "sequence_centre": None, "lower": None, "upper": None, "decided": "undecided"}
     lower, upper = b["lower"] - a["upper"], b["upper"] - a["lower"]
@@ -279,7 +300,7 @@ def status_lines(result: dict) -> list[str]:
             lines.append(f"[{group}]")
         verdict = {"above": f"DECIDED: {row['model_b']} ahead",
                    "below": f"DECIDED: {row['model_a']} ahead"}.get(row["decided"], row["decided"])
-        if row["protocol"] == "ssa" and row["decided"] in ("above", "below"):
+        if row.get("rates_apart") and row["decided"] in ("above", "below"):
             verdict = "DECIDED: rates differ"
         if row["decided"] == "undecided":
             verdict += (f", ~{row['more']} more judgments" if row["more"] else ", no decision in sight")

@@ -29,16 +29,13 @@ from parlai_acute.errors import UserError
 #: look at every unit up to this many judgments, then at each 5% growth: any schedule of looks
 #: keeps a confidence sequence valid, and this keeps a long run's looks cheap
 EVERY_UNTIL, GROWTH = 20, 1.05
-#: rows that are the same judgment when a unit is handed over twice (resumed work is re-sent)
-KEYS = {"acute": None, "per-turn": ("dialogue", "turn", "model"), "ssa": ("item", "worker")}
-MEASURES = ("sensible", "specific")
-#: the SSA estimand (status's group) behind each measure a stop comparison may name
-SSA_MEASURE = {"sensibleness": "sensible", "specificity": "specific"}
-RULES = {
-    "acute": "confidence sequences over workers (parlai_acute.monitoring.status)",
-    "per-turn": "confidence sequences over dialogues (parlai_acute.monitoring.status)",
-    "ssa": "two rates' confidence sequences disjoint, over conversations or workers (parlai_acute.monitoring.status)",
-}
+
+
+def rule_words(spec) -> str:
+    """How a protocol's comparisons are decided, in words (its ``Monitor``)."""
+    if any(m0 is None for m0 in spec.watch.values()):
+        return f"two rates' confidence sequences disjoint, over {spec.unit}s (parlai_acute.monitoring.status)"
+    return f"confidence sequences over {spec.unit}s (parlai_acute.monitoring.status)"
 
 
 def comparison_key(name: str) -> tuple[str, str, str | None]:
@@ -76,7 +73,10 @@ class StopRule:
     unnamed comparisons default to and named ones are checked against."""
 
     def __init__(self, protocol: str, stop: dict, pairs, table_attrs: dict | None = None):
+        from parlai_acute.monitoring.status import monitor
+
         self.protocol = protocol
+        self.spec = monitor(protocol)  # what the protocol's estimands say status watches
         # what the protocol's estimands read from the table besides its rows (ACUTE: the launched cap)
         self.table_attrs = dict(table_attrs or {})
         self.alpha, self.budget = stop.get("alpha"), stop.get("budget")
@@ -99,8 +99,9 @@ class StopRule:
                 a, b, measure = comparison_key(name)
             except ValueError:
                 a = b = measure = None
-            if (a, b) not in self.pairs or (measure is not None and (protocol != "ssa" or measure not in MEASURES)):
-                extra = " (SSA: optionally with [sensible] or [specific])" if protocol == "ssa" else ""
+            if (a, b) not in self.pairs or (measure is not None and measure not in self.spec.stop_measures):
+                extra = (f" (optionally with {' or '.join(f'[{m}]' for m in self.spec.stop_measures)})"
+                         if self.spec.stop_measures else "")
                 raise UserError(f"stop comparison {name!r} is not 'model vs model' over the pairs this task "
                                 f"compares ({known}){extra}; fix mephisto.blueprint.stop_comparisons")
             self.wanted += [(a, b, m) for m in ([measure] if measure else self._measures())]
@@ -113,17 +114,18 @@ class StopRule:
         self._lock = threading.RLock()  # units of a live task finish in threads of their own
 
     def _measures(self) -> list:
-        return list(MEASURES) if self.protocol == "ssa" else [None]
+        return list(self.spec.stop_measures) or [None]
 
     @property
     def stopped(self) -> bool:
         return self.decision is not None
 
     def judgments(self) -> int:
-        """Judgments so far: ACUTE judgments, per-turn judged turns, SSA labels."""
+        """Judgments so far, as the protocol counts them (ACUTE judgments, per-turn judged turns, SSA labels)."""
         with self._lock:
-            if self.protocol == "per-turn":
-                return len({(r["dialogue"], r["turn"]) for r in self._rows.values()})
+            key = self.spec.judgment_key
+            if key:
+                return len({tuple(r[k] for k in key) for r in self._rows.values()})
             return len(self._rows)
 
     def budget_left(self, under_way: int = 0) -> int | None:
@@ -137,7 +139,7 @@ class StopRule:
         with self._lock:
             if self.decision is not None:
                 return None
-            key = KEYS[self.protocol]
+            key = self.spec.row_key
             for r in rows:
                 self._rows[tuple(r[k] for k in key) if key else len(self._rows)] = r
             self._check()
@@ -164,7 +166,8 @@ class StopRule:
         for row in result["rows"]:
             if not row.get("model_b"):
                 continue  # a model's own rate (SSA): no null to decide against
-            measure = SSA_MEASURE.get(row["group"]) if self.protocol == "ssa" else None
+            named = {measure: short for short, measure in self.spec.stop_measures.items()}
+            measure = named.get(row["group"])
             found.setdefault((row["model_a"], row["model_b"], measure), []).append(row)
         decided = {w for w in self.wanted if w in found and all(r["decided"] != "undecided" for r in found[w])}
         if len(decided) < len(self.wanted):
@@ -179,7 +182,7 @@ class StopRule:
                                                                   "clusters", "judgments", "alpha")}
                             for w in self.wanted},
             "rule": f"stop once every named comparison is decided at alpha {self.alpha:g}",
-            "method": f"{RULES[self.protocol]}, Bonferroni over {result['comparisons']} comparison(s)",
+            "method": f"{rule_words(self.spec)}, Bonferroni over {result['comparisons']} comparison(s)",
             "time": time.time()}
 
 

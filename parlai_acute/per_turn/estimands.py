@@ -23,9 +23,9 @@ import pandas as pd
 
 from parlai_acute.per_turn.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
 from parlai_acute.per_turn.turns import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, complete, headline_table, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["PICK_RATE", "PICK_DIFFERENCE", "ESTIMANDS", "group_name", "label", "kept", "observations", "estimates",
+__all__ = ["PICK_RATE", "PICK_DIFFERENCE", "ESTIMANDS", "MONITOR", "group_name", "label", "kept", "observations", "estimates",
            "headline", "observe"]
 
 _EXCLUSIONS = "turns where a model failed (incomplete), and turns with the quality flags named in exclude"
@@ -40,6 +40,10 @@ PICK_DIFFERENCE = Estimand(
     estimator="pooled over kept turns (mean of pick_B - pick_A)", unit="dialogue", low=-1.0, high=1.0,
     exclusions=_EXCLUSIONS)
 ESTIMANDS = {e.measure: e for e in (PICK_RATE, PICK_DIFFERENCE)}
+#: what ``status`` and the live stop rule watch: every pair's pick rate difference against 0, over
+#: dialogues; a judgment is a turn (a row per model), a resent row the same (dialogue, turn, model)
+MONITOR = Monitor(watch={PICK_DIFFERENCE.measure: 0.0}, signature="picked", unit="dialogue",
+                  row_key=("dialogue", "turn", "model"), judgment_key=("dialogue", "turn"))
 
 
 def group_name(setting: str, protocol: str, model_set: str) -> str:

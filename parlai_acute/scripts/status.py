@@ -48,7 +48,7 @@ def _read_table(path: str, protocol: str | None):
     """A table file through its protocol's reader (:func:`parlai_acute.api.load_table`); the
     protocol, unless given, from the header (csv) or first row (jsonl)."""
     from parlai_acute import api
-    from parlai_acute.monitoring.status import SIGNATURE
+    from parlai_acute.monitoring.status import monitors
 
     if protocol is None:
         try:
@@ -56,9 +56,11 @@ def _read_table(path: str, protocol: str | None):
                 head = handle.readline()
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror}); check the path") from None
-        found = [p for p, column in SIGNATURE.items() if f'"{column}"' in head or column in head.strip().split(",")]
+        watched = {p: m.signature for p, m in monitors().items()}
+        found = [p for p, column in watched.items() if f'"{column}"' in head or column in head.strip().split(",")]
         if len(found) != 1:
-            raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol acute|per-turn|ssa")
+            raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol "
+                            f"{'|'.join(watched)}")
         protocol = found[0]
     return api.load_table(protocol, path), protocol
 
@@ -68,7 +70,9 @@ def _read_run(args):
     from parlai_acute import api
 
     tried = []
-    for protocol in ([args.protocol] if args.protocol else ["acute", "per-turn", "ssa"]):
+    from parlai_acute.monitoring.status import monitors
+
+    for protocol in ([args.protocol] if args.protocol else list(monitors())):
         try:
             return api.load_table(protocol, task_name=args.task_name, mephisto_db=args.mephisto_db), protocol
         except UserError as exc:
@@ -90,14 +94,12 @@ def run(args) -> int:
 
         check_outdir(args.outdir)
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
-    if args.k is not None and protocol != "acute":
-        raise UserError(f"--top-k ranks ACUTE-Eval models and these are {protocol} data; leave --top-k out")
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
     if args.k is not None:
         from parlai_acute.monitoring.status import top_k, top_k_lines
 
-        result["top_k"] = top_k(df, args.k, alpha=args.alpha, budget=args.budget)
+        result["top_k"] = top_k(df, args.k, alpha=args.alpha, budget=args.budget, protocol=protocol)
         print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
         from parlai_acute.mephisto_tasks.live.database import open_mephisto_db

@@ -21,9 +21,9 @@ import pandas as pd
 
 from parlai_acute.ssa.analysis import SSAResult, majority_labels
 from parlai_acute.ssa.labels import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, complete, headline_table, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
+__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
 
 _UNIT = "conversation (interactive and log items), else context, else item"
 SENSIBLENESS = Estimand(
@@ -43,6 +43,11 @@ SPECIFICITY_DIFFERENCE = Estimand(
 ESTIMANDS = {e.measure: e for e in (SENSIBLENESS, SPECIFICITY, SENSIBLENESS_DIFFERENCE, SPECIFICITY_DIFFERENCE)}
 #: the labels table's column behind each measure
 QUESTIONS = {"sensibleness": "sensible", "specificity": "specific"}
+#: what ``status`` and the live stop rule watch: each model's rates (no null), model pairs decided apart
+#: when their sequences are disjoint; a stop comparison may name a question ("a vs b [specific]")
+MONITOR = Monitor(watch={"sensibleness": None, "specificity": None}, signature="sensible",
+                  unit="conversation or context", row_key=("item", "worker"),
+                  stop_measures={question: measure for measure, question in QUESTIONS.items()})
 
 
 def label(a: str, b: str) -> str:

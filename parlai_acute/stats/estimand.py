@@ -16,12 +16,12 @@ This module knows no protocol; it only says what a definition must contain.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Estimand", "COLUMNS", "HEADLINE", "point_estimates", "headline_table", "describe", "complete"]
+__all__ = ["Estimand", "Monitor", "COLUMNS", "HEADLINE", "point_estimates", "headline_table", "describe", "complete"]
 
 #: the columns of an estimands table (observations add ``value``, ``cluster``, ``item``, ``timestamp``)
 COLUMNS = ["group", "comparison", "measure", "estimate", "n", "clusters"]
@@ -57,6 +57,26 @@ class Estimand:
     def as_dict(self) -> dict:
         return {"measure": self.measure, "quantity": self.quantity, "estimator": self.estimator,
                 "unit": self.unit, "range": [self.low, self.high], "exclusions": self.exclusions}
+
+
+@dataclass(frozen=True)
+class Monitor:
+    """What ``status`` and the live stop rule watch of a protocol, in its own terms.
+
+    ``watch``: measure -> the value of no difference (``None``: a rate with no null; two models'
+    rates are then decided apart when their sequences are disjoint); ``signature``: the column
+    that tells the protocol's table apart; ``unit``: the cluster its sequences run over (words);
+    ``row_key``: the columns that make a stored row the same judgment when a unit is handed over
+    twice (``()``: every row is new); ``judgment_key``: the columns one judgment spans (per-turn:
+    a turn spans a row per model; ``()``: a row); ``stop_measures``: short names a stop
+    comparison may add in brackets (``"a vs b [specific]"``) -> the measure they mean."""
+
+    watch: dict
+    signature: str
+    unit: str
+    row_key: tuple = ()
+    judgment_key: tuple = ()
+    stop_measures: dict = field(default_factory=dict)
 
 
 def point_estimates(observations: pd.DataFrame) -> pd.DataFrame:

@@ -139,4 +139,4 @@ def test_top_k_is_refused_for_other_protocols(tmp_path, capsys):
     write_labels(tmp_path / "labels.csv", simulate_labels({"a": (0.8, 0.6), "b": (0.5, 0.3)}, contexts=20, seed=0))
     assert main(["status", "--table", str(tmp_path / "labels.csv"), "--top-k", "1"]) != 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--top-k ranks ACUTE-Eval models and these are ssa data" in err
+    assert err.count("\n") == 1 and "ranked by win rates, and ssa has none; leave --top-k out" in err

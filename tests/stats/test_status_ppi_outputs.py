@@ -29,7 +29,7 @@ def test_status_writes_results_run_rows_and_a_report(tmp_path, judgments, capsys
     assert f"to {out}" in printed
     rows = pd.read_csv(out / "status.csv")
     results = json.loads((out / "results.json").read_text())
-    assert len(rows) == len(results["rows"]) == 3 and sorted(rows["comparison"]) == ["a vs b", "a vs c", "b vs c"]
+    assert len(rows) == len(results["rows"]) == 3 and sorted(rows["comparison"]) == ["b vs a", "c vs a", "c vs b"]
     assert results["top_k"]["k"] == 1 and results["source"] == str(judgments)
     run = json.loads((out / "run.json").read_text())
     assert run["command"] == "status" and run["version"] and run["config"]["alpha"] == 0.05
