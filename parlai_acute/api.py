@@ -41,7 +41,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.registry import PROTOCOLS, Protocol, protocol, resolve
 
 __all__ = ["PROTOCOLS", "Protocol", "protocol", "load_table", "analyze", "estimates", "write_outputs", "export",
-           "write_table"]
+           "write_table", "review"]
 
 
 def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:
@@ -182,3 +182,34 @@ def export(name: str, task_name: str, path: str | Path, mephisto_db: str | Path 
     """Write everything the Mephisto run ``task_name`` stored for protocol ``name`` to the protocol's
     table file ``path``; returns the number of rows."""
     return write_table(name, load_table(name, task_name=task_name, mephisto_db=mephisto_db), path)
+
+
+def review(task_name: str, mephisto_db: str | Path | None = None, rules=None, *, min_hourly_wage: float | None = None,
+           block_qualification: str | None = None, apply: bool = False, log: str | Path | None = None,
+           alpha: float = 0.05):
+    """Review the Mephisto run ``task_name`` from what it stored (any protocol's live task): returns a
+    :class:`parlai_acute.review.plan.ReviewPlan` -- ``table`` (one row per worker: evidence and pay),
+    ``proposals`` (what ``rules`` propose for each worker, with the evidence) and, with ``apply``,
+    ``done`` (each action carried out through Mephisto, or skipped and why; logged to ``log``,
+    default beside the database). ``rules``: a YAML/JSON file or a dict (see
+    :mod:`parlai_acute.review.rules`); ``min_hourly_wage`` and ``block_qualification`` override it."""
+    from parlai_acute.review.plan import TABLE_COLUMNS
+    from parlai_acute.review.rules import Policy
+
+    try:
+        from parlai_acute.mephisto_tasks.live import review as live_review
+        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
+    except ModuleNotFoundError as exc:
+        raise UserError(f"reviewing a Mephisto run needs Mephisto ({exc}); install parlai_acute[live]") from None
+    overrides = {"min_hourly_wage": min_hourly_wage, "block_qualification": block_qualification}
+    if isinstance(rules, dict) or isinstance(rules, list):
+        spec = {"rules": rules} if isinstance(rules, list) else dict(rules)
+        policy = Policy.read(None, TABLE_COLUMNS, **spec, **{k: v for k, v in overrides.items() if v is not None})
+    else:
+        policy = Policy.read(rules, TABLE_COLUMNS, **overrides)
+    db = open_mephisto_db(mephisto_db)
+    log = Path(log) if log is not None else live_review.default_log(db, task_name)
+    plan = live_review.review(db, task_name, policy, log_path=log, alpha=alpha)
+    if apply:
+        plan.done = live_review.apply(db, plan, log, dry_run=False)
+    return plan

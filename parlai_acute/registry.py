@@ -44,6 +44,12 @@ class Protocol:
     outputs: str = "outputs"      # module (in the package) with write_outputs(result, outdir, report=)
     estimands: str | None = None  # module (in the package) defining what the protocol measures
     task_records: tuple = field(default_factory=tuple)  # "module:function"(db, task_name) -> records
+    # review (parlai_acute.review): the live task's blueprint type, "module:function"(db, task_name) -> the
+    # stored units (or (units, settings)), and the package's module whose evidence(units, **settings) gives
+    # the evidence rows; None: the protocol's work is reviewed with the task that collects it
+    blueprint_type: str | None = None
+    review_units: str | None = None
+    review: str = "review"
 
     def ref(self, module: str, attr: str = "") -> str:
         return f"{self.package}.{module}" + (f":{attr}" if attr else "")
@@ -78,22 +84,29 @@ class Protocol:
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
     Protocol("acute", "parlai_acute.acute", "judgment", "judgments", "judgments_table", "read_judgments",
              "write_judgments", "AnalysisConfig", outputs="analysis", estimands="estimands",
-             task_records=("parlai_acute.mephisto_tasks.acute.store:judgment_records",)),
+             task_records=("parlai_acute.mephisto_tasks.acute.store:judgment_records",),
+             blueprint_type="parlai_acute_eval", review_units="parlai_acute.mephisto_tasks.acute.store:review_units"),
     Protocol("per-turn", "parlai_acute.per_turn", "turn row", "turns", "turns_table", "read_turns", "write_turns",
              "AnalysisConfig", estimands="estimands",
-             task_records=("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",)),
+             task_records=("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",),
+             blueprint_type="parlai_acute_per_turn",
+             review_units="parlai_acute.mephisto_tasks.per_turn.store:unit_data_for_task"),
     # static labelling runs, and interactive SSA inside per-turn runs (label_mode=ssa)
     Protocol("ssa", "parlai_acute.ssa", "label", "labels", "labels_table", "read_labels", "write_labels", "SSAConfig",
              estimands="estimands",
              task_records=("parlai_acute.mephisto_tasks.ssa.store:labels_for_task",
-                           "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task")),
+                           "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task"),
+             blueprint_type="parlai_acute_ssa_label",
+             review_units="parlai_acute.mephisto_tasks.ssa.store:unit_data_for_task"),
     # the ConvAI2 survey at the end of per-turn chats (survey=convai2)
     Protocol("convai2", "parlai_acute.convai2", "rating", "ratings", "ratings_table", "read_ratings", "write_ratings",
              "ConvAI2Config", estimands="estimands",
              task_records=("parlai_acute.mephisto_tasks.per_turn.store:ratings_for_task",)),
     Protocol("multiref", "parlai_acute.multiref", "collected reply", "references", "references_table",
              "read_references", "write_references", "MultirefConfig", estimands="estimands",
-             task_records=("parlai_acute.mephisto_tasks.multiref.store:references_for_task",)),
+             task_records=("parlai_acute.mephisto_tasks.multiref.store:references_for_task",),
+             blueprint_type="parlai_acute_multiref",
+             review_units="parlai_acute.mephisto_tasks.multiref.store:unit_data_for_task"),
 )}
 #: other spellings users type for a protocol
 ALIASES = {"perturn": "per-turn", "per_turn": "per-turn", "acute-eval": "acute", "acute_eval": "acute"}

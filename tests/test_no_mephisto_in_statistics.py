@@ -43,6 +43,10 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.acute.estimands", "parlai_acute.per_turn.estimands", "parlai_acute.ssa.estimands",
     "parlai_acute.convai2.estimands", "parlai_acute.multiref.estimands", "parlai_acute.result",
     "parlai_acute.judges.ppi", "parlai_acute.monitoring.report", "parlai_acute.judges.ppi_report",
+    "parlai_acute.review.evidence", "parlai_acute.review.messages",
+    "parlai_acute.review.rules", "parlai_acute.review.plan", "parlai_acute.acute.review", "parlai_acute.per_turn.review",
+    "parlai_acute.ssa.review", "parlai_acute.multiref.review", "parlai_acute.release.pseudonyms",
+    "parlai_acute.release.pii", "parlai_acute.release.datasheet",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]

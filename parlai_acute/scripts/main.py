@@ -19,6 +19,9 @@ COMMANDS: dict = {
     "chat": ("parlai_acute.scripts.chat", "chat with a model in the terminal and save the conversation as a Conversations log"),
     "demo": ("parlai_acute.scripts.demo", "end-to-end run on the embedded default model (what `make demo` runs)"),
     "ppi": ("parlai_acute.scripts.ppi", "people's judgments corrected by a model judge's (prediction-powered inference): results beside people-only, the judge's worth, planning"),
+    "mephisto": ("parlai_acute.scripts.mephisto_cli", "Mephisto's own CLI (review tool, scripts, check) with the compatibility fixes it needs on Python 3.11"),
+    "review": ("parlai_acute.scripts.review", "review every worker of a Mephisto run from the stored evidence, propose and apply approve/reject/block/bonus, pay to a wage"),
+    "release": ("parlai_acute.scripts.release", "a run's tables and logs ready to publish: salted worker pseudonyms, e-mail/phone flags, a datasheet"),
     "status": ("parlai_acute.scripts.status", "where a running ACUTE, per-turn or SSA evaluation stands: intervals valid at every look, what is decided, judgments still needed"),
     "acute": {
         "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",

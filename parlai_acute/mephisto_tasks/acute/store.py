@@ -27,6 +27,12 @@ def unit_data_for_task(db, task_name: str) -> list[dict[str, Any]]:
                                                          or (data.get("outputs") or {}).get("comparisons")))
 
 
+def review_units(db, task_name: str) -> tuple[list[dict[str, Any]], dict]:
+    """The stored units and the per-worker cap the run was launched with (the review's exclusions
+    are the analysis's: :mod:`parlai_acute.acute.review`)."""
+    return unit_data_for_task(db, task_name), {"per_worker_cap": stored_cap(db, task_name)[0]}
+
+
 def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Earlier judgments as the scheduler needs them (who judged which pair, onboarding results,
     which model won: adaptive selection and the stop rule continue from them)."""

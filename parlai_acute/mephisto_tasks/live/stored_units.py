@@ -43,6 +43,13 @@ def _agent_data(directory: Path) -> dict:
     return dict(data, start_time=meta.get("task_start"), end_time=meta.get("task_end"))
 
 
+def agent_dir(run, agent) -> Path:
+    """The agent's data directory, as ``agent.get_data_dir()`` makes it (run dir / assignment / agent)
+    from the run already at hand: Mephisto's own call builds the agent's TaskRun again, parsing its
+    stored YAML config, 28 ms per agent (11 s for 400 agents)."""
+    return Path(run.get_run_dir()) / str(agent.assignment_id) / str(agent.db_id)
+
+
 def stored_units(db, task_name: str, keep: Callable[[dict], bool], *, with_agent: bool = False) -> list[dict[str, Any]]:
     """One dict per agent whose saved data passes ``keep``: ids, worker name, status, times, ``data``
     (and the Mephisto ``agent`` itself with ``with_agent``).
@@ -54,7 +61,7 @@ def stored_units(db, task_name: str, keep: Callable[[dict], bool], *, with_agent
     for task in db.find_tasks(task_name=task_name):
         for run in db.find_task_runs(task_id=task.db_id):
             for agent in db.find_agents(task_run_id=run.db_id):
-                found.append((run, agent, _agent_data(Path(agent.get_data_dir()))))
+                found.append((run, agent, _agent_data(agent_dir(run, agent))))
     continued = {str(a) for _, _, data in found for a in data.get("resumed_from") or ()}
     units, names = [], {}
     for run, agent, data in found:
