@@ -9,7 +9,20 @@ four functions::
     table = api.load_table("ssa", dataframe)               # a pandas DataFrame, or a list of dicts
     table = api.load_table("ssa", task_name="my_task", mephisto_db="data/database.db")  # a Mephisto run
     result = api.analyze("ssa", table, bootstrap=1000, seed=0)
-    paths = api.write_outputs("ssa", result, "ssa_out")     # tables, results.json, run.json, report.html
+    paths = api.write_outputs("ssa", result, "ssa_out")     # summary.csv, tables, results.json, run.json, report.html
+
+Every protocol's result has the same four members (:class:`parlai_acute.result.Result`)::
+
+    result.summary()    # DataFrame: every reported estimate (group, comparison, measure, estimate, n,
+                        # clusters, low, high, interval, why_no_interval) -- what summary.csv holds
+    result.meta()       # dict: protocol, config, seed, parlai_acute_version, estimand definitions, ...
+    result.tables()     # {file stem: DataFrame}: every table write_outputs writes ("summary", "pairs", ...)
+    result.warnings()   # [str]: what to know before trusting a number
+
+and its outputs the same names: ``summary.csv``, ``results.json``, ``run.json``, ``report.html``,
+a pairwise win-rate grid ``winrate_grid.csv``, pairwise comparisons ``pairs.csv``, per-model
+results ``models.csv``, per-worker ``workers.csv``. ``api.estimates(name, table)`` gives the
+estimates alone, cheaply, where the protocol reads them row by row (acute, per-turn, ssa, convai2).
 
 Protocols: ``acute`` (judgments), ``per-turn`` (turns), ``ssa`` (labels), ``convai2``
 (ratings), ``multiref`` (collected replies). Every table passes the protocol's one validator
@@ -141,16 +154,18 @@ def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | 
 
 def estimates(name: str, table, **options) -> pd.DataFrame:
     """The protocol's estimate of every comparison in ``table``, without intervals: the number
-    ``analyze``, ``status`` and ``ppi`` all report (see the protocol's ``estimands`` module)."""
+    ``analyze``, ``status`` and ``ppi`` all report (see the protocol's ``estimands`` module); a
+    protocol whose estimates need its analysis (multiref: BLEU) says so in one line."""
     p = protocol(name)
+    module = p.estimands_module("estimates")
     if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
         table = load_table(name, table)
-    return p.estimands_module().estimates(table, **options)
+    return module.estimates(table, **options)
 
 
 def write_outputs(name: str, result, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """Write ``result``'s tables (CSV), results.json, run.json and (with ``report``) report.html
-    into ``outdir``; returns {file name: path}."""
+    """Write ``result``'s tables (``result.tables()``, each as STEM.csv: summary.csv first),
+    results.json, run.json and (with ``report``) report.html into ``outdir``; returns {file name: path}."""
     return protocol(name).get("write_outputs")(result, outdir, report=report)
 
 

@@ -63,12 +63,22 @@ class Protocol:
                 "analyze": self.ref(self.analysis, "analyze"), "write_outputs": self.ref(self.outputs, "write_outputs")}
         return resolve(refs[what])
 
-    def estimands_module(self):
-        """The module that defines what the protocol measures (``ESTIMANDS``, ``observe``,
-        ``headline``); every surface asks it rather than computing a number of its own."""
+    def estimands_module(self, *needs: str):
+        """The module that defines what the protocol measures (``ESTIMANDS`` and ``headline`` in every
+        protocol; ``observe`` and ``estimates`` where the estimates come cheaply from the table, item by
+        item); every surface asks it rather than computing a number of its own. ``needs``: the
+        functions the caller uses; a protocol without them is a one-line error, not an AttributeError."""
         if self.estimands is None:
-            raise UserError(f"the {self.name} protocol reports no comparisons to watch or correct with a judge")
-        return resolve(self.ref(self.estimands))
+            raise UserError(f"the {self.name} protocol defines no estimands")
+        module = resolve(self.ref(self.estimands))
+        missing = [name for name in needs if not hasattr(module, name)]
+        if missing:
+            watched = ", ".join(p.name for p in PROTOCOLS.values() if p.estimands and
+                                all(hasattr(resolve(p.ref(p.estimands)), n) for n in needs))
+            raise UserError(f"the {self.name} protocol's estimands are not read row by row from its table "
+                            f"({', '.join(missing)} is defined for {watched} only); its analysis reports them all: "
+                            f"api.analyze({self.name!r}, table).summary()")
+        return module
 
 
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
@@ -90,9 +100,10 @@ PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
              review_units="parlai_acute.mephisto_tasks.ssa.store:unit_data_for_task"),
     # the ConvAI2 survey at the end of per-turn chats (survey=convai2)
     Protocol("convai2", "parlai_acute.convai2", "rating", "ratings", "ratings_table", "read_ratings", "write_ratings",
-             "ConvAI2Config", task_records=("parlai_acute.mephisto_tasks.per_turn.store:ratings_for_task",)),
+             "ConvAI2Config", estimands="estimands",
+             task_records=("parlai_acute.mephisto_tasks.per_turn.store:ratings_for_task",)),
     Protocol("multiref", "parlai_acute.multiref", "collected reply", "references", "references_table",
-             "read_references", "write_references", "MultirefConfig",
+             "read_references", "write_references", "MultirefConfig", estimands="estimands",
              task_records=("parlai_acute.mephisto_tasks.multiref.store:references_for_task",),
              blueprint_type="parlai_acute_multiref",
              review_units="parlai_acute.mephisto_tasks.multiref.store:unit_data_for_task"),

@@ -143,7 +143,7 @@ def test_acute_analyze_on_degenerate_judgments(tmp_path, capsys, name, rows):
     path = write_csv(tmp_path / "judgments.csv", rows)
     out = run(capsys, "acute", "analyze", "--judgments", path, "-o", tmp_path / "out", "--bootstrap", "50",
               "--max-per-worker", "20", *([] if name == "one worker, all one side" else ["--no-report"]))
-    honest_outputs(tmp_path / "out", out, {("matchups.csv", "ci_low"): (0, 1), ("matchups.csv", "ci_low_exact"): (0, 1)})
+    honest_outputs(tmp_path / "out", out, {("pairs.csv", "ci_low"): (0, 1), ("pairs.csv", "ci_low_exact"): (0, 1)})
     assert "no interval" in out
 
 
@@ -214,7 +214,7 @@ def test_convai2_analyze_on_degenerate_ratings(tmp_path, capsys, name, rows):
     path = write_csv(tmp_path / "ratings.csv", rows)
     out = run(capsys, "convai2", "analyze", "--ratings", path, "-o", tmp_path / "out", "--bootstrap", "50",
               *([] if name == "one worker, identical ratings" else ["--no-report"]))
-    honest_outputs(tmp_path / "out", out, {("likert.csv", "boot_low"): (1, 4), ("differences.csv", "ci_low"): (-3, 3),
+    honest_outputs(tmp_path / "out", out, {("models.csv", "boot_low"): (1, 4), ("pairs.csv", "ci_low"): (-3, 3),
                                            ("persona.csv", "ci_low"): (0, 1)})
 
 

@@ -24,17 +24,17 @@ reports its number of distinct workers and is flagged when they are fewer than
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import json_ready, output_dir, write_csv, write_json
+from parlai_acute.files import json_ready
+from parlai_acute.result import Result, write_result
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
@@ -96,7 +96,11 @@ class QuestionResult:
 
 
 @dataclass
-class AnalysisResult:
+class AnalysisResult(Result):
+    """The analysis of a judgments table; ``summary()``, ``meta()``, ``tables()`` and ``warnings()``
+    as every protocol's result (:class:`parlai_acute.result.Result`)."""
+
+    protocol: ClassVar[str] = "acute"
     config: AnalysisConfig
     cap: int
     kept: pd.DataFrame
@@ -104,10 +108,25 @@ class AnalysisResult:
     questions: list[QuestionResult] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # judges/workers whose verdicts should not be trusted
 
-    def meta(self) -> dict:
-        """Provenance recorded in every JSON output."""
-        return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
-                "per_worker_cap": self.cap, "parlai_acute_version": parlai_acute.__version__}
+    def provenance(self) -> dict:
+        """The cap applied, and per question how the design was read (which facets the marks treat as random)."""
+        return {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions}}
+
+    def warnings(self) -> list[str]:
+        """Untrustworthy judges, matchups resting on few workers, and the default cap's drops."""
+        return [*self.flags, *(w for q in self.questions for w in q.warnings()), *self.default_warnings()]
+
+    def own_tables(self) -> dict[str, pd.DataFrame]:
+        q = self.questions
+        wide = pd.concat([grid_table(r.grid, r.models).rename_axis(index="loser", columns=None)
+                          .assign(question_key=r.question_key).set_index("question_key", append=True)
+                          .reorder_levels(["question_key", "loser"]) for r in q])
+        rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
+        return {"judgments": self.kept, "excluded": self.excluded,
+                "pairs": pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]),
+                "winrate_grid": wide.reset_index(), "ranking": pd.concat(rankings) if rankings else pd.DataFrame(),
+                "agreement": pd.DataFrame([{"question_key": r.question_key, **r.agreement} for r in q]),
+                "workers": self.workers(), "reasons": self.reasons()}
 
     def default_warnings(self) -> list[str]:
         """What a notebook user is warned of: the paper's default cap dropping judgments they may
@@ -307,49 +326,22 @@ def _records(table: pd.DataFrame) -> list[dict]:
 
 def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dict | None = None,
                   report: bool = True) -> dict[str, Path]:
-    """Write tables (CSV), results (strict JSON, with provenance) and, with ``report``, the report
-    (HTML, with its figures as SVG/PDF and tables as LaTeX/Markdown beside it) into ``outdir``.
-    ``model_configs`` (model name -> its configuration: agent, options, decoding) goes
-    into the report's configuration block. All or none of them (:func:`parlai_acute.files.output_dir`)."""
-    paths: dict[str, Path] = {}
-    with output_dir(outdir) as outdir:
-        _write(result, outdir, model_configs, report, paths)
-    return paths
-
-
-def _write(result: AnalysisResult, outdir: Path, model_configs: dict | None, report: bool, paths: dict) -> None:
-    """Every output into ``paths`` (name -> path), run.json last: it lists them."""
+    """Write the tables (CSV: summary.csv, judgments.csv, pairs.csv, winrate_grid.csv, ...), results
+    (strict JSON, with provenance) and, with ``report``, the report (HTML, with its figures as SVG/PDF
+    and tables as LaTeX/Markdown beside it) into ``outdir``. ``model_configs`` (model name -> its
+    configuration: agent, options, decoding) goes into the report's configuration block. All or
+    none of them (:func:`parlai_acute.files.output_dir`)."""
     from parlai_acute.acute.report import build_report
 
-    meta = result.meta()
-    paths.update({name: outdir / name for name in (
-        "judgments.csv", "excluded.csv", "exclusions.json", "matchups.csv", "winrate_grid.csv", "winrates.json",
-        "ranking.csv", "ranking.json", "agreement.json", "workers.csv", "reasons.csv", "run.json")})
-    write_csv(paths["judgments.csv"], result.kept)
-    write_csv(paths["excluded.csv"], result.excluded)
-    write_json(paths["exclusions.json"], {**meta, "total": int(len(result.kept) + len(result.excluded)),
-                                          "kept": int(len(result.kept)), "excluded": result.exclusion_summary(),
-                                          "aa_checks": _records(result.aa_checks())})
-    q = result.questions
-    write_csv(paths["matchups.csv"], pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]))
-    wide = pd.concat([grid_table(r.grid, r.models).rename_axis(index="loser", columns="winner")
-                      .assign(question_key=r.question_key).set_index("question_key", append=True)
-                      .reorder_levels(["question_key", "loser"]) for r in q])
-    write_csv(paths["winrate_grid.csv"], wide, index=True)
-    write_json(paths["winrates.json"], {**meta, "questions": [
-        {"question_key": r.question_key, "question": r.question, "models": r.models,
-         "matchups": _records(r.matchups), "grid": _records(r.grid), "side_bias": r.side_bias,
-         "design": design_note(r.matchups), "warnings": r.warnings()} for r in q]})
-    rankings = [r.ranking.assign(question_key=r.question_key) for r in q if r.ranking is not None]
-    write_csv(paths["ranking.csv"], pd.concat(rankings) if rankings else pd.DataFrame())
-    write_json(paths["ranking.json"], {**meta, "questions": [
-        {"question_key": r.question_key, "ranking": None if r.ranking is None else _records(r.ranking),
-         "error": r.ranking_error} for r in q]})
-    write_json(paths["agreement.json"], {**meta, "questions": [
-        {"question_key": r.question_key, **r.agreement} for r in q]})
-    write_csv(paths["workers.csv"], result.workers())
-    write_csv(paths["reasons.csv"], result.reasons())
-    if report:
-        paths.update(build_report(result, model_configs).write(outdir))
-    write_json(paths["run.json"], {**meta, "design": {r.question_key: design_note(r.matchups) for r in q},
-                                   "outputs": sorted(paths)})
+    meta, q = result.meta(), result.questions
+    files = {
+        "exclusions.json": {**meta, "total": int(len(result.kept) + len(result.excluded)), "kept": int(len(result.kept)),
+                            "excluded": result.exclusion_summary(), "aa_checks": _records(result.aa_checks())},
+        "ranking.json": {**meta, "questions": [{"question_key": r.question_key, "ranking": None if r.ranking is None
+                                                else _records(r.ranking), "error": r.ranking_error} for r in q]}}
+    results = {"warnings": result.warnings(), "questions": [
+        {"question_key": r.question_key, "question": r.question, "models": r.models, "matchups": _records(r.matchups),
+         "grid": _records(r.grid), "side_bias": r.side_bias, "agreement": r.agreement,
+         "design": design_note(r.matchups), "warnings": r.warnings()} for r in q]}
+    return write_result(result, outdir, files=files, results=results,
+                        report=(lambda out: build_report(result, model_configs).write(out)) if report else None)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from parlai_acute.acute.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
 from parlai_acute.acute.judgments import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, Monitor, complete, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
 __all__ = ["WIN_RATE", "ESTIMANDS", "MONITOR", "config_for", "kept", "observations", "observe", "estimates", "headline", "label"]
 
@@ -114,8 +114,7 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
                          "clusters": int(m.workers), "low": float(m.ci_low), "high": float(m.ci_high),
                          "interval": interval, "why_no_interval": m.reason or ("" if m.ci_low == m.ci_low else
                                                                              "too few workers for an interval")})
-    return pd.DataFrame(rows, columns=["group", "comparison", "measure", "estimate", "n", "clusters", "low", "high",
-                                       "interval", "why_no_interval"])
+    return headline_table(rows)
 
 
 def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,

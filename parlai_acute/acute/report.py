@@ -1,11 +1,12 @@
 """The ACUTE-Eval report, built on the shared report layer (:mod:`parlai_acute.report`).
 
 :func:`build_report` turns an :class:`~parlai_acute.acute.analysis.AnalysisResult` into a
-:class:`~parlai_acute.report.Report`: a banner when workers were simulated, exclusions,
-per question the warnings (matchups resting on few workers), the win-rate grid (models
-in rank order, Clopper-Pearson intervals), the matchups, the Bradley-Terry ranking plot
-and table (its interval method named), agreement, then judgments per worker, reasons
-and the configuration (analysis settings and, when given, each model's configuration).
+:class:`~parlai_acute.report.Report`: a banner when workers were simulated, what the numbers
+estimate (its estimands), exclusions, per question the warnings (matchups resting on few
+workers), the win-rate grid (models in rank order, Clopper-Pearson intervals), the matchups, the
+Bradley-Terry ranking plot and table (its interval method named), agreement, then judgments per
+worker, reasons and the configuration (analysis settings and, when given, each model's
+configuration).
 Every text -- model names, worker ids and reasons, questions -- is escaped by the layer.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from parlai_acute.stats.winrates import design_note
-from parlai_acute.report import Report, interval_plot, win_rate_heatmap
+from parlai_acute.report import Report, estimands_section, interval_plot, win_rate_heatmap
 from parlai_acute.report.tables import p_text
 from parlai_acute.stats.inference import legend
 
@@ -48,7 +49,7 @@ def _grid_section(section, result, q) -> None:
               f"needs); p exact, p exact (Holm) and CI exact are the exact binomial test and "
               f"{level} Clopper-Pearson interval, judgments independent (secondary: one worker's judgments "
               f"share that worker's taste). few workers: fewer than {q.min_workers} distinct workers. "
-              f"matchups.csv has every column at full precision.")
+              f"pairs.csv has every column at full precision.")
     grid.table(q.matchups, f"matchups_{q.question_key}", caption=f"Matchups, question {q.question_key}")
 
 
@@ -98,6 +99,7 @@ def build_report(result, model_configs: dict | None = None) -> Report:
     report = Report("ACUTE-Eval report", intro=(
         f"{len(result.kept)} judgments analysed, {len(result.excluded)} excluded, from {result.config.source}. "
         f"parlai_acute {meta['parlai_acute_version']}, seed {meta['seed']}."))
+    estimands_section(report, result.estimands())
     simulated, workers = result.simulated_workers()
     if simulated:
         report.banner(f"Judged by SIMULATED workers: {simulated} of {workers} workers are scripted programs, not "

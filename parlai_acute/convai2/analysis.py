@@ -22,17 +22,17 @@ Per question and model:
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-import parlai_acute
 from parlai_acute.errors import UserError
+from parlai_acute.result import Result
 from parlai_acute.stats.calibration import calibrate, estimate_variances, gibbs
-from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.intervals import clopper_pearson, no_percentile_interval, percentile_interval, too_few
 from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.settings import Settings
 
@@ -85,6 +85,7 @@ def question_table(rows: pd.DataFrame, config: ConvAI2Config, rng: np.random.Gen
         with np.errstate(invalid="ignore", divide="ignore"):
             boot = totals / counts
         boot_low, boot_high = percentile_interval(boot, config.confidence)
+        boot_why = no_percentile_interval(boot, config.confidence)
     out = []
     for j, name in enumerate(models):
         scores = y[model == j]
@@ -98,6 +99,7 @@ def question_table(rows: pd.DataFrame, config: ConvAI2Config, rng: np.random.Gen
                     "mean": mean, "sd": sd, "t_low": float(t_low), "t_high": float(t_high),
                     "boot_low": float(boot_low[j]) if boot is not None else float("nan"),
                     "boot_high": float(boot_high[j]) if boot is not None else float("nan"),
+                    "boot_note": too_few(len(workers), "worker", config.bootstrap) or boot_why[j],
                     "calibrated": float(cal.quality[j]), "calibrated_sd": float(cal.quality_sd[j]),
                     "calibrated_low": float(cal.quality[j] - z * cal.quality_sd[j]),
                     "calibrated_high": float(cal.quality[j] + z * cal.quality_sd[j])})
@@ -126,6 +128,9 @@ def persona_table(df: pd.DataFrame, config: ConvAI2Config) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "dialogues", "correct", "rate", "ci_low", "ci_high"])
 
 
+#: the model the calibrated scores come from (recorded in every output)
+MODEL = ("score = quality[model] + bias[worker] + noise; bias ~ N(0, sigma_b^2), noise ~ N(0, sigma_e^2), flat "
+         "prior on quality (Kulikov et al. 2018)")
 DIFFERENCE_COLUMNS = ["question", "model_a", "model_b", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
                       "pvalue", "p_holm", "mark", "workers", "workers_needed", "test", "reason"]
 
@@ -167,13 +172,30 @@ def differences(rows: pd.DataFrame, config: ConvAI2Config, question: str = "") -
 
 
 @dataclass
-class ConvAI2Result:
+class ConvAI2Result(Result):
+    """The analysis of a ratings table; ``summary()``, ``meta()``, ``tables()`` and ``warnings()`` as
+    every protocol's result (:class:`parlai_acute.result.Result`)."""
+
+    protocol: ClassVar[str] = "convai2"
     config: ConvAI2Config
     ratings: pd.DataFrame
     likert: pd.DataFrame          # one row per (question, model)
     persona: pd.DataFrame
     calibration: dict             # question -> details
     differences: pd.DataFrame = None  # pairs of models per question, tested over workers
+
+    def provenance(self) -> dict:
+        return {"model": MODEL, "intervals": self.config.interval_names()}
+
+    def own_tables(self) -> dict[str, pd.DataFrame]:
+        return {"models": self.likert, "persona": self.persona, "pairs": self.differences,
+                "workers": self.annotators()}
+
+    def warnings(self) -> list[str]:
+        """One sentence per pair of models on a question that has no test (too few workers, ...)."""
+        pairs = self.differences[self.differences["reason"] != ""] if self.differences is not None else []
+        return [f"{d.question}: {d.model_b} vs {d.model_a}: {d.reason}" for d in pairs.itertuples(index=False)] \
+            if len(pairs) else []
 
     def annotators(self) -> pd.DataFrame:
         rows = [{"question": q, "worker": w, "bias": b}
@@ -193,10 +215,3 @@ def analyze(df: pd.DataFrame, config: ConvAI2Config | None = None) -> ConvAI2Res
     likert = likert[["question"] + [c for c in likert.columns if c != "question"]]
     return ConvAI2Result(config, df, likert, persona_table(df, config), details,
                          pd.concat(pairs, ignore_index=True) if pairs else pd.DataFrame(columns=DIFFERENCE_COLUMNS))
-
-
-def run_record(config: ConvAI2Config) -> dict:
-    return {"analysis": "convai2", "version": parlai_acute.__version__, "seed": config.seed,
-            "configuration": dataclasses.asdict(config),
-            "model": "score = quality[model] + bias[worker] + noise; bias ~ N(0, sigma_b^2), noise ~ N(0, "
-                     "sigma_e^2), flat prior on quality (Kulikov et al. 2018)"}

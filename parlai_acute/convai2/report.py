@@ -1,8 +1,9 @@
-"""The ConvAI2 analysis as a report section (shared report layer)."""
+"""The ConvAI2 analysis as a report (shared report layer): what the numbers estimate (the
+estimands), Likert means raw and calibrated per question, differences, persona detection."""
 from __future__ import annotations
 
-from parlai_acute.convai2.analysis import ConvAI2Result, run_record
-from parlai_acute.report import Report, interval_plot
+from parlai_acute.convai2.analysis import ConvAI2Result
+from parlai_acute.report import Report, estimands_section, interval_plot
 
 
 def add_section(report: Report, result: ConvAI2Result) -> None:
@@ -43,6 +44,7 @@ def add_section(report: Report, result: ConvAI2Result) -> None:
 
 def build_report(result: ConvAI2Result) -> Report:
     report = Report("ConvAI2 human evaluation")
+    estimands_section(report, result.estimands())
     add_section(report, result)
-    report.configuration("Run", run_record(result.config))
+    report.configuration("Run", result.meta())
     return report

@@ -37,7 +37,7 @@ _KEYS = ["group", "comparison", "measure"]
 
 
 def _observe(protocol, table: pd.DataFrame, judge: bool) -> pd.DataFrame:
-    return protocol.estimands_module().observe(table, judge=judge)
+    return protocol.estimands_module("observe").observe(table, judge=judge)
 
 
 def item_means(observations: pd.DataFrame) -> pd.Series:
@@ -58,9 +58,9 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
     from parlai_acute.registry import protocol as lookup
 
     p = lookup(protocol)
-    module = p.estimands_module()
+    module = p.estimands_module("observe")
     result = api.analyze(p.name, people, warn=False, confidence=1 - alpha, bootstrap=bootstrap, seed=seed)
-    head = module.headline(result)
+    head = result.summary()  # the protocol's headline, as analyze reports it
     h_obs, j_obs = _observe(p, people, judge=False), _observe(p, judge, judge=True)
     # estimands observed item by item (a rate, a share, a per-turn difference); a difference of two
     # pooled rates has no items of its own to correct
@@ -139,7 +139,7 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
     from parlai_acute.registry import protocol as lookup
 
     p = lookup(protocol)
-    module = p.estimands_module()
+    module = p.estimands_module("observe")
     pairwise = [name for name, e in module.ESTIMANDS.items() if getattr(e, "pairwise", False)]
     if not pairwise:
         return pd.DataFrame(columns=RANKING_COLUMNS)

@@ -69,7 +69,7 @@ def observations(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
     protocol's own estimands module: the one definition every surface shares."""
     from parlai_acute.registry import protocol as lookup
 
-    return lookup(protocol).estimands_module().observe(df)
+    return lookup(protocol).estimands_module("observe").observe(df)
 
 
 def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
@@ -78,6 +78,7 @@ def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
     in [-1, 1] as (d + 1) / 2), which the confidence sequences need."""
     spec = monitor(protocol)
     obs = observations(df, protocol)
+    unit = obs.attrs.get("unit") or spec.unit  # the unit the analysis reads from the design, where it does
     obs = obs[obs["measure"].isin(list(spec.watch))]
     out = []
     for (group, comparison, measure), part in obs.groupby(["group", "comparison", "measure"], sort=True):
@@ -86,7 +87,7 @@ def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
         values = (part["value"] + 1) / 2 if difference else part["value"]
         out.append({"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
                     "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
-                    "difference": difference, "unit": spec.unit,
+                    "difference": difference, "unit": unit,
                     "estimate": float(part["value"].mean()), "observations": int(len(part)),
                     "stream": cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")})
     return out

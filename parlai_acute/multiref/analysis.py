@@ -18,17 +18,19 @@ there is none (one context, every resample the same), the mode's ``note`` says w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 
-import parlai_acute
+from parlai_acute.result import Result
 from parlai_acute.stats.intervals import no_percentile_interval, percentile_interval, too_few
 from parlai_acute.stats.resample import resample_weights
 from parlai_acute.stats.settings import Settings
 
-__all__ = ["MODES", "MultirefConfig", "MultirefResult", "contexts_by_mode", "context_table", "summarise",
-           "analyze", "run_record"]
+__all__ = ["MODES", "MEASURES", "MultirefConfig", "MultirefResult", "contexts_by_mode", "context_table", "summarise",
+           "analyze"]
 
 MODES = ("4R1W", "2R2W", "1R4W")
 ORDERS = (1, 2, 3, 4)
@@ -75,25 +77,43 @@ class MultirefConfig(Settings):
 
 
 @dataclass
-class MultirefResult:
+class MultirefResult(Result):
+    """The analysis of a references table; ``summary()``, ``meta()``, ``tables()`` and ``warnings()`` as
+    every protocol's result (:class:`parlai_acute.result.Result`). ``config``: the settings as recorded
+    (bootstrap, seed, confidence, source, modes, the BLEU signature); ``reasons``: per mode and measure,
+    in words, why it has no interval or no value."""
+
+    protocol: ClassVar[str] = "multiref"
     contexts: pd.DataFrame
     modes: pd.DataFrame
     signature: str
     config: dict
+    reasons: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["mode", "measure", "reason"]))
+
+    def own_tables(self) -> dict[str, pd.DataFrame]:
+        return {"contexts": self.contexts, "modes": self.modes}
+
+    def warnings(self) -> list[str]:
+        """Each mode's note (a measure without an interval or a value, and why)."""
+        return [f"{m.mode}: {m.note}" for m in self.modes.itertuples(index=False) if m.note]
 
 
-def summarise(contexts: pd.DataFrame, resamples: int, seed: int, confidence: float) -> pd.DataFrame:
+MEASURES = ["replies", "self_bleu4", "gt_bleu2", "gt_bleu4"] + [f"unique{n}_{k}" for n in ORDERS
+                                                                for k in ("collected", "original", "new")]
+
+
+def summarise(contexts: pd.DataFrame, resamples: int, seed: int,
+              confidence: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per mode the mean of each measure over contexts, its percentile bootstrap interval over
-    contexts, and a ``note`` saying in words why a measure has no interval or no value."""
-    measures = ["replies", "self_bleu4", "gt_bleu2", "gt_bleu4"] + [f"unique{n}_{k}" for n in ORDERS
-                                                                    for k in ("collected", "original", "new")]
-    rows = []
+    contexts, and a ``note`` saying in words why a measure has no interval or no value; and beside
+    it the same reasons one row per (mode, measure)."""
+    rows, reasons = [], []
     rng = np.random.default_rng(seed)
     for mode, group in contexts.groupby("mode", sort=False):
-        values = group[measures].to_numpy(float)
+        values = group[MEASURES].to_numpy(float)
         row = {"mode": mode, "contexts": len(group)}
-        low = high = np.full(len(measures), np.nan)
-        why = [too_few(len(group), "context", resamples)] * len(measures)
+        low = high = np.full(len(MEASURES), np.nan)
+        why = [too_few(len(group), "context", resamples)] * len(MEASURES)
         if not why[0]:
             weights = resample_weights(len(group), resamples, rng).astype(float)
             finite = np.where(np.isfinite(values), values, 0.0)
@@ -103,27 +123,23 @@ def summarise(contexts: pd.DataFrame, resamples: int, seed: int, confidence: flo
             low, high = percentile_interval(means, confidence)
             why = no_percentile_interval(means, confidence)
         notes: dict[str, list[str]] = {}
-        for j, name in enumerate(measures):
+        for j, name in enumerate(MEASURES):
             defined = np.isfinite(values[:, j]).any()
             row[name] = float(np.nanmean(values[:, j])) if defined else float("nan")
             if name == "replies":
                 continue
             row[f"{name}_low"], row[f"{name}_high"] = float(low[j]), float(high[j])
             if not defined:  # only Self-BLEU can be: it compares the replies of a context
-                notes.setdefault("undefined: every context has a single reply, and Self-BLEU compares replies",
-                                 []).append(name)
-            elif why[j]:
-                notes.setdefault(f"no interval: {why[j]}", []).append(name)
-        row["note"] = "; ".join(f"{what} ({', '.join(names)})" if len(names) < len(measures) - 1 else what
+                reason = "undefined: every context has a single reply, and Self-BLEU compares replies"
+            else:
+                reason = f"no interval: {why[j]}" if why[j] else ""
+            if reason:
+                notes.setdefault(reason, []).append(name)
+                reasons.append({"mode": mode, "measure": name, "reason": reason})
+        row["note"] = "; ".join(f"{what} ({', '.join(names)})" if len(names) < len(MEASURES) - 1 else what
                                 for what, names in notes.items())
         rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def run_record(result: MultirefResult) -> dict:
-    """What run.json records: the analysis, the package version, the seed and the configuration."""
-    return {"analysis": "multiref", "version": parlai_acute.__version__, "seed": result.config["seed"],
-            "configuration": result.config}
+    return pd.DataFrame(rows), pd.DataFrame(reasons, columns=["mode", "measure", "reason"])
 
 
 def analyze(table: pd.DataFrame, config: MultirefConfig | None = None) -> MultirefResult:
@@ -137,5 +153,5 @@ def analyze(table: pd.DataFrame, config: MultirefConfig | None = None) -> Multir
     record = {"bootstrap": config.bootstrap, "seed": config.seed, "confidence": config.confidence,
               "source": config.source, "modes": list(collections), "bleu": bleu.signature().format(),
               "ngrams": "lowercase word tokens (metrics.normalise.words)"}
-    return MultirefResult(contexts, summarise(contexts, config.bootstrap, config.seed, config.confidence),
-                          bleu.signature().format(), record)
+    modes, reasons = summarise(contexts, config.bootstrap, config.seed, config.confidence)
+    return MultirefResult(contexts, modes, bleu.signature().format(), record, reasons)

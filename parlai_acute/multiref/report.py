@@ -1,9 +1,9 @@
-"""The multi-reference collection's report: the modes table and interval plots of Self-BLEU,
-Gt-BLEU and unique unigrams per mode."""
+"""The multi-reference collection's report: what the numbers estimate (the estimands), the modes
+table and interval plots of Self-BLEU, Gt-BLEU and unique unigrams per mode."""
 from __future__ import annotations
 
-from parlai_acute.multiref.analysis import MultirefResult, run_record
-from parlai_acute.report import Report, interval_plot
+from parlai_acute.multiref.analysis import MultirefResult
+from parlai_acute.report import Report, estimands_section, interval_plot
 
 __all__ = ["build_report"]
 
@@ -15,6 +15,7 @@ def build_report(result: MultirefResult) -> Report:
                f"{result.config['seed']})"
     page = Report("Multi-reference collection", intro=f"BLEU: {result.signature}. Self-BLEU: lower is more "
                                                       f"diverse; Gt-BLEU: overlap with the original reply.")
+    estimands_section(page, result.estimands())
     section = page.section("Collection modes")
     section.note(f"[low, high]: {interval}.")
     section.table(result.modes, "modes", caption="Per collection mode (means over contexts)")
@@ -23,5 +24,5 @@ def build_report(result: MultirefResult) -> Report:
         section.figure(interval_plot(result.modes, "mode", measure, f"{measure}_low", f"{measure}_high",
                                      xlabel=label, interval_label=interval, note="note"), measure,
                        caption=f"{label} per mode; bars: {interval}")
-    page.configuration("Run", run_record(result))
+    page.configuration("Run", result.meta())
     return page

@@ -36,13 +36,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sstats
 
-import parlai_acute
 from parlai_acute.errors import UserError
+from parlai_acute.result import Result
 from parlai_acute.stats import inference, paired
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
@@ -417,7 +418,11 @@ def analyze_design(rows: pd.DataFrame, config: AnalysisConfig, rng: np.random.Ge
 # ---------------------------------------------------------------- the whole run
 
 @dataclass
-class AnalysisResult:
+class AnalysisResult(Result):
+    """The analysis of a turns table; ``summary()``, ``meta()``, ``tables()`` and ``warnings()`` as
+    every protocol's result (:class:`parlai_acute.result.Result`)."""
+
+    protocol: ClassVar[str] = "per-turn"
     config: AnalysisConfig
     kept: pd.DataFrame
     excluded: pd.DataFrame
@@ -425,9 +430,32 @@ class AnalysisResult:
     designs: list[DesignResult] = field(default_factory=list)
     design: str = ""  # the unit the tests cluster on, and why (resolve_cluster)
 
-    def meta(self) -> dict:
-        return {"config": dataclasses.asdict(self.config), "seed": self.config.seed,
-                "parlai_acute_version": parlai_acute.__version__, "design": self.design}
+    def provenance(self) -> dict:
+        """How the design was read: the unit the marks resample (dialogue, or worker when workers repeat)."""
+        return {"design": self.design}
+
+    def own_tables(self) -> dict[str, pd.DataFrame]:
+        comparisons = [d.comparisons.assign(design=d.label) for d in self.designs]
+        grids = [grid(part).assign(design=d.label, model_set=model_set) for d in self.designs if d.setting != "sm"
+                 for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
+                                                              np.zeros(len(d.comparisons)))]
+        tables = {"turns": self.kept, "excluded": self.excluded, "flags": self.flags(), "workers": self.workers(),
+                  "models": self.group_frame("models_table"),
+                  "pairs": pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame(),
+                  "winrate_grid": pd.concat(grids, ignore_index=True) if grids else pd.DataFrame(),
+                  "positions": self.group_frame("positions")}
+        if len(self.designs) > 1:
+            tables.update(settings=self.settings_table(), sensitivity=self.sensitivity(),
+                          consistency=self.consistency())
+        return tables
+
+    def group_frame(self, attribute: str) -> pd.DataFrame:
+        """One table of every model set's ``attribute`` table, with its design and model set first."""
+        parts = [getattr(g, attribute).assign(design=d.label, model_set=g.model_set)
+                 for d in self.designs for g in d.groups]
+        table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        front = ["design", "model_set"]
+        return table[front + [c for c in table.columns if c not in front]]
 
     def warnings(self) -> list[str]:
         """One sentence per model set resting on few dialogues (workers): fewer than a

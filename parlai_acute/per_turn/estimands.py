@@ -23,7 +23,7 @@ import pandas as pd
 
 from parlai_acute.per_turn.analysis import AnalysisConfig, AnalysisResult, apply_exclusions, resolve_cluster
 from parlai_acute.per_turn.turns import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, Monitor, complete, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
 __all__ = ["PICK_RATE", "PICK_DIFFERENCE", "ESTIMANDS", "MONITOR", "group_name", "label", "kept", "observations", "estimates",
            "headline", "observe"]
@@ -140,8 +140,7 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
                              "interval": f"{level} cluster-aware test over {unit}s, inverted",
                              "why_no_interval": "" if p.cluster_low == p.cluster_low else (p.cluster_note or
                                                                                           "no interval")})
-    return pd.DataFrame(rows, columns=["group", "comparison", "measure", "estimate", "n", "clusters", "low", "high",
-                                       "interval", "why_no_interval"])
+    return headline_table(rows)
 
 
 

@@ -7,25 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from parlai_acute.files import json_ready, output_dir, write_csv, write_json
+from parlai_acute.files import json_ready
 from parlai_acute.per_turn.analysis import AnalysisResult, grid
 from parlai_acute.per_turn.report import build_report
 from parlai_acute.per_turn.turns import write_turns
-
-
-def _group_frame(result: AnalysisResult, attribute: str) -> pd.DataFrame:
-    parts = [getattr(g, attribute).assign(design=d.label, model_set=g.model_set)
-             for d in result.designs for g in d.groups]
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    front = ["design", "model_set"]
-    return table[front + [c for c in table.columns if c not in front]]
+from parlai_acute.result import write_result
 
 
 def results_json(result: AnalysisResult) -> dict:
-    """Every statistic of the run, with provenance, as strict JSON."""
+    """Every statistic of the run as strict JSON (results.json adds the provenance and the summary)."""
     designs = []
     for d in result.designs:
         designs.append({
@@ -36,52 +26,21 @@ def results_json(result: AnalysisResult) -> dict:
                        for g in d.groups],
             "comparisons": d.comparisons,
             "grid": grid(d.comparisons) if d.setting != "sm" else None})
-    return json_ready({**result.meta(), "designs": designs, "settings": result.settings_table(),
+    return json_ready({"warnings": result.warnings(), "designs": designs, "settings": result.settings_table(),
                        "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
                        "consistency": result.consistency()})
 
 
 def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = True) -> dict[str, Path]:
-    """Write tidy tables (CSV), results (strict JSON with provenance), the HTML report (with
-    LaTeX/Markdown tables and SVG/PDF figures) and run.json into ``outdir``; all or none of them
-    (:func:`parlai_acute.files.output_dir`)."""
-    paths: dict[str, Path] = {}
-    with output_dir(outdir) as outdir:
-        _write(result, outdir, report, paths)
-    return paths
-
-
-def _write(result: AnalysisResult, outdir: Path, report: bool, paths: dict) -> None:
-    """Every output into ``paths`` (name -> path), run.json last: it lists them."""
+    """Write tidy tables (CSV: summary.csv, turns.csv, pairs.csv, winrate_grid.csv, ...), results
+    (strict JSON with provenance), the HTML report (with LaTeX/Markdown tables and SVG/PDF figures)
+    and run.json into ``outdir``; all or none of them (:func:`parlai_acute.files.output_dir`)."""
     meta = result.meta()
-    names = ["turns.csv", "excluded.csv", "flags.csv", "workers.csv", "exclusions.json", "models.csv", "pairs.csv",
-             "grid.csv", "positions.csv", "results.json", "run.json"]
-    several = len(result.designs) > 1
-    if several:
-        names += ["settings.csv", "sensitivity.csv", "consistency.csv"]
-    paths.update({name: outdir / name for name in names})
-    write_turns(paths["turns.csv"], result.kept)
-    write_csv(paths["excluded.csv"], result.excluded)
-    write_csv(paths["flags.csv"], result.flags())
-    write_csv(paths["workers.csv"], result.workers())
-    write_json(paths["exclusions.json"], {
-        **meta, "turns": int(len(result.turns)), "kept_turns": int((result.turns["excluded_because"] == "").sum()),
-        "excluded": result.exclusion_summary(), "flags": result.flag_summary()})
-    write_csv(paths["models.csv"], _group_frame(result, "models_table"))
-    comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
-    write_csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
-    grids = [grid(part).assign(design=d.label, model_set=model_set) for d in result.designs if d.setting != "sm"
-             for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
-                                                          np.zeros(len(d.comparisons)))]
-    write_csv(paths["grid.csv"], pd.concat(grids, ignore_index=True) if grids else pd.DataFrame())
-    write_csv(paths["positions.csv"], _group_frame(result, "positions"))
-    if several:
-        write_csv(paths["settings.csv"], result.settings_table())
-        write_csv(paths["sensitivity.csv"], result.sensitivity())
-        write_csv(paths["consistency.csv"], result.consistency())
-    write_json(paths["results.json"], results_json(result))
-    if report:
-        for name, path in build_report(result).write(outdir).items():
-            paths[name] = path
-    write_json(paths["run.json"], {**meta, "outputs": sorted(paths), "designs": [d.label for d in result.designs],
-                                   "turns": int(len(result.turns)), "rows": int(len(result.kept) + len(result.excluded))})
+    exclusions = {**meta, "turns": int(len(result.turns)),
+                  "kept_turns": int((result.turns["excluded_because"] == "").sum()),
+                  "excluded": result.exclusion_summary(), "flags": result.flag_summary()}
+    return write_result(result, outdir, writers={"turns": write_turns}, files={"exclusions.json": exclusions},
+                        results=results_json(result),
+                        report=(lambda out: build_report(result).write(out)) if report else None,
+                        run={"designs": [d.label for d in result.designs], "turns": int(len(result.turns)),
+                             "rows": int(len(result.kept) + len(result.excluded))})

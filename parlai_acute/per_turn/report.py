@@ -1,9 +1,10 @@
 """The per-turn analysis as a report page (built with :mod:`parlai_acute.report`).
 
-One section per design: the models' pick rates with their dialogue-level (cluster
-bootstrap) intervals as an interval plot, the win-rate grid of the pairwise comparisons
-(exact per-turn intervals in each cell), and the tables; then exclusions and flags, the
-settings side by side, and per-worker statistics. Every figure names its interval.
+First what the numbers estimate (the estimands), then one section per design: the models' pick
+rates with their dialogue-level (cluster bootstrap) intervals as an interval plot, the win-rate
+grid of the pairwise comparisons (exact per-turn intervals in each cell), and the tables; then
+exclusions and flags, the settings side by side, and per-worker statistics. Every figure names
+its interval.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pandas as pd
 
 from parlai_acute.files import json_ready
 from parlai_acute.per_turn.analysis import PAIR_HEADERS, AnalysisResult, grid
-from parlai_acute.report import Report, format_value, interval_plot, methods_paragraph, p_text, win_rate_heatmap
+from parlai_acute.report import Report, estimands_section, format_value, interval_plot, methods_paragraph, p_text, \
+    win_rate_heatmap
 from parlai_acute.stats.inference import legend, min_clusters
 from parlai_acute.stats.intervals import clopper_pearson
 
@@ -63,6 +65,7 @@ def build_report(result: AnalysisResult) -> Report:
                     f"turns on which the model's reply was picked. Turns of one {config.cluster} are resampled "
                     f"together for the bootstrap intervals and tests; the exact intervals and tests treat turns "
                     f"as independent.")
+    estimands_section(report, result.estimands())
     if _synthetic(result):
         report.banner("SYNTHETIC or SIMULATED data: these choices were not made by people")
     for warning in result.warnings():

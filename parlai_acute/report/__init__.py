@@ -10,9 +10,10 @@ inline as SVG, no external assets) and beside it every table as LaTeX and Markdo
 Text is always text: every string (model names, worker reasons, questions, figure
 labels and tooltips) is escaped for HTML, LaTeX and Markdown where it is written.
 
-    from parlai_acute.report import Report, interval_plot, win_rate_heatmap
+    from parlai_acute.report import Report, estimands_section, interval_plot, win_rate_heatmap
 
     report = Report("ACUTE-Eval report")
+    estimands_section(report, result.estimands())   # what the numbers are (a result's Estimands), first
     report.banner("Judged by SIMULATED workers (scripted browsers), not people")
     section = report.section("Question engaging")
     section.text("Who would you prefer to talk to for a long conversation?")
@@ -23,12 +24,13 @@ labels and tooltips) is escaped for HTML, LaTeX and Markdown where it is written
     paths = report.write("out/")   # {"report.html": Path, "figures/grid_engaging.svg": Path, ...}
 """
 from parlai_acute.report.document import Report, Section
+from parlai_acute.report.estimands import estimands_section
 from parlai_acute.report.figures import Chart, figure_pdf, figure_svg, new_figure
 from parlai_acute.report.methods import methods_paragraph
 from parlai_acute.report.plots import bar_plot, interval_plot, win_rate_heatmap
 from parlai_acute.report.tables import display_table, esc, format_p, format_value, header, p_text, table_html, \
     table_latex, table_markdown
 
-__all__ = ["Report", "Section", "Chart", "new_figure", "figure_svg", "figure_pdf", "win_rate_heatmap", "bar_plot",
+__all__ = ["Report", "Section", "estimands_section", "Chart", "new_figure", "figure_svg", "figure_pdf", "win_rate_heatmap", "bar_plot",
            "interval_plot", "methods_paragraph", "esc", "header", "format_p", "p_text", "format_value",
            "display_table", "table_html", "table_latex", "table_markdown"]

@@ -88,7 +88,6 @@ def run(args) -> int:
     else:
         print("   open the printed address in a browser and judge the comparisons (Ctrl-C stops)")
     results = run_fast(cfg, logs)
-    summary = (results / "matchups.csv")
-    if summary.exists():
+    if any((results / name).exists() for name in ("pairs.csv", "matchups.csv")):  # matchups.csv: an older run
         print(f"== results: {results}/report.html")
     return 0

@@ -35,15 +35,15 @@ Everything is a pure function of the table and :class:`SSAConfig`; results recor
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-import parlai_acute
 from parlai_acute.errors import UserError
+from parlai_acute.result import Result
 from parlai_acute.stats import agreement as agree
 from parlai_acute.stats import inference
 from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
@@ -303,7 +303,11 @@ def worker_table(df: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- the whole analysis
 
 @dataclass
-class SSAResult:
+class SSAResult(Result):
+    """The analysis of a labels table; ``summary()``, ``meta()``, ``tables()`` and ``warnings()`` as
+    every protocol's result (:class:`parlai_acute.result.Result`); ``notes`` are its warnings."""
+
+    protocol: ClassVar[str] = "ssa"
     config: SSAConfig
     labels: pd.DataFrame
     items: pd.DataFrame
@@ -313,11 +317,19 @@ class SSAResult:
     workers: pd.DataFrame
     notes: list[str] = field(default_factory=list)
 
-    def summary(self) -> dict:
+    def provenance(self) -> dict:
+        """What was labelled (labels, items, workers, models, sources), the tie rule and the intervals."""
         return {"labels": len(self.labels), "items": len(self.items), "workers": int(self.labels["worker"].nunique()),
                 "models": self.models["model"].tolist(), "sources": sorted(self.labels["source"].unique()),
                 "normalised_specific": int(self.labels.attrs.get("normalised_specific", 0)),
                 "tie_rule": TIE_RULE, "intervals": self.config.interval_names()}
+
+    def own_tables(self) -> dict[str, pd.DataFrame]:
+        return {"models": self.models, "pairs": self.pairs, "items": self.items, "agreement": self.agreement,
+                "workers": self.workers}
+
+    def warnings(self) -> list[str]:
+        return list(self.notes)
 
 
 def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
@@ -350,8 +362,3 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
         notes.append(f"{df.attrs['normalised_specific']} label(s) said specific but not sensible; "
                      f"counted as not specific")
     return SSAResult(config, df, items, table, pairs, agreement_table(items, config), worker_table(df, items), notes)
-
-
-def run_record(config: SSAConfig) -> dict:
-    return {"analysis": "ssa", "version": parlai_acute.__version__, "seed": config.seed,
-            "configuration": dataclasses.asdict(config), "tie_rule": TIE_RULE}

@@ -21,7 +21,7 @@ import pandas as pd
 
 from parlai_acute.ssa.analysis import SSAResult, majority_labels
 from parlai_acute.ssa.labels import _TEXT, COLUMNS
-from parlai_acute.stats.estimand import Estimand, Monitor, complete, point_estimates
+from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
 __all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
 
@@ -104,13 +104,14 @@ def headline(result: SSAResult) -> pd.DataFrame:
                          "n": int(m.items), "clusters": int(m.clusters), "low": float(low), "high": float(high),
                          "interval": f"{level} percentile cluster bootstrap" if boot else
                          f"{level} Clopper-Pearson (items independent)", "why_no_interval": ""})
+    items = dict(zip(result.models["model"], result.models["items"]))
     for p in result.pairs[result.pairs["measure"].isin(list(QUESTIONS))].itertuples(index=False):
         rows.append({"group": "", "comparison": label(p.model_a, p.model_b), "measure": f"{p.measure} difference",
-                     "estimate": float(p.diff), "n": 0, "clusters": int(p.clusters), "low": float(p.cluster_low),
+                     "estimate": float(p.diff), "n": int(items[p.model_a] + items[p.model_b]),
+                     "clusters": int(p.clusters), "low": float(p.cluster_low),
                      "high": float(p.cluster_high), "interval": f"{level} cluster-aware test over {p.unit}s, inverted",
                      "why_no_interval": "" if p.cluster_low == p.cluster_low else (p.cluster_note or "no interval")})
-    return pd.DataFrame(rows, columns=["group", "comparison", "measure", "estimate", "n", "clusters", "low", "high",
-                                       "interval", "why_no_interval"])
+    return headline_table(rows)
 
 
 def observe(table: pd.DataFrame, judge: bool = False) -> pd.DataFrame:

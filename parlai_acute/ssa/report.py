@@ -1,9 +1,9 @@
-"""The SSA analysis as a report page (shared report layer): rates with labelled intervals,
-pairwise comparisons, agreement, workers, configuration."""
+"""The SSA analysis as a report page (shared report layer): what the numbers estimate (the
+estimands), rates with labelled intervals, pairwise comparisons, agreement, workers, configuration."""
 from __future__ import annotations
 
-from parlai_acute.report import Report, interval_plot, methods_paragraph
-from parlai_acute.ssa.analysis import MEASURES, PAIR_HEADERS, TIE_RULE, SSAResult, run_record
+from parlai_acute.report import Report, estimands_section, interval_plot, methods_paragraph
+from parlai_acute.ssa.analysis import MEASURES, PAIR_HEADERS, TIE_RULE, SSAResult
 from parlai_acute.stats.inference import legend
 
 _NAMES = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
@@ -12,10 +12,11 @@ _NAMES = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "
 def build_report(result: SSAResult, title: str = "Sensibleness and Specificity Average (SSA)") -> Report:
     config = result.config
     names = config.interval_names()
-    summary = result.summary()
-    report = Report(title, intro=(f"{summary['labels']} labels of {summary['items']} replies by "
-                                  f"{summary['workers']} workers ({', '.join(summary['sources'])} items). "
+    meta = result.meta()
+    report = Report(title, intro=(f"{meta['labels']} labels of {meta['items']} replies by "
+                                  f"{meta['workers']} workers ({', '.join(meta['sources'])} items). "
                                   f"Majority label per item; {TIE_RULE}. SSA = (sensibleness + specificity) / 2."))
+    estimands_section(report, result.estimands())
     for note in result.notes:
         report.banner(note, kind="warning" if note.startswith("FEW ") else "info")
     report.section("How to read the marks").note(legend(config.alpha))
@@ -58,18 +59,18 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
     workers.note("agree sensible / agree specific: share of the worker's labels equal to the item's majority, on "
                  "items with 3 or more labels.")
     workers.table(result.workers, "workers", caption="Labels per worker", max_rows=50, more="workers (see workers.csv)")
-    report.configuration("Run", run_record(config))
+    report.configuration("Run", meta)
     report.methods(methods(result))
     return report
 
 
 def methods(result: SSAResult) -> str:
     """The report's closing Methods paragraph."""
-    config, summary = result.config, result.summary()
+    config, meta = result.config, result.meta()
     unit = result.pairs["unit"].iloc[0] if len(result.pairs) else "conversation"
     return methods_paragraph(
-        data=(f"{summary['labels']} sensibleness/specificity labels of {summary['items']} replies by "
-              f"{summary['workers']} workers ({', '.join(summary['sources'])} items; majority label per item, "
+        data=(f"{meta['labels']} sensibleness/specificity labels of {meta['items']} replies by "
+              f"{meta['workers']} workers ({', '.join(meta['sources'])} items; majority label per item, "
               f"{TIE_RULE})"), unit=unit,
         comparison="each pairwise difference in sensibleness, specificity and SSA", alpha=config.alpha,
         confidence=config.confidence, permutations=config.permutations, seed=config.seed,

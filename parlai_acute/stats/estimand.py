@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Estimand", "Monitor", "COLUMNS", "point_estimates", "describe", "complete"]
+__all__ = ["Estimand", "Monitor", "COLUMNS", "HEADLINE", "point_estimates", "headline_table", "describe", "complete"]
 
 #: the columns of an estimands table (observations add ``value``, ``cluster``, ``item``, ``timestamp``)
 COLUMNS = ["group", "comparison", "measure", "estimate", "n", "clusters"]
+#: an analysis' reported estimates: the estimands table with each headline interval, named, and in
+#: words why there is none (every protocol's ``headline(result)``, ``result.summary()``, summary.csv)
+HEADLINE = COLUMNS + ["low", "high", "interval", "why_no_interval"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,11 @@ def point_estimates(observations: pd.DataFrame) -> pd.DataFrame:
     grouped = observations.groupby(keys, sort=True)
     out = grouped.agg(estimate=("value", "mean"), n=("value", "size"), clusters=("cluster", "nunique"))
     return out.reset_index()[COLUMNS]
+
+
+def headline_table(rows: list[dict]) -> pd.DataFrame:
+    """Rows of reported estimates as the :data:`HEADLINE` table (its columns even when there are none)."""
+    return pd.DataFrame(rows, columns=HEADLINE)
 
 
 def describe(estimands: dict[str, Estimand]) -> list[dict]:

@@ -325,8 +325,9 @@ def test_outputs_record_configuration_and_version(tmp_path):
     run = json.loads(paths["run.json"].read_text())
     assert run["parlai_acute_version"] == parlai_acute.__version__
     assert run["seed"] == 3 and run["config"]["bootstrap"] == 100
-    for name in ("winrates.json", "ranking.json", "agreement.json", "exclusions.json"):
+    for name in ("results.json", "ranking.json", "exclusions.json"):
         data = json.loads(paths[name].read_text())
+        data = data.get("meta", data)  # results.json: {"meta": ..., "estimands": ..., "summary": ...}
         assert data["parlai_acute_version"] == parlai_acute.__version__ and data["config"]["seed"] == 3
     kept = read_judgments(paths["judgments.csv"])
     assert len(kept) == len(result.kept)

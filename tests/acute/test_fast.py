@@ -58,7 +58,7 @@ def test_fast_runs_the_whole_loop_and_reuses_it(tmp_path, capsys, monkeypatch):
         left = distinct_words(dialogues[row.dialogue_left], row.model_left)
         right = distinct_words(dialogues[row.dialogue_right], row.model_right)
         assert row.winner == (row.model_left if left >= right else row.model_right)
-    matchups = pd.read_csv(workdir / "results" / "matchups.csv")
+    matchups = pd.read_csv(workdir / "results" / "pairs.csv")
     assert int(matchups["n"].sum()) == 4
     run = json.loads((workdir / "results" / "run.json").read_text())
     assert "version" in json.dumps(run)

@@ -170,7 +170,7 @@ def test_every_json_output_is_strict_json_and_the_report_says_no_agreement_in_wo
     paths = write_outputs(result, tmp_path)
     for path in tmp_path.rglob("*.json"):
         strict(path.read_text(encoding="utf-8"))
-    data = strict(paths["agreement.json"].read_text(encoding="utf-8"))["questions"][0]
+    data = strict(paths["results.json"].read_text(encoding="utf-8"))["questions"][0]["agreement"]
     assert data["percent_agreement"] is None and data["krippendorff_alpha"] is None and "no item" in data["note"]
     page = paths["report.html"].read_text(encoding="utf-8")
     assert "No item (pair of conversations, question) was judged more than once" in page

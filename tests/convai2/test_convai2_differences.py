@@ -45,5 +45,5 @@ def test_paired_workers_see_through_harshness_and_too_few_get_no_mark(tmp_path, 
                  "--alpha", "0.01"]) == 0
     out = capsys.readouterr().out
     assert "engaging fair - best:" in out and "marks: * p < 0.01, ** p < 0.002" in out
-    assert pd.read_csv(tmp_path / "o" / "differences.csv").shape[0] == 3
+    assert pd.read_csv(tmp_path / "o" / "pairs.csv").shape[0] == 3
     assert "Differences between models" in (tmp_path / "o" / "report.html").read_text()

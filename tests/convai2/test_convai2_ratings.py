@@ -50,8 +50,8 @@ def test_cli_writes_tables_json_run_and_report(tmp_path, capsys):
     assert "Gibbs check" in printed and "Clopper-Pearson" in printed
     results = json.loads((out / "results.json").read_text())
     assert {r["model"] for r in results["likert"]} == {"a", "b"}
-    assert json.loads((out / "run.json").read_text())["version"]
-    for name in ("likert.csv", "persona.csv", "annotators.csv", "report.html"):
+    assert json.loads((out / "run.json").read_text())["parlai_acute_version"]
+    for name in ("summary.csv", "models.csv", "pairs.csv", "persona.csv", "workers.csv", "report.html"):
         assert (out / name).is_file()
     empty = tmp_path / "empty.csv"
     empty.write_text("dialogue,worker,model,question,score\n")

@@ -28,7 +28,7 @@ def test_order_invariant_judge_feeds_the_analysis_unchanged(tmp_path, capsys):
     assert len(df) == 6 and set(df["worker"]) == {"judge:tests.judges.scripted_judge:ScriptedJudgeAgent"}
     wins = df.groupby("winner").size().to_dict()
     assert wins == {"chatty": 4, "plain": 2}
-    assert (outdir / "analysis" / "report.html").is_file() and "chatty" in (outdir / "analysis" / "winrates.json").read_text()
+    assert (outdir / "analysis" / "report.html").is_file() and "chatty" in (outdir / "analysis" / "results.json").read_text()
     raw = read_judgments(outdir / "raw_judgments.csv")
     assert len(raw) == 12 and (raw["winner_side"] == "left").sum() == 6  # both orders, no position bias
     summary = summary_of(outdir)

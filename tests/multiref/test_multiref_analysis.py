@@ -65,7 +65,7 @@ def test_cli_and_errors(tmp_path, capsys):
     assert main(["multiref", "analyze", "--collection", f"4R1W={good}", "--collection", f"1R4W={good}",
                  "--outdir", str(tmp_path / "out"), "--bootstrap", "50"]) == 0
     assert "4R1W: 2 contexts" in capsys.readouterr().out
-    assert json.loads((tmp_path / "out" / "run.json").read_text())["configuration"]["modes"] == ["4R1W", "1R4W"]
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["modes"] == ["4R1W", "1R4W"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps([{"text": "hi", "responses": "hello"}, {"text": "x"}]) + "\n")
     with pytest.raises(UserError, match=r"bad.jsonl:1: turn 1's 'responses' must be a list"):
@@ -88,7 +88,7 @@ def test_the_references_table_is_a_protocol_of_the_python_api(tmp_path, capsys):
     pd.testing.assert_frame_equal(from_file.modes, from_records.modes)
     assert from_file.modes.at[0, "contexts"] == 2 and from_file.config["source"] == str(path)
     paths = api.write_outputs("multiref", from_file, tmp_path / "out", report=False)
-    assert set(paths) == {"contexts.csv", "modes.csv", "results.json", "run.json"}
+    assert set(paths) == {"summary.csv", "contexts.csv", "modes.csv", "results.json", "run.json"}
     assert main(["multiref", "analyze", "--references", str(path), "--outdir", str(tmp_path / "cli"),
                  "--bootstrap", "50", "--no-report"]) == 0
     assert "4R1W: 2 contexts" in capsys.readouterr().out

@@ -142,7 +142,7 @@ def test_outputs_are_strict_json_and_record_the_run(labels, tmp_path):
     assert main(["ssa", "analyze", "--labels", str(path), "--outdir", str(out), "--bootstrap", "100",
                  "--seed", "5"]) == 0
     run = json.loads((out / "run.json").read_text())
-    assert run["seed"] == 5 and run["version"] and run["configuration"]["bootstrap"] == 100
+    assert run["seed"] == 5 and run["parlai_acute_version"] and run["config"]["bootstrap"] == 100
     results = json.loads((out / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert {m["model"] for m in results["models"]} == set(MODELS)
     models = pd.read_csv(out / "models.csv")

@@ -1,15 +1,17 @@
 """``parlai-acute acute analyze``: judgments -> win rates, significance, ranking, report.
 
 Reads a finished Mephisto run (``--task-name``) or a judgments file (``--judgments``) and
-writes into ``--outdir``: judgments.csv (kept, tidy), excluded.csv and exclusions.json
-(how many and why, A/A checks), matchups.csv, winrate_grid.csv and winrates.json (paper
-grid: each cell a matchup, the share of judgments the column model won against the row model;
-Clopper-Pearson intervals, exact binomial p, Holm p,
+writes into ``--outdir``: summary.csv (every reported win rate with its interval over
+workers, the same table for every protocol), judgments.csv (kept, tidy), excluded.csv and
+exclusions.json (how many and why, A/A checks), pairs.csv (one row per matchup),
+winrate_grid.csv and results.json (paper grid: each cell a matchup, the share of judgments the
+column model won against the row model; Clopper-Pearson intervals, exact binomial p, Holm p,
 marks, workers per matchup and worker-resampling intervals), ranking.csv and ranking.json
 (Bradley-Terry; bootstrap or, for separated or small data, profile-likelihood intervals),
-agreement.json (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,
+agreement.csv (Krippendorff's alpha with a bootstrap interval), workers.csv, reasons.csv,
 report.html (self-contained; figures/ and tables/ beside it as SVG/PDF and LaTeX/Markdown)
-and run.json (configuration, seed, version). Every JSON file is strict JSON (null, never NaN).
+and run.json (configuration, seed, version, estimands). Every JSON file is strict JSON (null,
+never NaN).
 
   parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
   parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
@@ -102,6 +104,6 @@ def run(args) -> int:
 
             beside_analysis(result.kept, args.judge_table, "acute", args.confidence, args.outdir)
     print("\n".join(summary_lines(result)))  # printed once every file is in place
-    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
+    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['results.json']}")
     print(judged.getvalue(), end="")
     return 0

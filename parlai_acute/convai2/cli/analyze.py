@@ -3,10 +3,13 @@
 Reads a ratings table (``--ratings``, .csv or .jsonl: dialogue, worker, model, question,
 score, and optionally persona_choice_correct, reason; see parlai_acute/convai2/ratings.py),
 or the ConvAI2 survey answered at the end of per-turn chats (``--task-name``, a per-turn
-run launched with ``mephisto.blueprint.survey=convai2``), and writes into ``--outdir``: likert.csv (per question and model: raw mean with t and
-worker-bootstrap intervals, calibrated posterior mean and sd, ranks), persona.csv
-(detection rate with a Clopper-Pearson interval), annotators.csv (posterior bias per
-worker), results.json (strict JSON), run.json (configuration, seed, version), report.html.
+run launched with ``mephisto.blueprint.survey=convai2``), and writes into ``--outdir``:
+summary.csv (every reported estimate with its interval, the same table for every protocol),
+models.csv (per question and model: raw mean with t and worker-bootstrap intervals, calibrated
+posterior mean and sd, ranks), pairs.csv (differences between models, tested over workers),
+persona.csv (detection rate with a Clopper-Pearson interval), workers.csv (posterior bias per
+worker), results.json (strict JSON), run.json (configuration, seed, version, estimands),
+report.html.
 
   parlai-acute convai2 analyze --ratings ratings.csv --outdir convai2_results
   parlai-acute convai2 analyze --task-name my-per-turn-task --mephisto-db data/database.db -o convai2_results

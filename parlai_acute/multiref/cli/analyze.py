@@ -4,9 +4,11 @@ Each ``--collection MODE=FILE`` is a multi-reference file (DailyDialog layout: J
 each dialogue a list of turns with 'text' and a 'responses' list) collected in one mode
 (4R1W, 2R2W, 1R4W or any name). Or the references table (``--references``, .csv or .jsonl
 with the columns of parlai_acute/multiref/references.py), or a run of the multi-reference task
-in the Mephisto database (``--task-name``: its complete reply sets). Writes into ``--outdir``: contexts.csv (per context
-Self-BLEU-4, Gt-BLEU-2/4, unique n-grams of the collected replies and of the original),
-modes.csv (means with bootstrap intervals over contexts), results.json, run.json, report.html.
+in the Mephisto database (``--task-name``: its complete reply sets). Writes into ``--outdir``:
+summary.csv (every mode's measures with their intervals, the same table for every protocol),
+contexts.csv (per context Self-BLEU-4, Gt-BLEU-2/4, unique n-grams of the collected replies and
+of the original), modes.csv (means with bootstrap intervals over contexts), results.json,
+run.json, report.html.
 
   parlai-acute multiref analyze --collection 4R1W=refs_4r1w.jsonl --collection 1R4W=refs_1r4w.jsonl --outdir multiref_out
   parlai-acute multiref analyze --task-name multiref --outdir multiref_out

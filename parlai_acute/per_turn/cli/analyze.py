@@ -2,14 +2,15 @@
 
 Reads a per-turn run from the Mephisto database (``--task-name``) or a turns file
 (``--turns``, .csv or .jsonl with the columns of parlai_acute/per_turn/turns.py) and writes
-into ``--outdir``: turns.csv (kept), excluded.csv and exclusions.json (how many and why),
+into ``--outdir``: summary.csv (every reported pick rate and difference with its interval, the
+same table for every protocol), turns.csv (kept), excluded.csv and exclusions.json (how many and why),
 flags.csv and workers.csv (quality flags, per-worker statistics), models.csv (pick rates
 with exact and cluster-bootstrap intervals), pairs.csv (tie-win / wins / tie-loss; the mark from a
 sign-flip test over dialogues with its interval, exact binomial or McNemar beside it, Holm;
---alpha sets the marks, the legend is printed), grid.csv (ACUTE-style win-rate grid),
+--alpha sets the marks, the legend is printed), winrate_grid.csv (ACUTE-style win-rate grid),
 positions.csv (position bias), settings.csv / sensitivity.csv / consistency.csv (several
 settings side by side), results.json (everything, strict JSON) and run.json (configuration,
-seed, version).
+seed, version, estimands).
 
   parlai-acute per-turn analyze --turns turns.csv --outdir results
   parlai-acute per-turn analyze --task-name my-per-turn-task --outdir results --exclude fast_decision

@@ -2,13 +2,14 @@
 
 Reads labels from a file (``--labels``, .csv or .jsonl with the columns of
 parlai_acute/ssa/labels.py) or from a run of the SSA labelling task in the Mephisto
-database (``--task-name``), and writes into ``--outdir``: models.csv (sensibleness,
+database (``--task-name``), and writes into ``--outdir``: summary.csv (every reported
+estimate with its interval, the same table for every protocol), models.csv (sensibleness,
 specificity and SSA per model, exact and cluster-bootstrap intervals), pairs.csv
 (pairwise differences; the mark from a cluster-aware test over conversations, contexts or
 workers (--unit) with its interval, Fisher's exact test beside it, Holm), items.csv (majority labels),
 agreement.csv (percent agreement, Krippendorff's alpha with a bootstrap interval),
-workers.csv, results.json (strict JSON), run.json (configuration, seed, version) and
-report.html.
+workers.csv, results.json (strict JSON), run.json (configuration, seed, version, estimands)
+and report.html.
 
   parlai-acute ssa analyze --labels labels.csv --outdir ssa_results
   parlai-acute ssa analyze --task-name my-ssa-task --outdir ssa_results
@@ -83,7 +84,7 @@ def run(args) -> int:
             from parlai_acute.scripts.ppi import beside_analysis
 
             beside_analysis(df, args.judge_table, "ssa", args.confidence, args.outdir)
-    s = result.summary()
+    s = result.meta()
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
     print(f"model: sensibleness / specificity / SSA, % [{level} cluster bootstrap, {config.bootstrap} resamples]")
