@@ -34,7 +34,8 @@ def methods_paragraph(*, data: str, unit: str, comparison: str, alpha: float, co
         f"{unit} totals when both models were judged within each {unit}, and a permutation of the models of whole "
         f"{unit}s when each {unit} saw one model; all arrangements were enumerated when there were at most "
         f"{permutations:,}, otherwise {permutations:,} random ones were drawn (seed {seed}), and mid-p-values are "
-        f"reported (arrangements as extreme as the data count half).",
+        f"reported (arrangements as extreme as the data by chance count half; the observed arrangement and its "
+        f"mirror images, the same outcome, count fully, so no mark fires above its level at any size).",
         f"P-values were Holm-adjusted within {family}; * marks p < {alpha:g} and ** p < {alpha / 5:g} after "
         f"adjustment.",
         f"{100 * confidence:g}% confidence intervals of differences are the inverted tests (every shift the same "
