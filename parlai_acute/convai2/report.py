@@ -3,7 +3,7 @@ estimands), Likert means raw and calibrated per question, differences, persona d
 from __future__ import annotations
 
 from parlai_acute.convai2.analysis import ConvAI2Result
-from parlai_acute.report import Report, estimands_section, interval_plot
+from parlai_acute.report import Report, estimands_section, interval_plot, methods_paragraph
 
 
 def add_section(report: Report, result: ConvAI2Result) -> None:
@@ -47,4 +47,23 @@ def build_report(result: ConvAI2Result) -> Report:
     estimands_section(report, result.estimands())
     add_section(report, result)
     report.configuration("Run", result.meta())
+    report.methods(methods(result))
     return report
+
+
+def methods(result: ConvAI2Result) -> str:
+    """The report's closing Methods paragraph: every test, interval, correction and unit it used."""
+    config, ratings = result.config, result.ratings
+    variances = ("sigma_b = sigma_e = 1 as in Kulikov et al. (2018)" if config.variances == "fixed" else
+                 "annotator and noise variances estimated by REML (empirical Bayes)")
+    return methods_paragraph(
+        data=(f"{len(ratings)} end-of-chat Likert ratings of {ratings['model'].nunique()} models by "
+              f"{ratings['worker'].nunique()} workers (ConvAI2's human evaluation, Dinan et al. 2019)"),
+        unit="worker", comparison="each pairwise difference of mean scores per question (each worker's own "
+        "mean difference where they rated both models, so their harshness cancels)", alpha=config.alpha,
+        confidence=config.confidence, permutations=10_000, seed=config.seed,
+        family="the pairs of models of each question",
+        secondary=(f"Mean scores carry t intervals (ratings independent) and {config.bootstrap}-resample percentile "
+                   f"bootstrap intervals over whole workers; calibrated scores remove each annotator's bias with "
+                   f"the Bayesian model of Kulikov et al. (2018), {variances}, and carry normal credible intervals"),
+        extra="Persona detection rates carry Clopper-Pearson intervals (dialogues independent)")

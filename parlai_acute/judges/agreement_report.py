@@ -91,4 +91,21 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
             "judge", "judge_config", "templates", "settings", "seed", "items", "position_bias", "onboarding", "costs")})
     report.configuration("Agreement", {k: summary.get(k) for k in ("human_file", "judge_file", "config", "seed",
                                                                    "parlai_acute_version")})
+    report.methods(methods(summary, interval))
     return report.write(outdir)
+
+
+def methods(summary: dict, interval: str) -> str:
+    """The report's closing Methods paragraph: what was compared, the agreement measures and intervals."""
+    parts = [f"We compared the labels of a model judge ({', '.join(summary['judge'])}) with those of "
+             f"{summary['human_workers']} people on the same {summary['protocol']} items using parlai_acute "
+             f"{summary.get('parlai_acute_version', '')}.".replace(" .", "."),
+             f"Agreement is percent agreement and Cohen's kappa over pairs of labels of one item (judge vs person, "
+             f"and person vs person as the ceiling, where pairs count both orientations, so kappa there is Scott's "
+             f"pi), with {interval} intervals.",
+             "Systems are compared by Kendall's tau between the people's and the judge's rankings."]
+    if summary["protocol"] == "acute":
+        parts.append("Win rates of each matchup carry exact Clopper-Pearson intervals, which treat the judgments as "
+                     "independent: one judge's verdicts are not a sample of people, so read them as a screen.")
+    parts.append("No significance marks are claimed.")
+    return " ".join(parts)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from parlai_acute import __version__
+
 from parlai_acute.report import Report, bar_plot, interval_plot
 
 LOG_PLOTS = [("words_per_utt", "words per utterance"), ("freq1k", "share of words with < 1,000 corpus occurrences"),
@@ -102,4 +104,28 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
         section.table(fits, "perplexity_vs_human",
                       caption="linear fit of each human score on perplexity; r with its 95% Fisher-z interval")
     report.configuration("Run", {**vars(config), "metrics": list(config.metrics)})
+    report.methods(correlation_methods(tables, config, fits))
     return report
+
+
+def correlation_methods(tables: dict, config, fits: pd.DataFrame | None) -> str:
+    """The report's closing Methods paragraph: the levels, the correlations, their intervals and units."""
+    sizes = {level: len(shaped) for level, shaped in tables.items()}
+    parts = [f"We correlated the scores of {len(config.metrics)} reference-based metrics "
+             f"({', '.join(config.metrics)}), single- and multi-reference, with human ratings using parlai_acute "
+             f"{__version__}, at {' and '.join(f'the {level} level' for level in sizes)}, by Spearman's rank "
+             f"correlation and Pearson's r."]
+    if "response" in tables:
+        parts.append(f"Response-level intervals are {100 * config.confidence:g}% percentile bootstrap intervals over "
+                     f"responses ({config.bootstrap} resamples, seed {config.seed}); responses are treated as the "
+                     f"independent units.")
+    if "system" in tables:
+        parts.append(f"System-level intervals are {100 * config.confidence:g}% Fisher-z intervals over systems "
+                     f"(Bonett-Wright's variance for Spearman), given from 4 systems on and for a correlation short "
+                     f"of +-1; the systems are the sampled units.")
+    if fits is not None:
+        parts.append("Perplexity is related to each human score across models by a least-squares line, with r and "
+                     "its 95% Fisher-z interval.")
+    parts.append("No significance marks are claimed and no correction for the many metrics is applied: read the "
+                 "intervals.")
+    return " ".join(parts)

@@ -53,6 +53,10 @@ def test_cli_writes_tables_json_run_and_report(tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["parlai_acute_version"]
     for name in ("summary.csv", "models.csv", "pairs.csv", "persona.csv", "workers.csv", "report.html"):
         assert (out / name).is_file()
+    # the report ends with the paragraph a paper's methods section takes: its unit, tests and intervals
+    page = (out / "report.html").read_text()
+    assert "We analysed 80 end-of-chat Likert ratings of 2 models by 20 workers" in page
+    assert "sign-flip test of the worker totals" in page and "Kulikov et al. (2018)" in page
     empty = tmp_path / "empty.csv"
     empty.write_text("dialogue,worker,model,question,score\n")
     assert main(["convai2", "analyze", "--ratings", str(empty), "--outdir", str(out)]) == 2

@@ -127,6 +127,9 @@ def test_correlate_ratings_and_perplexity(capsys, tmp_path):
     table = pd.read_csv(tmp_path / "corr" / "correlations_response.csv").set_index("metric")
     assert table.loc["f1", "pearson_multi"] > 0
     assert (tmp_path / "corr" / "tables" / "perplexity_vs_human.tex").exists()
-    assert "Spearman correlation" in (tmp_path / "corr" / "report.html").read_text()
+    page = (tmp_path / "corr" / "report.html").read_text()
+    assert "Spearman correlation" in page
+    # the paragraph a paper's methods section takes: the levels, the correlations, their intervals and units
+    assert "We correlated the scores of" in page and "percentile bootstrap intervals over responses" in page
     code, _, err = run_cli(capsys, "metrics", "correlate", "--ratings", str(ratings), "-o", str(tmp_path / "c2"))
     assert code == 2 and "missing column 'rating'" in err
