@@ -55,7 +55,7 @@ def test_acute_agreement_end_to_end(tmp_path, capsys):
     html = (tmp_path / "a" / "report.html").read_text()
     assert "human vs human, items with 2+ people (ceiling)" in html and "FAILED onboarding" not in html
     # the paragraph a paper's methods section takes: what was compared, the measures and their intervals
-    assert "We compared the labels of a model judge" in html and "Cohen's kappa over pairs of labels" in html
+    assert "We compared the labels of a model judge" in html and "kappa over pairs of labels of one item" in html
     assert (tmp_path / "a" / "figures" / "kappa.svg").is_file()
 
 
