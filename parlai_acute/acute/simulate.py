@@ -17,12 +17,17 @@ __all__ = ["simulate_judgments"]
 
 def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, workers: int = 50,
                        dialogues_per_model: int = 20, left_bias: float = 0.0, question_key: str = "engaging",
-                       reason: str = "more engaging and specific", worker_sd: float = 0.0) -> pd.DataFrame:
+                       reason: str = "more engaging and specific", worker_sd: float = 0.0, tie: float = 0.0,
+                       both_bad: float = 0.0) -> pd.DataFrame:
     """``n`` judgments as a tidy table with the columns of :data:`~parlai_acute.acute.judgments.COLUMNS`.
 
     ``worker_sd``: each worker's own taste, the sd (log-odds) of a worker's shift of any one
     matchup (each model gets a N(0, worker_sd^2 / 2) bonus per worker), so one worker's
     judgments are correlated as real ones are; judgments go to workers in turn.
+
+    ``tie``: Davidson's tie parameter nu (0: the forced choice): P(tie) = nu sqrt(pi_l pi_r) /
+    (pi_l + pi_r + nu sqrt(pi_l pi_r)) with pi = exp(strength), the wins share the rest as
+    Bradley-Terry says; ``both_bad``: the share of ties judged "both bad".
     """
     rng = np.random.default_rng(seed)
     names = np.array(list(strengths))
@@ -37,6 +42,13 @@ def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, worke
     shift = taste[worker, left] - taste[worker, right]
     p_left = 1 / (1 + np.exp(-(theta[left] - theta[right] + left_bias + shift)))
     left_wins = rng.random(n) < p_left
+    tied = np.zeros(n, dtype=bool)
+    bad = np.zeros(n, dtype=bool)
+    if tie > 0:  # the forced choice draws nothing more: its tables stay as they were
+        d = theta[left] - theta[right] + left_bias + shift
+        p_tie = tie / (2 * np.cosh(d / 2) + tie)  # nu sqrt(pi_l pi_r) / (pi_l + pi_r + nu sqrt(pi_l pi_r))
+        tied = rng.random(n) < p_tie
+        bad = tied & (rng.random(n) < both_bad)
     dl = rng.integers(0, dialogues_per_model, n)
     dr = rng.integers(0, dialogues_per_model, n)
     dialogue_left = np.char.add(np.char.add(names[left].astype(str), "-"), dl.astype(str))
@@ -48,9 +60,10 @@ def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, worke
         "worker": np.char.add("w", worker.astype(str)), "pair_id": pair,
         "model_left": names[left], "model_right": names[right],
         "dialogue_left": dialogue_left, "dialogue_right": dialogue_right,
-        "winner": np.where(left_wins, names[left], names[right]),
-        "loser": np.where(left_wins, names[right], names[left]),
-        "winner_side": np.where(left_wins, "left", "right"), "reason": reason, "question": "",
+        "winner": np.where(tied, "", np.where(left_wins, names[left], names[right])),
+        "loser": np.where(tied, "", np.where(left_wins, names[right], names[left])),
+        "winner_side": np.where(tied, "", np.where(left_wins, "left", "right")),
+        "outcome": np.where(bad, "both_bad", np.where(tied, "tie", "win")), "reason": reason, "question": "",
         "question_key": question_key, "is_onboarding": False, "onboarding_correct": None,
         "timestamp": np.arange(n, dtype=float), "duration": 30.0,
     })
