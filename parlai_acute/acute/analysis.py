@@ -39,7 +39,9 @@ from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
-from parlai_acute.stats.winrates import grid_from_matchups, grid_table, holm, matchups, models_of, side_bias
+from parlai_acute.stats.davidson import davidson
+from parlai_acute.stats.winrates import (grid_from_matchups, grid_table, holm, matchups, models_of, outcome_rates,
+                                         side_bias, tied)
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -85,6 +87,13 @@ class QuestionResult:
     agreement: dict
     side_bias: dict
     min_workers: int = 5
+    # with ties in the table (a task that offered them): win, tie and loss rates with intervals
+    # (stats.winrates.outcome_rates) and Davidson's tie-aware ranking (stats.davidson) beside the
+    # ordinary one, which counts a tie as half a win
+    outcomes: pd.DataFrame | None = None
+    tie_ranking: pd.DataFrame | None = None
+    tie_parameter: dict | None = None
+    tie_ranking_error: str = ""
 
     def warnings(self) -> list[str]:
         """One sentence per matchup whose judgments come from fewer than ``min_workers`` workers."""
@@ -145,8 +154,8 @@ class AnalysisResult:
     def reasons(self) -> pd.DataFrame:
         """Kept judgments' reasons, grouped by question and matchup."""
         df = self.kept
-        a = np.minimum(df["winner"], df["loser"])
-        b = np.maximum(df["winner"], df["loser"])
+        a = np.minimum(df["model_left"], df["model_right"])
+        b = np.maximum(df["model_left"], df["model_right"])
         table = pd.DataFrame({"question_key": df["question_key"], "matchup": a + " vs " + b,
                               "winner": df["winner"], "loser": df["loser"], "worker": df["worker"],
                               "reason": df["reason"]})
@@ -223,7 +232,9 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     return kept, excluded, cap
 
 
-def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> QuestionResult:
+def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False) -> QuestionResult:
+    """One question's statistics; ``ties``: the table holds ties (in any question), so the win,
+    tie and loss rates and Davidson's ranking are reported too."""
     models = models_of(df)
     ranking, error = None, ""
     try:
@@ -235,11 +246,21 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     texts = [t for t in df["question"].unique() if t]
     table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
                      alpha=config.alpha, seed=config.seed)
-    return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
-                          matchups=table, grid=grid_from_matchups(table), ranking=ranking,
-                          ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
-                          agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
-                                              confidence=config.confidence))
+    result = QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
+                            matchups=table, grid=grid_from_matchups(table), ranking=ranking,
+                            ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
+                            agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
+                                                confidence=config.confidence))
+    if ties:
+        result.outcomes = outcome_rates(df, models, confidence=config.confidence, min_clusters=config.min_workers,
+                                        resamples=config.bootstrap, seed=config.seed)
+        try:
+            result.tie_ranking, result.tie_parameter = davidson(
+                df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha, confidence=config.confidence,
+                models=models, min_clusters=config.min_workers)
+        except UserError as exc:  # e.g. no tie under this question
+            result.tie_ranking_error = str(exc)
+    return result
 
 
 def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float = 0.05) -> list[str]:
@@ -257,7 +278,7 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
             flags.append(f"{summary.get('judge', 'the judge')} FAILED onboarding ({onboarding.get('orders_correct')}/"
                          f"{onboarding.get('orders')} gold orders correct, {onboarding.get('items_correct_every_order')}"
                          f"/{onboarding['gold_items']} gold pairs right in every order): do not trust its verdicts")
-    real = ~df["is_onboarding"].astype(bool).to_numpy()
+    real = ~df["is_onboarding"].astype(bool).to_numpy() & ~tied(df)  # a tie picks no side
     if real.any():
         from scipy import stats
 
@@ -293,9 +314,10 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
     keys = sorted(kept["question_key"].unique())
+    ties = bool(tied(kept).any())
     for key in keys:  # one question (the usual case): no copy of the table
         part = kept if len(keys) == 1 else kept[kept["question_key"] == key]
-        result.questions.append(analyze_question(part, config, key))
+        result.questions.append(analyze_question(part, config, key, ties))
     return result
 
 
@@ -344,6 +366,14 @@ def _write(result: AnalysisResult, outdir: Path, model_configs: dict | None, rep
     write_json(paths["ranking.json"], {**meta, "questions": [
         {"question_key": r.question_key, "ranking": None if r.ranking is None else _records(r.ranking),
          "error": r.ranking_error} for r in q]})
+    if any(r.outcomes is not None for r in q):
+        paths.update({name: outdir / name for name in ("outcomes.csv", "ranking_ties.csv", "ranking_ties.json")})
+        write_csv(paths["outcomes.csv"], pd.concat([r.outcomes.assign(question_key=r.question_key) for r in q]))
+        tie_rankings = [r.tie_ranking.assign(question_key=r.question_key) for r in q if r.tie_ranking is not None]
+        write_csv(paths["ranking_ties.csv"], pd.concat(tie_rankings) if tie_rankings else pd.DataFrame())
+        write_json(paths["ranking_ties.json"], {**meta, "questions": [
+            {"question_key": r.question_key, "ranking": None if r.tie_ranking is None else _records(r.tie_ranking),
+             "tie_parameter": r.tie_parameter, "error": r.tie_ranking_error} for r in q]})
     write_json(paths["agreement.json"], {**meta, "questions": [
         {"question_key": r.question_key, **r.agreement} for r in q]})
     write_csv(paths["workers.csv"], result.workers())

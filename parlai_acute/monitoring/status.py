@@ -150,7 +150,8 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     """
     if not 0 < alpha < 1:
         raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
-    obs = observations(df, "acute")  # value 1: model_b (the later name) won, as the estimand reads
+    obs = observations(df, "acute")  # value 1: model_b (the later name) won, 1/2 a tie, as the estimand reads
+    obs = obs[obs["measure"] == "win rate"]  # a table with ties also holds its tie rates
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
                          "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})
     questions = sorted(set(work["question"])) or ["(no judgments)"]

@@ -64,3 +64,134 @@ def test_simulated_ties_follow_davidsons_model():
     judgments_table(table)  # valid as a table
     assert simulate_judgments({"a": 0.0, "b": 1.0}, 50, seed=3).equals(
         simulate_judgments({"a": 0.0, "b": 1.0}, 50, seed=3, tie=0.0))
+
+
+# --- the statistics: a tie is half a win; Davidson's model fits ties as ties ---------------------------------
+
+def tied_table(seed: int = 2, n: int = 600, workers: int = 30, tie: float = 1.0) -> pd.DataFrame:
+    return simulate_judgments({"a": 0.5, "b": 0.0, "c": -0.5}, n, seed=seed, workers=workers, tie=tie, both_bad=0.3)
+
+
+def test_matchups_count_a_tie_as_half_a_win_in_the_worker_test_too():
+    import numpy as np
+
+    from parlai_acute.stats.winrates import matchups
+
+    table = tied_table()
+    m = matchups(table, cluster="worker", min_clusters=5).set_index(["model_a", "model_b"])
+    for (a, b), row in m.iterrows():
+        pair = table[table["model_left"].isin([a, b]) & table["model_right"].isin([a, b])]
+        ties = (pair["outcome"] != "win").sum()
+        assert row["ties"] == ties and row["n"] == len(pair)
+        assert row["winrate_b"] == pytest.approx(((pair["winner"] == b).sum() + ties / 2) / len(pair))
+        assert row["ci_low"] < row["winrate_b"] < row["ci_high"]
+    # all ties: no evidence either way, whatever the number of workers
+    even = table.assign(winner="", loser="", winner_side="", outcome="tie")
+    m = matchups(even, cluster="worker")
+    assert (m["winrate_b"] == 0.5).all() and (m["pvalue"] >= 0.5).all() and (m["pvalue_exact"] == 1).all()
+    assert m["ci_low"].isna().all() and m["reason"].str.contains("same mean difference").all()  # said in words
+    assert np.isfinite(m["ci_low_exact"]).all()
+
+
+def test_ordinary_bradley_terry_takes_a_tie_as_half_a_win():
+    from parlai_acute.stats.bradley_terry import bradley_terry, fit_counts
+    from parlai_acute.stats.winrates import outcome_matrices
+
+    table = tied_table()
+    wins, ties, models = outcome_matrices(table)
+    assert (ties == ties.T).all() and ties.sum() // 2 == (table["outcome"] != "win").sum()
+    ranking = bradley_terry(table, bootstrap=50, cluster="worker").set_index("model")
+    expected = fit_counts(wins + ties / 2)
+    assert ranking.loc[models, "strength"].to_numpy() == pytest.approx(expected)
+    assert (ranking["ci_low"] < ranking["strength"]).all() and (ranking["strength"] < ranking["ci_high"]).all()
+
+
+def test_davidson_is_the_maximum_of_its_likelihood_and_recovers_the_tie_parameter():
+    import numpy as np
+    from scipy import optimize
+
+    from parlai_acute.stats.davidson import davidson, fit_davidson
+    from parlai_acute.stats.winrates import outcome_matrices
+
+    table = tied_table(n=6000, workers=60)
+    wins, ties, models = outcome_matrices(table)
+    theta, tau = fit_davidson(wins, ties, alpha=0.0)
+
+    def minus_loglik(x):  # the model written out judgment-type by judgment-type
+        th, nu = np.append(x[:-1], -x[:-1].sum()), np.exp(x[-1])
+        total = 0.0
+        for i in range(3):
+            for j in range(3):
+                if i != j:
+                    pi, pj = np.exp(th[i]), np.exp(th[j])
+                    denom = pi + pj + nu * np.sqrt(pi * pj)
+                    total += wins[i, j] * np.log(pi / denom) + (ties[i, j] / 2) * np.log(nu * np.sqrt(pi * pj) / denom)
+        return -total
+
+    best = optimize.minimize(minus_loglik, np.zeros(3), method="BFGS").x
+    assert theta == pytest.approx(np.append(best[:-1], -best[:-1].sum()), abs=1e-4)
+    assert tau == pytest.approx(best[-1], abs=1e-4)
+    assert np.exp(tau) == pytest.approx(1.0, abs=0.1)  # simulated with nu = 1
+    ranking, tie = davidson(table, bootstrap=100)
+    assert list(ranking["model"]) == ["a", "b", "c"]
+    assert tie["nu_low"] < tie["nu"] < tie["nu_high"] and "workers" in tie["interval"]
+    assert tie["tie_if_equal"] == pytest.approx(tie["nu"] / (2 + tie["nu"]))
+    # many workers: the sandwich, which agrees with the worker bootstrap
+    many = davidson(table.assign(worker=[f"w{i % 600}" for i in range(len(table))]), bootstrap=200)[1]
+    boot = davidson(table.assign(worker=[f"w{i % 150}" for i in range(len(table))]), bootstrap=200)[1]
+    assert "sandwich" in many["interval"]
+    assert many["nu_high"] - many["nu_low"] == pytest.approx(boot["nu_high"] - boot["nu_low"], rel=0.35)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"outcome": "win"}, "no judgment is a tie"),
+    ({"outcome": "tie", "winner": "", "loser": "", "winner_side": ""}, "every judgment is a tie"),
+])
+def test_davidson_without_a_tie_or_without_a_win_says_why(change, words):
+    from parlai_acute.stats.davidson import davidson
+
+    table = simulate_judgments({"a": 0.0, "b": 0.5}, 40, seed=1).assign(**change)
+    with pytest.raises(UserError, match=words):
+        davidson(table)
+
+
+def test_win_tie_and_loss_rates_with_intervals():
+    from parlai_acute.stats.winrates import OUTCOME_SHARES, outcome_rates
+
+    table = tied_table()
+    rates = outcome_rates(table, resamples=200)
+    assert (rates["won_b"] + rates["tie_rate"] + rates["won_a"]).to_numpy() == pytest.approx(1.0)
+    for share in OUTCOME_SHARES:
+        assert (rates[f"{share}_low"] >= 0).all() and (rates[f"{share}_high"] <= 1).all()
+        assert (rates[f"{share}_low"] < rates[f"{share}_high"]).all()
+        assert rates[f"{share}_interval"].str.contains("bootstrap of whole workers").all()
+    few = outcome_rates(tied_table(workers=3), resamples=200)
+    assert few["tie_rate_interval"].str.contains("Clopper-Pearson").all()
+
+
+def test_a_tie_is_its_own_label_in_agreement_and_picks_no_side():
+    from parlai_acute.stats.agreement import label_counts
+    from parlai_acute.stats.winrates import side_bias
+
+    table = tied_table()
+    counts = label_counts(table)
+    assert list(counts.columns) == [0, 1, 2] and counts[2].sum() > 0
+    assert side_bias(table)["n"] == (table["outcome"] == "win").sum()
+
+
+def test_the_analysis_reports_ties_and_writes_them(tmp_path):
+    import json
+
+    from parlai_acute import api
+    from parlai_acute.acute.analysis import write_outputs
+
+    result = api.analyze("acute", tied_table(), warn=False, bootstrap=50, max_per_worker=100)
+    q = result.questions[0]
+    assert q.outcomes is not None and q.tie_ranking is not None and q.tie_parameter["nu"] > 0
+    paths = write_outputs(result, tmp_path / "out", report=False)
+    assert {"outcomes.csv", "ranking_ties.csv", "ranking_ties.json"} <= set(paths)
+    saved = json.loads((tmp_path / "out" / "ranking_ties.json").read_text())
+    assert saved["questions"][0]["tie_parameter"]["model"].startswith("Davidson")
+    forced = api.analyze("acute", simulate_judgments({"a": 0.0, "b": 1.0}, 60, seed=0), warn=False, bootstrap=50)
+    assert forced.questions[0].outcomes is None  # the paper's forced choice: as it was
+    assert "outcomes.csv" not in write_outputs(forced, tmp_path / "forced", report=False)
