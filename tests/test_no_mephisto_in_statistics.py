@@ -41,6 +41,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
     "parlai_acute.monitoring.status", "parlai_acute.monitoring.stopping", "parlai_acute.registry",
     "parlai_acute.acute.estimands", "parlai_acute.per_turn.estimands", "parlai_acute.ssa.estimands",
+    "parlai_acute.acute.imports",
     "parlai_acute.judges.ppi",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),

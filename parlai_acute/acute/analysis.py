@@ -9,7 +9,11 @@ the first rule that applies, recorded in ``excluded_because``):
    letters or digits;
 4. ``same model on both sides`` -- an A/A comparison says nothing about a matchup;
 5. ``over per-worker cap`` -- judgments beyond ``max_per_worker`` per worker (earliest
-   kept); default cap: the number of (model pair, question) combinations.
+   kept); default cap: the number of (model pair, question) combinations; ``"none"``: no cap
+   (released data whose workers judged a pair many times).
+
+``min_reason_chars=0`` switches rule 3 off (data collected without reasons); every rule's
+count and setting is in :meth:`AnalysisResult.exclusion_summary`.
 
 The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
 selects rows and assembles their results. Writing files is :func:`write_outputs`.
@@ -50,6 +54,8 @@ SAME_MODEL = "same model on both sides"
 OVER_CAP = "over per-worker cap"
 _WORD_CHAR = re.compile(r"\w")
 RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
+#: ``max_per_worker`` for no per-worker cap (0 is refused: it would keep nothing)
+NO_CAP = "none"
 #: Worker-name prefix of scripted (simulated) workers, as given by
 #: parlai_acute.mephisto_tasks.acute.simulated_workers.PREFIX (kept here: analysis never imports Mephisto).
 SIMULATED_PREFIX = "simulated-"
@@ -59,16 +65,22 @@ SIMULATED_PREFIX = "simulated-"
 class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    max_per_worker: int | None = None  # None: number of (model pair, question) combinations
-    min_reason_chars: int = 3
+    max_per_worker: int | str | None = None  # None: number of (model pair, question) combinations; "none": no cap
+    min_reason_chars: int = 3  # 0: no reasons were collected (the rule is off)
     bt_alpha: float = DEFAULT_ALPHA
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
 
     def __post_init__(self):
         super().__post_init__()
-        if self.max_per_worker is not None and self.max_per_worker < 1:
-            raise UserError(f"--max-per-worker must be at least 1, got {self.max_per_worker}")
+        cap = self.max_per_worker
+        if isinstance(cap, str) and cap.strip().lower() == NO_CAP:
+            self.max_per_worker = NO_CAP
+        elif cap is not None and (isinstance(cap, (str, bool, float)) or cap < 1):
+            raise UserError(f"max_per_worker must be a whole number of at least 1 or {NO_CAP!r} (no cap), got {cap!r}")
+        if self.min_reason_chars < 0:
+            raise UserError(f"min_reason_chars must be 0 (no reasons were collected) or more, got "
+                            f"{self.min_reason_chars}")
         if not self.bt_alpha >= 0:
             raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
         if self.min_workers < 1:
@@ -125,7 +137,7 @@ class AnalysisResult:
         over = int((self.excluded["excluded_because"] == OVER_CAP).sum()) if len(self.excluded) else 0
         total = len(self.kept) + len(self.excluded)
         return [f"the default per-worker cap of {self.cap} judgment(s) (one per model pair and question) excluded "
-                f"{over} of {total} judgments; pass max_per_worker=N to choose the cap"] if over else []
+                f"{over} of {total} judgments; pass max_per_worker=N to choose the cap ('none': no cap)"] if over else []
 
     def simulated_workers(self) -> tuple[int, int]:
         """(simulated workers, all workers) among the judgments, kept or excluded."""
@@ -133,7 +145,18 @@ class AnalysisResult:
         return sum(str(w).startswith(SIMULATED_PREFIX) for w in workers), len(workers)
 
     def exclusion_summary(self) -> list[dict]:
-        return exclusions(self.excluded, RULES, "judgments")
+        """Per rule: judgments and workers it removed, and its ``setting`` (a rule switched off says so)."""
+        c = self.config
+        settings = {
+            FAILED_ONBOARDING: "every judgment of a worker who got an onboarding pair wrong",
+            ONBOARDING: "onboarding pairs are checks, not evidence",
+            NO_REASON: ("off, min_reason_chars=0: no reasons were collected" if c.min_reason_chars == 0 else
+                        f"workers none of whose reasons has {c.min_reason_chars} letters or digits "
+                        f"(min_reason_chars; 0 when no reasons were collected)"),
+            SAME_MODEL: "A/A pairs, kept aside as checks of the interface",
+            OVER_CAP: (f"off, max_per_worker={NO_CAP!r}: no cap" if self.cap == NO_CAP else
+                       f"more than {self.cap} per worker ({c.cap_source or 'default: model pairs x questions'})")}
+        return [{**row, "setting": settings[row["reason"]]} for row in exclusions(self.excluded, RULES, "judgments")]
 
     def aa_checks(self) -> pd.DataFrame:
         """A/A comparisons (one model on both sides, excluded from the grid): how often the
@@ -215,6 +238,12 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     mark(silent[worker], NO_REASON)
     mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
     remaining = np.flatnonzero(rule == 0)
+    if config.max_per_worker == NO_CAP:
+        keep = rule == 0
+        kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
+        kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))
+        names = np.array([""] + RULES, dtype=object)
+        return kept, excluded.assign(excluded_because=names[rule[~keep]]), NO_CAP
     cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
     # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
     stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
@@ -310,7 +339,7 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     if kept.empty:
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
-                        f"--max-per-worker/--min-reason-chars")
+                        f"max_per_worker ({NO_CAP!r}: no cap) / min_reason_chars (0: no reasons were collected)")
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
     keys = sorted(kept["question_key"].unique())

@@ -138,7 +138,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
             few.text(warning)
     exclusions = report.section("Exclusions")
     exclusions.table(pd.DataFrame(result.exclusion_summary()), "exclusions")
-    exclusions.note(f"Per-worker cap: {result.cap} judgments "
+    exclusions.note("Per-worker cap: none (max_per_worker='none')." if result.cap == "none" else
+                    f"Per-worker cap: {result.cap} judgments "
                     f"({result.config.cap_source or 'default: model pairs x questions'}).")
     aa = result.aa_checks()
     if len(aa):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from parlai_acute.acute.judgments import COLUMNS
 
-__all__ = ["simulate_judgments"]
+__all__ = ["simulate_judgments", "arena_battles"]
 
 
 def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, workers: int = 50,
@@ -68,3 +68,21 @@ def simulate_judgments(strengths: dict[str, float], n: int, seed: int = 0, worke
         "timestamp": np.arange(n, dtype=float), "duration": 30.0,
     })
     return df[list(COLUMNS)]
+
+
+def arena_battles(strengths: dict[str, float], n: int, seed: int = 0, voters: int = 40, tie: float = 1.0,
+                  both_bad: float = 0.3) -> list[dict]:
+    """``n`` battles in Chatbot Arena's released layout (``clean_battle_*.json``'s fields:
+    question_id, model_a, model_b, winner in model_a / model_b / tie / tie (bothbad), judge, turn,
+    anony, language, tstamp), drawn as :func:`simulate_judgments` draws judgments (Davidson's
+    ``tie``): the fixture the importer's tests and docs read (Arena's data are never shipped)."""
+    table = simulate_judgments(strengths, n, seed=seed, workers=voters, tie=tie, both_bad=both_bad)
+    rng = np.random.default_rng(seed + 1)
+    languages = rng.choice(["English", "English", "English", "German", "Chinese"], size=n)
+    turns = rng.choice([1, 1, 1, 2, 3], size=n)
+    winner = np.where(table["outcome"] == "both_bad", "tie (bothbad)", np.where(
+        table["outcome"] == "tie", "tie", np.where(table["winner"] == table["model_left"], "model_a", "model_b")))
+    return [{"question_id": f"{seed:04d}{i:06x}", "model_a": str(r.model_left), "model_b": str(r.model_right),
+             "winner": str(w), "judge": f"arena_user_{r.worker}", "turn": int(t), "anony": True,
+             "language": str(lang), "tstamp": 1_700_000_000.0 + 37.5 * i}
+            for i, (r, w, t, lang) in enumerate(zip(table.itertuples(index=False), winner, turns, languages))]

@@ -22,6 +22,8 @@ def summary_lines(result) -> list[str]:
     why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
     out.append(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
     out.append(f"per-worker cap: {result.cap} ({result.config.cap_source or 'default: model pairs x questions'})")
+    out.append("exclusion rules: " + "; ".join(f"{r['reason']} {r['judgments']} ({r['setting']})"
+                                               for r in result.exclusion_summary()))
     simulated, workers = result.simulated_workers()
     if simulated:
         out.append(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
@@ -98,8 +100,9 @@ def methods_paragraph(result) -> str:
     ties = any(q.outcomes is not None for q in result.questions)
     return paragraph(
         data=(f"{len(result.kept)} pairwise ACUTE-Eval judgments by {result.kept['worker'].nunique()} workers "
-              f"(quality control excluded {len(result.excluded)}: failed onboarding, no reasons, A/A pairs, more than "
-              f"{result.cap} per worker)"), unit="worker",
+              f"(quality control excluded {len(result.excluded)}: failed onboarding, no reasons, A/A pairs, "
+              + ("no per-worker cap)" if result.cap == "none" else f"more than {result.cap} per worker)")),
+        unit="worker",
         comparison="each pair of models' win rate against 50% (each judgment +1 or -1" +
                    ("; a tie 0, half a win for each model)" if ties else ")"), alpha=c.alpha,
         confidence=c.confidence, permutations=10_000, seed=c.seed, family="the pairs of models of a question",

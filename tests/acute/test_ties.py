@@ -195,3 +195,91 @@ def test_the_analysis_reports_ties_and_writes_them(tmp_path):
     forced = api.analyze("acute", simulate_judgments({"a": 0.0, "b": 1.0}, 60, seed=0), warn=False, bootstrap=50)
     assert forced.questions[0].outcomes is None  # the paper's forced choice: as it was
     assert "outcomes.csv" not in write_outputs(forced, tmp_path / "forced", report=False)
+
+
+# --- other people's data: no cap, no reasons, Chatbot Arena battles -------------------------------------------
+
+def test_no_cap_keeps_every_judgment_and_zero_stays_refused(tmp_path, capsys):
+    from parlai_acute import api
+    from parlai_acute.scripts.main import main
+
+    table = simulate_judgments({"a": 0.0, "b": 1.0}, 60, seed=0, workers=3, reason="")
+    capped = api.analyze("acute", table, warn=False, bootstrap=0, min_reason_chars=0)
+    assert len(capped.kept) == 3  # the protocol's default: one per worker and pair
+    free = api.analyze("acute", table, warn=False, bootstrap=0, min_reason_chars=0, max_per_worker="none")
+    assert len(free.kept) == 60 and free.cap == "none"
+    rules = {r["reason"]: r for r in free.exclusion_summary()}
+    assert rules["over per-worker cap"]["setting"].startswith("off") and rules["over per-worker cap"]["judgments"] == 0
+    assert rules["never gave a reason"]["setting"] == "off, min_reason_chars=0: no reasons were collected"
+    with pytest.raises(UserError, match="min_reason_chars"):  # no reasons and the rule on: it says what to set
+        api.analyze("acute", table, warn=False, bootstrap=0)
+    with pytest.raises(UserError, match="max_per_worker must be a whole number of at least 1 or 'none'"):
+        api.analyze("acute", table, warn=False, bootstrap=0, max_per_worker=0)
+    write_judgments(tmp_path / "j.csv", table)
+    assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "zero"),
+                 "--max-per-worker", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-per-worker must be a whole number of at least 1, or 'none'" in err
+    assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "out"),
+                 "--max-per-worker", "none", "--min-reason-chars", "0", "--no-report", "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "60 judgments kept, 0 excluded" in out and "per-worker cap: none" in out
+    assert "never gave a reason 0 (off, min_reason_chars=0: no reasons were collected)" in out
+
+
+def write_battles(path, n=300, jsonl=False):
+    import json
+
+    from parlai_acute.acute.simulate import arena_battles
+
+    battles = arena_battles({"gpt-4": 1.0, "claude-2": 0.6, "vicuna-13b": 0.0}, n, seed=0)
+    path.write_text("".join(json.dumps(b) + "\n" for b in battles) if jsonl else json.dumps(battles))
+    return battles
+
+
+@pytest.mark.parametrize("jsonl", [False, True])
+def test_arena_battles_map_onto_the_judgments_table(tmp_path, jsonl):
+    from parlai_acute.acute.imports import arena_judgments
+
+    battles = write_battles(tmp_path / "battles.json", jsonl=jsonl)
+    table = arena_judgments(tmp_path / "battles.json")
+    assert len(table) == len(battles)
+    for battle, row in zip(battles, table.to_dict("records")):
+        assert (row["model_left"], row["model_right"], row["worker"]) == (battle["model_a"], battle["model_b"],
+                                                                          battle["judge"])
+        assert row["outcome"] == {"model_a": "win", "model_b": "win", "tie": "tie",
+                                  "tie (bothbad)": "both_bad"}[battle["winner"]]
+        assert row["winner"] == {"model_a": battle["model_a"], "model_b": battle["model_b"]}.get(battle["winner"], "")
+        assert row["pair_id"] == battle["question_id"] and row["timestamp"] == battle["tstamp"]
+    english = arena_judgments(tmp_path / "battles.json", languages=["English"], max_turns=1)
+    kept = [b for b in battles if b["language"] == "English" and b["turn"] <= 1]
+    assert list(english["pair_id"]) == [b["question_id"] for b in kept]
+
+
+def test_arena_import_command_then_analyze(tmp_path, capsys):
+    from parlai_acute.scripts.main import main
+
+    battles = write_battles(tmp_path / "battles.json")
+    assert main(["acute", "import", "--arena", str(tmp_path / "battles.json"), "-o", str(tmp_path / "j.csv")]) == 0
+    out = capsys.readouterr().out
+    ties = sum(b["winner"] == "tie" for b in battles)
+    assert f"{len(battles)} battles" in out and f"{ties} ties" in out
+    assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "out"),
+                 "--max-per-worker", "none", "--min-reason-chars", "0", "--no-report", "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(battles)} judgments kept" in out and "Davidson" in out and "tie parameter nu" in out
+
+
+@pytest.mark.parametrize("record, words", [
+    ({"model_a": "x", "model_b": "y", "judge": "u"}, "missing field 'winner'"),
+    ({"model_a": "x", "model_b": "y", "judge": "u", "winner": "draw"}, "field 'winner' is 'draw'"),
+])
+def test_a_wrong_battle_is_one_line_naming_the_record(tmp_path, record, words):
+    import json
+
+    from parlai_acute.acute.imports import arena_judgments
+
+    (tmp_path / "b.json").write_text(json.dumps([record]))
+    with pytest.raises(UserError) as err:
+        arena_judgments(tmp_path / "b.json")
+    assert words in str(err.value) and "record 1" in str(err.value) and "\n" not in str(err.value)
