@@ -283,3 +283,41 @@ def test_a_wrong_battle_is_one_line_naming_the_record(tmp_path, record, words):
     with pytest.raises(UserError) as err:
         arena_judgments(tmp_path / "b.json")
     assert words in str(err.value) and "record 1" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_stop_rule_and_adaptive_selection_count_a_tie_as_half_a_win():
+    from parlai_acute import api
+    from parlai_acute.acute.estimands import headline
+    from parlai_acute.monitoring.stopping import StopRule
+
+    table = simulate_judgments({"alpha": 3.0, "beta": 0.0}, 200, seed=1, workers=200, tie=0.6)
+    rule = StopRule("acute", {"alpha": 0.05}, [("alpha", "beta")])
+    decision = None
+    for row in table.to_dict("records"):
+        decision = decision or rule.add([row])
+    assert decision and decision["stopped"] == "decided"
+    judged = table.iloc[:decision["judgments"]]
+    assert (judged["outcome"] != "win").any()
+    head = headline(api.analyze("acute", judged, warn=False, bootstrap=0))
+    expected = head[head["measure"] == "win rate"]["estimate"].iloc[0]
+    assert decision["comparisons"]["beta vs alpha"]["estimate"] == pytest.approx(expected)
+
+
+def test_the_live_scheduler_hands_a_stored_tie_to_adaptive_selection():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mephisto"))
+    from acute_task_helpers import make_pairings
+
+    from parlai_acute.mephisto_tasks.acute.scheduler import Scheduler
+
+    pairings = make_pairings(3, xss_in=None)
+    history = [{"worker": "w1", "pair_id": "a0|b0", "is_onboarding": False, "models": ["model_a", "model_b"],
+                "winner": "", "outcome": "tie", "timestamp": 1.0}]
+    sched = Scheduler(pairings, comparisons_per_unit=2, max_per_worker=3, use_onboarding=False, history=history,
+                      selection="adaptive", stop={"alpha": 0.05})
+    (row,) = sched.judgments
+    assert row["outcome"] == "tie" and row["winner"] == ""
+    assert sched.stop.judgments() == 1 and sched.decision is None  # the stop rule read the tie
+    assert len(sched.assign("w2")) == 2  # adaptive selection weighs pairs with the tie as half a win each
