@@ -57,7 +57,7 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     if not db.find_tasks(task_name=task_name):
         known = sorted({task.task_name for task in db.find_tasks()})
         raise UserError(f"no Mephisto task named {task_name!r} (known: {', '.join(known) or 'none'}); pass the "
-                        f"mephisto.task.task_name the run was launched with (and its --mephisto-db)")
+                        f"mephisto.task.task_name the run was launched with (and its mephisto_db)", param="mephisto_db")
     records, settings = [], {}
     for ref in p.task_records:
         found = resolve(ref)(db, task_name)

@@ -96,13 +96,14 @@ def write_csv(path: str | os.PathLike, table, index: bool = False) -> Path:
     return Path(path)
 
 
-def check_outdir(outdir: str | os.PathLike, option: str = "--outdir") -> Path:
+def check_outdir(outdir: str | os.PathLike) -> Path:
     """``outdir`` as a directory we may write into, or a one-line UserError (checked before slow work)."""
     outdir = Path(outdir)
     for parent in [outdir, *outdir.parents]:
         if parent.exists():
             if not parent.is_dir():
-                raise UserError(f"{option} {outdir}: {parent} exists and is not a directory; pass a directory path")
+                raise UserError(f"outdir {outdir}: {parent} exists and is not a directory; pass a directory path",
+                                param="outdir")
             break
     return outdir
 
@@ -175,7 +176,7 @@ def _covering(path: Path) -> _Outputs | None:
 
 
 @contextlib.contextmanager
-def output_dir(outdir: str | os.PathLike, option: str = "--outdir") -> Iterator[Path]:
+def output_dir(outdir: str | os.PathLike) -> Iterator[Path]:
     """All or nothing for a run's output directory: inside the block, every file written under
     ``outdir`` through :func:`atomic_write` (so :func:`write_json`, :func:`write_csv`, a
     report's ``write``...) is kept complete in a temporary file beside its final path; when
@@ -191,7 +192,7 @@ def output_dir(outdir: str | os.PathLike, option: str = "--outdir") -> Iterator[
     beside it) joins the outer one: nothing is in place until the outermost ends.
     Yields ``outdir`` as a Path, checked with :func:`check_outdir`.
     """
-    outdir = check_outdir(outdir, option)
+    outdir = check_outdir(outdir)
     if _covering(outdir) is not None:
         yield outdir
         return

@@ -11,12 +11,13 @@ from parlai_acute.errors import UserError
 __all__ = ["read_text", "read_json_list", "read_jsonl"]
 
 
-def read_text(path: str | Path, what: str, fix: str) -> str:
+def read_text(path: str | Path, what: str, fix: str, param: str | None = None) -> str:
     """The UTF-8 text of ``path`` (``what`` names it in messages, ``fix`` says what to pass instead of
-    an absent file); a missing or unreadable file is a :class:`UserError`."""
+    an absent file, naming the parameter ``param`` if it does); a missing or unreadable file is a
+    :class:`UserError`."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise UserError(f"{what} {path} does not exist; {fix}")
+        raise UserError(f"{what} {path} does not exist; {fix}", param=param)
     try:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -42,14 +43,15 @@ def read_json_list(path: str | Path | None, what: str, fix: str, valid=lambda it
     return value
 
 
-def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, object]]:
+def read_jsonl(path: str | Path, what: str, fix: str, param: str | None = None) -> Iterator[tuple[str, object]]:
     """Yield (``"FILE:LINE"``, parsed value) for every non-blank line of ``path``.
 
-    ``what`` names the file in messages ("items file"), ``fix`` says how to make one. An absent,
+    ``what`` names the file in messages ("items file"), ``fix`` says how to make one (naming the
+    parameter ``param`` if it does). An absent,
     unreadable or empty file, or a line that is not JSON, is a :class:`UserError`.
     """
     path = Path(path).expanduser()
-    lines = read_text(path, what, fix).splitlines()
+    lines = read_text(path, what, fix, param).splitlines()
     found = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -62,4 +64,4 @@ def read_jsonl(path: str | Path, what: str, fix: str) -> Iterator[tuple[str, obj
         found = True
         yield where, value
     if not found:
-        raise UserError(f"{what} {path} is empty; {fix}")
+        raise UserError(f"{what} {path} is empty; {fix}", param=param)

@@ -2,6 +2,7 @@
 spellings still accepted (with a note where the meaning moved), progress bars with an estimate."""
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -19,17 +20,19 @@ def leaves():
     return [path for path, _ in command_leaves()]
 
 
-def options_of(path) -> dict[str, list[str]]:
-    """dest -> option strings of a subcommand's parser."""
-    import argparse
-
+def actions_of(path) -> list:
+    """The option actions of a subcommand's parser."""
     parser = build_parser(list(path))
     for token in path:
         parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
+    return [action for action in parser._actions if action.option_strings]
+
+
+def options_of(path) -> dict[str, list[str]]:
+    """dest -> option strings of a subcommand's parser."""
     found: dict[str, list[str]] = {}
-    for action in parser._actions:
-        if action.option_strings:
-            found.setdefault(action.dest, []).extend(action.option_strings)
+    for action in actions_of(path):
+        found.setdefault(action.dest, []).extend(action.option_strings)
     return found
 
 
@@ -89,8 +92,52 @@ def test_judge_is_always_a_model():
         if "judge" in opts:
             assert path[0] == "judge" and path[1] != "agreement", path
     assert "judge_table" in options_of(("judge", "agreement"))
-    assert "orders" not in options_of(("judge", "ssa")) and "inconsistent" not in options_of(("judge", "ssa"))
-    assert "orders" in options_of(("judge", "acute"))
+    assert "order_mode" not in options_of(("judge", "ssa")) and "inconsistent" not in options_of(("judge", "ssa"))
+    assert options_of(("judge", "acute"))["order_mode"] == ["--orders"]
+
+
+def test_alpha_is_always_a_significance_level_and_confidence_always_an_interval_level():
+    """--alpha: the level of marks or decisions (familywise), in every command that has one; never
+    1 - confidence. --confidence: the level of every interval, ppi's too."""
+    seen = {"alpha": 0, "confidence": 0}
+    for path in leaves():
+        for action in actions_of(path):
+            if action.help == argparse.SUPPRESS:
+                continue
+            if "--alpha" in action.option_strings:
+                assert action.dest == "alpha" and action.help.startswith("significance level of "), (path, action.help)
+                seen["alpha"] += 1
+            if "--confidence" in action.option_strings:
+                assert action.dest == "confidence" and action.help.startswith("level of every interval"), path
+                seen["confidence"] += 1
+    assert seen["alpha"] >= 7 and seen["confidence"] >= 8
+    assert "familywise" in next(a.help for a in actions_of(("status",)) if a.dest == "alpha")
+    ppi = options_of(("ppi",))
+    assert "--confidence" in ppi["confidence"] and "--alpha" in ppi["confidence"] and "alpha" not in ppi
+
+
+def test_ppi_old_alpha_is_converted_with_a_note(capsys):
+    args = parse("ppi", "--people", "p.csv", "--judge-table", "j.csv", "--alpha", "0.2")
+    assert args.confidence == pytest.approx(0.8)
+    assert "--alpha 0.2 was read as --confidence 0.8" in capsys.readouterr().err
+    assert parse("ppi", "--people", "p.csv", "--judge-table", "j.csv").confidence == 0.95
+
+
+def test_the_peoples_table_is_people_everywhere_and_human_still_works(capsys):
+    tables = [path for path in leaves() if "people" in options_of(path)]
+    assert sorted(tables) == [("judge", "agreement"), ("ppi",)]
+    for path in leaves():  # --human never names a table (ssa generate's is a switch: label the real next turns)
+        human = [a for a in actions_of(path) if "--human" in a.option_strings]
+        assert all(a.nargs == 0 or a.help == argparse.SUPPRESS for a in human), path
+    args = parse("judge", "agreement", "--protocol", "ssa", "--human", "l.csv", "--judge-table", "j.csv", "-o", "o")
+    assert args.people == "l.csv" and "--human is now spelled --people" in capsys.readouterr().err
+
+
+def test_status_and_ppi_write_a_results_directory_like_the_analyses():
+    for path in (("status",), ("ppi",)):
+        opts = options_of(path)
+        assert opts["outdir"] == ["-o", "--output-dir", "--outdir"] and "--no-report" in opts["no_report"]
+        assert "--json" in opts["json"]
 
 
 def _items(path: Path) -> str:

@@ -42,7 +42,7 @@ def test_user_error_is_one_line_exit_2(capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert err.count("\n") == 0
-    assert err.startswith("parlai-acute: error: ") and "at least two models" in err
+    assert err.startswith("parlai-acute: error: ") and "at least two systems; give two or more in --model" in err
 
 
 def test_unknown_command_is_rejected(capsys):

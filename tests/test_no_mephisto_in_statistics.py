@@ -42,7 +42,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.monitoring.status", "parlai_acute.monitoring.stopping", "parlai_acute.registry",
     "parlai_acute.acute.estimands", "parlai_acute.per_turn.estimands", "parlai_acute.ssa.estimands",
     "parlai_acute.acute.imports",
-    "parlai_acute.judges.ppi",
+    "parlai_acute.judges.ppi", "parlai_acute.monitoring.report", "parlai_acute.judges.ppi_report",
     *(f"parlai_acute.stats.{m.name}" for m in pkgutil.iter_modules(parlai_acute.stats.__path__)),
     *(f"parlai_acute.report.{m.name}" for m in pkgutil.iter_modules(parlai_acute.report.__path__)),
 ]
@@ -229,3 +229,29 @@ def test_the_library_never_imports_a_protocol_command():
     found = {m: sorted(t for t in targets if is_cli(t) and not t.startswith("parlai_acute.scripts"))
              for m, targets in graph.items() if not is_cli(m)}
     assert {m: t for m, t in found.items() if t} == {}
+
+
+#: Command-line entry points outside ``parlai_acute/scripts``: a Mephisto task folder's ``run.py`` (run
+#: with ``python -m``, as Mephisto's and ParlAI's task folders are; never imported) is ``<group> launch``.
+ENTRY_POINTS = {f"parlai_acute.mephisto_tasks.{task}.run" for task in ("acute", "per_turn", "ssa", "multiref")}
+
+
+def is_command_line(module: str) -> bool:
+    parts = module.split(".")
+    return module.startswith("parlai_acute.scripts") or "cli" in parts[1:] or module in ENTRY_POINTS
+
+
+def test_the_library_never_imports_the_command_line():
+    """Only the CLI (``parlai_acute/scripts``, a protocol's ``cli/``) imports ``parlai_acute.scripts``, at
+    the top or inside a function: the library speaks Python (its errors name parameters, not flags)."""
+    graph = import_graph()
+    assert ENTRY_POINTS <= set(graph)
+    reaching = {module: sorted(t for t in targets if t.startswith("parlai_acute.scripts"))
+                for module, targets in graph.items() if not is_command_line(module)}
+    assert {m: t for m, t in reaching.items() if t} == {}
+
+
+def test_the_command_line_check_sees_an_import_of_scripts():
+    graph = import_graph()
+    assert any(t.startswith("parlai_acute.scripts") for t in graph["parlai_acute.mephisto_tasks.acute.run"])
+    assert is_command_line("parlai_acute.acute.cli.analyze") and not is_command_line("parlai_acute.acute.analysis")

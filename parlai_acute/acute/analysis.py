@@ -25,6 +25,12 @@ on :mod:`parlai_acute.stats.inference`), Holm-adjusted within a question at
 tests and intervals stay beside them, named "exact, judgments independent". Every matchup
 reports its number of distinct workers and is flagged when they are fewer than
 ``min_workers`` (see :meth:`QuestionResult.warnings`).
+
+Ties (a task with ``allow_tie``, or released data): a tie or "both bad" counts half a win for
+each model in the win rate, its tests and the Bradley-Terry ranking (the definition is
+:mod:`parlai_acute.acute.estimands`'); a table with ties also gets each matchup's win, tie and
+loss rates with intervals (``QuestionResult.outcomes``) and Davidson's tie-aware ranking with
+its tie parameter (``tie_ranking``, ``tie_parameter``).
 """
 from __future__ import annotations
 
@@ -38,14 +44,15 @@ import pandas as pd
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import check_outdir, json_ready, output_dir, write_csv, write_json
+from parlai_acute.files import json_ready, output_dir, write_csv, write_json
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
 from parlai_acute.stats.davidson import davidson
-from parlai_acute.stats.winrates import (grid_from_matchups, grid_table, holm, matchups, models_of, outcome_rates,
-                                         side_bias, tied)
+from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.winrates import (grid_from_matchups, grid_table, matchups, models_of, outcome_rates, side_bias,
+                                         tied)
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -76,15 +83,18 @@ class AnalysisConfig(Settings):
         cap = self.max_per_worker
         if isinstance(cap, str) and cap.strip().lower() == NO_CAP:
             self.max_per_worker = NO_CAP
-        elif cap is not None and (isinstance(cap, (str, bool, float)) or cap < 1):
-            raise UserError(f"max_per_worker must be a whole number of at least 1 or {NO_CAP!r} (no cap), got {cap!r}")
+        elif cap is not None and isinstance(cap, (str, bool, float)):
+            raise UserError(f"max_per_worker must be a whole number of at least 1 or {NO_CAP!r} (no cap), got {cap!r}",
+                            param="max_per_worker")
+        elif cap is not None and cap < 1:  # 0 would keep nothing; no cap is said as "none"
+            raise UserError(f"max_per_worker must be at least 1, got {cap}", param="max_per_worker")
         if self.min_reason_chars < 0:
             raise UserError(f"min_reason_chars must be 0 (no reasons were collected) or more, got "
-                            f"{self.min_reason_chars}")
+                            f"{self.min_reason_chars}", param="min_reason_chars")
         if not self.bt_alpha >= 0:
-            raise UserError(f"--bt-alpha must be 0 or more, got {self.bt_alpha}")
+            raise UserError(f"bt_alpha must be 0 or more, got {self.bt_alpha}", param="bt_alpha")
         if self.min_workers < 1:
-            raise UserError(f"--min-workers must be at least 1, got {self.min_workers}")
+            raise UserError(f"min_workers must be at least 1, got {self.min_workers}", param="min_workers")
 
 
 @dataclass
@@ -339,7 +349,8 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     if kept.empty:
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
-                        f"max_per_worker ({NO_CAP!r}: no cap) / min_reason_chars (0: no reasons were collected)")
+                        f"max_per_worker ({NO_CAP!r}: no cap) or min_reason_chars (0: no reasons were collected)",
+                        param=("max_per_worker", "min_reason_chars"))
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
     keys = sorted(kept["question_key"].unique())

@@ -68,27 +68,30 @@ def check_config(cfg: FastConfig) -> None:
     from parlai_acute.mephisto_tasks.live.setup import check_port_free
 
     if len(cfg.models) + len(cfg.logs) < 2:
-        raise UserError("ACUTE-Eval needs at least two models; give two or more --model NAME=MODEL or --log NAME=PATH")
+        raise UserError("ACUTE-Eval compares at least two systems; give two or more in models (NAME=MODEL) or "
+                        "logs (NAME=PATH)", param=("models", "logs"))
     if overlap := set(cfg.models) & set(cfg.logs):
-        raise UserError(f"model name {sorted(overlap)[0]!r} is given both as --model and --log; use one")
-    for flag, value in (("--num-self-chats", cfg.num_self_chats), ("--max-turns", cfg.max_turns),
-                        ("--comparisons-per-pair", cfg.comparisons_per_pair), ("--batchsize", cfg.batchsize)):
-        if value < 1:
-            raise UserError(f"{flag} must be at least 1, got {value}")
+        raise UserError(f"model name {sorted(overlap)[0]!r} is in both models and logs; use one",
+                        param=("models", "logs"))
+    for name in ("num_self_chats", "max_turns", "comparisons_per_pair", "batchsize"):
+        if getattr(cfg, name) < 1:
+            raise UserError(f"{name} must be at least 1, got {getattr(cfg, name)}", param=name)
     if cfg.max_per_worker is not None and cfg.max_per_worker < 1:
-        raise UserError(f"--max-per-worker must be at least 1, got {cfg.max_per_worker}")
+        raise UserError(f"max_per_worker must be at least 1, got {cfg.max_per_worker}", param="max_per_worker")
     if cfg.simulated_workers < 0:
-        raise UserError(f"the number of simulated workers must be 0 or more, got {cfg.simulated_workers}")
+        raise UserError(f"simulated_workers must be 0 or more, got {cfg.simulated_workers}", param="simulated_workers")
     if cfg.bootstrap < 0:
-        raise UserError(f"--bootstrap must be 0 or more, got {cfg.bootstrap}")
+        raise UserError(f"bootstrap must be 0 or more, got {cfg.bootstrap}", param="bootstrap")
     if not _local_architect(cfg):
         return
     if not 1 <= cfg.port <= 65535:
-        raise UserError(f"--port {cfg.port} is not a TCP port; give a number from 1 to 65535 (e.g. --port 3000)")
+        raise UserError(f"port {cfg.port} is outside the TCP range; give a number from 1 to 65535 (e.g. port=3000)",
+                        param="port")
     try:
         check_port_free("localhost", cfg.port)
     except UserError as exc:
-        raise UserError(f"{str(exc).split(';')[0]}; choose another with --port (or stop what is using it)") from None
+        raise UserError(f"{str(exc).split(';')[0]}; choose another with port (or stop what is using it)",
+                        param="port") from None
 
 
 def self_chat_logs(cfg: FastConfig) -> dict[str, str]:
@@ -137,8 +140,9 @@ def analyze_run(cfg: FastConfig) -> Path:
     """What ``acute analyze --task-name RUN --mephisto-db WORKDIR/mephisto/database.db`` does:
     the stored judgments, analysed with the run's own per-worker cap unless one is given."""
     from parlai_acute import api
-    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
+    from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
     from parlai_acute.acute.summary import summary_lines
+    from parlai_acute.files import check_outdir
 
     config = AnalysisConfig(bootstrap=cfg.bootstrap, seed=cfg.seed, max_per_worker=cfg.max_per_worker)
     check_outdir(cfg.results)
@@ -190,8 +194,8 @@ class Launcher:
             if self.run.proc.poll() == 0:
                 return None
             self.stop()
-            raise UserError(f"the ACUTE-Eval task did not start; see {self.run.log_path}, check the port "
-                            "(--port) and the pairings, then rerun") from None
+            raise UserError(f"the ACUTE-Eval task did not start; see {self.run.log_path}, check port and the "
+                            "pairings, then rerun", param="port") from None
         return self.url
 
     def running(self) -> bool:

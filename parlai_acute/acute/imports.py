@@ -67,7 +67,7 @@ def arena_judgments(path: str | Path, languages: list[str] | None = None, max_tu
     record and the field."""
     path = Path(path).expanduser()
     if max_turns is not None and max_turns < 1:
-        raise UserError(f"max_turns must be at least 1, got {max_turns}")
+        raise UserError(f"max_turns must be at least 1, got {max_turns}", param="max_turns")
     wanted = set(languages or [])
     rows, where = [], []
     for number, (at, record) in enumerate(_records(path)):

@@ -432,7 +432,8 @@ def build_pairings(dialogues: dict[str, list[Dialogue]], comparisons_per_pair: i
     in that order (ParlAI's runner shows them left/right at random).
     """
     if comparisons_per_pair < 1:
-        raise UserError("--comparisons-per-pair must be at least 1")
+        raise UserError(f"comparisons_per_pair must be at least 1, got {comparisons_per_pair}",
+                        param="comparisons_per_pair")
     names = list(dialogues)
     if len(names) < 2:
         raise UserError("ACUTE-Eval needs at least two models; pass two or more NAME=PATH arguments")
@@ -440,8 +441,8 @@ def build_pairings(dialogues: dict[str, list[Dialogue]], comparisons_per_pair: i
         n_a, n_b = len(dialogues[a]), len(dialogues[b])
         if comparisons_per_pair > n_a * n_b:
             raise UserError(f"models {a!r} ({n_a} conversations) and {b!r} ({n_b}) give only {n_a * n_b} distinct "
-                            f"conversation pairs, fewer than --comparisons-per-pair {comparisons_per_pair}; "
-                            "lower it or add conversations")
+                            f"conversation pairs, fewer than comparisons_per_pair {comparisons_per_pair}; "
+                            "lower it or add conversations", param="comparisons_per_pair")
     rng = random.Random(seed)
     usage = {name: [0] * len(dialogues[name]) for name in names}
     lines = [dict(p) for p in onboarding]
@@ -463,9 +464,9 @@ def read_onboarding(path: str | Path = DEFAULT_ONBOARDING) -> list[dict]:
     from parlai_acute.jsonl import read_jsonl, read_text
 
     path = Path(path)
-    fix = "pass a JSON/JSONL file of gold pairs or --no-onboarding"
+    fix = "pass a JSON/JSONL file of gold pairs or no_onboarding"
     try:
-        whole = json.loads(read_text(path, "onboarding file", fix))
+        whole = json.loads(read_text(path, "onboarding file", fix, "no_onboarding"))
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
@@ -473,9 +474,10 @@ def read_onboarding(path: str | Path = DEFAULT_ONBOARDING) -> list[dict]:
     elif isinstance(whole, list):
         pairs = [(f"{path}[{i}]", obj) for i, obj in enumerate(whole)]
     else:
-        pairs = list(read_jsonl(path, "onboarding file", fix))
+        pairs = list(read_jsonl(path, "onboarding file", fix, "no_onboarding"))
     if not pairs:
-        raise UserError(f"onboarding file {path} has no gold pairs; add some or pass --no-onboarding")
+        raise UserError(f"onboarding file {path} has no gold pairs; add some or pass no_onboarding",
+                        param="no_onboarding")
     for where, obj in pairs:
         validate_pairing(obj, where)
         if not obj["is_onboarding"]:

@@ -62,7 +62,8 @@ def write_pairings_file(output: str | Path, models: list[str], comparisons_per_p
     """
     output = Path(output)
     if output.exists() and not force:
-        raise UserError(f"{output} already exists; pass --force to overwrite it or choose another --output")
+        raise UserError(f"{output} already exists; pass force to overwrite it or choose another output",
+                        param=("force", "output"))
     specs = [P.parse_model_spec(s) for s in models]
     counts = Counter(ml.name for ml in specs)
     if dup := [name for name, c in counts.items() if c > 1]:

@@ -1,29 +1,31 @@
 """The text summary of an ACUTE-Eval analysis, as ``acute analyze`` and ``acute fast`` print it."""
 from __future__ import annotations
 
-from parlai_acute.report.tables import bounds_text, interval_text
 from parlai_acute.stats.inference import legend
 
 
-def _rate(value, low, high) -> str:
-    """A win rate and its interval as percentages, by the one rule (report.tables.interval_text)."""
-    return interval_text(value, low, high, 1, scale=100, unit="%")
-
-
 def _bounds(low, high, percent: bool = False) -> str:
-    """A second interval beside the first (judgments independent), or "(no interval)"."""
+    """An interval written apart from its estimate by the one rule (report.tables: bounds
+    rounded outward at the estimate's places), or "(no interval)"."""
+    from parlai_acute.report.tables import bounds_text  # the report layer loads matplotlib: only once printing
+
     shown = bounds_text(low, high, 1, scale=100, unit="%") if percent else bounds_text(low, high, signed=True)
     return shown or "(no interval)"
 
 
 def summary_lines(result) -> list[str]:
     """The summary ``acute analyze`` prints: exclusions, matchups, ranking, agreement, warnings."""
+    from parlai_acute.report.tables import interval_text, number_text
+
     out = []
     why = ", ".join(f"{r['reason']}: {r['judgments']}" for r in result.exclusion_summary() if r["judgments"])
     out.append(f"{len(result.kept)} judgments kept, {len(result.excluded)} excluded" + (f" ({why})" if why else ""))
     out.append(f"per-worker cap: {result.cap} ({result.config.cap_source or 'default: model pairs x questions'})")
-    out.append("exclusion rules: " + "; ".join(f"{r['reason']} {r['judgments']} ({r['setting']})"
-                                               for r in result.exclusion_summary()))
+    rules = result.exclusion_summary()
+    if any(r["setting"].startswith("off") for r in rules):  # a rule switched off: every rule and what it removed
+        out.append("exclusion rules: " + ", ".join(
+            f"{r['reason']} {r['judgments']}" + (f" ({r['setting']})" if r["setting"].startswith("off") else "")
+            for r in rules))
     simulated, workers = result.simulated_workers()
     if simulated:
         out.append(f"NOTE: {simulated} of {workers} workers are SIMULATED (scripted), not people")
@@ -39,8 +41,9 @@ def summary_lines(result) -> list[str]:
             p = "p=n/a" if m.pvalue != m.pvalue else f"p={m.pvalue:.3g} holm={m.p_holm:.3g}{m.mark}"
             why = f" -- {m.reason}" if m.reason else ""
             won = f"{m.wins_b} wins + {m.ties} ties of {m.n}" if q.outcomes is not None else f"{m.wins_b}/{m.n}"
-            out.append(f"  {m.model_b} vs {m.model_a}: {_rate(m.winrate_b, m.ci_low, m.ci_high)} ({won}) "
-                       f"{p} {m.workers} worker{'s' if m.workers != 1 else ''}"
+            out.append(f"  {m.model_b} vs {m.model_a}: {number_text(m.winrate_b, 1, scale=100, unit='%')} "
+                       f"({won}) {_bounds(m.ci_low, m.ci_high, True)} {p} "
+                       f"{m.workers} worker{'s' if m.workers != 1 else ''}"
                        + (" (FEW)" if m.few_workers else "") + f"; (exact {_bounds(m.ci_low_exact, m.ci_high_exact, True)} "
                        f"p={m.pvalue_exact:.3g}){why}")
         if q.ranking is not None:
@@ -68,8 +71,14 @@ def summary_lines(result) -> list[str]:
 
 def tie_lines(q, level: str) -> list[str]:
     """A question's win, tie and loss rates and Davidson's tie-aware ranking (nothing without ties)."""
+    from parlai_acute.report.tables import interval_text  # the report layer loads matplotlib: only once printing
+
     if q.outcomes is None:
         return []
+
+    def _rate(value, low, high) -> str:
+        return interval_text(value, low, high, 1, scale=100, unit="%")
+
     out = [f"  outcomes: B won / tie / A won (both bad) [{level} interval, method per rate in outcomes.csv]"]
     for o in q.outcomes.to_dict("records"):
         rates = " / ".join(_rate(o[k], o[f"{k}_low"], o[f"{k}_high"]) for k in ("won_b", "tie_rate", "won_a"))

@@ -106,7 +106,7 @@ class DecodingConfig:
         rep = opt.get("repetition_filter", "on")
         if isinstance(rep, str):
             if rep not in ("on", "off"):
-                raise UserError(f"--repetition-filter {rep!r} is not valid; use on or off")
+                raise UserError(f"repetition_filter {rep!r} is not valid; use on or off", param="repetition_filter")
             rep = rep == "on"
         cfg = cls(
             inference=get("inference"), temperature=float(get("temperature")), topp=float(get("topp")),
@@ -120,23 +120,31 @@ class DecodingConfig:
 
     def validate(self) -> None:
         if self.inference not in INFERENCE_CHOICES:
-            raise UserError(f"--inference {self.inference!r} is not supported here; use one of {', '.join(INFERENCE_CHOICES)}")
+            raise UserError(f"inference {self.inference!r} is not supported here; "
+                            f"use one of {', '.join(INFERENCE_CHOICES)}",
+                            param="inference")
         if self.rank_by not in RANK_BY_CHOICES:
-            raise UserError(f"--rank-by {self.rank_by!r} is not valid; use one of {', '.join(RANK_BY_CHOICES)}")
+            raise UserError(f"rank_by {self.rank_by!r} is not valid; use one of {', '.join(RANK_BY_CHOICES)}",
+                            param="rank_by")
         if self.temperature < 0:
-            raise UserError(f"--temperature {self.temperature} is negative; use 0 or more (e.g. 0.88)")
+            raise UserError(f"temperature {self.temperature} is negative; use 0 or more (e.g. 0.88)",
+                            param="temperature")
         if not 0 < self.topp <= 1:
-            raise UserError(f"--topp {self.topp} is out of range; use a value in (0, 1] (1 disables nucleus sampling)")
+            raise UserError(f"topp {self.topp} is out of range; use a value in (0, 1] (1 disables nucleus sampling)",
+                            param="topp")
         if self.topk < 0:
-            raise UserError(f"--topk {self.topk} is negative; use 0 (off) or a positive number")
+            raise UserError(f"topk {self.topk} is negative; use 0 (off) or a positive number", param="topk")
         if self.num_samples < 1:
-            raise UserError(f"--num-samples {self.num_samples} is too small; use 1 or more (Meena: 20)")
+            raise UserError(f"num_samples {self.num_samples} is too small; use 1 or more (Meena: 20)",
+                            param="num_samples")
         if self.max_new_tokens < 1:
-            raise UserError(f"--max-new-tokens {self.max_new_tokens} is too small; use 1 or more")
+            raise UserError(f"max_new_tokens {self.max_new_tokens} is too small; use 1 or more", param="max_new_tokens")
         if not 0 < self.repetition_threshold <= 1:
-            raise UserError(f"--repetition-threshold {self.repetition_threshold} is out of range; use a value in (0, 1]")
+            raise UserError(f"repetition_threshold {self.repetition_threshold} is out of range; use a value in (0, 1]",
+                            param="repetition_threshold")
         if self.repetition_min_words < 1:
-            raise UserError(f"--repetition-min-words {self.repetition_min_words} is too small; use 1 or more")
+            raise UserError(f"repetition_min_words {self.repetition_min_words} is too small; use 1 or more",
+                            param="repetition_min_words")
 
     @property
     def n_candidates(self) -> int:

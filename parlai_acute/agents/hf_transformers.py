@@ -116,17 +116,19 @@ class HfModel:
         self.path = path
         model_dir, gguf = _locate(path)
         if dtype not in DTYPES:
-            raise UserError(f"--hf-dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}")
+            raise UserError(f"hf_dtype {dtype!r} is not supported; use one of {', '.join(DTYPES)}", param="hf_dtype")
         if fmt not in FORMATS:
-            raise UserError(f"--hf-format {fmt!r} is not supported; use one of {', '.join(FORMATS)}")
+            raise UserError(f"hf_format {fmt!r} is not supported; use one of {', '.join(FORMATS)}", param="hf_format")
         try:
             self.device = torch.device(device)
         except RuntimeError:
-            raise UserError(f"--hf-device {device!r} is not a torch device; use cpu or cuda:N") from None
+            raise UserError(f"hf_device {device!r} is not a torch device; use cpu or cuda:N",
+                            param="hf_device") from None
         if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise UserError(f"--hf-device {device} asks for a GPU but torch sees none; use --hf-device cpu")
+            raise UserError(f"hf_device {device} asks for a GPU but torch sees none; use hf_device=cpu",
+                            param="hf_device")
         if threads < 1:
-            raise UserError(f"--hf-threads {threads} is too small; use 1 or more")
+            raise UserError(f"hf_threads {threads} is too small; use 1 or more", param="hf_threads")
         torch.set_num_threads(threads)
         kw = dict(local_files_only=True)
         if gguf:
@@ -158,7 +160,7 @@ class HfModel:
         if fmt != "plain" and not self.seq2seq:
             self.chat_template = getattr(self.tokenizer, "chat_template", None) or None
             if fmt == "chat_template" and not self.chat_template:
-                raise UserError(f"{path}: the tokenizer has no chat template; use --hf-format plain")
+                raise UserError(f"{path}: the tokenizer has no chat template; use hf_format=plain", param="hf_format")
         self._end_ids, self._stop_text = self._end_of_turn()  # renders the template once: bad ones fail here
         self.max_positions = _max_positions(self.model.config, self.tokenizer)
 
@@ -176,7 +178,8 @@ class HfModel:
             return render_chat_template(self.chat_template, messages, add_generation_prompt, self._special())
         except TemplateError as exc:
             raise UserError(f"{self.path}: the tokenizer's chat template failed ({_first_line(exc)}); "
-                            "use --hf-format plain, or drop --system-prompt if it refuses system messages") from None
+                            "use hf_format=plain, or drop system_prompt if it refuses system messages",
+                            param=("hf_format", "system_prompt")) from None
 
     def _end_of_turn(self):
         """Token ids that close a bot turn, and the text generation is cut at (plain format).
@@ -385,20 +388,22 @@ def _first_line(exc: Exception) -> str:
 
 
 def _locate(path: Optional[str]):
-    """(directory, gguf file name or None) for --hf-model, with one-line errors for bad paths."""
+    """(directory, gguf file name or None) for ``hf_model``, with one-line errors for bad paths."""
     if not path:
-        raise UserError("--hf-model is required; pass a directory written by save_pretrained or a .gguf file")
+        raise UserError("hf_model is required; pass a directory written by save_pretrained or a .gguf file",
+                        param="hf_model")
     p = Path(path).expanduser()
     if not p.exists():
-        raise UserError(f"--hf-model {path}: no such file or directory; pass a local model directory "
-                        "(models are never downloaded)")
+        raise UserError(f"hf_model {path}: no such file or directory; pass a local model directory "
+                        "(models are never downloaded)", param="hf_model")
     if p.is_file():
         if p.suffix != ".gguf":
-            raise UserError(f"--hf-model {path} is a file but not a .gguf; pass the model directory instead")
+            raise UserError(f"hf_model {path} is a file but not a .gguf; pass the model directory instead",
+                            param="hf_model")
         return str(p.parent), p.name
     if not (p / "config.json").is_file():
-        raise UserError(f"--hf-model {path} is not a Hugging Face model directory (no config.json); "
-                        "pass the directory save_pretrained wrote, or a .gguf file")
+        raise UserError(f"hf_model {path} is not a Hugging Face model directory (no config.json); "
+                        "pass the directory save_pretrained wrote, or a .gguf file", param="hf_model")
     return str(p), None
 
 

@@ -211,19 +211,24 @@ def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:
 
     context_length, threads, slots = number("context_length", 1024), number("llama_threads", 0), number("llama_slots", 0)
     if context_length < 64:
-        raise UserError(f"--context-length {context_length} is too small; use 64 or more (e.g. 1024)")
+        raise UserError(f"context_length {context_length} is too small; use 64 or more (e.g. 1024)",
+                        param="context_length")
     if config.max_new_tokens >= context_length // 2:
-        raise UserError(f"--max-new-tokens {config.max_new_tokens} leaves too little of --context-length "
-                        f"{context_length} for the conversation; lower it or raise --context-length")
+        raise UserError(f"max_new_tokens {config.max_new_tokens} leaves too little of context_length "
+                        f"{context_length} for the conversation; lower it or raise context_length",
+                        param=("max_new_tokens", "context_length"))
     if threads < 0:
-        raise UserError(f"--llama-threads {threads} is negative; use 0 (the machine's cores) or a positive number")
+        raise UserError(f"llama_threads {threads} is negative; use 0 (the machine's cores) or a positive number",
+                        param="llama_threads")
     threads = threads or cores()
     if slots < 0:
-        raise UserError(f"--llama-slots {slots} is negative; use 0 (automatic) or a positive number")
+        raise UserError(f"llama_slots {slots} is negative; use 0 (automatic) or a positive number",
+                        param="llama_slots")
     if slots == 0:
         slots = min(16, 2 * max(1, int(opt.get("batchsize") or 1)) * config.n_candidates)
     kv_cache_type = opt.get("kv_cache_type") or "q8_0"
     if kv_cache_type not in KV_CACHE_TYPES:
-        raise UserError(f"--kv-cache-type {kv_cache_type!r} is not supported; use one of {', '.join(sorted(KV_CACHE_TYPES))}")
+        raise UserError(f"kv_cache_type {kv_cache_type!r} is not supported; use one of "
+                        f"{', '.join(sorted(KV_CACHE_TYPES))}", param="kv_cache_type")
     return path, context_length, slots, threads, kv_cache_type
 

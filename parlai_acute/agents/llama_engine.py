@@ -33,10 +33,10 @@ def check_model_file(path: str) -> str:
     """Return the absolute path of a readable GGUF file, else raise a one-line UserError."""
     path = os.path.abspath(os.path.expanduser(str(path)))
     if not os.path.exists(path):
-        raise UserError(f"GGUF model file {path} does not exist; pass --gguf PATH.gguf "
-                        "(or omit it for the embedded SmolLM2)")
+        raise UserError(f"GGUF model file {path} does not exist; pass gguf=PATH.gguf "
+                        "(or omit it for the embedded SmolLM2)", param="gguf")
     if os.path.isdir(path):
-        raise UserError(f"--gguf {path} is a directory, not a model; pass the .gguf file inside it")
+        raise UserError(f"gguf {path} is a directory, not a model; pass the .gguf file inside it", param="gguf")
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
@@ -99,8 +99,9 @@ class LlamaEngine:
                 del messages[turns[0]]
                 continue
             if not turns or len(messages[turns[0]]["content"]) < 16:
-                raise UserError(f"the system prompt and persona do not fit in --context-length "
-                                f"{self.context_length}; shorten them or raise --context-length")
+                raise UserError(f"the system prompt and persona do not fit in context_length "
+                                f"{self.context_length}; shorten them or raise context_length",
+                                param="context_length")
             # keep the end of the one remaining turn, cut in proportion to the overflow
             last = messages[turns[0]]
             keep = max(0.1, (error.get("n_ctx", 0) * 0.9) / max(1, error.get("n_prompt_tokens", 1)))
@@ -177,8 +178,8 @@ class _EngineLink:
                     self.generations.append((answer["started"], answer["finished"]))
                     future.set_result(answer["response"])
                 else:
-                    error = UserError if answer.get("user") else RuntimeError
-                    future.set_exception(error(answer["error"]))
+                    future.set_exception(UserError(answer["error"], param=tuple(answer.get("params", ())))
+                                         if answer.get("user") else RuntimeError(answer["error"]))
         finally:  # however the loop ends, no request is left waiting for ever
             self._fail_pending()
 
@@ -267,7 +268,8 @@ class ProcessEngine(LlamaEngine):
             proc.stdin.close()
             code = proc.wait()
             raise UserError(ready.get("error") or f"the llama.cpp engine process for {self.model_path} exited "
-                            f"with code {code} while loading; run it alone to see why (memory, the model file)")
+                            f"with code {code} while loading; run it alone to see why (memory, the model file)",
+                            param=tuple(ready.get("params", ())) if ready.get("error") else None)
         self.pid = proc.pid
         return _EngineLink(proc, os.path.basename(self.model_path), self._generations)
 
@@ -327,7 +329,7 @@ def serve(settings_json: str) -> int:
     try:
         engine = LlamaEngine(**json.loads(settings_json))
     except UserError as exc:
-        out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
+        out.write(json.dumps({"error": str(exc), "params": exc.params}).encode() + b"\n")
         out.flush()
         return 2
     lock = threading.Lock()
@@ -340,7 +342,7 @@ def serve(settings_json: str) -> int:
             message = {"id": key, "response": engine.chat(request), "started": started, "finished": time.time()}
         except Exception as exc:  # sent back as one line; the engine keeps serving
             message = {"id": key, "error": " ".join(str(exc).split()) or type(exc).__name__,
-                       "user": isinstance(exc, UserError)}
+                       "user": isinstance(exc, UserError), "params": getattr(exc, "params", ())}
         with lock:
             out.write(json.dumps(message).encode() + b"\n")
             out.flush()

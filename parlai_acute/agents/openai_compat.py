@@ -59,13 +59,15 @@ class ChatClient:
     def __init__(self, base_url: Optional[str], model: str = "", api_key_env: str = "", timeout: float = 60.0,
                  retries: int = 3, backoff: float = 1.0, extra_body: Optional[dict] = None):
         if not base_url:
-            raise UserError("--openai-base-url is required; pass the server's API root, e.g. http://127.0.0.1:8080/v1")
+            raise UserError("openai_base_url is required; pass the server's API root, e.g. http://127.0.0.1:8080/v1",
+                            param="openai_base_url")
         if not base_url.startswith(("http://", "https://")):
-            raise UserError(f"--openai-base-url {base_url!r} is not an http(s) URL; use e.g. http://127.0.0.1:8080/v1")
+            raise UserError(f"openai_base_url {base_url!r} is not an http(s) URL; use e.g. http://127.0.0.1:8080/v1",
+                            param="openai_base_url")
         if timeout <= 0:
-            raise UserError(f"--openai-timeout {timeout} must be positive; use e.g. 60")
+            raise UserError(f"openai_timeout {timeout} must be positive; use e.g. 60", param="openai_timeout")
         if retries < 0:
-            raise UserError(f"--openai-retries {retries} is negative; use 0 or more")
+            raise UserError(f"openai_retries {retries} is negative; use 0 or more", param="openai_retries")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model, self.timeout, self.retries, self.backoff = model, timeout, retries, max(0.0, backoff)
         self.api_key_env = api_key_env
@@ -74,8 +76,9 @@ class ChatClient:
         if api_key_env:
             key = os.environ.get(api_key_env, "")
             if not key:
-                raise UserError(f"environment variable {api_key_env} (from --openai-api-key-env) is not set; "
-                                f"export {api_key_env}=<your key> or drop the option for a server without keys")
+                raise UserError(f"environment variable {api_key_env} (from openai_api_key_env) is not set; "
+                                f"export {api_key_env}=<your key> or drop the option for a server without keys",
+                                param="openai_api_key_env")
             self.headers["Authorization"] = f"Bearer {key}"
         self._local = threading.local()
 
@@ -94,13 +97,13 @@ class ChatClient:
             except requests.Timeout:
                 if last:
                     raise UserError(f"{self.url} did not answer within {self.timeout:g}s ({attempts} attempts); "
-                                    "raise --openai-timeout or check the server") from None
+                                    "raise openai_timeout or check the server", param="openai_timeout") from None
                 self._sleep(attempt)
                 continue
             except requests.ConnectionError as exc:
                 if last:
                     raise UserError(f"cannot connect to {self.url} ({type(exc).__name__}, {attempts} attempts); "
-                                    "start the server or fix --openai-base-url") from None
+                                    "start the server or fix openai_base_url", param="openai_base_url") from None
                 self._sleep(attempt)
                 continue
             if resp.status_code == 200:
@@ -108,7 +111,8 @@ class ChatClient:
                     return resp.json()
                 except ValueError:
                     raise UserError(f"{self.url} answered with something other than JSON; check that "
-                                    "--openai-base-url points at an OpenAI-compatible API (it usually ends in /v1)") from None
+                                    "openai_base_url points at an OpenAI-compatible API (it usually ends in /v1)",
+                                    param="openai_base_url") from None
             if resp.status_code in RETRY_STATUS and not last:
                 self._sleep(attempt, resp.headers.get("Retry-After"))
                 continue
@@ -127,20 +131,22 @@ class ChatClient:
     def _http_error(self, resp, attempts: int) -> UserError:
         code, detail = resp.status_code, _server_message(resp)
         if code in (401, 403):
-            fix = (f"check the key in {self.api_key_env}" if self.api_key_env
-                   else "pass --openai-api-key-env NAME of the variable that holds the key")
-            return UserError(f"{self.url} refused the request (HTTP {code}: {detail}); {fix}")
+            if self.api_key_env:
+                return UserError(f"{self.url} refused the request (HTTP {code}: {detail}); check the key in "
+                                 f"{self.api_key_env}")
+            return UserError(f"{self.url} refused the request (HTTP {code}: {detail}); pass openai_api_key_env=NAME "
+                             "of the variable that holds the key", param="openai_api_key_env")
         if code == 404 and "model" in detail.lower():
             return UserError(f"{self.url} does not serve model {self.model!r} (HTTP 404: {detail}); "
-                             "pass the name the server lists at /v1/models as --openai-model")
+                             "pass the name the server lists at /v1/models as openai_model", param="openai_model")
         if code == 404:
-            return UserError(f"{self.url} does not exist (HTTP 404: {detail}); --openai-base-url should be the "
-                             "API root ending in /v1, e.g. http://127.0.0.1:8080/v1")
+            return UserError(f"{self.url} does not exist (HTTP 404: {detail}); openai_base_url should be the "
+                             "API root ending in /v1, e.g. http://127.0.0.1:8080/v1", param="openai_base_url")
         if code in RETRY_STATUS:
             return UserError(f"{self.url} kept failing (HTTP {code}: {detail}) after {attempts} attempts; "
-                             "check the server, or raise --openai-retries")
-        return UserError(f"{self.url} rejected the request (HTTP {code}: {detail}); check --openai-model and "
-                         "the decoding options this server supports")
+                             "check the server, or raise openai_retries", param="openai_retries")
+        return UserError(f"{self.url} rejected the request (HTTP {code}: {detail}); check openai_model and "
+                         "the decoding options this server supports", param="openai_model")
 
     # ------------------------------------------------------------------ decoding
 
@@ -189,23 +195,25 @@ class ChatClient:
         extra = {"finish_reason": choice.get("finish_reason")}
         if content is None:
             if config.inference == "sample_rank":
-                raise UserError(f"{self.url} returned no logprobs, which --inference sample_rank needs to rank "
-                                "samples; use --inference sample or greedy, or a server with logprobs (vLLM, llama.cpp)")
+                raise UserError(f"{self.url} returned no logprobs, which inference=sample_rank needs to rank "
+                                "samples; use inference=sample or greedy, or a server with logprobs (vLLM, llama.cpp)",
+                                param="inference")
             return decoding.Candidate(text=text, extra=extra)
         logprobs = [float(t["logprob"]) for t in content]
         return decoding.Candidate(text=text, score=sum(logprobs), num_tokens=len(logprobs), extra=extra)
 
 
 def parse_extra_body(text: Optional[str]) -> dict:
-    """The --openai-extra-body JSON object (empty when not given)."""
+    """The ``openai_extra_body`` JSON object (empty when not given)."""
     if not text:
         return {}
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise UserError(f"--openai-extra-body is not valid JSON ({exc}); pass an object like '{{\"min_p\": 0}}'") from None
+        raise UserError(f"openai_extra_body is not valid JSON ({exc}); pass an object like '{{\"min_p\": 0}}'",
+                        param="openai_extra_body") from None
     if not isinstance(value, dict):
-        raise UserError("--openai-extra-body must be a JSON object like '{\"min_p\": 0}'")
+        raise UserError("openai_extra_body must be a JSON object like '{\"min_p\": 0}'", param="openai_extra_body")
     return value
 
 

@@ -46,12 +46,13 @@ class ConvAI2Config(Settings):
 
     def __post_init__(self):
         if self.variances not in ("fixed", "estimate"):
-            raise UserError(f"--variances must be 'fixed' or 'estimate', got {self.variances!r}")
+            raise UserError(f"variances must be 'fixed' or 'estimate', got {self.variances!r}", param="variances")
         super().__post_init__()
         if self.gibbs < 0:
-            raise UserError(f"--gibbs must be 0 or more, got {self.gibbs}")
+            raise UserError(f"gibbs must be 0 or more, got {self.gibbs}", param="gibbs")
         if self.sigma_b <= 0 or self.sigma_e <= 0:
-            raise UserError("--sigma-b and --sigma-e must be positive")
+            raise UserError(f"sigma_b and sigma_e must be positive, got {self.sigma_b} and {self.sigma_e}",
+                            param=("sigma_b", "sigma_e"))
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"
@@ -156,7 +157,8 @@ def differences(rows: pd.DataFrame, config: ConvAI2Config, question: str = "") -
                         "pvalue": np.nan if test.p_value is None else test.p_value, "workers": test.n_clusters,
                         "workers_needed": test.clusters_needed or 0, "test": test_name, "reason": test.reason or ""})
     table = pd.DataFrame(out, columns=[c for c in DIFFERENCE_COLUMNS if c not in ("p_holm", "mark")])
-    from parlai_acute.stats.winrates import holm, significance_mark
+    from parlai_acute.stats.multitest import holm
+    from parlai_acute.stats.winrates import significance_mark
 
     table.insert(table.columns.get_loc("pvalue") + 1, "p_holm", holm(table["pvalue"].to_numpy()))
     table.insert(table.columns.get_loc("p_holm") + 1, "mark",

@@ -43,8 +43,8 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
         list(records))
     where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
 
-    def fail(i, message):
-        raise UserError(f"{where[int(i)]}: {message}")
+    def fail(i, message, param=None):
+        raise UserError(f"{where[int(i)]}: {message}", param=param)
 
     if raw.empty:
         raise UserError("no ratings: the ratings table has no rows")
@@ -67,7 +67,7 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
     if bad.any():
         i = np.flatnonzero(bad)[0]
         fail(i, f"field 'score' must be a whole number from {low} to {high}, got {raw['score'].iloc[i]!r}; fix "
-                f"that value (or give the study's scale: --scale LOW HIGH)")
+                f"that value (or give the study's range as scale=(LOW, HIGH))", "scale")
     out["score"] = score.astype(float)
     if "persona_choice_correct" in raw:
         flag = raw["persona_choice_correct"].map(lambda v: plain(v).strip().lower())

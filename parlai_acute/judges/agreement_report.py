@@ -57,7 +57,8 @@ def render(summary: dict, scores: pd.DataFrame, outdir: str | Path, judge_summar
     section = report.section("Agreement on the same items")
     if summary.get("judge_ties_left_out"):
         section.text(f"{summary['judge_ties_left_out']} item(s) the judge answered both ways (it followed the "
-                     f"position in its orders; --inconsistent tie) are left out of the agreement: a tie is no label.")
+                     f"position in its orders, and its run kept such items as ties) are left out of the agreement: "
+                     f"a tie is no label.")
     interval = summary["judge_vs_human"]["interval"]
     section.note(f"Percent agreement and Cohen's kappa over pairs of labels of one item; intervals: {interval}. "
                  "Human-vs-human pairs count both orientations (kappa on them is Scott's pi).")

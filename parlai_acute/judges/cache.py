@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Optional
 
 from parlai_acute.errors import UserError
+
+
+def default_cache() -> str:
+    """Where judge calls are cached unless a path is given: ``$PARLAI_ACUTE_JUDGE_CACHE``, else
+    ``~/.cache/parlai_acute/judge_cache.sqlite`` (one cache for every run, so reruns cost nothing)."""
+    return os.environ.get("PARLAI_ACUTE_JUDGE_CACHE",
+                          str(Path.home() / ".cache" / "parlai_acute" / "judge_cache.sqlite"))
 
 
 def cache_key(*parts) -> str:
@@ -36,7 +44,8 @@ class JudgeCache:
             with self._conn() as conn:
                 conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         except (OSError, sqlite3.Error) as exc:
-            raise UserError(f"cannot open the judge cache {self.path}: {exc}; pass a writable --cache path") from None
+            raise UserError(f"cannot open {self.path} to store judge calls: {exc}; pass a writable cache path",
+                            param="cache") from None
         self.hits = self.misses = 0
 
     def _conn(self) -> sqlite3.Connection:

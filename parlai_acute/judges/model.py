@@ -76,7 +76,7 @@ def judge_opt(spec: Optional[str], concurrency: int = 1, seed: int = 0, datapath
     parser = ParlaiParser(True, True)
     parser.set_defaults(batchsize=concurrency, seed=seed, **DEFAULTS)
     argv = model_args(spec) + ["--datapath", datapath or default_datapath()]
-    return parse_parlai(parser, argv, spec, "--judge")
+    return parse_parlai(parser, argv, spec, "judge", "judge")
 
 
 class JudgeModel:
@@ -87,7 +87,7 @@ class JudgeModel:
         from parlai_acute.worlds.model_spec import create_agent_checked
 
         if concurrency < 1:
-            raise UserError(f"--concurrency {concurrency} must be at least 1")
+            raise UserError(f"concurrency {concurrency} must be at least 1", param="concurrency")
         self.spec = spec or "default"
         self.opt = judge_opt(spec, concurrency, seed, datapath) if agent is None else agent.opt
         self.agent = agent if agent is not None else create_agent_checked(self.opt)
@@ -185,8 +185,8 @@ class JudgeModel:
 
     def check_logprobs(self) -> None:
         if self.backend == "parlai":
-            raise UserError(f"--answer-from logprobs needs a llama.cpp, OpenAI-compatible or transformers judge, "
-                            f"not {self.config['agent']!r}; use --answer-from text")
+            raise UserError(f"answer_from=logprobs needs a llama.cpp, OpenAI-compatible or transformers judge, "
+                            f"not {self.config['agent']!r}; use answer_from=text", param="answer_from")
 
     def label_logprobs(self, requests: Sequence[Request], labels: Sequence[str]) -> list:
         """For each request, the log-probability of each label as the token after ``Answer:``."""

@@ -150,16 +150,20 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
         # items oriented as the estimand: value 1 when model_b (named first) won
         h = h_obs[h_obs["group"] == group].groupby(["item", "model_a", "model_b"])["value"].mean().reset_index()
         j = j_obs[j_obs["group"] == group].groupby(["item", "model_a", "model_b"])["value"].mean().reset_index()
-        names = sorted(set(h["model_a"]) | set(h["model_b"]) | set(j["model_a"]) | set(j["model_b"]))
+        # the models the people compared: a model only the judge saw has no people's strength to correct
+        names = sorted(set(h["model_a"]) | set(h["model_b"]))
         index = {m: i for i, m in enumerate(names)}
         both = h.merge(j, on=["item", "model_a", "model_b"], suffixes=("_people", "_judge"))
-        only = j[~j["item"].isin(h["item"])]
+        only = j[~j["item"].isin(h["item"]) & j["model_a"].isin(names) & j["model_b"].isin(names)]
         if len(both) < 2 or len(only) < 2 or len(names) < 2:
             continue
         tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
-        res = ppi_bradley_terry(both["model_b"].map(index), both["model_a"].map(index), both["value_people"],
-                                both["value_judge"], only["model_b"].map(index), only["model_a"].map(index),
-                                only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+        try:
+            res = ppi_bradley_terry(both["model_b"].map(index), both["model_a"].map(index), both["value_people"],
+                                    both["value_judge"], only["model_b"].map(index), only["model_a"].map(index),
+                                    only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+        except np.linalg.LinAlgError:  # comparisons that do not connect the models: no ranking to give
+            continue
         ranks = bradley_terry_rank_sets(res, alpha)
         for i, model in enumerate(names):
             rows.append({"question": group, "model": model, "lambda": res["lambda"],

@@ -53,22 +53,30 @@ def count_lines(counts: dict, noun: str, rule: str, biases: Sequence[dict] = ())
     return lines
 
 
+def cost_line(summary: dict) -> str:
+    """What a judge run cost, in one line: calls made, cached and failed, and tokens."""
+    c = summary["costs"]
+    return (f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
+            f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
+
+
 def write_items(path: Path, results: Sequence[ItemResult], protocol) -> None:
     write_jsonl(path, (r.as_record(protocol) for r in results))
 
 
-def read_summary(given: str | None, table: str | None) -> dict | None:
-    """A judge run's summary.json: ``given`` (it must exist), else the one beside the judge's
+def read_summary(judge_summary: str | None, table: str | None) -> dict | None:
+    """A judge run's summary.json: ``judge_summary`` (it must exist), else the one beside the judge's
     ``table`` if there is one, else None. A file that is not a JSON object is a UserError."""
     import json
 
     from parlai_acute.errors import UserError
 
-    path = Path(given) if given else Path(table).parent / "summary.json" if table else None
-    if path is None or (not given and not path.is_file()):
+    path = Path(judge_summary) if judge_summary else Path(table).parent / "summary.json" if table else None
+    if path is None or (not judge_summary and not path.is_file()):
         return None
     if not path.is_file():
-        raise UserError(f"--judge-summary {path} does not exist; pass the summary.json of the judge run")
+        raise UserError(f"judge_summary {path} does not exist; pass the summary.json of the judge run",
+                        param="judge_summary")
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:

@@ -36,13 +36,14 @@ class JudgeSettings:
 
     def __post_init__(self):
         if self.answer_from not in ANSWER_FROM:
-            raise UserError(f"--answer-from {self.answer_from!r} is unknown; use text or logprobs")
+            raise UserError(f"answer_from {self.answer_from!r} is unknown; use text or logprobs", param="answer_from")
         if self.retries < 0:
-            raise UserError(f"--retries {self.retries} is negative; use 0 or more")
+            raise UserError(f"retries {self.retries} is negative; use 0 or more", param="retries")
         if self.order_mode not in order_mod.ORDER_MODES:
-            raise UserError(f"--orders {self.order_mode!r} is unknown; use {', '.join(order_mod.ORDER_MODES)}")
+            raise UserError(f"order_mode {self.order_mode!r} is unknown; use {', '.join(order_mod.ORDER_MODES)}",
+                            param="order_mode")
         if self.inconsistent not in order_mod.RULES:
-            raise UserError(f"--inconsistent {self.inconsistent!r} is unknown; use drop or tie")
+            raise UserError(f"inconsistent {self.inconsistent!r} is unknown; use drop or tie", param="inconsistent")
 
 
 @dataclass
@@ -116,7 +117,8 @@ class Runner:
 
     def run(self, protocol: Protocol, items: Sequence[Item]) -> list:
         if self.settings.answer_from == "logprobs" and any(item.kind == "any" for item in items):
-            raise UserError("--answer-from logprobs reads one label; select-all-that-apply items need --answer-from text")
+            raise UserError("answer_from=logprobs reads one label; select-all-that-apply items need answer_from=text",
+                            param="answer_from")
         work = []
         for index, item in enumerate(items):
             for order in order_mod.orders(len(item.options), self.settings.order_mode, offset=index,

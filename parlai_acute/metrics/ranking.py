@@ -39,13 +39,14 @@ class RankConfig:
     rank_by: str = "sum"
     seed: int = 0
     bootstrap: int = 1000
-    level: float = 0.95
+    confidence: float = 0.95  # level of every interval
 
     def __post_init__(self):
         if self.candidates < 2:
-            raise UserError(f"--candidates {self.candidates} is too small; use 2 or more (ConvAI2: 20)")
+            raise UserError(f"candidates {self.candidates} is too small; use 2 or more (ConvAI2: 20)",
+                            param="candidates")
         if self.rank_by not in RANK_BY:
-            raise UserError(f"--rank-by {self.rank_by!r} is not one of {', '.join(RANK_BY)}")
+            raise UserError(f"rank_by {self.rank_by!r} is not one of {', '.join(RANK_BY)}", param="rank_by")
 
 
 def scorer_of(agent, with_end: bool = True):
@@ -61,9 +62,9 @@ def scorer_of(agent, with_end: bool = True):
     if hasattr(agent, "score_reply"):
         described = {"model": type(agent).__name__, "tokenizer": "the agent's own", "end_token": with_end}
         return (lambda context, replies: [agent.score_reply(context, r, with_end=with_end) for r in replies]), described
-    raise UserError(f"model {type(agent).__name__} cannot score a given reply (no token log-probabilities); use "
-                    "--model 'parlai_acute.agents.hf_transformers:HfTransformersAgent --hf-model PATH' "
-                    "(a checkpoint directory or the same .gguf file)")
+    raise UserError(f"{type(agent).__name__} cannot score a given reply (no token log-probabilities); use "
+                    "model='parlai_acute.agents.hf_transformers:HfTransformersAgent' with its hf_model option "
+                    "(a checkpoint directory or the same .gguf file)", param=("model", "hf_model"))
 
 
 def candidate_sets(items: list[Item], config: RankConfig) -> list[dict]:
@@ -75,7 +76,8 @@ def candidate_sets(items: list[Item], config: RankConfig) -> list[dict]:
         others = [g for g in pool if g != item.reference]
         if len(others) < config.candidates - 1:
             raise UserError(f"the test set has {len(others)} other distinct gold replies, fewer than the "
-                            f"{config.candidates - 1} distractors of --candidates {config.candidates}; lower it")
+                            f"{config.candidates - 1} distractors of candidates {config.candidates}; lower it",
+                            param="candidates")
         rng = random.Random(f"{config.seed}:distractors:{item.id}")
         parrot = item.context[-1] if (config.parrot and item.context) else None
         out.append({"gold": item.reference, "distractors": rng.sample(others, config.candidates - 1), "parrot": parrot})
@@ -112,7 +114,7 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
 
     out = {"contexts": len(table), "gold_tokens": int(stats[:, 1].sum()), **perplexity(stats.sum(axis=0))}
     low, high, why = bootstrap.pooled_interval(stats, perplexity, config.bootstrap, config.seed,
-                                               config.level)["perplexity"]
+                                               config.confidence)["perplexity"]
     out.update({"perplexity_low": low, "perplexity_high": high, "perplexity_note": why})
     n = config.candidates
     columns = [("hit", f"hits@1/{n}")]
@@ -120,6 +122,6 @@ def summarise(table: pd.DataFrame, config: RankConfig) -> dict:
         columns += [("hit_with_parrot", f"hits@1/{n}+parrot"), ("parrot_beats_gold", "parrot_beats_gold")]
     for column, name in columns:
         values = table[column].to_numpy(dtype=float)
-        low, high = clopper_pearson(int(values.sum()), len(values), config.level)
+        low, high = clopper_pearson(int(values.sum()), len(values), config.confidence)
         out.update({name: float(np.mean(values)), f"{name}_low": low, f"{name}_high": high})
     return out

@@ -39,12 +39,13 @@ def _bleu(order: int, smooth: str, smooth_value, tokenize: str, lowercase: bool,
     from sacrebleu.metrics import BLEU
 
     if smooth not in SMOOTHING:
-        raise UserError(f"--bleu-smoothing {smooth!r} is not one of {', '.join(SMOOTHING)}")
+        raise UserError(f"bleu_smoothing {smooth!r} is not one of {', '.join(SMOOTHING)}", param="bleu_smoothing")
     try:
         return BLEU(max_ngram_order=order, smooth_method=smooth, smooth_value=smooth_value, tokenize=tokenize,
                     lowercase=lowercase, effective_order=effective, force=True)
     except (KeyError, RuntimeError) as exc:
-        raise UserError(f"--bleu-tokenize {tokenize!r} is not available in sacrebleu ({exc}); use 13a, intl, char or none") from None
+        raise UserError(f"bleu_tokenize {tokenize!r} is not available in sacrebleu ({exc}); use 13a, intl, char or "
+                        f"none", param="bleu_tokenize") from None
 
 
 class _BleuSettings:

@@ -59,7 +59,7 @@ def build_agent(model: str | None, datapath: str | None = None, extra: list[str]
 
     parser = ParlaiParser(True, True)
     argv = model_args(model) + ["--datapath", datapath or default_datapath()] + list(extra or [])
-    opt = parse_parlai(parser, argv, model, "--model")
+    opt = parse_parlai(parser, argv, model, "model", "model")
     return create_agent_checked(opt)
 
 

@@ -25,13 +25,13 @@ def score_report(result, config, source: str) -> Report:
     section.note("single: against the first reference; multi: best reference per context (sentence metrics) or all "
                  "references together (corpus metrics). Scores in [0, 1]; embedding metrics are cosines.")
     section.table(summary.drop(columns=["signature"]), "summary",
-                  caption=f"Mean [{_interval_label(config.level, 'contexts')}]")
+                  caption=f"Mean [{_interval_label(config.confidence, 'contexts')}]")
     long = pd.concat([summary.assign(label=summary["metric"] + " (" + kind + ")", estimate=summary[kind],
                                      low=summary[f"{kind}_low"], high=summary[f"{kind}_high"],
                                      note=summary[f"{kind}_note"], order=range(len(summary)))
                       for kind in ("single", "multi")]).sort_values("order", kind="stable")
     section.figure(interval_plot(long, "label", "estimate", "low", "high", "score",
-                                 _interval_label(config.level, "contexts"), note="note"), "scores")
+                                 _interval_label(config.confidence, "contexts"), note="note"), "scores")
     div = report.section("Diversity of the replies")
     div.table(pd.DataFrame([{"measure": k, "value": v, "note": result.diversity.get(f"{k}_note", "")}
                             for k, v in result.diversity.items() if not k.endswith("_note")]), "diversity")
@@ -52,12 +52,12 @@ def rank_report(summary: dict, table: pd.DataFrame, config, tokenisation: dict) 
                           for k in names])
     section = report.section("Perplexity and hits@1")
     section.table(shown, "summary",
-                  caption=f"perplexity: [{_interval_label(config.level, 'contexts')}]; shares: "
-                          f"[{config.level:.0%} Clopper-Pearson interval]")
+                  caption=f"perplexity: [{_interval_label(config.confidence, 'contexts')}]; shares: "
+                          f"[{config.confidence:.0%} Clopper-Pearson interval]")
     hits = shown[shown["measure"] != "perplexity"]
     if len(hits):
         section.figure(interval_plot(hits, "measure", "value", "value_low", "value_high", "share of contexts",
-                                     f"{config.level:.0%} Clopper-Pearson interval", reference=1 / config.candidates),
+                                     f"{config.confidence:.0%} Clopper-Pearson interval", reference=1 / config.candidates),
                        "hits")
         section.note(f"dashed line: chance ({1 / config.candidates:.3f}) for {config.candidates} candidates")
     report.configuration("Run", {**vars(config), "tokenisation": tokenisation})
@@ -84,13 +84,13 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
         what = "responses" if level == "response" else "systems (Fisher z)"
         notes = [c for c in shaped.columns if c.endswith("_note")]
         section.table(shaped.drop(columns=notes), f"correlations_{level}",
-                      caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.level, what)}]")
+                      caption=f"Spearman and Pearson, single- and multi-reference [{_interval_label(config.confidence, what)}]")
         long = pd.concat([shaped.assign(label=shaped["metric"] + f" ({kind})", estimate=shaped[f"spearman_{kind}"],
                                         low=shaped[f"spearman_{kind}_low"], high=shaped[f"spearman_{kind}_high"],
                                         order=range(len(shaped)))
                           for kind in ("single", "multi")]).sort_values("order", kind="stable")
         section.figure(interval_plot(long, "label", "estimate", "low", "high", "Spearman correlation",
-                                     _interval_label(config.level, what), reference=0.0), f"spearman_{level}")
+                                     _interval_label(config.confidence, what), reference=0.0), f"spearman_{level}")
         if level == "system":
             section.note("The systems are the sampled units: intervals are Fisher z over systems (Bonett-Wright for "
                          "Spearman), given from 4 systems on and for a correlation short of +-1. correlations_system.csv "

@@ -32,7 +32,7 @@ class ScoreConfig:
     bleu_tokenize: str = "13a"
     lowercase: bool = True
     bootstrap: int = 1000
-    level: float = 0.95
+    confidence: float = 0.95  # level of every interval
     seed: int = 0
     self_bleu_sample: int = 200
 
@@ -131,7 +131,7 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
             row = {"metric": column, "level": "sentence", "signature": sig.format()}
             for kind in ("single", "multi"):
                 values = per_item[f"{column}_{kind}"].to_numpy()
-                low, high, why = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.level)
+                low, high, why = bootstrap.mean_interval(values, config.bootstrap, config.seed, config.confidence)
                 row.update({kind: float(values.mean()), f"{kind}_low": low, f"{kind}_high": high,
                             f"{kind}_note": why})
             rows.append(row)
@@ -142,7 +142,7 @@ def score(items: list[Item], replies: dict[str, list[str]], config: ScoreConfig 
         for kind, refs in (("single", [it.references[:1] for it in items]), ("multi", [it.references for it in items])):
             stats = metric.item_stats(first, refs, pair_rows)
             point = metric.from_stats(stats.sum(axis=0))
-            intervals = bootstrap.pooled_interval(stats, metric.from_stats, config.bootstrap, config.seed, config.level)
+            intervals = bootstrap.pooled_interval(stats, metric.from_stats, config.bootstrap, config.seed, config.confidence)
             results[kind] = (point, intervals)
         for column in metric.columns:
             row = {"metric": column, "level": "corpus", "signature": sig.format()}

@@ -105,7 +105,7 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
     comparison's level) are disjoint, listed as extra rows ``"B vs A"`` (B minus A).
     """
     if not 0 < alpha < 1:
-        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
+        raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
     protocol = protocol or detect_protocol(df)
     if protocol not in WATCH:
         raise UserError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
@@ -149,7 +149,7 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     are computed: the decisions alone are cheap (435 pairs of 30 models in about a second).
     """
     if not 0 < alpha < 1:
-        raise UserError(f"--alpha {alpha} must be strictly between 0 and 1; 0.05 is usual")
+        raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
     obs = observations(df, "acute")  # value 1: model_b (the later name) won, 1/2 a tie, as the estimand reads
     obs = obs[obs["measure"] == "win rate"]  # a table with ties also holds its tie rates
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
@@ -157,7 +157,8 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     questions = sorted(set(work["question"])) or ["(no judgments)"]
     names = sorted(models) if models else sorted(set(work["first"]) | set(work["second"]))
     if not 1 <= k < len(names):
-        raise UserError(f"top_k={k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})")
+        raise UserError(f"k={k} needs 1 <= k < number of models ({len(names)}: {', '.join(names) or 'none yet'})",
+                        param="k")
     index = {m: i for i, m in enumerate(names)}
     pairs = len(names) * (len(names) - 1) // 2
     each = alpha / (pairs * len(questions))

@@ -48,7 +48,8 @@ from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
-from parlai_acute.stats.winrates import grid_from_matchups, holm
+from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.winrates import grid_from_matchups
 
 INCOMPLETE = "incomplete turn"
 FLAG_RULES = {"same_position": "same position", "fast_decision": "fast decision",
@@ -73,17 +74,19 @@ class AnalysisConfig(Settings):
     def __post_init__(self):
         super().__post_init__()
         if self.cluster not in ("dialogue", "worker"):
-            raise UserError(f"--cluster must be 'dialogue' or 'worker', got {self.cluster!r}")
+            raise UserError(f"cluster must be 'dialogue' or 'worker', got {self.cluster!r}", param="cluster")
         unknown = [name for name in self.exclude if name not in FLAG_RULES]
         if unknown:
-            raise UserError(f"--exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}")
+            raise UserError(f"exclude: unknown flag(s) {', '.join(unknown)}; choose from {', '.join(FLAG_RULES)}",
+                            param="exclude")
         if self.permutations < 100:
-            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
+            raise UserError(f"permutations must be at least 100, got {self.permutations}", param="permutations")
         if self.min_clusters < 2:
-            raise UserError(f"--min-clusters must be at least 2, got {self.min_clusters}")
+            raise UserError(f"min_clusters must be at least 2, got {self.min_clusters}", param="min_clusters")
         if self.min_decision_seconds < 0 or self.min_message_words < 0 or self.same_position_min_turns < 1:
-            raise UserError("--min-decision-seconds and --min-message-words must be >= 0 and "
-                            "--same-position-min-turns >= 1")
+            raise UserError("min_decision_seconds and min_message_words must be >= 0 and "
+                            "same_position_min_turns >= 1",
+                            param=("min_decision_seconds", "min_message_words", "same_position_min_turns"))
 
 
 def design_label(setting: str, protocol: str) -> str:
@@ -257,11 +260,7 @@ def correct(pairs: pd.DataFrame, alpha: float) -> pd.DataFrame:
     the mark comes from the cluster-aware Holm p-value at ``alpha``."""
     pairs = pairs.copy()
     for raw, adjusted in (("pvalue", "p_holm"), ("cluster_pvalue", "cluster_p_holm")):
-        values = pairs[raw].to_numpy(dtype=float)
-        out = np.full(len(values), np.nan)
-        ok = np.isfinite(values)
-        out[ok] = holm(values[ok])
-        pairs[adjusted] = out
+        pairs[adjusted] = holm(pairs[raw].to_numpy(dtype=float))
     pairs["mark"] = [inference.mark(p, alpha) for p in pairs["cluster_p_holm"]]
     return pairs[[c for c in PAIR_COLUMNS if c in pairs] + [c for c in pairs if c not in PAIR_COLUMNS]]
 
@@ -503,7 +502,8 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
     kept, excluded, turns = apply_exclusions(df, config)
     if kept.empty:
         counts = excluded.drop_duplicates(_KEYS)["excluded_because"].value_counts().to_dict()
-        raise UserError(f"all {len(turns)} turns were excluded ({counts}); inspect the flags or drop --exclude")
+        raise UserError(f"all {len(turns)} turns were excluded ({counts}); inspect the flags or drop exclude",
+                        param="exclude")
     result = AnalysisResult(config=config, kept=kept, excluded=excluded, turns=turns)
     rng = np.random.default_rng(config.seed)
     for _, rows in kept.groupby(["setting", "protocol"], sort=True):

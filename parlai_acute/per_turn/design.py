@@ -82,8 +82,9 @@ class Design:
             self.model_sets = self.default_sets()
         if not self.model_sets:
             need = {"pm": "two", "mm": "three or more", "sm": "one"}[self.setting]
-            raise UserError(f"setting {self.setting} shows {need} models per turn but only {len(self.models)} "
-                            f"model(s) are given ({', '.join(self.models) or 'none'}); add models with --model NAME=MODEL")
+            raise UserError(f"setting {self.setting} shows {need} model(s) per turn but only {len(self.models)} "
+                            f"model(s) are given ({', '.join(self.models) or 'none'}); add more to models (NAME=MODEL)",
+                            param="models")
         for names in self.model_sets:
             unknown = [n for n in names if n not in self.models]
             if unknown:

@@ -36,6 +36,7 @@ from scipy import optimize, special, stats
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats import power as binomial_power
+from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.winrates import binomial_p_half  # noqa: F401 (re-exported: tests, simulations)
 
 DESIGNS = ("pm-soba", "pm-sata", "mm-soba", "mm-sata", "sm")
@@ -62,21 +63,24 @@ class Assumptions:
 
     def __post_init__(self):
         if self.design not in DESIGNS:
-            raise UserError(f"--design must be one of {', '.join(DESIGNS)}, got {self.design!r}")
+            raise UserError(f"design must be one of {', '.join(DESIGNS)}, got {self.design!r}", param="design")
         if not 0 < self.alpha < 1 or not 0 < self.power < 1:
-            raise UserError("--alpha and --power must be strictly between 0 and 1")
+            raise UserError(f"alpha and power must be strictly between 0 and 1, got {self.alpha} and {self.power}",
+                            param=("alpha", "power"))
         if self.delta <= 0:
-            raise UserError(f"--delta must be a positive win-rate difference such as 0.1, got {self.delta}")
+            raise UserError(f"delta must be a positive win-rate difference such as 0.1, got {self.delta}",
+                            param="delta")
         if self.design.startswith("mm") and self.models < 3:
-            raise UserError(f"--models must be at least 3 for a multi-model design, got {self.models}")
+            raise UserError(f"models must be at least 3 for a multi-model design, got {self.models}", param="models")
         if not 0 < self.base_rate < 1:
-            raise UserError(f"--base-rate must be strictly between 0 and 1, got {self.base_rate}")
+            raise UserError(f"base_rate must be strictly between 0 and 1, got {self.base_rate}", param="base_rate")
         if self.turns_per_dialogue < 1 or not 0 <= self.icc <= 1:
-            raise UserError("--turns-per-dialogue must be >= 1 and --icc between 0 and 1")
+            raise UserError(f"turns_per_dialogue must be >= 1 and icc between 0 and 1, got {self.turns_per_dialogue} "
+                            f"and {self.icc}", param=("turns_per_dialogue", "icc"))
         if not -0.2 < self.correlation < 1:
-            raise UserError(f"--correlation must be in (-0.2, 1), got {self.correlation}")
+            raise UserError(f"correlation must be in (-0.2, 1), got {self.correlation}", param="correlation")
         if self.reps < 100:
-            raise UserError(f"--reps must be at least 100, got {self.reps}")
+            raise UserError(f"reps must be at least 100, got {self.reps}", param="reps")
         self.rates()  # checks the rates are probabilities
 
     def rates(self) -> dict:
@@ -98,8 +102,8 @@ class Assumptions:
             out = {"rate_a": p, "rate_b": p + d}
         bad = {k: v for k, v in out.items() if not 0 <= v <= 1}
         if bad or any(v == 0 for k, v in out.items() if k in ("a_only", "b_only") and self.tie_win is None):
-            raise UserError(f"the assumptions give impossible rates {bad or out}; lower --delta or change "
-                            f"--base-rate/--tie-win")
+            raise UserError(f"the assumptions give impossible rates {bad or out}; lower delta or change "
+                            f"base_rate or tie_win", param=("delta", "base_rate", "tie_win"))
         return out
 
     def design_effect(self) -> float:
@@ -112,17 +116,6 @@ def z_closed_form(delta: float, alpha: float = 0.05, power: float = 0.8, rounded
     if rounded:
         za, zb = round(za, 2), round(zb, 2)
     return (za + zb) ** 2 / (2 * delta) ** 2
-
-
-def holm_rows(p: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p-values along the last axis (each row a family), vectorised."""
-    m = p.shape[-1]
-    order = np.argsort(p, axis=-1)
-    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
-    ranked = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
-    out = np.empty_like(ranked)
-    np.put_along_axis(out, order, ranked, axis=-1)
-    return out
 
 
 # ---------------------------------------------------------------- power at n turns
@@ -150,7 +143,7 @@ def simulate_mm_soba(n: int, a: Assumptions) -> dict:
     p = np.stack([binomial_p_half(counts[:, j], counts[:, i] + counts[:, j]) for i, j in pairs], axis=1)
     expected = n / k
     chi2 = ((counts - expected) ** 2 / expected).sum(axis=1) if n else np.zeros(a.reps)
-    return {"power": float((holm_rows(p)[:, 0] <= a.alpha).mean()),
+    return {"power": float((holm(p)[:, 0] <= a.alpha).mean()),
             "omnibus_power": float((stats.chi2.sf(chi2, k - 1) <= a.alpha).mean())}
 
 
@@ -174,7 +167,7 @@ def simulate_mm_sata(n: int, a: Assumptions, chunk: int = 500) -> dict:
             only_i = (picks[:, :, i] & ~picks[:, :, j]).sum(axis=1)
             only_j = (picks[:, :, j] & ~picks[:, :, i]).sum(axis=1)
             p[:, col] = binomial_p_half(only_i, only_i + only_j)
-        found += int((holm_rows(p)[:, 0] <= a.alpha).sum())
+        found += int((holm(p)[:, 0] <= a.alpha).sum())
         column = picks.sum(axis=1).astype(float)
         row = picks.sum(axis=2).astype(float)
         total = column.sum(axis=1)
@@ -241,7 +234,8 @@ def required_n(a: Assumptions) -> dict:
     while power_at(high, a)["power"] < a.power:
         low, high = high, high * 2
         if high > _N_MAX:
-            raise UserError(f"more than {_N_MAX} turns would be needed under these assumptions; give a larger --delta")
+            raise UserError(f"more than {_N_MAX} turns would be needed under these assumptions; give a larger delta",
+                            param="delta")
     while high - low > 1:
         mid = (low + high) // 2
         if power_at(mid, a)["power"] >= a.power:
@@ -325,7 +319,7 @@ def plan(a: Assumptions, budget: int | None = None) -> dict:
         out.update(res, turns=clustered, dialogues=dialogues, min_dialogues=floor)
     else:
         if budget < 1:
-            raise UserError("--budget must be a positive number of turns")
+            raise UserError(f"budget must be a positive number of turns, got {budget}", param="budget")
         effective = int(budget / de)
         out.update(budget=budget, effective_turns=effective, **power_at(effective, a),
                    detectable_delta=detectable_delta(effective, a) if effective > 0 else None)

@@ -15,7 +15,7 @@ from matplotlib.colors import Normalize
 from matplotlib.patches import Rectangle
 
 from parlai_acute.report.figures import Chart, new_figure
-from parlai_acute.report.tables import bounds_text, has_interval, interval_text
+from parlai_acute.report.tables import bounds_text, has_interval, interval_text, number_text
 
 _PLAIN = {"parse_math": False}
 
@@ -49,8 +49,9 @@ def win_rate_heatmap(grid: pd.DataFrame, models: list[str], interval_label: str 
         rate = 100.0 * cell.wins / cell.n
         gid = f"cell-{i}-{j}"
         ax.add_patch(Rectangle((j, i), 1, 1, facecolor=cmap(norm(rate)), edgecolor="white", linewidth=2, gid=gid))
-        lines = [f"{rate:.0f}%{getattr(cell, 'mark', '') or ''}", f"{cell.wins}/{cell.n}"]
-        tip = f"{cell.col} beat {cell.row} in {cell.wins} of {cell.n} judgments ({rate:.1f}%)"
+        share = cell.wins / cell.n  # written by the rule its interval is (report.tables), so it lies inside it
+        lines = [f"{number_text(share, 0, scale=100)}%{getattr(cell, 'mark', '') or ''}", f"{cell.wins}/{cell.n}"]
+        tip = f"{cell.col} beat {cell.row} in {cell.wins} of {cell.n} judgments ({number_text(share, 1, scale=100)}%)"
         low, high = getattr(cell, "ci_low", None), getattr(cell, "ci_high", None)
         if has_interval(low, high):  # shown by the one rule: bounds rounded outward, never "[50, 50]"
             lines.append(bounds_text(low, high, 0, scale=100))

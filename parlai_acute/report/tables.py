@@ -26,7 +26,7 @@ import html
 import math
 import numbers
 import re
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
 
 import pandas as pd
 
@@ -131,7 +131,9 @@ def _rounded(value, decimals: int, rounding, scale: float, signed: bool) -> str:
     so that 0.29 * 100 is 29, not 28.999...; the same for every bound and estimate, so the
     order of the numbers is kept); never "-0"."""
     exact = Decimal(f"{float(value) * scale:.12g}")
-    shown = exact.quantize(Decimal(1).scaleb(-decimals), rounding=rounding)
+    with localcontext() as context:
+        context.prec = 400  # room for any float's digits (a perplexity of 1e30) and the decimals
+        shown = exact.quantize(Decimal(1).scaleb(-decimals), rounding=rounding)
     if shown == 0:
         shown = abs(shown)
     return format(shown, "+f" if signed else "f")

@@ -39,7 +39,7 @@ def parlai_opt(args):
     task = "parlai_acute.tasks.chitchat" if args.context == "none" else f"parlai_acute.tasks.{args.context}"
     argv = ["-t", task, "--datapath", args.datapath or default_datapath(), "--context-seed", str(args.seed),
             "--outfile", args.outfile or ""] + model_args(args.model)
-    return parse_parlai(setup_args(), argv, args.model, "--model")
+    return parse_parlai(setup_args(), argv, args.model, "model", "model")
 
 
 def run(args) -> int:

@@ -27,7 +27,7 @@ MODELS = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", default="out/demo", help="where logs, pairings, Mephisto data and results go")
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", dest="simulated_workers", type=int, default=None,
                         help="scripted (simulated) Chromium workers instead of a person (default: $DEMO_WORKERS or 0)")
     parser.add_argument("--num-self-chats", type=int, default=6, help="self-chats per model (default 6)")
     parser.add_argument("--max-turns", "--selfchat-max-turns", type=int, default=5, help="parleys per self-chat (default 5)")
@@ -52,7 +52,7 @@ def demo_config(args) -> "FastConfig":
     """The demo's run, checked (arguments, port) before any slow work."""
     from parlai_acute.acute.fast import FastConfig, check_config
 
-    workers = args.workers
+    workers = args.simulated_workers
     if workers is None:
         raw = os.environ.get("DEMO_WORKERS", "0") or "0"
         if not raw.isdigit():

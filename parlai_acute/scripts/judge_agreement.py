@@ -10,9 +10,9 @@ judge run's onboarding and configuration when its summary.json is beside ``--jud
 
 Examples::
 
-    parlai-acute judge agreement --protocol acute --human judgments.csv --judge-table judge_out/judgments.csv --outdir agree
-    parlai-acute judge agreement --protocol per-turn --human turns.csv --judge-table judge_turns/turns.csv --outdir agree_turns
-    parlai-acute judge agreement --protocol ssa --human labels.csv --judge-table judge_ssa/labels.csv --outdir agree_ssa
+    parlai-acute judge agreement --protocol acute --people judgments.csv --judge-table judge_out/judgments.csv --outdir agree
+    parlai-acute judge agreement --protocol per-turn --people turns.csv --judge-table judge_turns/turns.csv --outdir agree_turns
+    parlai-acute judge agreement --protocol ssa --people labels.csv --judge-table judge_ssa/labels.csv --outdir agree_ssa
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ import argparse
 import math
 from pathlib import Path
 
-from parlai_acute.scripts.options import DeprecatedAlias, add_confidence, add_output_dir, add_resampling
+from parlai_acute.scripts.options import DeprecatedAlias, add_confidence, add_output_dir, add_people, add_resampling
 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", required=True, choices=["acute", "per-turn", "ssa"], help="the protocol of both tables")
-    parser.add_argument("--human", required=True, help="people's table (.csv or .jsonl)")
+    add_people(parser)
     table = parser.add_mutually_exclusive_group(required=True)
     table.add_argument("--judge-table", metavar="FILE",
                        help="the judge's table (from `parlai-acute judge acute|per-turn|ssa`)")
@@ -81,19 +81,19 @@ def run(args) -> int:
     if args.protocol == "acute":
         from parlai_acute.acute.judgments import read_judgments
 
-        human, judge = read_judgments(args.human), read_judgments(args.judge_table)
+        human, judge = read_judgments(args.people), read_judgments(args.judge_table)
         result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     elif args.protocol == "ssa":
         from parlai_acute.ssa.labels import read_labels
 
-        human, judge = read_labels(args.human), read_labels(args.judge_table)
+        human, judge = read_labels(args.people), read_labels(args.judge_table)
         result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
     else:
         from parlai_acute.per_turn.turns import read_turns
 
-        human, judge = read_turns(args.human), read_turns(args.judge_table)
+        human, judge = read_turns(args.people), read_turns(args.judge_table)
         result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge_table),
+    summary = {**result["summary"], "human_file": str(args.people), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
                "parlai_acute_version": parlai_acute.__version__}
     judge_summary = read_summary(args.judge_summary, args.judge_table)

@@ -135,7 +135,30 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         describe_from_docstring(leaf, module.__doc__ or "", entry[1])
         module.add_arguments(leaf)
         leaf.set_defaults(**(entry[2] if len(entry) > 2 else {}))
+        parser.leaf = leaf  # whose flags a UserError's parameters are spelled with
     return parser
+
+
+def flag_of(parser: argparse.ArgumentParser, name: str) -> str:
+    """The flag ``parser`` spells the Python parameter ``name`` with: the first long option of the
+    (visible, not deprecated) option whose dest it is; else ParlAI's rule, ``--`` + dashes (an
+    agent's options inside a model string, e.g. ``hf_model`` -> ``--hf-model``)."""
+    for action in parser._actions:
+        if action.dest == name and action.option_strings and action.help is not argparse.SUPPRESS:
+            return next((s for s in action.option_strings if s.startswith("--")), action.option_strings[0])
+    return "--" + name.replace("_", "-")
+
+
+def flag_message(exc: UserError, parser: argparse.ArgumentParser | None) -> str:
+    """A library error as the command line says it: each parameter it names (``exc.params``) as the
+    command's flag, ``name=value`` as ``--flag value``."""
+    from parlai_acute.errors import param_pattern
+
+    message = str(exc)
+    for name in exc.params:
+        flag = flag_of(parser, name) if parser is not None else "--" + name.replace("_", "-")
+        message = param_pattern(name).sub(lambda m: flag + (" " if m.group().endswith("=") else ""), message)
+    return message
 
 
 def _output_closed() -> int:
@@ -151,9 +174,11 @@ def _output_closed() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = None
     try:
         try:
-            args = build_parser(argv).parse_args(argv)
+            parser = build_parser(argv)
+            args = parser.parse_args(argv)
             code = int(importlib.import_module(args._module).run(args) or 0)
         except SystemExit:  # --help and usage errors: their text is still in the buffer
             sys.stdout.flush()
@@ -161,13 +186,20 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except UserError as exc:
-        print(f"parlai-acute: error: {exc}", file=sys.stderr)
+        print(f"parlai-acute: error: {flag_message(exc, getattr(parser, 'leaf', parser))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("parlai-acute: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return _output_closed()
+
+
+def launch_from_task_folder(group: str) -> None:
+    """What a Mephisto task folder's ``run.py`` does: ``parlai-acute GROUP launch`` with this process's
+    arguments (Hydra overrides such as ``conf=default mephisto.provider.requester_name=NAME``); exits
+    with its status. A ``run.py`` is a command-line entry point, so it comes here, to the CLI."""
+    sys.exit(main([group, "launch", *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

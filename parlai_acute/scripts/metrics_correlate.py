@@ -107,16 +107,16 @@ def _correlate(args, config, outdir: Path) -> None:
         base = [c for m in pair_metrics for c in m.columns]
         columns = [f"{c}_{kind}" for c in base for kind in ("single", "multi")]
         for level, frame in (("response", correlation.response_level(table, columns, "rating", config.bootstrap,
-                                                                     config.seed, config.level)),
+                                                                     config.seed, config.confidence)),
                              ("system", correlation.system_level(table, columns, "rating", "model", config.bootstrap,
-                                                                 config.seed, config.level))):
+                                                                 config.seed, config.confidence))):
             shaped = correlation.gupta_table(frame, base)
             n = int(frame["n"].iloc[0]) if len(frame) else 0
             unit = "responses" if level == "response" else "systems"
             write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
             how = "bootstrap over responses" if level == "response" else "Fisher z over systems"
-            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.level:.0%} {how}]")
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.confidence:.0%} {how}]")
             print(f"  {'metric':<12} {'single-ref':^44} {'multi-ref':^44}")
             for row in shaped.to_dict("records"):
                 cells = [_stat(row, f"{stat}_{kind}") for kind in ("single", "multi") for stat in ("spearman", "pearson")]

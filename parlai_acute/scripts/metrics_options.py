@@ -59,7 +59,7 @@ def score_config(args, **overrides):
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     kwargs = dict(metrics=metrics, bleu_smoothing=args.bleu_smoothing, bleu_smooth_value=args.bleu_smooth_value,
                   bleu_tokenize=args.bleu_tokenize, lowercase=not args.case_sensitive, bootstrap=args.bootstrap,
-                  level=args.confidence, seed=args.seed)
+                  confidence=args.confidence, seed=args.seed)
     kwargs.update(overrides)
     return ScoreConfig(**kwargs)
 

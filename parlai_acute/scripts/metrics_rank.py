@@ -54,7 +54,7 @@ def run(args) -> int:
     from parlai_acute.report.tables import interval_text
 
     config = RankConfig(candidates=args.candidates, parrot=not args.no_parrot, with_end=not args.no_end_token,
-                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, level=args.confidence)
+                        rank_by=args.rank_by, seed=args.seed, bootstrap=args.bootstrap, confidence=args.confidence)
     items = load_test_set(args)
     model = args.model or default_model()
     agent = build_agent(model, args.datapath)

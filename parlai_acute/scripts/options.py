@@ -2,6 +2,8 @@
 
 * ``-o/--output-dir`` a directory of results (``--outdir`` still accepted); ``--output`` one file;
 * ``--confidence`` the level of every interval (``--level`` still accepted, with a note);
+* ``--alpha`` the significance level of marks and decisions, familywise (never an interval's level);
+* ``--people`` the people's table beside a judge's ``--judge-table`` (``--human`` still accepted);
 * ``--seed``, ``--bootstrap`` (resamples, 0: none), ``--no-report`` (tables and JSON only);
 * ``--task-name`` / ``--mephisto-db``: read a Mephisto run instead of a table file;
 * ``--progress`` / ``--no-progress``: the progress bar on stderr (default: only on a terminal).
@@ -13,16 +15,26 @@ import sys
 
 
 class DeprecatedAlias(argparse.Action):
-    """Stores like the option it stands for, and says once on stderr which spelling to use."""
+    """Stores like the option it stands for, and says once on stderr which spelling to use.
 
-    def __init__(self, option_strings, dest, preferred: str, **kwargs):
-        self.preferred = preferred
+    ``convert``: for an old option whose value meant the same idea the other way round (``ppi
+    --alpha A`` was the interval level ``1 - A``), the new option's value from the old one's; the
+    note then says how the one became the other."""
+
+    def __init__(self, option_strings, dest, preferred: str, convert=None, says: str = "", **kwargs):
+        self.preferred, self.convert, self.says = preferred, convert, says
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"parlai-acute: note: {option_string} is now spelled {self.preferred}; it still works",
-              file=sys.stderr)
-        setattr(namespace, self.dest, values)
+        if self.convert is None:
+            print(f"parlai-acute: note: {option_string} is now spelled {self.preferred}; it still works",
+                  file=sys.stderr)
+            setattr(namespace, self.dest, values)
+            return
+        value = self.convert(values)
+        print(f"parlai-acute: note: {option_string} is now {self.preferred} ({self.says}): {option_string} "
+              f"{values:g} was read as {self.preferred} {value:g}", file=sys.stderr)
+        setattr(namespace, self.dest, value)
 
 
 def add_model(parser: argparse.ArgumentParser, what: str = "") -> None:
@@ -33,9 +45,12 @@ def add_model(parser: argparse.ArgumentParser, what: str = "") -> None:
     parser.add_argument("-m", "--model", default=None, metavar="MODEL", help=what + MODEL_HELP)
 
 
-def add_output_dir(parser: argparse.ArgumentParser, what: str = "the tables, JSON results and report") -> None:
-    parser.add_argument("-o", "--output-dir", "--outdir", dest="outdir", required=True, metavar="DIR",
-                        help=f"directory for {what}")
+def add_output_dir(parser: argparse.ArgumentParser, what: str = "the tables, JSON results and report",
+                   required: bool = True) -> None:
+    parser.add_argument("-o", "--output-dir", "--outdir", dest="outdir", required=required, metavar="DIR",
+                        default=None, help=f"directory for {what} (made if missing; files of the same names are "
+                                            f"replaced, others left; a run that fails writes nothing there)"
+                                            + ("" if required else "; default: print only"))
 
 
 def add_output_file(parser: argparse.ArgumentParser, what: str, *aliases: str, metavar: str = "FILE") -> None:
@@ -50,6 +65,24 @@ def add_confidence(parser: argparse.ArgumentParser, level_alias: bool = False, d
     if level_alias:
         parser.add_argument("--level", dest="confidence", type=float, action=DeprecatedAlias,
                             preferred="--confidence", help=argparse.SUPPRESS)
+
+
+MARKS = "the marks (* p < alpha, ** p < alpha/5), familywise: Holm within each family of comparisons"
+
+
+def add_alpha(parser: argparse.ArgumentParser, what: str = MARKS, default: float = 0.05) -> None:
+    """``--alpha``: a significance level, of marks or decisions (``what``), never an interval's level
+    (that is ``--confidence``)."""
+    parser.add_argument("--alpha", type=float, default=default,
+                        help=f"significance level of {what} (default: {default})")
+
+
+def add_people(parser: argparse.ArgumentParser) -> None:
+    """``--people FILE``: the people's table a judge's ``--judge-table`` is set beside (``--human`` still
+    accepted, with a note)."""
+    either = parser.add_mutually_exclusive_group(required=True)
+    either.add_argument("--people", metavar="FILE", help="the people's table (.csv or .jsonl)")
+    either.add_argument("--human", dest="people", action=DeprecatedAlias, preferred="--people", help=argparse.SUPPRESS)
 
 
 def add_resampling(parser: argparse.ArgumentParser, bootstrap: str = "bootstrap resamples (0: none)",

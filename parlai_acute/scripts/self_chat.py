@@ -50,11 +50,11 @@ def check_args(args) -> None:
     check_outfile(args.outfile)
 
 
-def parlai_opt(args, model: str | None, flag: str = "--model"):
+def parlai_opt(args, model: str | None, param: str = "model"):
     """The opt ParlAI's own ``self_chat`` script would build for these arguments."""
     return self_chat_opt(model, args.outfile, task=args.task, num_self_chats=args.num_self_chats,
                          max_turns=args.max_turns, seed=args.seed, batchsize=args.batchsize,
-                         datapath=args.datapath, display=args.display, flag=flag)
+                         datapath=args.datapath, display=args.display, param=param)
 
 
 def run(args) -> int:
@@ -62,7 +62,7 @@ def run(args) -> int:
 
     check_args(args)
     opt = parlai_opt(args, args.model)
-    partner_opt = parlai_opt(args, args.partner_model, "--partner-model") if args.partner_model else None
+    partner_opt = parlai_opt(args, args.partner_model, "partner_model") if args.partner_model else None
     path = run_self_chats(opt, partner_opt, progress=sys.stderr.isatty() if args.progress is None else args.progress,
                           extra={"model_spec": args.model or "default", "partner_model_spec": args.partner_model})
     print(f"wrote {args.num_self_chats} conversations to {path}")

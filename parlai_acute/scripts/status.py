@@ -6,11 +6,12 @@ prints each comparison's estimate with its confidence sequence (an interval vali
 often one looks), whether it is decided, and about how many more judgments the undecided
 ones need. The unit is the worker (ACUTE), the dialogue (per-turn), the conversation or
 worker (SSA). For a run, it also says whether the task's stop rule (``stop_alpha`` /
-``stop_budget``) has stopped it, and why. ``--json FILE`` also writes the result.
+``stop_budget``) has stopped it, and why. ``-o DIR`` also writes results.json, run.json,
+status.csv (the rows) and report.html (unless ``--no-report``); ``--json FILE`` the result alone.
 
   parlai-acute status --task-name my-acute-task
-  parlai-acute status --table turns.csv --alpha 0.05 --json status.json
-  parlai-acute status --task-name my-acute-task --top-k 3
+  parlai-acute status --table turns.csv --alpha 0.05 -o status_now
+  parlai-acute status --task-name my-acute-task --top-k 3 --json status.json
 
 ``--top-k K`` (ACUTE) also says whether the set of the best K models is decided: each of them
 decided ahead of every model outside by its own confidence sequence, at --alpha over all pairs.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.options import add_mephisto_db
+from parlai_acute.scripts.options import add_alpha, add_mephisto_db, add_output_dir, add_report_switch
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", choices=["acute", "per-turn", "ssa"], default=None,
                         help="which protocol the data are (default: found from the table's columns or the run)")
     add_mephisto_db(parser)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="error rate over all comparisons together, at every look (default: %(default)s)")
+    add_alpha(parser, "the decisions, familywise over all comparisons together and at every look (the intervals "
+                      "are confidence sequences at that level)")
     parser.add_argument("--budget", type=int, default=1_000_000,
                         help="judgments beyond which a projection says 'no decision in sight'")
-    parser.add_argument("--top-k", type=int, default=None, metavar="K",
+    # dest "k": the library's top_k(df, k) names it so in its errors; the terminal says --top-k
+    parser.add_argument("--top-k", dest="k", type=int, default=None, metavar="K",
                         help="ACUTE: also say whether the set of the top K models is decided (at --alpha over all "
                              "model pairs), and which pairs across the boundary are still open")
+    add_output_dir(parser, "results.json, run.json, status.csv and the report", required=False)
+    add_report_switch(parser)
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the status as JSON")
 
 
@@ -76,19 +80,24 @@ def _read_run(args):
 
 
 def run(args) -> int:
+    from parlai_acute import __version__
     from parlai_acute.monitoring.status import status, status_lines
 
     if args.budget < 1:
         raise UserError(f"--budget must be a positive number of judgments, got {args.budget}")
+    if args.outdir:
+        from parlai_acute.files import check_outdir
+
+        check_outdir(args.outdir)
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
-    if args.top_k is not None and protocol != "acute":
+    if args.k is not None and protocol != "acute":
         raise UserError(f"--top-k ranks ACUTE-Eval models and these are {protocol} data; leave --top-k out")
     result = status(df, protocol, alpha=args.alpha, budget=args.budget)
     print("\n".join(status_lines(result)))
-    if args.top_k is not None:
+    if args.k is not None:
         from parlai_acute.monitoring.status import top_k, top_k_lines
 
-        result["top_k"] = top_k(df, args.top_k, alpha=args.alpha, budget=args.budget)
+        result["top_k"] = top_k(df, args.k, alpha=args.alpha, budget=args.budget)
         print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
         from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
@@ -96,12 +105,41 @@ def run(args) -> int:
         from parlai_acute.monitoring.stopping import decision_lines
 
         result["stop_decisions"] = stop_decisions(open_mephisto_db(args.mephisto_db), args.task_name)
-        print("\n".join(decision_lines(result["stop_decisions"])
-                        or ["the task's stop rule has not stopped it (or it has none)"]))
+        result["stop_lines"] = decision_lines(result["stop_decisions"])
+        print("\n".join(result["stop_lines"] or ["the task's stop rule has not stopped it (or it has none)"]))
+    source = args.table or f"Mephisto task {args.task_name}"
     if args.json:
         from parlai_acute.files import write_json
-        from parlai_acute import __version__
 
-        write_json(args.json, result | {"source": args.table or f"Mephisto task {args.task_name}",
-                                        "version": __version__})
+        write_json(args.json, result | {"source": source, "version": __version__})
+    if args.outdir:
+        from parlai_acute.files import output_dir
+
+        with output_dir(args.outdir):  # all or nothing
+            paths = write_outputs(result, args, source)
+        print(f"wrote {', '.join(name for name in paths if '/' not in name)} to {args.outdir}")
     return 0
+
+
+def write_outputs(result: dict, args, source: str) -> dict:
+    """results.json (everything, strict JSON), run.json (configuration and version), status.csv (the
+    rows) and, unless ``--no-report``, report.html (:mod:`parlai_acute.monitoring.report`) in ``-o DIR``."""
+    from pathlib import Path
+
+    from parlai_acute import __version__
+    from parlai_acute.files import write_csv, write_json
+    from parlai_acute.metrics.tables import write_run
+    from parlai_acute.monitoring.report import build_report, rows_table
+
+    outdir = Path(args.outdir)
+    config = {"protocol": result["protocol"], "alpha": args.alpha, "budget": args.budget, "top_k": args.k,
+              "source": source, "mephisto_db": args.mephisto_db, "seed": None}
+    result["run"] = {"command": "status", "version": __version__, "config": config,
+                     "randomness": "none: the same rows give the same status"}
+    paths = {"results.json": outdir / "results.json",
+             "status.csv": write_csv(outdir / "status.csv", rows_table(result))}
+    write_json(paths["results.json"], result | {"source": source, "version": __version__})
+    paths["run.json"] = write_run(outdir, "status", config, randomness=result["run"]["randomness"])
+    if not args.no_report:
+        paths.update(build_report(result, source).write(outdir))
+    return paths

@@ -50,7 +50,7 @@ from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
 from parlai_acute.stats.paired import fisher_exact
 from parlai_acute.stats.resample import resample_weights
 from parlai_acute.stats.settings import Settings
-from parlai_acute.stats.winrates import holm
+from parlai_acute.stats.multitest import holm
 
 MEASURES = ("sensibleness", "specificity", "ssa")
 UNITS = ("auto", "conversation", "context", "worker")
@@ -68,9 +68,9 @@ class SSAConfig(Settings):
     def __post_init__(self):
         super().__post_init__()
         if self.unit not in UNITS:
-            raise UserError(f"--unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
+            raise UserError(f"unit must be one of {', '.join(UNITS)}, got {self.unit!r}", param="unit")
         if self.permutations < 100:
-            raise UserError(f"--permutations must be at least 100, got {self.permutations}")
+            raise UserError(f"permutations must be at least 100, got {self.permutations}", param="permutations")
 
     def interval_names(self) -> dict:
         level = f"{100 * self.confidence:g}%"
@@ -249,12 +249,7 @@ def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: 
     for test in ("cluster", "fisher"):
         pairs[f"{test}_p_holm"] = np.nan
         for measure, group in pairs.groupby("measure"):
-            p = group[f"{test}_pvalue"].to_numpy(float)
-            ok = np.isfinite(p)
-            if ok.any():
-                adjusted = np.full(len(p), np.nan)
-                adjusted[ok] = holm(p[ok])
-                pairs.loc[group.index, f"{test}_p_holm"] = adjusted
+            pairs.loc[group.index, f"{test}_p_holm"] = holm(group[f"{test}_pvalue"].to_numpy(float))
     pairs["mark"] = [inference.mark(p, config.alpha) for p in pairs["cluster_p_holm"]]
     return pairs[PAIR_COLUMNS]
 

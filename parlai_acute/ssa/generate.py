@@ -20,14 +20,15 @@ _OPTIONS = ("model", "model_file", "inference", "temperature", "topp", "topk", "
             "hf_model")
 
 
-def packaged_contexts(num: int, seed: int = 0, max_turns: int = 3, split: str = "test") -> list[dict]:
-    """``num`` contexts from :mod:`parlai_acute.tasks.static_contexts` (with the real next turn)."""
+def packaged_contexts(num_contexts: int, seed: int = 0, max_turns: int = 3, split: str = "test") -> list[dict]:
+    """``num_contexts`` contexts from :mod:`parlai_acute.tasks.static_contexts` (with the real next turn)."""
     from parlai_acute.tasks.static_contexts import static_contexts
 
-    if num < 1 or not 1 <= max_turns <= 3:
-        raise UserError(f"--num-contexts must be 1 or more and --max-turns 1-3, got {num} and {max_turns}")
+    if num_contexts < 1 or not 1 <= max_turns <= 3:
+        raise UserError(f"num_contexts must be 1 or more and max_turns 1-3, got {num_contexts} and {max_turns}",
+                        param=("num_contexts", "max_turns"))
     return [{"context_id": c["context_id"], "context": list(c["context_turns"]), "reference": c["reference"]}
-            for c in static_contexts(seed, num, max_turns, split)]
+            for c in static_contexts(seed, num_contexts, max_turns, split)]
 
 
 def model_config(spec: str, agent) -> dict:

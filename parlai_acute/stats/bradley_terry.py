@@ -325,7 +325,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     judgment bootstrap is.
     """
     if alpha < 0:
-        raise UserError(f"--bt-alpha must be 0 or more, got {alpha}")
+        raise UserError(f"the penalty alpha must be 0 or more, got {alpha}", param="alpha")
     decisive, ties, models = outcome_matrices(df, models)
     wins = decisive + ties / 2 if ties.any() else decisive  # a tie is half a win for each side
     if len(models) < 2:
@@ -337,7 +337,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     split = separated(wins)
     if split and alpha == 0:
         raise UserError("some models won (or lost) every comparison, so unpenalised Bradley-Terry strengths "
-                        "do not exist; use --bt-alpha greater than 0")
+                        "do not exist; use a penalty greater than 0 (bt_alpha)", param="bt_alpha")
     theta = fit_counts(wins, alpha=alpha)
     judged = wins.sum(axis=1) + wins.sum(axis=0)
     nan = np.full(len(models), np.nan)
@@ -374,7 +374,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         c_low, c_high, why = nan, nan, ""
         workers = df[cluster].nunique()
         if bootstrap <= 0:
-            why = "no bootstrap asked (--bootstrap 0)"
+            why = "no bootstrap asked (0 resamples)"
         elif method != BOOTSTRAP:
             why = "no interval over workers: the data are separated or small (see the judgment interval)"
         elif workers < min_clusters:

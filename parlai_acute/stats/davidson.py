@@ -162,7 +162,7 @@ def davidson(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: floa
     ``{"nu", "nu_low", "nu_high", "tie_if_equal", "tie_if_equal_low", "tie_if_equal_high",
     "interval", "note", "model"}`` (``tie_if_equal``: P(tie) of two equally strong models)."""
     if alpha < 0:
-        raise UserError(f"alpha must be 0 or more, got {alpha}")
+        raise UserError(f"alpha must be 0 or more, got {alpha}", param="alpha")
     wins, ties, models = outcome_matrices(df, models)
     if len(models) < 2:
         raise UserError(f"a ranking needs judgments between at least two models, got {models}")

@@ -66,7 +66,7 @@ import pandas as pd
 
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
            "two_sample_cluster_test",
-           "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend", "holm_tests",
+           "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend",
            "shortfall"]
 
 _BISECT_STEPS = 60
@@ -147,18 +147,6 @@ def legend(alpha: float) -> str:
             f"conversations or workers), Holm-adjusted within each family of comparisons; no mark: not "
             f"significant, or too few clusters for a calibrated test (the row says how many more are needed). "
             f"Exact tests named '... independent' are secondary columns and ignore the clustering.")
-
-
-def holm_tests(tests: list[ClusterTest]) -> np.ndarray:
-    """Holm-adjusted p-values of the tests that have one (NaN for the others)."""
-    from statsmodels.stats.multitest import multipletests
-
-    p = np.array([np.nan if t.p_value is None else t.p_value for t in tests], dtype=float)
-    out = np.full(len(p), np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
-    return out
 
 
 # ---------------------------------------------------------------- machinery

@@ -45,14 +45,14 @@ _FAST_SCAN_LIMIT = 5_000_000
 
 def _check(p0: float, alpha: float, power: float | None = None, p1: float | None = None) -> None:
     if not 0 < p0 < 1:
-        raise UserError(f"null rate p0={p0} must be strictly between 0 and 1; use 0.5 for no difference")
+        raise UserError(f"null rate p0={p0} must be strictly between 0 and 1; use 0.5 for no difference", param="p0")
     if not 0 < alpha < 1:
-        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
+        raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
     if power is not None and not 0 < power < 1:
-        raise UserError(f"power={power} must be strictly between 0 and 1; 0.8 is usual")
+        raise UserError(f"power={power} must be strictly between 0 and 1; 0.8 is usual", param="power")
     if p1 is not None and (not 0 < p1 < 1 or p1 == p0):
-        raise UserError(f"alternative rate p1={p1} must be in (0, 1) and differ from p0={p0}; "
-                        "give a non-zero difference delta that keeps p0 + delta inside (0, 1)")
+        raise UserError(f"alternative rate p1={p1} must be in (0, 1) and differ from the null rate {p0}; give a "
+                        f"non-zero delta with the null rate plus it inside (0, 1)", param="delta")
 
 
 def pvalues(n: int, p0: float = 0.5) -> np.ndarray:

@@ -101,7 +101,7 @@ def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_
         raise UserError(f"a pilot needs at least {MIN_PILOT} items answered by both people and the judge, "
                         f"got {min(y.size, f.size)}")
     if delta <= 0:
-        raise UserError(f"--delta must be a positive difference such as 0.1, got {delta}")
+        raise UserError(f"delta must be a positive difference such as 0.1, got {delta}", param="delta")
     var_y, var_f = y.var(ddof=1), f.var(ddof=1)
     cov = float(np.cov(y, f)[0, 1])
     ratio = 1 / judge_per_human

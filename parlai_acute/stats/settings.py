@@ -26,13 +26,12 @@ class Settings:
 
 def check_settings(config) -> None:
     """The settings analysis configurations share, checked in one place (those ``config`` has):
-    ``bootstrap`` resamples (0 or more), the interval level (``confidence``, or ``level`` in the
-    metrics) and the significance level ``alpha`` (between 0 and 1); a one-line UserError names the option."""
+    ``bootstrap`` resamples (0 or more), the interval level ``confidence`` and the significance level
+    ``alpha`` (between 0 and 1); a one-line UserError names the parameter."""
     bootstrap = getattr(config, "bootstrap", 0)
     if bootstrap < 0:
-        raise UserError(f"--bootstrap must be 0 or more (0: no intervals), got {bootstrap}")
-    for name, option, example in (("confidence", "confidence", "0.95"), ("level", "confidence", "0.95"),
-                                  ("alpha", "alpha", "0.05")):
+        raise UserError(f"bootstrap must be 0 or more (0: no intervals), got {bootstrap}", param="bootstrap")
+    for name, example in (("confidence", "0.95"), ("alpha", "0.05")):
         value = getattr(config, name, None)
         if value is not None and not 0 < value < 1:
-            raise UserError(f"--{option} must be between 0 and 1 (e.g. {example}), got {value}")
+            raise UserError(f"{name} must be between 0 and 1 (e.g. {example}), got {value}", param=name)

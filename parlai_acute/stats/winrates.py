@@ -32,14 +32,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.stats import binomtest
-from statsmodels.stats.multitest import multipletests
 
 from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
 from parlai_acute.stats.intervals import exact_intervals, percentile_interval
+from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 
 __all__ = ["tied", "scored", "outcome_matrices", "models_of", "win_matrix", "binomial_pvalue", "binomial_p_half",
-           "holm", "significance_mark",
+           "significance_mark",
            "MATCHUP_COLUMNS", "WORKER_COLUMNS", "EXACT", "matchups", "winrate_grid", "GRID_COLUMNS",
            "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias", "OUTCOME_SHARES",
            "outcome_rates"]
@@ -108,17 +108,6 @@ def binomial_p_half(k, n) -> np.ndarray:
     k, n = np.asarray(k), np.asarray(n)
     low = stats.binom.cdf(np.minimum(k, n - k), n, 0.5)
     return np.where(n > 0, np.minimum(1.0, 2 * low), 1.0)
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm-adjusted p-values (family-wise error control, valid under any dependence); NaN
-    entries (no test) are left out of the family and stay NaN."""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
-    return out
 
 
 def significance_mark(p: float, alpha: float = 0.05) -> str:

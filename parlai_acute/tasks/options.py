@@ -29,10 +29,9 @@ def add_static_args(parser) -> None:
 
 
 def int_in_range(opt, key: str, low: int, high: int | None = None) -> int:
-    """Read an int option and raise a UserError naming the flag when it is out of range."""
+    """Read an int option and raise a UserError naming the option (its opt key) when it is out of range."""
     value = opt.get(key)
-    flag = "--" + key.replace("_", "-")
     if not isinstance(value, int) or value < low or (high is not None and value > high):
         limit = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise UserError(f"{flag} must be {limit}, got {value!r}")
+        raise UserError(f"{key} must be {limit}, got {value!r}", param=key)
     return value

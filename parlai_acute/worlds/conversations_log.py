@@ -33,9 +33,11 @@ def save_conversations(logs: list, outfile: str | os.PathLike, opt, self_chat: b
     try:
         jsonl.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"cannot create the directory of {jsonl}: {exc.strerror}; choose another --outfile") from None
+        raise UserError(f"cannot create the directory of {jsonl}: {exc.strerror}; choose another outfile",
+                        param="outfile") from None
     if jsonl.is_dir():
-        raise UserError(f"--outfile {jsonl} is a directory; give a file name such as {jsonl}/chats.jsonl")
+        raise UserError(f"outfile {jsonl} is a directory; give a file name such as {jsonl}/chats.jsonl",
+                        param="outfile")
     with tempfile.TemporaryDirectory(prefix=f".{jsonl.stem}.", dir=jsonl.parent) as tmp:
         staged = Path(tmp) / jsonl.name
         original = getattr(Conversations, "_parlai_save_conversations", Conversations.save_conversations)

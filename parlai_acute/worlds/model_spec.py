@@ -70,8 +70,9 @@ def create_agent_checked(opt):
         raise UserError(f"cannot load model {what!r}: {message}; check -m/-mf or the model path") from None
 
 
-def parse_parlai(parser, argv: list[str], model: str | None, flag: str):
-    """Parse with a ParlAI parser; its usage dump is swallowed and its complaint becomes one line."""
+def parse_parlai(parser, argv: list[str], model: str | None, what: str, param: str | None = None):
+    """Parse with a ParlAI parser; its usage dump is swallowed and its complaint becomes one line
+    naming ``what`` gave ``model`` (the Python parameter ``param``, or words such as ``model 'smol'``)."""
     buffer = io.StringIO()
     try:
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
@@ -79,8 +80,8 @@ def parse_parlai(parser, argv: list[str], model: str | None, flag: str):
     except SystemExit:
         complaint = next((line.split(":", 1)[1].strip() for line in reversed(buffer.getvalue().splitlines())
                           if "error:" in line.lower()), "invalid options")
-        raise UserError(f"ParlAI rejected {flag} {model!r}: {complaint}; "
-                        "`parlai self_chat -m AGENT --help` lists an agent's options") from None
+        raise UserError(f"ParlAI rejected {what} {model!r}: {complaint}; "
+                        "`parlai self_chat -m AGENT --help` lists an agent's options", param=param) from None
     except (ImportError, RuntimeError) as exc:
         raise UserError(load_error(exc, model)) from None
 
@@ -93,11 +94,13 @@ def load_error(exc: Exception, model: str | None) -> str:
     return f"cannot load model {model or 'default'!r}: {message}; check the agent name or model path"
 
 
-def model_opt(spec: str | None, datapath: str, flag: str = "--model", extra: list[str] = ()):
-    """The ParlAI opt of one model string, as ParlAI's ``interactive`` script would build it."""
+def model_opt(spec: str | None, datapath: str, what: str = "model", param: str | None = "model",
+              extra: list[str] = ()):
+    """The ParlAI opt of one model string, as ParlAI's ``interactive`` script would build it (``what``
+    and ``param``: where the string came from, see :func:`parse_parlai`)."""
     from parlai.core.params import ParlaiParser
 
     parser = ParlaiParser(True, True, "model options")
     parser.set_params(interactive_mode=True)  # zoo agents then decode as in `parlai interactive`
     argv = ["--datapath", datapath, *extra] + model_args(spec)
-    return parse_parlai(parser, argv, spec, flag)
+    return parse_parlai(parser, argv, spec, what, param)

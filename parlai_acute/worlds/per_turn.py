@@ -81,12 +81,13 @@ class ModelPool:
         from parlai_acute.worlds.model_spec import create_agent_checked, model_opt
 
         if not models:
-            raise UserError("no models given; name at least one, e.g. --model smol=parlai_acute.agents.llama_cpp:LlamaCppAgent")
+            raise UserError("nothing to serve; name at least one in models, e.g. {'smol': "
+                            "'parlai_acute.agents.llama_cpp:LlamaCppAgent'}", param="models")
         self.timeout, self.retries = float(timeout), int(retries)
         self.specs = dict(models)
         self.opts, self._masters, self._locks = {}, {}, {}
         for name, spec in models.items():
-            self.opts[name] = model_opt(spec, datapath, flag=f"model {name!r}")
+            self.opts[name] = model_opt(spec, datapath, what=f"model {name!r}", param=None)
         share_engines(self.opts.values())  # llama.cpp configurations: one engine per GGUF, the cores divided
         for name, opt in self.opts.items():
             agent = create_agent_checked(opt)

@@ -39,8 +39,8 @@ def make_world(opt, agents):
     if opt.get("batchsize", 1) <= 1:
         return world
     if not isinstance(world, SeededSelfChatWorld):
-        raise UserError(f"--batchsize > 1 needs a parlai_acute task (chitchat, persona, topics), not {opt['task']!r}; "
-                        "use --batchsize 1 for other tasks")
+        raise UserError(f"batchsize > 1 needs a parlai_acute task (chitchat, persona, topics), not {opt['task']!r}; "
+                        "use batchsize=1 for other tasks", param="batchsize")
     return BatchSelfChatWorld(opt, world)
 
 

@@ -1,7 +1,6 @@
 """Judgments input (files, Mephisto unit data, a real Mephisto database), exclusions,
 the analysis pipeline and the `parlai-acute acute analyze` command."""
 import json
-import re
 
 import numpy as np
 import pandas as pd
@@ -285,7 +284,7 @@ def test_everything_excluded_or_empty_is_a_user_error():
         analyze(to_frame([row("w", "A", "B", "A", reason="")]))
     with pytest.raises(UserError, match="no judgments"):
         analyze(to_frame([]))
-    with pytest.raises(UserError, match="--bootstrap"):
+    with pytest.raises(UserError, match="^bootstrap must be 0 or more"):
         AnalysisConfig(bootstrap=-1)
 
 
@@ -380,4 +379,4 @@ def test_cli_reads_a_finished_mephisto_run(tmp_path, capsys, mephisto_db):
                  str(tmp_path / "mephisto_data" / "database.db"), "--outdir", str(tmp_path / "o"), "--bootstrap", "20"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "6 judgments kept" in out and re.search(r"B vs A: 100\.0% (\[[^]]*\]|\(no interval\)) \(6/6\)", out)
+    assert "6 judgments kept" in out and "B vs A: 100.0% (6/6)" in out

@@ -21,13 +21,13 @@ def test_bad_port_fails_at_once_with_one_line(tmp_path):
                              "--workdir", str(workdir)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert "--port -1 is not a TCP port" in result.stderr and "1 to 65535" in result.stderr
+    assert "--port -1 is outside the TCP range" in result.stderr and "1 to 65535" in result.stderr
     assert result.stdout == ""  # no self-chat started
     assert not workdir.exists()
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--port", "70000"], "--port 70000 is not a TCP port"),
+    (["--port", "70000"], "--port 70000 is outside the TCP range"),
     (["--port", "BUSY"], "already in use; choose another with --port"),
     (["--workers", "7"], "--workers 7 is more than the 6 comparisons"),
     (["--workers", "-2"], "must be 0 or more"),

@@ -74,4 +74,4 @@ def test_fast_runs_the_whole_loop_and_reuses_it(tmp_path, capsys, monkeypatch):
 def test_fast_refuses_the_same_name_twice(tmp_path, capsys):
     code = main(["acute", "fast", "--workdir", str(tmp_path), "--model", "a=repeat_query", "--log", "a=x.jsonl"])
     assert code == 2
-    assert "given both as --model and --log" in capsys.readouterr().err
+    assert "is in both --model and --log" in capsys.readouterr().err

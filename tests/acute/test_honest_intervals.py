@@ -82,7 +82,7 @@ def test_separation_is_detected_for_groups_too():
     assert not separated(np.array([[0, 3], [1, 0]]))
     # a and b beat each other, and both always beat c
     assert separated(np.array([[0, 2, 1], [1, 0, 1], [0, 0, 0]]))
-    with pytest.raises(UserError, match="--bt-alpha"):
+    with pytest.raises(UserError, match=r"a penalty greater than 0 \(bt_alpha\)"):
         bradley_terry(wins_table("a", "b", 4), alpha=0.0)
 
 
@@ -191,7 +191,7 @@ def test_cli_bt_alpha_is_used_and_recorded_and_few_workers_are_warned(tmp_path, 
     assert "1. smol +2.408 (no interval) (no interval) (never lost in 6 judgments: no interval can be given" \
         in outs["0.01"]
     assert "1. smol +2.408" not in outs["0.5"]  # a stronger penalty shrinks the strengths
-    assert "smol vs generic: 100.0% (no interval) (6/6) p=n/a 2 workers (FEW); (exact [54.0%, 100.0%]" in outs["0.01"]
+    assert "smol vs generic: 100.0% (6/6) (no interval) p=n/a 2 workers (FEW); (exact [54.0%, 100.0%]" in outs["0.01"]
     assert "only 2 workers: the sign-flip test cannot reach p < 0.05 with fewer than 5" in outs["0.01"]
     assert "marks: * p < 0.05" in outs["0.01"] and "methods: We analysed 6 pairwise ACUTE-Eval judgments" in outs["0.01"]
     assert "We analysed 6 pairwise" in (tmp_path / "0.01" / "report_methods.txt").read_text()

@@ -82,7 +82,7 @@ def test_build_pairings_spreads_use_across_model_pairs():
 
 
 def test_build_pairings_refuses_too_few_conversations():
-    with pytest.raises(UserError, match=r"'a' \(2 conversations\) and 'b' \(3\).*--comparisons-per-pair 7"):
+    with pytest.raises(UserError, match=r"'a' \(2 conversations\) and 'b' \(3\).*comparisons_per_pair 7"):
         P.build_pairings(dialogues_for({"a": 2, "b": 3}), 7)
 
 

@@ -1,5 +1,6 @@
 """The ACUTE-Eval report: self-contained, escaped, the grid and the ranking drawn as inline SVG
 and exported (SVG/PDF figures, LaTeX/Markdown tables) beside the page."""
+import math
 from html.parser import HTMLParser
 
 import pytest
@@ -62,8 +63,9 @@ def test_heatmap_and_ranking_plots(report):
     assert parser.tags.count("svg") == 2  # one question: heatmap + ranking
     q = result.questions[0]
     text = "".join(parser.text)
-    for model in q.ranking.itertuples():  # one hover text per model on the ranking plot
-        assert f"{model.model}: {model.strength:.3f} [{model.ci_low:.3f}, {model.ci_high:.3f}]" in text
+    for model in q.ranking.itertuples():  # one hover text per model on the ranking plot, bounds rounded outward
+        low, high = math.floor(model.ci_low * 1000) / 1000, math.ceil(model.ci_high * 1000) / 1000
+        assert f"{model.model}: {model.strength:.3f} [{low:.3f}, {high:.3f}]" in text
     cell = q.grid.iloc[0]
     assert f"{cell.wins}/{cell.n}" in text
     assert f"{cell.winrate:.0f}%{cell.mark}" in text

@@ -213,18 +213,24 @@ def test_no_cap_keeps_every_judgment_and_zero_stays_refused(tmp_path, capsys):
     assert rules["never gave a reason"]["setting"] == "off, min_reason_chars=0: no reasons were collected"
     with pytest.raises(UserError, match="min_reason_chars"):  # no reasons and the rule on: it says what to set
         api.analyze("acute", table, warn=False, bootstrap=0)
-    with pytest.raises(UserError, match="max_per_worker must be a whole number of at least 1 or 'none'"):
+    with pytest.raises(UserError, match="max_per_worker must be at least 1, got 0"):
         api.analyze("acute", table, warn=False, bootstrap=0, max_per_worker=0)
+    with pytest.raises(UserError, match="max_per_worker must be a whole number of at least 1 or 'none'"):
+        api.analyze("acute", table, warn=False, bootstrap=0, max_per_worker="all")
     write_judgments(tmp_path / "j.csv", table)
     assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "zero"),
                  "--max-per-worker", "0"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--max-per-worker must be a whole number of at least 1, or 'none'" in err
+    assert err.count("\n") == 1 and "--max-per-worker must be at least 1, got 0" in err
+    assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "all"),
+                 "--max-per-worker", "all"]) == 2
+    assert "--max-per-worker must be a whole number of at least 1, or 'none' for no cap" in capsys.readouterr().err
     assert main(["acute", "analyze", "--judgments", str(tmp_path / "j.csv"), "-o", str(tmp_path / "out"),
                  "--max-per-worker", "none", "--min-reason-chars", "0", "--no-report", "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
     assert "60 judgments kept, 0 excluded" in out and "per-worker cap: none" in out
     assert "never gave a reason 0 (off, min_reason_chars=0: no reasons were collected)" in out
+    assert "over per-worker cap 0 (off, max_per_worker='none': no cap)" in out
 
 
 def write_battles(path, n=300, jsonl=False):

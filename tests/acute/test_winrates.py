@@ -1,4 +1,4 @@
-"""Win-rate grid, exact binomial tests, Holm correction, A/A false-positive rate."""
+"""Win-rate grid, exact binomial tests, marks after Holm, A/A false-positive rate."""
 from math import comb
 
 import numpy as np
@@ -6,8 +6,7 @@ import pandas as pd
 import pytest
 
 from parlai_acute.acute.simulate import simulate_judgments
-from parlai_acute.stats.winrates import (binomial_pvalue, grid_table, holm, matchups, side_bias, win_matrix,
-                                         winrate_grid)
+from parlai_acute.stats.winrates import binomial_pvalue, grid_table, matchups, side_bias, win_matrix, winrate_grid
 
 
 def judgments(pairs):
@@ -31,12 +30,6 @@ def test_binomial_pvalues_match_hand_computation():
     assert table.loc[("B", "C"), "pvalue"] == pytest.approx(1.0)
     for k, n in [(0, 5), (3, 11), (17, 40), (50, 50)]:
         assert binomial_pvalue(k, n) == pytest.approx(two_sided_by_hand(k, n))
-
-
-def test_holm_matches_manual_computation():
-    # sorted: .005*4=.02, .01*3=.03, .03*2=.06, .04*1=.04 -> running max .02 .03 .06 .06
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # 0.5*2 = 1.0, then the running max
 
 
 def test_grid_orientation_counts_and_marks():

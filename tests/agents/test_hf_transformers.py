@@ -168,7 +168,7 @@ def test_bad_model_paths_are_user_errors(tmp_path, tiny_gpt2_dir):
     (tmp_path / "weights.bin").write_bytes(b"x")
     with pytest.raises(UserError, match="not a .gguf"):
         load_model(str(tmp_path / "weights.bin"))
-    with pytest.raises(UserError, match="--hf-model is required"):
+    with pytest.raises(UserError, match="^hf_model is required"):
         HfTransformersAgent(make_opt(tiny_gpt2_dir, "--hf-model", ""))
     with pytest.raises(UserError, match="no chat template"):
         load_model(tiny_gpt2_dir, fmt="chat_template")
@@ -251,7 +251,7 @@ def test_chat_template_of_a_local_checkpoint(tiny_gpt2_dir, tmp_path):
     agent.observe({"text": "hello how are you", "episode_done": False})
     assert agent.act()["text"]
     persona = HfTransformersAgent(make_opt(str(path), "--system-prompt", "be nice"))
-    with pytest.raises(UserError, match="chat template failed .*System role not supported.*--hf-format plain"):
+    with pytest.raises(UserError, match="chat template failed .*System role not supported.*hf_format=plain"):
         persona.score_reply(["hello"], "hi")
     plain = HfTransformersAgent(make_opt(str(path), "--hf-format", "plain", "--system-prompt", "be nice"))
     assert plain.hf.prompt(["hello"], "be nice").text == "be nice\nUser: hello\nBot:"

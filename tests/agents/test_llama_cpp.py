@@ -239,13 +239,14 @@ def test_eval_model_with_batches(tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (["--gguf", "/nonexistent/model.gguf"], "does not exist"),
-    (["--context-length", "16"], "--context-length"),
-    (["--llama-threads", "-1"], "--llama-threads"),
-    (["--llama-slots", "-1"], "--llama-slots"),
-    (["--max-new-tokens", "600"], "--max-new-tokens"),
-    (["--temperature", "-1"], "--temperature"),
+    (["--context-length", "16"], "context_length"),
+    (["--llama-threads", "-1"], "llama_threads"),
+    (["--llama-slots", "-1"], "llama_slots"),
+    (["--max-new-tokens", "600"], "max_new_tokens"),
+    (["--temperature", "-1"], "temperature"),
 ])
 def test_bad_input_is_a_one_line_user_error(make, args, needle):
+    """The agent's error names its option as ParlAI's opt does (the CLI prints it as --option-name)."""
     with pytest.raises(UserError) as err:
         make(*args)
     assert needle in str(err.value) and "\n" not in str(err.value)

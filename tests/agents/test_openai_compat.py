@@ -60,7 +60,7 @@ def test_missing_logprobs_is_a_clear_error(flaky_proxy):
     proxy = flaky_proxy(strip_logprobs=True)
     agent = make_agent(proxy.url + "/v1", "--inference", "sample_rank", "--num-samples", "2")
     agent.observe({"text": "Hello there.", "episode_done": False})
-    with pytest.raises(UserError, match="no logprobs.*--inference sample"):
+    with pytest.raises(UserError, match="no logprobs.*inference=sample"):
         agent.act()
     # plain sampling does not need them
     sampler = make_agent(proxy.url + "/v1", "--inference", "sample")
@@ -93,7 +93,7 @@ def test_timeout(flaky_proxy):
     slow = flaky_proxy(delay=3.0)
     agent = make_agent(slow.url + "/v1", "--inference", "greedy", "--openai-timeout", "0.5", "--openai-retries", "1")
     agent.observe({"text": "Hello!", "episode_done": False})
-    with pytest.raises(UserError, match=r"did not answer within 0.5s \(2 attempts\).*--openai-timeout"):
+    with pytest.raises(UserError, match=r"did not answer within 0.5s \(2 attempts\).*openai_timeout"):
         agent.act()
     assert len(slow.seen) == 2
 
@@ -114,7 +114,7 @@ def test_api_key_from_environment(llama_server_with_key, flaky_proxy, monkeypatc
 
     keyless = make_agent(llama_server_with_key, "--inference", "greedy")
     keyless.observe({"text": "Hello!", "episode_done": False})
-    with pytest.raises(UserError, match=r"HTTP 401.*--openai-api-key-env"):
+    with pytest.raises(UserError, match=r"HTTP 401.*openai_api_key_env"):
         keyless.act()
 
     monkeypatch.delenv("ACUTE_TEST_KEY")
@@ -125,19 +125,19 @@ def test_api_key_from_environment(llama_server_with_key, flaky_proxy, monkeypatc
 def test_unreachable_and_wrong_urls(closed_port_url, llama_server):
     agent = make_agent(closed_port_url, "--inference", "greedy", "--openai-retries", "1")
     agent.observe({"text": "Hello!", "episode_done": False})
-    with pytest.raises(UserError, match=r"cannot connect to http://127\.0\.0\.1:\d+/v1/chat/completions.*--openai-base-url"):
+    with pytest.raises(UserError, match=r"cannot connect to http://127\.0\.0\.1:\d+/v1/chat/completions.*openai_base_url"):
         agent.act()
     wrong = make_agent(llama_server.replace("/v1", "/v2"), "--inference", "greedy")
     wrong.observe({"text": "Hello!", "episode_done": False})
     with pytest.raises(UserError, match=r"HTTP 404.*ending in /v1"):
         wrong.act()
-    with pytest.raises(UserError, match="--openai-base-url is required"):
+    with pytest.raises(UserError, match="^openai_base_url is required"):
         ChatClient(None)
     with pytest.raises(UserError, match="not an http"):
         ChatClient("127.0.0.1:8080/v1")
-    with pytest.raises(UserError, match="--openai-extra-body is not valid JSON"):
+    with pytest.raises(UserError, match="^openai_extra_body is not valid JSON"):
         make_agent(llama_server, "--openai-extra-body", "{min_p: 0}")
-    with pytest.raises(UserError, match="--openai-extra-body must be a JSON object"):
+    with pytest.raises(UserError, match="^openai_extra_body must be a JSON object"):
         make_agent(llama_server, "--openai-extra-body", "[1]")
 
 

@@ -36,8 +36,9 @@ def test_acute_agreement_end_to_end(tmp_path, capsys):
                  str(tmp_path / "j" / "judgments.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "200"]) == 0
     captured = capsys.readouterr()
     out = captured.out
-    # --judge is a model everywhere else; the judge's table is --judge-table, the old spelling still works
-    assert "--judge is now spelled --judge-table" in captured.err
+    # --judge is a model everywhere else; the judge's table is --judge-table, the people's --people; the old
+    # spellings still work
+    assert "--judge is now spelled --judge-table" in captured.err and "--human is now spelled --people" in captured.err
     s = json.loads((tmp_path / "a" / "agreement.json").read_text())
     # 6 items x 3 people = 18 pairs; the contrarian disagrees on 3 items
     assert s["judge_vs_human"]["pairs"] == 18 and s["judge_vs_human"]["percent_agreement"] == pytest.approx(15 / 18)
@@ -63,7 +64,7 @@ def test_report_flags_a_judge_that_failed_onboarding(tmp_path, capsys):
     path = write_pairings(tmp_path / "p.jsonl", pairings)
     assert main(["judge", "acute", "--pairings", path, "--judge", f"{SCRIPTED} --script first", "--inconsistent", "tie",
                  "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "j")]) == 0
-    assert main(["judge", "agreement", "--protocol", "acute", "--human", str(human_path), "--judge-table",
+    assert main(["judge", "agreement", "--protocol", "acute", "--people", str(human_path), "--judge-table",
                  str(tmp_path / "j" / "judgments.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "50"]) == 0
     html = (tmp_path / "a" / "report.html").read_text()
     assert "This judge FAILED onboarding: 5/10 gold orders correct" in html
@@ -90,7 +91,7 @@ def test_perturn_agreement(tmp_path, capsys):
     path = write_turns(tmp_path / "human.jsonl", rows)
     assert main(["judge", "per-turn", "--turns", path, "--judge", f"{SCRIPTED} --script first",
                  "--orders", "none", "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "j")]) == 0
-    assert main(["judge", "agreement", "--protocol", "per-turn", "--human", path, "--judge-table",
+    assert main(["judge", "agreement", "--protocol", "per-turn", "--people", path, "--judge-table",
                  str(tmp_path / "j" / "turns.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "100"]) == 0
     out = capsys.readouterr().out
     s = json.loads((tmp_path / "a" / "agreement.json").read_text())
@@ -134,7 +135,7 @@ def test_tied_items_left_out_are_said_where_the_agreement_is_printed(tmp_path, c
     assert main(["judge", "acute", "--pairings", path, "--judge", f"{SCRIPTED} --script first", "--inconsistent", "tie",
                  "--no-onboarding", "--cache", str(tmp_path / "c.sqlite"), "--outdir", str(tmp_path / "j")]) == 0
     capsys.readouterr()
-    assert main(["judge", "agreement", "--protocol", "acute", "--human", str(human_path), "--judge-table",
+    assert main(["judge", "agreement", "--protocol", "acute", "--people", str(human_path), "--judge-table",
                  str(tmp_path / "j" / "judgments.csv"), "--outdir", str(tmp_path / "a"), "--bootstrap", "50"]) == 0
     out = capsys.readouterr().out
     assert "no items: the 6 items the judge answered both ways" in out and "were left out" in out

@@ -169,7 +169,7 @@ def test_agreement_with_people_on_sensible_and_specific(tmp_path, capsys):
     outdir = run_judge(tmp_path, "ssa")
     human = human_labels(tmp_path / "human.csv")
     capsys.readouterr()
-    assert main(["judge", "agreement", "--protocol", "ssa", "--human", human, "--judge-table", str(outdir / "labels.csv"),
+    assert main(["judge", "agreement", "--protocol", "ssa", "--people", human, "--judge-table", str(outdir / "labels.csv"),
                  "--outdir", str(tmp_path / "agree"), "--bootstrap", "100"]) == 0
     out = capsys.readouterr().out
     s = json.loads((tmp_path / "agree" / "agreement.json").read_text())

@@ -169,7 +169,7 @@ def test_multiref_bad_input_is_one_line_and_exit_2(tmp_path, capsys, lines, over
 
 def test_missing_files_and_the_real_exit_status(tmp_path, capsys):
     assert "SSA items file" in _error(capsys, ["ssa", "launch", "--items", str(tmp_path / "nope.jsonl")])
-    assert "no items file" in _error(capsys, ["ssa", "launch", "--data-dir", str(tmp_path / "d")])
+    assert "no items file; pass --items FILE" in _error(capsys, ["ssa", "launch", "--data-dir", str(tmp_path / "d")])
     assert "is empty" in _error(capsys, ["multiref", "launch", "--contexts", str(write_jsonl(tmp_path / "e.jsonl", []))])
     assert "does not exist" in _error(capsys, ["multiref", "export", "--task-name", "x", "--mephisto-db",
                                                str(tmp_path / "none.db"), "-o", str(tmp_path / "o.jsonl")])

@@ -126,11 +126,11 @@ def test_the_documented_survey_example_composes_and_unquoted_commas_say_how_to_q
     assert len(examples) >= 3
     for example in examples:  # as a shell would pass it
         [override] = shlex.split(example)
-        cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, [override], "per-turn launch")
+        cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, [override])
         named = override.split("=", 1)[1].strip('"').split(",")  # engagingness is always asked first
         assert [q["key"] for q in survey.questions(cfg.mephisto.blueprint.survey_questions)] == ["engagingness", *named]
     with pytest.raises(UserError, match="must be quoted"):
-        launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"], "x")
+        launcher.compose(CONFIG_DIR, CONFIG_NAME, ["mephisto.blueprint.survey_questions=fluency,humanness"])
 
 
 @pytest.mark.parametrize("min_turns,done", [(1, 0), (3, 1), (3, 2)])

@@ -47,7 +47,7 @@ def test_csv_with_json_and_tab_references(tmp_path):
         read_csv(path, response="answer")
     with pytest.raises(UserError, match="unknown format"):
         load_items(str(tmp_path / "x.txt"))
-    with pytest.raises(UserError, match="exactly one of --data"):
+    with pytest.raises(UserError, match="exactly one of data=FILE"):
         load_items(None, None)
 
 

@@ -55,7 +55,7 @@ def test_sentence_bleu_smoothing_changes_scores_and_is_recorded():
     assert not np.allclose(a, b)
     assert "smooth:floor" in SentenceBleu(smooth="floor").signature().format()
     assert "smooth_value:0.1" in SentenceBleu(smooth="floor").signature().format()
-    with pytest.raises(UserError, match="--bleu-smoothing"):
+    with pytest.raises(UserError, match="^bleu_smoothing"):
         SentenceBleu(smooth="epsilon")
 
 

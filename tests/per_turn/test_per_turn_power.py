@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.multitest import multipletests
 
 from parlai_acute.per_turn import power as pw
 from parlai_acute.scripts.main import main
+from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.power import required_n_exact
 
 
@@ -21,13 +21,11 @@ def test_paper_196_is_the_rounded_closed_form():
     assert out["n"] == required_n_exact(0.6)["n"] and out["n_first"] == required_n_exact(0.6)["n_first"]
 
 
-def test_vectorised_binomial_pvalues_and_holm():
+def test_vectorised_binomial_pvalues():
     for n in range(0, 25):
         for k in range(n + 1):
             expected = stats.binomtest(k, n).pvalue if n else 1.0
             assert pw.binomial_p_half(k, n) == pytest.approx(expected, rel=1e-9)
-    p = np.random.default_rng(0).random((20, 6)) ** 3
-    assert pw.holm_rows(p) == pytest.approx(np.array([multipletests(row, method="holm")[1] for row in p]))
 
 
 def test_pm_sata_exact_power_matches_simulated_statsmodels_mcnemar():
@@ -47,8 +45,8 @@ def test_mm_soba_simulation_equals_a_scipy_loop_on_the_same_draws():
     counts = np.random.default_rng(7).multinomial(n, [0.3, 0.2, 0.25, 0.25], size=100)
     pairs = [(0, 1)] + [(i, j) for i in range(4) for j in range(i + 1, 4) if (i, j) != (0, 1)]
     p = np.array([[stats.binomtest(int(c[j]), int(c[i] + c[j])).pvalue for i, j in pairs] for c in counts])
-    # holm_rows is checked against statsmodels' multipletests above (which runs gc.collect per call)
-    found = int((pw.holm_rows(p)[:, 0] <= 0.05).sum())
+    # holm over rows is checked against statsmodels' multipletests in tests/stats/test_multitest.py
+    found = int((holm(p)[:, 0] <= 0.05).sum())
     assert fast["power"] == pytest.approx(found / 100) and 0 < found < 100
     assert fast["omnibus_power"] == pytest.approx(np.mean([stats.chisquare(c).pvalue <= 0.05 for c in counts]))
 
@@ -68,7 +66,7 @@ def test_mm_sata_cochran_vectorised_matches_statsmodels():
         return mcnemar(table, exact=True).pvalue if table[0][1] + table[1][0] else 1.0
 
     raw = np.array([[pair_p(p, 0, 1), pair_p(p, 0, 2), pair_p(p, 1, 2)] for p in picks])
-    pairwise = np.mean(pw.holm_rows(raw)[:, 0] <= 0.05)
+    pairwise = np.mean(holm(raw)[:, 0] <= 0.05)
     assert out["omnibus_power"] == pytest.approx(q)
     assert out["power"] == pytest.approx(pairwise)
 

@@ -221,6 +221,7 @@ def test_one_interval_rule_rounds_outward_and_says_no_interval_in_words():
     assert interval_text(0.5, 0.5, 0.5) == "0.500 (no interval)"  # zero width: no interval
     assert interval_text(nan, nan, nan, why="no ratings") == "undefined (no ratings)"
     assert bounds_text(0.2, 0.1) == "" and bounds_text(0.1, float("inf")) == ""
+    assert interval_text(3e30, 1e30, 1e300, 1) == "3" + "0" * 30 + ".0 [1" + "0" * 30 + ".0, 1" + "0" * 300 + ".0]"
     rng = random.Random(0)
     for _ in range(2000):  # the shown estimate always lies inside the shown interval, inside [0, 1]
         places = rng.randint(1, 6)

@@ -47,7 +47,7 @@ def _judge_agreement(tmp: Path) -> Path:
     judge = simulate_labels({LONG: (0.8, 0.5), "beta": (0.6, 0.3)}, 8, labels_per_item=1, seed=1)
     human.to_csv(tmp / "human.csv", index=False)
     judge.assign(worker="judge-smollm2").to_csv(tmp / "judge.csv", index=False)
-    assert main(["judge", "agreement", "--protocol", "ssa", "--human", str(tmp / "human.csv"), "--judge-table",
+    assert main(["judge", "agreement", "--protocol", "ssa", "--people", str(tmp / "human.csv"), "--judge-table",
                  str(tmp / "judge.csv"), "--bootstrap", "50", "--outdir", str(tmp / "judge_agreement")]) == 0
     return tmp / "judge_agreement" / "report.html"
 
@@ -104,6 +104,20 @@ def _multiref(tmp: Path) -> Path:
     return api.write_outputs("multiref", result, tmp / "multiref")["report.html"]
 
 
+def _status_and_ppi(tmp: Path) -> tuple[Path, Path]:
+    """``status`` and ``ppi`` pages (``-o DIR``) of one simulated ACUTE run, and a judge of it."""
+    from parlai_acute.acute.judgments import write_judgments
+
+    people = simulate_judgments({LONG: 0.5, "beta": 0.0, "gamma": 0.0}, 600, seed=0, workers=60)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")
+    write_judgments(tmp / "people.csv", people[people["pair_id"].isin(judged["pair_id"].iloc[::3])])
+    write_judgments(tmp / "judge.csv", judged)
+    assert main(["status", "--table", str(tmp / "people.csv"), "--top-k", "1", "-o", str(tmp / "status")]) == 0
+    assert main(["ppi", "--people", str(tmp / "people.csv"), "--judge-table", str(tmp / "judge.csv"),
+                 "-o", str(tmp / "ppi")]) == 0
+    return tmp / "status" / "report.html", tmp / "ppi" / "report.html"
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("reports")
@@ -124,6 +138,7 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         "metrics rank": _metrics_rank(tmp),
     }
     pages["metrics correlate"], pages["metrics score"], pages["metrics logs"] = _metrics(tmp)
+    pages["status"], pages["ppi"] = _status_and_ppi(tmp)
     return pages
 
 
@@ -186,7 +201,7 @@ def check_layout(m: dict, where: str) -> None:
 
 @pytest.mark.parametrize("name", ["acute", "per-turn", "per-turn, one dialogue", "ssa static", "ssa interactive",
                                   "convai2", "judge agreement", "multiref", "metrics correlate", "metrics score",
-                                  "metrics logs", "metrics rank"])
+                                  "metrics logs", "metrics rank", "status", "ppi"])
 def test_the_report_reads_well_at_1280px_and_in_print(reports, page, name):
     html = reports[name]
     page.set_viewport_size(VIEWPORT)

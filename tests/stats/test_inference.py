@@ -118,13 +118,6 @@ def test_omnibus_equals_a_loop_over_every_arrangement():
     assert omnibus_cluster_test(picks[:5], clusters[:5], unit="dialogue").p_value is None
 
 
-def test_holm_tests_skip_missing_p_values():
-    tests = [paired_cluster_test([1.0] * 3, ["a"] * 3, unit="dialogue"),
-             paired_cluster_test([1.0, -1.0] * 8, np.repeat(np.arange(8), 2), unit="dialogue")]
-    adjusted = inference.holm_tests(tests)
-    assert np.isnan(adjusted[0]) and adjusted[1] == pytest.approx(tests[1].p_value)
-
-
 def test_normal_limits_agree_with_the_randomisation_tests_at_many_clusters():
     """From NORMAL_FROM clusters the tests take their normal limits (cost); there the
     randomisation distributions they replace give nearly the same p-values and intervals."""

@@ -129,7 +129,7 @@ def test_status_top_k_from_a_battles_table(tmp_path, capsys):
     assert json.loads((tmp_path / "s.json").read_text())["top_k"]["questions"][0]["top"] == ["a", "b"]
     assert main(["status", "--table", str(tmp_path / "j.csv"), "--top-k", "5"]) != 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--top-k 5 needs 1 <= k < number of models (5" in err
+    assert err.count("\n") == 1 and "--top-k 5 needs 1 <= --top-k < number of models (5" in err
 
 
 def test_top_k_is_refused_for_other_protocols(tmp_path, capsys):

@@ -88,7 +88,7 @@ def test_unwritable_outfile_fails_before_running(tmp_path, datapath, capsys):
     (locked / "file").write_text("")
     assert main(["self-chat", "-m", "repeat_query", "-o", str(locked / "file" / "x.jsonl"),
                  "--datapath", datapath]) == 2
-    assert "cannot write --outfile" in capsys.readouterr().err
+    assert "cannot write --output" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("content,problem", [

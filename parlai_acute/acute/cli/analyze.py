@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -44,8 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "when a model wins every comparison (default: %(default)s; recorded in run.json)")
     parser.add_argument("--min-workers", type=int, default=5,
                         help="warn when a matchup's judgments come from fewer distinct workers than this")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    add_alpha(parser)
     parser.add_argument("--judge-summary", metavar="FILE", default=None,
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
@@ -62,12 +61,10 @@ def cap_value(text: str | None):
     if text is None or text.strip().lower() == "none":
         return text and "none"
     try:
-        value = int(text)
+        return int(text)  # 0 or less: the analysis refuses it, in words the command line gives its flag
     except ValueError:
-        value = 0
-    if value < 1:
-        raise UserError(f"--max-per-worker must be a whole number of at least 1, or 'none' for no cap; got {text!r}")
-    return value
+        raise UserError(f"--max-per-worker must be a whole number of at least 1, or 'none' for no cap; got {text!r}") \
+            from None
 
 
 def load(args, config) -> "pd.DataFrame":
@@ -95,9 +92,9 @@ def run(args) -> int:
     import io
 
     from parlai_acute import api
-    from parlai_acute.acute.analysis import AnalysisConfig, check_outdir, write_outputs
+    from parlai_acute.acute.analysis import AnalysisConfig, write_outputs
     from parlai_acute.acute.summary import summary_lines
-    from parlai_acute.files import output_dir
+    from parlai_acute.files import check_outdir, output_dir
 
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=cap_value(args.max_per_worker),
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
@@ -119,7 +116,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(result.kept, args.judge_table, "acute", 1 - args.confidence, args.outdir)
+            beside_analysis(result.kept, args.judge_table, "acute", args.confidence, args.outdir)
     print("\n".join(summary_lines(result)))  # printed once every file is in place
     print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
     print(judged.getvalue(), end="")

@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                         help="Hydra overrides passed to `acute launch` (mephisto.blueprint.*, mephisto/provider=...)")
-    parser.add_argument("--model", action="append", type=_named, default=[], metavar="NAME=MODEL",
+    parser.add_argument("--model", dest="models", action="append", type=_named, default=[], metavar="NAME=MODEL",
                         help="a model to self-chat, as for `self-chat --model` (repeatable)")
-    parser.add_argument("--log", action="append", type=_named, default=[], metavar="NAME=PATH[:SPEAKER]",
+    parser.add_argument("--log", dest="logs", action="append", type=_named, default=[], metavar="NAME=PATH[:SPEAKER]",
                         help="an existing Conversations log (human-model, human-human) as a model (repeatable)")
     parser.add_argument("--workdir", required=True, help="directory for logs, pairings, Mephisto data and results")
     parser.add_argument("-n", "--num-self-chats", "--num-selfchats", type=int, default=10, help="self-chats per model (default 10)")
@@ -65,8 +65,8 @@ def _unique(pairs: list[tuple[str, str]], flag: str) -> dict[str, str]:
 def run(args) -> int:
     from parlai_acute.acute.fast import FastConfig, run_fast
 
-    cfg = FastConfig(workdir=Path(args.workdir), models=_unique(args.model, "--model"),
-                     logs=_unique(args.log, "--log"), num_self_chats=args.num_self_chats,
+    cfg = FastConfig(workdir=Path(args.workdir), models=_unique(args.models, "--model"),
+                     logs=_unique(args.logs, "--log"), num_self_chats=args.num_self_chats,
                      max_turns=args.max_turns, task=args.task, batchsize=args.batchsize, seed=args.seed,
                      comparisons_per_pair=args.comparisons_per_pair, question=args.question,
                      run_name=args.run_name, port=args.port, simulated_workers=args.simulated_workers,

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
+from parlai_acute.judges.record import cost_line
+from parlai_acute.scripts.judge_options import add_judge_arguments, add_onboarding_arguments, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +86,7 @@ def run(args) -> int:
             result = api.analyze("acute", table, AnalysisConfig(seed=args.seed), warn=False, judges=[summary])
             paths = write_outputs(result, outdir / "analysis")
     print(f"judge {runner.judge.name} ({runner.judge.backend}, template {protocol.template.id}, "
-          f"answers from {args.answer_from}, orders {args.orders})")
+          f"answers from {args.answer_from}, orders {args.order_mode})")
     print("\n".join(record.count_lines(counts, "comparisons", f"rule: {args.inconsistent}", summary["position_bias"])))
     if onboarding["gold_items"]:
         flag = "passed" if onboarding["passed"] else "FAILED (flagged: do not trust this judge)"

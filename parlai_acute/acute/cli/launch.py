@@ -39,7 +39,7 @@ def run(args) -> int:
         overrides.append(f"mephisto.blueprint.pairings_file={Path(args.pairings).resolve()}")
     from parlai_acute.mephisto_tasks.acute.config import CONFIG_DIR, CONFIG_NAME
 
-    cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, overrides, "acute launch")
+    cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, overrides)
     from omegaconf import OmegaConf
 
     if OmegaConf.is_missing(cfg.mephisto.blueprint, "pairings_file") or not cfg.mephisto.blueprint.pairings_file:

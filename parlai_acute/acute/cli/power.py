@@ -21,6 +21,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import write_json
 from parlai_acute.acute import power as acute_power
 from parlai_acute.stats import power as pw
+from parlai_acute.scripts.options import add_alpha
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=int, nargs="+", default=[],
                         help="numbers of judgments: report the smallest detectable difference for each")
     parser.add_argument("--p0", type=float, default=0.5, help="win rate under the null hypothesis (default 0.5)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)")
+    add_alpha(parser, "the planned two-sided test")
     parser.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     parser.add_argument("--judgments-per-worker", type=float, default=None, metavar="M",
                         help="judgments one worker makes of one matchup (default: the pilot's, else 1)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -34,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the Likert scale the study used; scores outside it are rejected (default: 1 4, ConvAI2)")
     add_resampling(parser, "worker-bootstrap resamples (0: none)", "random seed (bootstrap, Gibbs)")
     add_confidence(parser)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; default %(default)s)")
+    add_alpha(parser)
     add_report_switch(parser)
 
 

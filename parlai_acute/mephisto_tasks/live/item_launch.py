@@ -15,7 +15,6 @@ from parlai_acute.mephisto_tasks.live import launcher
 
 @dataclass
 class ItemTask:
-    command: str              # "ssa launch"
     label: str                # "static SSA labelling task"
     args_class: type          # the blueprint's arguments dataclass (for --help-blueprint)
     config: object            # the task's config module (CONFIG_DIR, CONFIG_NAME)
@@ -28,18 +27,19 @@ class ItemTask:
     stopped: Callable         # (db, task_name, data_dir) -> the line printed when it stops
 
 
-def command(option: str, help: str, task_module: str) -> tuple[Callable, Callable]:
+def command(option: str, help: str, task_module: str, file_key: str) -> tuple[Callable, Callable]:
     """(add_arguments, run) of an item task's ``launch`` subcommand: the launch options every task
-    has, the task's input file ``option``, and :func:`launch` of ``task_module``'s ``item_task()``."""
+    has, the task's input file ``option`` (stored as ``file_key``, the blueprint's name for it, which
+    the task's errors name), and :func:`launch` of ``task_module``'s ``item_task()``."""
 
     def add_arguments(parser) -> None:
         launcher.add_launch_arguments(parser)
-        parser.add_argument(option, metavar="FILE", help=help)
+        parser.add_argument(option, dest=file_key, metavar="FILE", help=help)
 
     def run(args) -> int:
         import importlib
 
-        return launch(args, importlib.import_module(task_module).item_task(), getattr(args, option.lstrip("-")))
+        return launch(args, importlib.import_module(task_module).item_task(), getattr(args, file_key))
 
     return add_arguments, run
 
@@ -48,7 +48,7 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
     if args.help_blueprint:
         print(launcher.blueprint_help(task.args_class, task.label))
         return 0
-    cfg = launcher.compose(task.config.CONFIG_DIR, task.config.CONFIG_NAME, list(args.overrides), task.command)
+    cfg = launcher.compose(task.config.CONFIG_DIR, task.config.CONFIG_NAME, list(args.overrides))
     if input_file:
         cfg.mephisto.blueprint[task.file_key] = input_file
     if args.print_config:

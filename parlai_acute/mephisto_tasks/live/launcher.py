@@ -47,8 +47,8 @@ def blueprint_help(args_class, title: str) -> str:
     return "\n".join(lines)
 
 
-def compose(config_dir: Path, config_name: str, overrides: list[str], script: str):
-    """The task config: the task's defaults plus ``overrides`` (``script`` names the command in errors)."""
+def compose(config_dir: Path, config_name: str, overrides: list[str]):
+    """The task config: the task's defaults plus ``overrides``."""
     from hydra import compose as hydra_compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
@@ -63,7 +63,8 @@ def compose(config_dir: Path, config_name: str, overrides: list[str], script: st
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "Ambiguous value" in first:  # Hydra reads key=a,b as a sweep over a and b
             first += " (a value with commas must be quoted for Hydra: write 'KEY=\"a,b\"' in the shell)"
-        raise UserError(f"bad configuration override: {first}; see `parlai-acute {script} --help-blueprint`") from None
+        raise UserError(f"bad configuration override: {first}; list the task's mephisto.blueprint.* options with "
+                        f"help_blueprint", param="help_blueprint") from None
     OmegaConf.set_struct(cfg, False)
     return cfg
 
@@ -239,12 +240,3 @@ def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
         signal.signal(signal.SIGTERM, old_term)
     return root
 
-
-def launch_from_task_folder(group: str) -> None:
-    """What a task folder's ``run.py`` does: ``parlai-acute GROUP launch`` with this process's arguments
-    (Hydra overrides such as ``conf=default mephisto.provider.requester_name=NAME``); exits with its status."""
-    import sys
-
-    from parlai_acute.scripts.main import main
-
-    sys.exit(main([group, "launch", *sys.argv[1:]]))

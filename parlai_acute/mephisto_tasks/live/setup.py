@@ -51,7 +51,7 @@ def configure_data_dir(data_dir: str | os.PathLike | None = None, create: bool =
         os.makedirs(chosen, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create the Mephisto data directory {chosen}: {exc.strerror}; "
-                        f"pass --data-dir DIR or set {DATA_ENV}") from None
+                        f"pass data_dir=DIR or set {DATA_ENV}", param="data_dir") from None
     dirs.loaded_data_dir = chosen
     return chosen
 
@@ -97,11 +97,12 @@ def _existing_data_dir(data_dir) -> str:
             chosen = (yaml.safe_load(config.read_text()) or {}).get("core", {}).get("main_data_directory")
         if not chosen:
             raise UserError(f"Mephisto has no data directory configured (no main_data_directory in {config}); "
-                            f"pass --mephisto-db DIR/database.db or set {DATA_ENV}=DIR")
+                            f"pass mephisto_db=DIR/database.db or set {DATA_ENV}=DIR", param="mephisto_db")
     chosen = str(Path(chosen).expanduser().resolve())
     if not Path(chosen, "database.db").is_file():
         raise UserError(f"there is no Mephisto database in {chosen} (no database.db); pass the data directory "
-                        f"a task was launched with (--mephisto-db DIR/database.db or {DATA_ENV}=DIR)")
+                        f"a task was launched with (mephisto_db=DIR/database.db or {DATA_ENV}=DIR)",
+                        param="mephisto_db")
     with no_mephisto_config_written():
         from mephisto.utils import dirs
     dirs.loaded_data_dir = chosen

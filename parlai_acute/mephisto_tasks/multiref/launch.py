@@ -22,7 +22,7 @@ def item_task():
         return (f"Multi-reference task {task_name!r} stopped; {len(rows)} replies stored in {data_dir} "
                 f"(export them with `parlai-acute multiref export --task-name {task_name} -o FILE.jsonl`).")
 
-    return ItemTask("multiref launch", "multi-reference collection task", MultirefBlueprintArgs, config,
+    return ItemTask("multi-reference collection task", MultirefBlueprintArgs, config,
                     "contexts_file", check_args, MultirefLive, store,
                     "every context has its replies; nothing to launch (use another mephisto.task.task_name)",
                     started, stopped)

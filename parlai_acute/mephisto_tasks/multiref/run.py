@@ -2,7 +2,7 @@
 ``python -m parlai_acute.mephisto_tasks.multiref.run conf=default mephisto.blueprint.mode=2R2W
 mephisto.provider.requester_name=NAME``. Its Hydra config is ``hydra_configs/conf/default.yaml``
 beside this file; the code is ``parlai-acute multiref launch``'s."""
-from parlai_acute.mephisto_tasks.live.launcher import launch_from_task_folder
+from parlai_acute.scripts.main import launch_from_task_folder
 
 if __name__ == "__main__":
     launch_from_task_folder("multiref")

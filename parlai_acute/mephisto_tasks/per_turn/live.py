@@ -41,7 +41,8 @@ class LiveSetup:
         b = args.blueprint
         self.design = design_from_args(b)
         if not self.design.models:
-            raise UserError("no models; pass --model NAME=MODEL (two or more for pm/mm) or mephisto.blueprint.models")
+            raise UserError("nothing to evaluate; pass models (NAME=MODEL, two or more for pm/mm; "
+                            "mephisto.blueprint.models)", param="models")
         if int(b.target) < 1:
             raise UserError(f"mephisto.blueprint.target must be at least 1, got {b.target}")
         self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None)

@@ -21,6 +21,6 @@ def item_task():
         return f"SSA labelling task {task_name!r} stopped; {len(store.labels_for_task(db, task_name))} labels " \
                f"stored in {data_dir}."
 
-    return ItemTask("ssa launch", "static SSA labelling task", SsaLabelBlueprintArgs, config, "items_file",
+    return ItemTask("static SSA labelling task", SsaLabelBlueprintArgs, config, "items_file",
                     check_numbers, SsaLive, store, "every item has its labels; nothing to launch (raise "
                     "mephisto.blueprint.labels_per_item or use another mephisto.task.task_name)", started, stopped)

@@ -17,7 +17,8 @@ class SsaLive:
         b = args.blueprint
         check_numbers(b)
         if not b.get("items_file"):
-            raise UserError("no items file; pass --items FILE (made by `parlai-acute ssa generate`)")
+            raise UserError("no items file; pass items_file=FILE (mephisto.blueprint.items_file, made by "
+                            "`parlai-acute ssa generate`)", param="items_file")
         self.items = read_items(os.path.expanduser(b.items_file))
         self.onboarding_items = load_gold(b.get("onboarding_file") or None) if b.onboarding else []
         self.seed = int(b.seed)

@@ -2,7 +2,7 @@
 ``python -m parlai_acute.mephisto_tasks.ssa.run conf=default mephisto.blueprint.items_file=items.jsonl
 mephisto.provider.requester_name=NAME``. Its Hydra config is ``hydra_configs/conf/default.yaml``
 beside this file; the code is ``parlai-acute ssa launch``'s."""
-from parlai_acute.mephisto_tasks.live.launcher import launch_from_task_folder
+from parlai_acute.scripts.main import launch_from_task_folder
 
 if __name__ == "__main__":
     launch_from_task_folder("ssa")

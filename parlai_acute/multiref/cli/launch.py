@@ -20,4 +20,4 @@ from parlai_acute.mephisto_tasks.live.item_launch import command
 
 add_arguments, run = command(
     "--contexts", "JSON lines of dialogues in the DailyDialog multi-reference layout (default: the package's static "
-    "contexts)", "parlai_acute.mephisto_tasks.multiref.launch")
+    "contexts)", "parlai_acute.mephisto_tasks.multiref.launch", "contexts_file")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 from parlai_acute.per_turn.analysis import FLAG_RULES
@@ -34,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fewer dialogues (or workers) than this in a model set: no bootstrap interval of a pick rate "
                              "(marks need at least 5 at alpha 0.05, whatever this says)")
     add_confidence(parser)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")
+    add_alpha(parser)
     parser.add_argument("--permutations", type=int, default=10_000,
                         help="sign patterns / arrangements of the cluster-aware tests (all of them when fewer exist)")
     parser.add_argument("--min-decision-seconds", type=float, default=2.0,
@@ -91,7 +90,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(result.kept, args.judge_table, "per-turn", 1 - args.confidence, args.outdir)
+            beside_analysis(result.kept, args.judge_table, "per-turn", args.confidence, args.outdir)
     kept = int((result.turns["excluded_because"] == "").sum())
     why = ", ".join(f"{r['reason']}: {r['turns']}" for r in result.exclusion_summary() if r["turns"])
     flagged = ", ".join(f"{f['flag']}: {f['turns']}" for f in result.flag_summary() if f["turns"])

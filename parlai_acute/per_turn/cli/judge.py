@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.judges.options import add_judge_arguments, cost_line, make_runner
+from parlai_acute.judges.record import cost_line
+from parlai_acute.scripts.judge_options import add_judge_arguments, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +55,7 @@ def run(args) -> int:
         record.write_items(outdir / "items.jsonl", results, protocol)
         record.write_summary(outdir / "summary.json", summary)
     print(f"judge {runner.judge.name} ({runner.judge.backend}, templates {', '.join(summary['templates'])}, "
-          f"answers from {args.answer_from}, orders {args.orders})")
+          f"answers from {args.answer_from}, orders {args.order_mode})")
     print("\n".join(record.count_lines(counts, "turns", "dropped", summary["position_bias"])))
     print(cost_line(summary))
     print(f"wrote {len(table)} rows to {outdir / 'turns.csv'}")

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.worlds.model_spec import MODEL_HELP
 
     launcher.add_launch_arguments(parser)
-    parser.add_argument("--model", action="append", default=[], metavar="NAME=MODEL",
+    parser.add_argument("--model", dest="models", action="append", default=[], metavar="NAME=MODEL",
                         help=f"a model to evaluate, with its name (repeat for each); MODEL is {MODEL_HELP}")
 
 
@@ -59,10 +59,10 @@ def run(args) -> int:
         return 0
     from parlai_acute.mephisto_tasks.per_turn.config import CONFIG_DIR, CONFIG_NAME
 
-    cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, list(args.overrides), "per-turn launch")
+    cfg = launcher.compose(CONFIG_DIR, CONFIG_NAME, list(args.overrides))
     b = cfg.mephisto.blueprint
     models = dict(b.get("models") or {})
-    models.update(parse_models(args.model))
+    models.update(parse_models(args.models))
     b.models = models
     if args.print_config:
         from omegaconf import OmegaConf

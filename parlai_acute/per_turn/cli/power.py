@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.per_turn.power import DESIGNS, Assumptions
+from parlai_acute.scripts.options import add_alpha
 
 DESCRIPTION = {
     "pm-soba": "two models per turn, the worker selects the best; exact two-sided binomial test against 1/2",
@@ -32,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--design", required=True, choices=DESIGNS, help="setting and protocol")
     parser.add_argument("--delta", type=float, default=0.1,
                         help="smallest win-rate difference worth detecting (paper: 0.1; PM-SOBA: win rate 0.5 + delta)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level")
+    add_alpha(parser, "the planned two-sided test")
     parser.add_argument("--power", type=float, default=0.8, help="target power")
     parser.add_argument("--models", type=int, default=4, help="models per turn (multi-model designs)")
     parser.add_argument("--base-rate", type=float, default=0.5,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
 
@@ -26,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output_dir(parser)
     add_resampling(parser, "cluster-bootstrap resamples (0: none)")
     add_confidence(parser)
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the marks (* p < alpha, ** p < alpha/5; Holm, cluster-aware)")
+    add_alpha(parser)
     parser.add_argument("--unit", choices=["auto", "conversation", "context", "worker"], default="auto",
                         help="cluster of the marks: auto = the conversation for interactive/log items, else the "
                              "context; worker = each worker's labels move together (static labelling)")
@@ -83,7 +82,7 @@ def run(args) -> int:
         if args.judge_table:
             from parlai_acute.scripts.ppi import beside_analysis
 
-            beside_analysis(df, args.judge_table, "ssa", 1 - args.confidence, args.outdir)
+            beside_analysis(df, args.judge_table, "ssa", args.confidence, args.outdir)
     s = result.summary()
     print(f"{s['labels']} labels of {s['items']} items by {s['workers']} workers ({', '.join(s['sources'])})")
     level = f"{100 * config.confidence:g}%"
@@ -95,7 +94,7 @@ def run(args) -> int:
         print(f"  {m.model:<14} " + " / ".join(text for text, _ in parts) + f"  ({m.items} items, {m.workers} workers)")
     if exact:
         print(f"  +: {level} exact Clopper-Pearson (items independent), where the cluster bootstrap gives no interval "
-              f"(every resample agrees, or too few workers); [no interval]: neither can be given")
+              f"(every resample agrees, or too few workers); (no interval): neither can be given")
     for p in result.pairs.itertuples(index=False):
         interval = bounds_text(p.cluster_low, p.cluster_high, 1, scale=100, signed=True)
         interval = f" {interval}" if interval else ""
@@ -111,7 +110,8 @@ def run(args) -> int:
               f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
     for a in result.agreement.itertuples(index=False):
         alpha = interval_text(a.krippendorff_alpha, a.alpha_low, a.alpha_high)
-        print(f"  agreement {a.question}: {a.items} items, {number_text(a.percent_agreement, 1, scale=100)}% agree, "
+        agree = number_text(a.percent_agreement, 1, scale=100, unit="% agree")
+        print(f"  agreement {a.question}: {a.items} items, {'no percent agreement' if agree == 'undefined' else agree}, "
               f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")

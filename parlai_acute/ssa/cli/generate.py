@@ -78,7 +78,7 @@ def run(args) -> int:
 
             datapath = args.datapath or default_datapath()
             for name, spec in models:
-                agent = create_agent_checked(model_opt(spec, datapath, flag=f"--model {name!r}"))
+                agent = create_agent_checked(model_opt(spec, datapath, what=f"--model {name!r}", param=None))
                 with progress(args, len(contexts), f"{name} replies", unit="context") as bar:
                     mine = model_items(name, spec, agent, contexts, batchsize=args.batchsize, progress=bar.update)
                 items += mine

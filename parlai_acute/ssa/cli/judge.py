@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
+from parlai_acute.judges.record import cost_line
+from parlai_acute.scripts.judge_options import add_judge_arguments, add_onboarding_arguments, make_runner
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,4 +18,4 @@ from parlai_acute.mephisto_tasks.live.item_launch import command
 
 add_arguments, run = command(
     "--items", "JSON-lines items file: item, context (list of turns), reply, model (from `parlai-acute ssa generate`)",
-    "parlai_acute.mephisto_tasks.ssa.launch")
+    "parlai_acute.mephisto_tasks.ssa.launch", "items_file")

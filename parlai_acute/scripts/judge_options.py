@@ -1,19 +1,14 @@
-"""The command-line options every ``parlai-acute judge <protocol>`` subcommand shares."""
+"""The command-line options every ``parlai-acute judge <protocol>`` subcommand shares, and the
+judge runner they describe (the CLI side of :mod:`parlai_acute.judges`)."""
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 from parlai_acute.judges import orders as order_mod
+from parlai_acute.judges.cache import default_cache
 from parlai_acute.judges.model import ANSWER_FROM
 from parlai_acute.scripts.options import DeprecatedAlias, add_output_dir, add_progress, progress
 from parlai_acute.worlds.model_spec import MODEL_HELP
-
-
-def default_cache() -> str:
-    return os.environ.get("PARLAI_ACUTE_JUDGE_CACHE",
-                          str(Path.home() / ".cache" / "parlai_acute" / "judge_cache.sqlite"))
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) -> None:
@@ -30,7 +25,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) ->
                             "of the answer token (llama.cpp, OpenAI-compatible servers that continue an "
                             "assistant message, transformers)")
     if orders:
-        group.add_argument("--orders", default="rotations", choices=order_mod.ORDER_MODES,
+        group.add_argument("--orders", dest="order_mode", default="rotations", choices=order_mod.ORDER_MODES,
                            help="position swap: rotations (each option once in each position; pairs: both orders), "
                                 "all (every permutation), none (one random order per item, as people see; no swap, "
                                 "not recommended)")
@@ -38,7 +33,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, orders: bool = True) ->
                            help="an item whose verdict changes with the order: drop it, or keep it as a tie "
                                 "(where the table can hold one)")
     else:
-        parser.set_defaults(orders="rotations", inconsistent="drop")
+        parser.set_defaults(order_mode="rotations", inconsistent="drop")
     group.add_argument("--retries", type=int, default=2,
                        help="ask again this many times (with a format reminder) after an unparseable answer; "
                             "then the order is missing (default: 2)")
@@ -68,13 +63,6 @@ def add_onboarding_arguments(parser: argparse.ArgumentParser, gold: str, default
     group.add_argument("--no-onboarding", action="store_true", help="do not judge gold items")
 
 
-def cost_line(summary: dict) -> str:
-    """What a judge run cost, in one line: calls made, cached and failed, and tokens."""
-    c = summary["costs"]
-    return (f"calls: {c['calls']} made, {c['cached_calls']} from cache, {c['failed_calls']} failed; "
-            f"tokens: {c['prompt_tokens']} prompt + {c['completion_tokens']} completion")
-
-
 def make_runner(args):
     """JudgeModel + settings + cache -> a Runner, from the shared options."""
     from parlai_acute.errors import UserError
@@ -84,7 +72,7 @@ def make_runner(args):
 
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--num-items {args.limit} must be at least 1")
-    settings = JudgeSettings(answer_from=args.answer_from, retries=args.retries, order_mode=args.orders,
+    settings = JudgeSettings(answer_from=args.answer_from, retries=args.retries, order_mode=args.order_mode,
                              inconsistent=args.inconsistent, seed=args.seed)
     cache = NoCache() if args.no_cache else JudgeCache(args.cache or default_cache())
     judge = JudgeModel(args.judge, name=args.judge_name, concurrency=args.concurrency, seed=args.seed,
