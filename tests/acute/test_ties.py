@@ -327,3 +327,15 @@ def test_the_live_scheduler_hands_a_stored_tie_to_adaptive_selection():
     assert row["outcome"] == "tie" and row["winner"] == ""
     assert sched.stop.judgments() == 1 and sched.decision is None  # the stop rule read the tie
     assert len(sched.assign("w2")) == 2  # adaptive selection weighs pairs with the tie as half a win each
+
+
+def test_a_pilot_with_ties_scores_a_tie_as_the_test_does():
+    import numpy as np
+
+    from parlai_acute.acute.power import pilot_outcomes
+
+    table = simulate_judgments({"a": 0.0, "b": 1.0}, 200, seed=0, workers=20, tie=2.0)
+    values, clusters = pilot_outcomes(table)
+    raw = np.where(table["outcome"] != "win", 0.0, np.where(table["winner"] == "b", 1.0, -1.0))
+    assert values == pytest.approx(raw - raw.mean())  # one matchup: +1, 0 (a tie), -1, centred
+    assert set(clusters) == {f"w{i}|a vs b" for i in range(20)}
