@@ -334,6 +334,18 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
                 flags.append(f"{worker} chose the {side} conversation in {max(wins, total - wins)} of {total} "
                              f"judgments (exact binomial against 1/2, Holm across workers, p = {q:.2g}): its verdicts "
                              f"follow the position, not the conversations")
+    for summary in judges or []:  # a judge whose flipping verdicts became ties shows its bias in every order only
+        name = str(summary.get("judge", "the judge"))
+        if any(f.startswith(f"{name} chose the") for f in flags):
+            continue
+        for bias in summary.get("position_bias") or []:
+            n, picks, p = bias.get("n") or 0, bias.get("picks") or [], bias.get("pvalue")
+            if bias.get("positions") == 2 and n and p is not None and p < alpha:
+                first = picks[0] * 2 > n
+                flags.append(f"{name} chose the {'left (first shown)' if first else 'right (second shown)'} "
+                             f"conversation in {max(picks)} of {n} judgments in all the orders it was shown (exact "
+                             f"binomial against 1/2, p = {p:.2g}): its verdicts follow the position, not the "
+                             f"conversations")
     return flags
 
 
