@@ -30,13 +30,20 @@ from parlai_acute.monitoring.stopping import StopRule
 SEEDS = range(12)
 
 
-def acute_table(seed: int) -> pd.DataFrame:
+def acute_table(seed: int, tie: float = 0.0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     n = int(rng.choice([2, 3, 6, 20, 60]))
     workers = int(rng.choice([1, 2, 3, n]))
     strength = float(rng.choice([0.0, 0.5, 8.0]))  # 8: all one side in practice; 0: tied counts are common
     models = {"alpha": strength, "beta": 0.0, **({"gamma": -0.3} if seed % 3 == 0 else {})}
-    return simulate_judgments(models, n, seed=seed, workers=workers, worker_sd=float(rng.choice([0.0, 1.0])))
+    return simulate_judgments(models, n, seed=seed, workers=workers, worker_sd=float(rng.choice([0.0, 1.0])),
+                              tie=tie, both_bad=0.5 if seed % 2 else 0.0)
+
+
+def acute_tied_table(seed: int) -> pd.DataFrame:
+    """A task that offered a tie (and, for odd seeds, "both are bad"): many ties, or (nu = 50)
+    nearly all, so some pairs hold nothing but ties."""
+    return acute_table(seed, tie=[1.0, 3.0, 50.0][seed % 3])
 
 
 def per_turn_table(seed: int) -> pd.DataFrame:
@@ -57,7 +64,8 @@ def ssa_table(seed: int) -> pd.DataFrame:
                            workers=labels + int(rng.choice([0, 2, 8])), seed=seed)
 
 
-TABLES = {"acute": acute_table, "per-turn": per_turn_table, "ssa": ssa_table}
+TABLES = {"acute": acute_table, "per-turn": per_turn_table, "ssa": ssa_table, "acute with ties": acute_tied_table}
+PROTOCOL = {"acute with ties": "acute"}
 
 
 def headline(name: str, table: pd.DataFrame, **options) -> pd.DataFrame:
@@ -80,6 +88,7 @@ def assert_same(found: dict, expected: dict, surface: str) -> None:
 @pytest.mark.parametrize("name", list(TABLES))
 def test_every_surface_reports_the_protocols_estimate(name, seed):
     table = TABLES[name](seed)
+    name = PROTOCOL.get(name, name)
     try:
         head = headline(name, table)
     except UserError as exc:  # nothing left after the protocol's exclusions: no surface reports a number
@@ -120,15 +129,17 @@ def test_every_surface_reports_the_protocols_estimate(name, seed):
         assert estimand.low <= r["low"] < r["high"] <= estimand.high, r
 
 
+@pytest.mark.parametrize("tie", [0.0, 2.0])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_model_judges_table_is_analysed_alike_on_every_path(seed):
+def test_a_model_judges_table_is_analysed_alike_on_every_path(seed, tie):
     """`judge acute --analyze` and `acute analyze` of the judge's judgments.csv (with its summary.json)
     both run api.analyze with the judge's summary: no per-worker cap, the same estimates as the
     protocol's estimands of a judge's table."""
-    table = acute_table(seed).assign(worker="smollm2-judge")
+    table = acute_table(seed, tie=tie).assign(worker="smollm2-judge")
     judged = headline("acute", table, judges=[{"judge": "smollm2"}])
     assert_same(by_key(api.estimates("acute", table, judge=True)), by_key(judged), "estimates of a judge's table")
-    assert judged["n"].sum() == int((table["model_left"] != table["model_right"]).sum())  # nothing capped
+    wins = judged[judged["measure"] == "win rate"]
+    assert wins["n"].sum() == int((table["model_left"] != table["model_right"]).sum())  # nothing capped
 
 
 def test_the_stop_rule_decides_on_the_estimate_analyze_reports():
@@ -142,3 +153,19 @@ def test_the_stop_rule_decides_on_the_estimate_analyze_reports():
     judged = table.iloc[:decision["judgments"]]
     expected = by_key(headline("acute", judged))
     assert name == "beta vs alpha" and found["estimate"] == pytest.approx(expected[("engaging", name, "win rate")])
+
+
+def test_a_tie_counts_half_a_win_on_every_surface():
+    """Two models, every judgment a tie but one win each way: the win rate is exactly 1/2 and the
+    tie rate the share of ties, on the analysis, the estimates and status alike."""
+    table = simulate_judgments({"alpha": 0.0, "beta": 0.0}, 40, seed=4, workers=40, tie=3.0, both_bad=0.5)
+    ties = (table["outcome"] != "win").sum()
+    b_wins = (table["winner"] == "beta").sum()
+    expected = (b_wins + ties / 2) / len(table)
+    head = by_key(headline("acute", table))
+    assert head[("engaging", "beta vs alpha", "win rate")] == pytest.approx(expected)
+    assert head[("engaging", "beta vs alpha", "tie rate")] == pytest.approx(ties / len(table))
+    assert head[("engaging", "beta vs alpha", "both-bad rate")] == pytest.approx(
+        (table["outcome"] == "both_bad").mean())
+    (row,) = status(table, "acute")["rows"]
+    assert row["estimate"] == pytest.approx(expected)

@@ -9,7 +9,11 @@ the first rule that applies, recorded in ``excluded_because``):
    letters or digits;
 4. ``same model on both sides`` -- an A/A comparison says nothing about a matchup;
 5. ``over per-worker cap`` -- judgments beyond ``max_per_worker`` per worker (earliest
-   kept); default cap: the number of (model pair, question) combinations.
+   kept); default cap: the number of (model pair, question) combinations; ``"none"``: no cap
+   (released data whose workers judged a pair many times).
+
+``min_reason_chars=0`` switches rule 3 off (data collected without reasons); every rule's
+count and setting is in :meth:`AnalysisResult.exclusion_summary`.
 
 The statistics are the pure functions of :mod:`parlai_acute.stats`; this module only
 selects rows and assembles their results. Writing files is :func:`write_outputs`.
@@ -21,6 +25,12 @@ on :mod:`parlai_acute.stats.inference`), Holm-adjusted within a question at
 tests and intervals stay beside them, named "exact, judgments independent". Every matchup
 reports its number of distinct workers and is flagged when they are fewer than
 ``min_workers`` (see :meth:`QuestionResult.warnings`).
+
+Ties (a task with ``allow_tie``, or released data): a tie or "both bad" counts half a win for
+each model in the win rate, its tests and the Bradley-Terry ranking (the definition is
+:mod:`parlai_acute.acute.estimands`'); a table with ties also gets each matchup's win, tie and
+loss rates with intervals (``QuestionResult.outcomes``) and Davidson's tie-aware ranking with
+its tie parameter (``tie_ranking``, ``tie_parameter``).
 """
 from __future__ import annotations
 
@@ -39,8 +49,10 @@ from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
+from parlai_acute.stats.davidson import davidson
 from parlai_acute.stats.multitest import holm
-from parlai_acute.stats.winrates import design_note, grid_from_matchups, grid_table, matchups, models_of, side_bias
+from parlai_acute.stats.winrates import (design_note, grid_from_matchups, grid_table, matchups, models_of, outcome_rates,
+                                         side_bias, tied)
 
 FAILED_ONBOARDING = "failed onboarding"
 ONBOARDING = "onboarding judgment"
@@ -49,6 +61,8 @@ SAME_MODEL = "same model on both sides"
 OVER_CAP = "over per-worker cap"
 _WORD_CHAR = re.compile(r"\w")
 RULES = [FAILED_ONBOARDING, ONBOARDING, NO_REASON, SAME_MODEL, OVER_CAP]
+#: ``max_per_worker`` for no per-worker cap (0 is refused: it would keep nothing)
+NO_CAP = "none"
 #: Worker-name prefix of scripted (simulated) workers, as given by
 #: parlai_acute.mephisto_tasks.acute.simulated_workers.PREFIX (kept here: analysis never imports Mephisto).
 SIMULATED_PREFIX = "simulated-"
@@ -58,16 +72,25 @@ SIMULATED_PREFIX = "simulated-"
 class AnalysisConfig(Settings):
     """Everything that changes the results; recorded in every output."""
 
-    max_per_worker: int | None = None  # None: number of (model pair, question) combinations
-    min_reason_chars: int = 3
+    max_per_worker: int | str | None = None  # None: number of (model pair, question) combinations; "none": no cap
+    min_reason_chars: int = 3  # 0: no reasons were collected (the rule is off)
     bt_alpha: float = DEFAULT_ALPHA
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
 
     def __post_init__(self):
         super().__post_init__()
-        if self.max_per_worker is not None and self.max_per_worker < 1:
-            raise UserError(f"max_per_worker must be at least 1, got {self.max_per_worker}", param="max_per_worker")
+        cap = self.max_per_worker
+        if isinstance(cap, str) and cap.strip().lower() == NO_CAP:
+            self.max_per_worker = NO_CAP
+        elif cap is not None and isinstance(cap, (str, bool, float)):
+            raise UserError(f"max_per_worker must be a whole number of at least 1 or {NO_CAP!r} (no cap), got {cap!r}",
+                            param="max_per_worker")
+        elif cap is not None and cap < 1:  # 0 would keep nothing; no cap is said as "none"
+            raise UserError(f"max_per_worker must be at least 1, got {cap}", param="max_per_worker")
+        if self.min_reason_chars < 0:
+            raise UserError(f"min_reason_chars must be 0 (no reasons were collected) or more, got "
+                            f"{self.min_reason_chars}", param="min_reason_chars")
         if not self.bt_alpha >= 0:
             raise UserError(f"bt_alpha must be 0 or more, got {self.bt_alpha}", param="bt_alpha")
         if self.min_workers < 1:
@@ -86,6 +109,13 @@ class QuestionResult:
     agreement: dict
     side_bias: dict
     min_workers: int = 5
+    # with ties in the table (a task that offered them): win, tie and loss rates with intervals
+    # (stats.winrates.outcome_rates) and Davidson's tie-aware ranking (stats.davidson) beside the
+    # ordinary one, which counts a tie as half a win
+    outcomes: pd.DataFrame | None = None
+    tie_ranking: pd.DataFrame | None = None
+    tie_parameter: dict | None = None
+    tie_ranking_error: str = ""
 
     def warnings(self) -> list[str]:
         """One sentence per matchup whose judgments come from fewer than ``min_workers`` workers."""
@@ -126,7 +156,17 @@ class AnalysisResult(Result):
                 "pairs": pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]),
                 "winrate_grid": wide.reset_index(), "ranking": pd.concat(rankings) if rankings else pd.DataFrame(),
                 "agreement": pd.DataFrame([{"question_key": r.question_key, **r.agreement} for r in q]),
-                "workers": self.workers(), "reasons": self.reasons()}
+                "workers": self.workers(), "reasons": self.reasons(), **self.tie_tables()}
+
+    def tie_tables(self) -> dict[str, pd.DataFrame]:
+        """Where the judgments hold ties: each pair's win, tie and loss shares, and Davidson's ranking."""
+        q = self.questions
+        if not any(r.outcomes is not None for r in q):
+            return {}
+        ties = [r.tie_ranking.assign(question_key=r.question_key) for r in q if r.tie_ranking is not None]
+        return {"outcomes": pd.concat([r.outcomes.assign(question_key=r.question_key) for r in q
+                                       if r.outcomes is not None]),
+                "ranking_ties": pd.concat(ties) if ties else pd.DataFrame()}
 
     def default_warnings(self) -> list[str]:
         """What a notebook user is warned of: the paper's default cap dropping judgments they may
@@ -136,7 +176,7 @@ class AnalysisResult(Result):
         over = int((self.excluded["excluded_because"] == OVER_CAP).sum()) if len(self.excluded) else 0
         total = len(self.kept) + len(self.excluded)
         return [f"the default per-worker cap of {self.cap} judgment(s) (one per model pair and question) excluded "
-                f"{over} of {total} judgments; pass max_per_worker=N to choose the cap"] if over else []
+                f"{over} of {total} judgments; pass max_per_worker=N to choose the cap ('none': no cap)"] if over else []
 
     def simulated_workers(self) -> tuple[int, int]:
         """(simulated workers, all workers) among the judgments, kept or excluded."""
@@ -144,7 +184,18 @@ class AnalysisResult(Result):
         return sum(str(w).startswith(SIMULATED_PREFIX) for w in workers), len(workers)
 
     def exclusion_summary(self) -> list[dict]:
-        return exclusions(self.excluded, RULES, "judgments")
+        """Per rule: judgments and workers it removed, and its ``setting`` (a rule switched off says so)."""
+        c = self.config
+        settings = {
+            FAILED_ONBOARDING: "every judgment of a worker who got an onboarding pair wrong",
+            ONBOARDING: "onboarding pairs are checks, not evidence",
+            NO_REASON: ("off, min_reason_chars=0: no reasons were collected" if c.min_reason_chars == 0 else
+                        f"workers none of whose reasons has {c.min_reason_chars} letters or digits "
+                        f"(min_reason_chars; 0 when no reasons were collected)"),
+            SAME_MODEL: "A/A pairs, kept aside as checks of the interface",
+            OVER_CAP: (f"off, max_per_worker={NO_CAP!r}: no cap" if self.cap == NO_CAP else
+                       f"more than {self.cap} per worker ({c.cap_source or 'default: model pairs x questions'})")}
+        return [{**row, "setting": settings[row["reason"]]} for row in exclusions(self.excluded, RULES, "judgments")]
 
     def aa_checks(self) -> pd.DataFrame:
         """A/A comparisons (one model on both sides, excluded from the grid): how often the
@@ -165,8 +216,8 @@ class AnalysisResult(Result):
     def reasons(self) -> pd.DataFrame:
         """Kept judgments' reasons, grouped by question and matchup."""
         df = self.kept
-        a = np.minimum(df["winner"], df["loser"])
-        b = np.maximum(df["winner"], df["loser"])
+        a = np.minimum(df["model_left"], df["model_right"])
+        b = np.maximum(df["model_left"], df["model_right"])
         table = pd.DataFrame({"question_key": df["question_key"], "matchup": a + " vs " + b,
                               "winner": df["winner"], "loser": df["loser"], "worker": df["worker"],
                               "reason": df["reason"]})
@@ -226,6 +277,12 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     mark(silent[worker], NO_REASON)
     mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
     remaining = np.flatnonzero(rule == 0)
+    if config.max_per_worker == NO_CAP:
+        keep = rule == 0
+        kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
+        kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))
+        names = np.array([""] + RULES, dtype=object)
+        return kept, excluded.assign(excluded_because=names[rule[~keep]]), NO_CAP
     cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
     # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
     stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
@@ -243,7 +300,9 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     return kept, excluded, cap
 
 
-def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> QuestionResult:
+def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False) -> QuestionResult:
+    """One question's statistics; ``ties``: the table holds ties (in any question), so the win,
+    tie and loss rates and Davidson's ranking are reported too."""
     models = models_of(df)
     ranking, error = None, ""
     try:
@@ -255,11 +314,21 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str) -> Ques
     texts = [t for t in df["question"].unique() if t]
     table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
                      alpha=config.alpha, seed=config.seed)
-    return QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
-                          matchups=table, grid=grid_from_matchups(table), ranking=ranking,
-                          ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
-                          agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
-                                              confidence=config.confidence))
+    result = QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
+                            matchups=table, grid=grid_from_matchups(table), ranking=ranking,
+                            ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
+                            agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
+                                                confidence=config.confidence))
+    if ties:
+        result.outcomes = outcome_rates(df, models, confidence=config.confidence, min_clusters=config.min_workers,
+                                        resamples=config.bootstrap, seed=config.seed)
+        try:
+            result.tie_ranking, result.tie_parameter = davidson(
+                df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha, confidence=config.confidence,
+                models=models, min_clusters=config.min_workers)
+        except UserError as exc:  # e.g. no tie under this question
+            result.tie_ranking_error = str(exc)
+    return result
 
 
 def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float = 0.05) -> list[str]:
@@ -277,7 +346,7 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
             flags.append(f"{summary.get('judge', 'the judge')} FAILED onboarding ({onboarding.get('orders_correct')}/"
                          f"{onboarding.get('orders')} gold orders correct, {onboarding.get('items_correct_every_order')}"
                          f"/{onboarding['gold_items']} gold pairs right in every order): do not trust its verdicts")
-    real = ~df["is_onboarding"].astype(bool).to_numpy()
+    real = ~df["is_onboarding"].astype(bool).to_numpy() & ~tied(df)  # a tie picks no side
     if real.any():
         from scipy import stats
 
@@ -294,6 +363,18 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
                 flags.append(f"{worker} chose the {side} conversation in {max(wins, total - wins)} of {total} "
                              f"judgments (exact binomial against 1/2, Holm across workers, p = {q:.2g}): its verdicts "
                              f"follow the position, not the conversations")
+    for summary in judges or []:  # a judge whose flipping verdicts became ties shows its bias in every order only
+        name = str(summary.get("judge", "the judge"))
+        if any(f.startswith(f"{name} chose the") for f in flags):
+            continue
+        for bias in summary.get("position_bias") or []:
+            n, picks, p = bias.get("n") or 0, bias.get("picks") or [], bias.get("pvalue")
+            if bias.get("positions") == 2 and n and p is not None and p < alpha:
+                first = picks[0] * 2 > n
+                flags.append(f"{name} chose the {'left (first shown)' if first else 'right (second shown)'} "
+                             f"conversation in {max(picks)} of {n} judgments in all the orders it was shown (exact "
+                             f"binomial against 1/2, p = {p:.2g}): its verdicts follow the position, not the "
+                             f"conversations")
     return flags
 
 
@@ -309,13 +390,15 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     if kept.empty:
         counts = excluded["excluded_because"].value_counts().to_dict()
         raise UserError(f"all {len(df)} judgments were excluded ({counts}); inspect the workers or relax "
-                        f"max_per_worker or min_reason_chars", param=("max_per_worker", "min_reason_chars"))
+                        f"max_per_worker ({NO_CAP!r}: no cap) or min_reason_chars (0: no reasons were collected)",
+                        param=("max_per_worker", "min_reason_chars"))
     result = AnalysisResult(config=config, cap=cap, kept=kept, excluded=excluded,
                             flags=judge_flags(df, judges, config.alpha))
     keys = sorted(kept["question_key"].unique())
+    ties = bool(tied(kept).any())
     for key in keys:  # one question (the usual case): no copy of the table
         part = kept if len(keys) == 1 else kept[kept["question_key"] == key]
-        result.questions.append(analyze_question(part, config, key))
+        result.questions.append(analyze_question(part, config, key, ties))
     return result
 
 
@@ -339,6 +422,10 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, model_configs: dic
                             "excluded": result.exclusion_summary(), "aa_checks": _records(result.aa_checks())},
         "ranking.json": {**meta, "questions": [{"question_key": r.question_key, "ranking": None if r.ranking is None
                                                 else _records(r.ranking), "error": r.ranking_error} for r in q]}}
+    if any(r.outcomes is not None for r in q):  # ties: Davidson's ranking beside the ordinary one
+        files["ranking_ties.json"] = {**meta, "questions": [
+            {"question_key": r.question_key, "ranking": None if r.tie_ranking is None else _records(r.tie_ranking),
+             "tie_parameter": r.tie_parameter, "error": r.tie_ranking_error} for r in q]}
     results = {"warnings": result.warnings(), "questions": [
         {"question_key": r.question_key, "question": r.question, "models": r.models, "matchups": _records(r.matchups),
          "grid": _records(r.grid), "side_bias": r.side_bias, "agreement": r.agreement,

@@ -6,7 +6,9 @@ print the same value under the same name in the same direction:
 
 * **quantity**: for models A and B (A the earlier name alphabetically) under one question, the
   share of the pair's kept judgments won by B, printed ``"B vs A"`` -- the paper's table read as
-  "column beats row";
+  "column beats row"; where the task offered a tie (or "both are bad"), a tie counts as half a
+  win for each model (observations carry 1/2), so every surface handles ties through this one
+  definition; the tie rate and the both-bad rate are then estimands of their own;
 * **estimator**: pooled over judgments (wins / judgments of the pair). Under the protocol's
   default cap of one judgment per worker, model pair and question every worker contributes one
   judgment per pair, so this is also the mean of the workers' own shares; with a larger cap the
@@ -25,24 +27,40 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.acute.analysis import AnalysisConfig, AnalysisResult, apply_exclusions
-from parlai_acute.acute.judgments import _TEXT, COLUMNS
+from parlai_acute.acute.judgments import _TEXT, BOTH_BAD, COLUMNS, TIES, WIN
 from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["WIN_RATE", "ESTIMANDS", "MONITOR", "config_for", "kept", "observations", "observe", "estimates", "headline", "label"]
+__all__ = ["WIN_RATE", "TIE_RATE", "BOTH_BAD_RATE", "TIE_VALUE", "ESTIMANDS", "MONITOR", "config_for", "kept",
+           "observations", "observe", "estimates", "headline", "label"]
 
 WIN_RATE = Estimand(
     measure="win rate",
-    quantity="share of the pair's judgments won by the model named first, pairs named 'B vs A' with B the later "
-             "name alphabetically (the paper's table: column beats row)",
-    estimator="pooled over kept judgments (wins / judgments)",
+    quantity="share of the pair's judgments won by the model named first, a tie (or 'both bad') counting half a "
+             "win for each model, pairs named 'B vs A' with B the later name alphabetically (the paper's table: "
+             "column beats row)",
+    estimator="pooled over kept judgments ((wins + ties / 2) / judgments)",
     unit="worker",
     low=0.0, high=1.0,
     exclusions="workers who failed onboarding, onboarding pairs, workers who never gave a reason, the same model on "
                "both sides, judgments over the per-worker cap (default: one per model pair and question; a model "
                "judge's verdicts are not capped)",
     pairwise=True)
-ESTIMANDS = {WIN_RATE.measure: WIN_RATE}
-#: what ``status`` and the live stop rule watch: every win rate against 1/2, over workers
+TIE_RATE = Estimand(
+    measure="tie rate",
+    quantity="share of the pair's judgments with no winner (a tie, 'both bad' included), pairs named 'B vs A' as "
+             "the win rate; reported when the table holds a tie (a task that offered them)",
+    estimator="pooled over kept judgments (ties / judgments)",
+    unit="worker", low=0.0, high=1.0, exclusions=WIN_RATE.exclusions)
+BOTH_BAD_RATE = Estimand(
+    measure="both-bad rate",
+    quantity="share of the pair's judgments that found both conversations bad (a kind of tie), pairs named "
+             "'B vs A'; reported when the table holds a 'both bad' judgment",
+    estimator="pooled over kept judgments (both bad / judgments)",
+    unit="worker", low=0.0, high=1.0, exclusions=WIN_RATE.exclusions)
+ESTIMANDS = {e.measure: e for e in (WIN_RATE, TIE_RATE, BOTH_BAD_RATE)}
+#: the value of one judgment in the win rate of the model named first: won 1, tie 1/2, lost 0
+TIE_VALUE = 0.5
+#: what ``status`` and the live stop rule watch: every win rate (a tie half a win) against 1/2, over workers
 MONITOR = Monitor(watch={WIN_RATE.measure: 0.5}, signature="winner", unit="worker")
 
 
@@ -80,20 +98,39 @@ def kept(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list
     return apply_exclusions(complete(table, COLUMNS, _TEXT, ["is_onboarding"]), config)[0]
 
 
+def _outcomes(df: pd.DataFrame) -> np.ndarray:
+    """Each judgment's outcome (rows as judged may lack the column: wins)."""
+    if "outcome" not in df.columns:
+        return np.full(len(df), WIN, dtype=object)
+    outcome = df["outcome"].fillna("").to_numpy(dtype=object)
+    return np.where(outcome == "", WIN, outcome)
+
+
 def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
-    """One row per kept judgment, oriented as the estimand: ``value`` 1 when the model named first
-    in ``comparison`` (the later name alphabetically) won. ``item``: the pair of conversations
-    under the question (what a judge answers too); ``cluster``: the worker."""
+    """One row per kept judgment and estimand, oriented as the estimand: the win rate's ``value``
+    is 1 when the model named first in ``comparison`` (the later name alphabetically) won,
+    :data:`TIE_VALUE` (1/2) for a tie or 'both bad', 0 when it lost; with any tie in the table
+    also the tie rate's (1: a tie) and, with any 'both bad', the both-bad rate's. ``item``: the
+    pair of conversations under the question (what a judge answers too); ``cluster``: the worker."""
     df = kept_judgments[kept_judgments["model_left"] != kept_judgments["model_right"]]
     left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
     a, b = np.where(left < right, left, right), np.where(left < right, right, left)
     question = df["question_key"].astype(str).to_numpy(str)
-    return pd.DataFrame({
+    outcome = _outcomes(df)
+    tie = np.isin(outcome, TIES)
+    base = pd.DataFrame({
         "group": question, "comparison": np.char.add(np.char.add(b, " vs "), a), "measure": WIN_RATE.measure,
-        "model_a": a, "model_b": b, "value": (df["winner"].to_numpy(str) == b).astype(float),
+        "model_a": a, "model_b": b,
+        "value": np.where(tie, TIE_VALUE, (df["winner"].to_numpy(str) == b).astype(float)),
         "cluster": df["worker"].astype(str).to_numpy(),
         "item": np.char.add(np.char.add(df["pair_id"].astype(str).to_numpy(str), "#"), question),
         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
+    if not tie.any():
+        return base
+    parts = [base, base.assign(measure=TIE_RATE.measure, value=tie.astype(float))]
+    if (outcome == BOTH_BAD).any():
+        parts.append(base.assign(measure=BOTH_BAD_RATE.measure, value=(outcome == BOTH_BAD).astype(float)))
+    return pd.concat(parts, ignore_index=True)
 
 
 def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
@@ -106,6 +143,7 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
     """The analysis' reported estimates with their headline intervals (the test over workers), in the
     estimands table's shape: what every surface that shows an interval prints."""
     rows = []
+    both_bad = bool((_outcomes(result.kept) == BOTH_BAD).any())
     for q in result.questions:
         interval = f"{100 * result.config.confidence:g}% inverted sign-flip test over workers"
         for m in q.matchups.itertuples(index=False):
@@ -114,6 +152,15 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
                          "clusters": int(m.workers), "low": float(m.ci_low), "high": float(m.ci_high),
                          "interval": interval, "why_no_interval": m.reason or ("" if m.ci_low == m.ci_low else
                                                                              "too few workers for an interval")})
+        if q.outcomes is not None:
+            shares = [(TIE_RATE, "tie_rate")] + ([(BOTH_BAD_RATE, "both_bad_rate")] if both_bad else [])
+            for o in q.outcomes.to_dict("records"):
+                for estimand, share in shares:
+                    rows.append({"group": q.question_key, "comparison": label(o["model_a"], o["model_b"]),
+                                 "measure": estimand.measure, "estimate": float(o[share]), "n": int(o["n"]),
+                                 "clusters": int(o["workers"]), "low": float(o[f"{share}_low"]),
+                                 "high": float(o[f"{share}_high"]), "interval": o[f"{share}_interval"],
+                                 "why_no_interval": ""})
     return headline_table(rows)
 
 

@@ -10,8 +10,8 @@ Answers become rows of the judgments table (:mod:`parlai_acute.acute.judgments`)
 
 * ``judgments.csv``: one row per resolved item. A consistent item gives one judgment
   (shown left/right as in its first order). An inconsistent item is left out (rule
-  ``drop``) or, with rule ``tie``, written as two judgments, one for each model -- the
-  only tie a judgments table can hold (it adds 2 to the matchup's n);
+  ``drop``) or, with rule ``tie``, written as one judgment with ``outcome`` tie (shown as in
+  its first order): half a win for each model, as the estimand counts a person's tie;
 * ``raw_judgments.csv``: every answered order as shown (for position bias, "as for people");
 * ``onboarding.csv``: the gold pairs, every order, with ``onboarding_correct``. The judge
   passes onboarding only if every gold pair is answered correctly in every order, the
@@ -72,14 +72,18 @@ class AcuteProtocol(Protocol):
 
     # ------------------------------------------------------------------ rows
 
-    def row(self, item: Item, order: Sequence[int], winner: int, reason: str, judge_name: str, run_id: str,
+    def row(self, item: Item, order: Sequence[int], winner: int | None, reason: str, judge_name: str, run_id: str,
             duration: float, correct=None) -> dict:
+        """One judgment as shown in ``order``; ``winner`` None: a tie (the judge's verdict changed with
+        the order, kept under rule ``tie``)."""
         pairing, ids = item.data["pairing"], item.data["dialogue_ids"]
         left, right = order[0], order[1]
         raw = {"run_id": run_id, "worker": judge_name, "pair_id": pairing.get("pair_id", ""),
                "model_left": item.options[left], "model_right": item.options[right],
-               "dialogue_left": ids[left], "dialogue_right": ids[right], "winner": item.options[winner],
-               "winner_side": "left" if winner == left else "right", "reason": reason,
+               "dialogue_left": ids[left], "dialogue_right": ids[right],
+               "winner": "" if winner is None else item.options[winner],
+               "winner_side": "" if winner is None else "left" if winner == left else "right",
+               "outcome": "win" if winner is not None else "tie", "reason": reason,
                "question": self.question, "question_key": self.question_key,
                "is_onboarding": item.gold is not None, "onboarding_correct": correct,
                "timestamp": time.time(), "duration": duration}
@@ -105,10 +109,8 @@ class AcuteProtocol(Protocol):
                 resolved.append(self.row(r.item, first.order, r.resolution.value, first.reason, judge_name, run_id,
                                          seconds))
             elif r.resolution.status == order_mod.INCONSISTENT and rule == "tie":
-                for winner in sorted({j.value for j in r.judged}):
-                    shown = next(j for j in r.judged if j.value == winner)
-                    resolved.append(self.row(r.item, shown.order, winner, shown.reason, judge_name, run_id,
-                                             seconds / 2))
+                first = r.judged[0]
+                resolved.append(self.row(r.item, first.order, None, first.reason, judge_name, run_id, seconds))
         return {"judgments": to_frame(resolved), "raw": to_frame(raw), "onboarding": to_frame(onboarding)}
 
 

@@ -24,6 +24,7 @@ returned by ``parlai_acute.mephisto_tasks.acute.store.unit_data_for_task``)::
                   "correct_answer": "model_a"},            # onboarding only: the right choice
       "left": 0,              # index into the pairing shown on the LEFT (0 or 1); or "left_model"
       "choice": "model_b",    # the model the worker picked (the highlighted speaker's name)
+      "outcome": "win",       # optional: "tie" or "both_bad" when the task offered them (choice "")
       "reason": "more engaging",
       "question": "Who would you prefer to talk to for a long conversation?",
       "question_key": "engaging",
@@ -51,9 +52,11 @@ COLUMNS: dict[str, tuple[bool, str]] = {
     "model_right": (True, "model whose conversation was shown on the right"),
     "dialogue_left": (True, "id of the conversation shown on the left"),
     "dialogue_right": (True, "id of the conversation shown on the right"),
-    "winner": (True, "model the annotator picked"),
-    "loser": (False, "the other model; derived from winner when absent"),
-    "winner_side": (False, "'left' or 'right'; derived unless the same model is on both sides"),
+    "winner": (True, "model the annotator picked; empty for a tie or 'both bad'"),
+    "loser": (False, "the other model; derived from winner when absent (empty for a tie)"),
+    "winner_side": (False, "'left' or 'right'; derived unless the same model is on both sides (empty for a tie)"),
+    "outcome": (False, "'win' (one model picked; the default, so tables without the column are all wins), 'tie' "
+                       "(neither preferred) or 'both_bad' (neither preferred, both bad: a kind of tie)"),
     "reason": (True, "the annotator's justification (may be empty)"),
     "question": (False, "question text shown to the annotator"),
     "question_key": (True, "short key of the question (e.g. 'engaging')"),
@@ -64,8 +67,13 @@ COLUMNS: dict[str, tuple[bool, str]] = {
 }
 REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
 _TEXT = ["run_id", "unit_id", "assignment_id", "worker", "pair_id", "model_left", "model_right",
-         "dialogue_left", "dialogue_right", "winner", "loser", "winner_side", "reason", "question",
+         "dialogue_left", "dialogue_right", "winner", "loser", "winner_side", "outcome", "reason", "question",
          "question_key"]
+#: the outcomes of a judgment: one model won, or neither did (a tie, or a tie with both bad)
+WIN, TIE, BOTH_BAD = "win", "tie", "both_bad"
+OUTCOMES = (WIN, TIE, BOTH_BAD)
+#: outcomes without a winner; every one counts as a tie (half a win each) in the win rate
+TIES = (TIE, BOTH_BAD)
 
 
 def _is_missing(value) -> bool:
@@ -111,10 +119,21 @@ def normalize_row(raw: dict, where: str) -> dict:
     for name in _TEXT:
         value = raw.get(name)
         row[name] = "" if _is_missing(value) else str(value)
+    outcome = row["outcome"].strip().lower() or WIN
+    if outcome not in OUTCOMES:
+        raise UserError(f"{where}: field 'outcome' must be one of {', '.join(OUTCOMES)}, got {row['outcome']!r}; "
+                        f"fix that value (empty means win)")
+    row["outcome"] = outcome
     for name in ("worker", "model_left", "model_right", "winner", "question_key"):
-        if not row[name].strip():
-            raise UserError(f"{where}: field {name!r} is empty; fill it in or drop the line")
+        if not row[name].strip() and not (name == "winner" and outcome in TIES):
+            raise UserError(f"{where}: field {name!r} is empty; fill it in or drop the line" +
+                            (" (a tie: set field 'outcome' to tie or both_bad)" if name == "winner" else ""))
     left, right, winner = row["model_left"], row["model_right"], row["winner"]
+    if outcome in TIES:
+        if winner or row["loser"] or row["winner_side"]:
+            raise UserError(f"{where}: the outcome is {outcome!r} but field 'winner', 'loser' or 'winner_side' is "
+                            f"filled in; a tie has no winner: leave them empty, or set 'outcome' to win")
+        return _finish(row, raw, where)
     if winner not in (left, right):
         raise UserError(f"{where}: field 'winner' is {winner!r} but the models shown are {left!r} and {right!r}; "
                         f"winner must be one of them")
@@ -135,6 +154,11 @@ def normalize_row(raw: dict, where: str) -> dict:
     if row["loser"] and row["loser"] != other:
         raise UserError(f"{where}: field 'loser' is {row['loser']!r} but the other model shown is {other!r}")
     row["loser"] = other
+    return _finish(row, raw, where)
+
+
+def _finish(row: dict, raw: dict, where: str) -> dict:
+    """The columns every judgment fills the same way, a tie or a win."""
     if not row["pair_id"]:
         row["pair_id"] = "|".join(sorted([row["dialogue_left"], row["dialogue_right"]]))
     row["is_onboarding"] = _bool(raw["is_onboarding"], where, "is_onboarding")
@@ -217,10 +241,15 @@ def _rows_of_unit(unit: dict, where: str) -> list[dict]:
             raise UserError(f"{at}: missing field 'left' (index of the pairing shown on the left)")
         right = 1 - left
         choice = comp.get("choice")
-        if choice in (None, ""):
+        outcome = comp.get("outcome") or WIN  # a task that offers no tie saves none: a win
+        if outcome in TIES:
+            choice = ""
+        elif choice in (None, ""):
             continue  # the worker left this comparison unanswered: no judgment
         side = comp.get("choice_side")
-        if side is None and models[0] != models[1]:
+        if outcome in TIES:
+            side = ""
+        elif side is None and models[0] != models[1]:
             side = "left" if choice == models[left] else "right"
         onboarding = bool(pairing.get("is_onboarding", False))
         correct = None
@@ -243,7 +272,7 @@ def _rows_of_unit(unit: dict, where: str) -> list[dict]:
             "pair_id": pairing.get("pair_id", ""),
             "model_left": models[left], "model_right": models[right],
             "dialogue_left": dialogues[left], "dialogue_right": dialogues[right],
-            "winner": choice, "winner_side": side or "", "reason": comp.get("reason", ""),
+            "winner": choice, "winner_side": side or "", "outcome": outcome, "reason": comp.get("reason", ""),
             "question": comp.get("question", ""), "question_key": comp.get("question_key") or "default",
             "is_onboarding": onboarding, "onboarding_correct": correct,
             "timestamp": end if end is not None else (start if start is not None else unit.get("task_end")),

@@ -43,16 +43,19 @@ def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float
 
 def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
-    matchup won, -1 otherwise, centred per matchup; cluster = (worker, matchup). The same quality
-    control as the analysis, so the correlation is that of the judgments the test will see."""
+    matchup won, -1 when it lost, 0 for a tie (half a win: the test's own score), centred per
+    matchup; cluster = (worker, matchup). The same quality control as the analysis, so the
+    correlation is that of the judgments the test will see."""
     from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
+    from parlai_acute.stats.winrates import scored
 
     kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
     if kept.empty:
         raise UserError("the pilot has no judgments left after quality control; check its workers")
-    a = np.minimum(kept["winner"].astype(str), kept["loser"].astype(str))
-    b = np.maximum(kept["winner"].astype(str), kept["loser"].astype(str))
-    matchup = pd.Series(a + " vs " + b)
-    value = pd.Series(np.where(kept["winner"].astype(str).to_numpy() == b, 1.0, -1.0))
+    first, second, score = scored(kept)
+    first, second = first.astype(str), second.astype(str)
+    a, b = np.where(first < second, first, second), np.where(first < second, second, first)
+    matchup = pd.Series(np.char.add(np.char.add(a, " vs "), b))
+    value = pd.Series(np.where(first == b, 2 * score - 1, 1 - 2 * score))
     centred = value - value.groupby(matchup).transform("mean")
     return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()

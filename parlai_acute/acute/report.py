@@ -4,9 +4,9 @@
 :class:`~parlai_acute.report.Report`: a banner when workers were simulated, what the numbers
 estimate (its estimands), exclusions, per question the warnings (matchups resting on few
 workers), the win-rate grid (models in rank order, Clopper-Pearson intervals), the matchups, the
-Bradley-Terry ranking plot and table (its interval method named), agreement, then judgments per
-worker, reasons and the configuration (analysis settings and, when given, each model's
-configuration).
+Bradley-Terry ranking plot and table (its interval method named), with ties the win, tie and
+loss rates and Davidson's tie-aware ranking, agreement, then judgments per worker, reasons and
+the configuration (analysis settings and, when given, each model's configuration).
 Every text -- model names, worker ids and reasons, questions -- is escaped by the layer.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pandas as pd
 
 from parlai_acute.stats.winrates import design_note
 from parlai_acute.report import Report, estimands_section, interval_plot, win_rate_heatmap
-from parlai_acute.report.tables import p_text
+from parlai_acute.report.tables import interval_text, p_text
 from parlai_acute.stats.inference import legend
 
 #: Reasons shown per matchup; all of them are in reasons.csv (a big run would make a huge page).
@@ -74,6 +74,33 @@ def _ranking_section(section, result, q) -> None:
     ranking.table(q.ranking, f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}")
 
 
+def _ties_section(section, result, q) -> None:
+    """Win, tie and loss rates and Davidson's tie-aware ranking, when the task offered a tie."""
+    if q.outcomes is None:
+        return
+    level = _percent(result.config.confidence)
+    ties = section.section("Ties")
+    ties.note("The task offered a tie (and 'both are bad'): the win rates above count a tie as half a win for each "
+              "model, and so do their tests over workers and the Bradley-Terry ranking. Here: the share of each "
+              "pair's judgments B won outright, tied, and A won outright, and the share judged both bad (a kind "
+              f"of tie), each with its {level} interval (its method named per share).")
+    ties.table(q.outcomes, f"outcomes_{q.question_key}", caption=f"Win, tie and loss rates, question {q.question_key}")
+    if q.tie_ranking is None:
+        ties.text(f"No tie-aware ranking: {q.tie_ranking_error}")
+        return
+    t = q.tie_parameter
+    label = f"{level} {t['interval'] or 'no'} interval"
+    rows = q.tie_ranking.assign(label=[f"{r}. {m}" for r, m in zip(q.tie_ranking["rank"], q.tie_ranking["model"])])
+    ties.figure(interval_plot(rows, "label", "strength", "ci_low", "ci_high", xlabel="Davidson log-strength (mean 0)",
+                              interval_label=label, reference=0.0, note="note"),
+                f"ranking_ties_{q.question_key}", caption=f"Tie-aware (Davidson) ranking, question {q.question_key}.")
+    nu = interval_text(t["nu"], t["nu_low"], t["nu_high"])
+    equal = interval_text(t["tie_if_equal"], t["tie_if_equal_low"], t["tie_if_equal_high"], 1, scale=100, unit="%")
+    ties.note(f"{t['model']}. Tie parameter nu {nu}; two equally strong models tie with probability {equal} "
+              f"({label}{': ' + t['note'] if t['note'] else ''}).")
+    ties.table(q.tie_ranking, f"ranking_ties_{q.question_key}", caption=f"Davidson ranking, question {q.question_key}")
+
+
 def _agreement_section(section, result, q) -> None:
     agreement = section.section("Agreement")
     a = q.agreement
@@ -113,7 +140,8 @@ def build_report(result, model_configs: dict | None = None) -> Report:
             few.text(warning)
     exclusions = report.section("Exclusions")
     exclusions.table(pd.DataFrame(result.exclusion_summary()), "exclusions")
-    exclusions.note(f"Per-worker cap: {result.cap} judgments "
+    exclusions.note("Per-worker cap: none (max_per_worker='none')." if result.cap == "none" else
+                    f"Per-worker cap: {result.cap} judgments "
                     f"({result.config.cap_source or 'default: model pairs x questions'}).")
     aa = result.aa_checks()
     if len(aa):
@@ -129,6 +157,7 @@ def build_report(result, model_configs: dict | None = None) -> Report:
             section.note(f"Design read from the table: {note}.")
         _grid_section(section, result, q)
         _ranking_section(section, result, q)
+        _ties_section(section, result, q)
         _agreement_section(section, result, q)
     per_worker = result.workers()
     report.section("Judgments per worker").section(f"{len(per_worker)} workers", collapsed=True).table(per_worker)

@@ -77,14 +77,16 @@ def acute_labels(df: pd.DataFrame) -> pd.DataFrame:
     labels = item_labels(df)
     items = (labels["pair_id"] + "#" + labels["question_key"]).to_numpy()
     flip = np.array([hashlib.sha256(str(i).encode()).digest()[0] & 1 for i in items])
+    label = labels["label"].to_numpy()
     return pd.DataFrame({"item": items, "rater": df["worker"].to_numpy(),
-                         "label": labels["label"].to_numpy() ^ flip})
+                         "label": np.where(label == 2, 2, label ^ flip)})  # 2: a tie, never flipped
 
 
 def _judge_item_labels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """One label per item; items the judge labelled both ways (the tie rule) are left out and counted."""
+    """One label per item; items the judge labelled both ways or as a tie (the tie rule) are left out
+    and counted."""
     distinct = labels.groupby("item")["label"].nunique()
-    ties = set(distinct[distinct > 1].index)
+    ties = set(distinct[distinct > 1].index) | set(labels.loc[labels["label"] == 2, "item"])
     kept = labels[~labels["item"].isin(ties)].drop_duplicates("item")
     return kept, len(ties)
 
@@ -93,7 +95,7 @@ def acute_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1
                     confidence: float = 0.95) -> dict:
     from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
     from parlai_acute.stats.bradley_terry import bradley_terry
-    from parlai_acute.stats.winrates import matchups
+    from parlai_acute.stats.winrates import matchups, models_of
 
     no_cap = AnalysisConfig(bootstrap=0, seed=seed, max_per_worker=max(1, len(human)))
     human_kept = apply_exclusions(human, no_cap)[0] if len(human) else human
@@ -110,7 +112,7 @@ def acute_agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1
     rows = []
     for key in sorted(set(human_kept["question_key"]) & set(judge["question_key"])):
         h, j = human_kept[human_kept["question_key"] == key], judge[judge["question_key"] == key]
-        models = sorted(set(h["winner"]) | set(h["loser"]) | set(j["winner"]) | set(j["loser"]))
+        models = sorted(set(models_of(h)) | set(models_of(j)))  # a tie's models too
         mh = matchups(h, models).set_index(["model_a", "model_b"])
         mj = matchups(j, models).set_index(["model_a", "model_b"])
         for pair in sorted(set(mh.index) & set(mj.index)):

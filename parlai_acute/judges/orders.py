@@ -9,7 +9,7 @@ orders) or ``all`` k! orders. Verdicts are mapped back from positions to options
 * ``inconsistent``: the verdict changed with the order (``follows_position`` when it
   was the same *position* every time: the judge picked a place, not an option). Rule
   ``drop`` (default) leaves the item out of the judge's table; rule ``tie`` keeps it as a
-  tie where the protocol's table can hold one (ACUTE: one judgment each way; see the
+  tie where the protocol's table can hold one (ACUTE: one judgment with outcome tie; see the
   protocol module);
 * ``missing``: some order has no parseable answer after all retries: the item is left
   out, never guessed from the other orders.

@@ -170,7 +170,9 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     pairwise = [name for name, e in lookup(protocol).estimands_module().ESTIMANDS.items() if e.pairwise]
     if not pairwise:
         raise UserError(f"the best models are ranked by win rates, and {protocol} has none; leave k out", param="k")
-    obs = observations(df, protocol)  # value 1: model_b (the later name) won, as the estimand reads
+    # value 1: model_b (the later name) won, 1/2 a tie, as the estimand reads; a table with ties also holds
+    # its tie rates, which are not win rates
+    obs = observations(df, protocol)
     obs = obs[obs["measure"].isin(pairwise)]
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
                          "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})

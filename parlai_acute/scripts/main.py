@@ -29,6 +29,7 @@ COMMANDS: dict = {
         "launch": ("parlai_acute.acute.cli.launch", "serve the ACUTE-Eval Mephisto task (local by default, MTurk by config)"),
         "analyze": ("parlai_acute.acute.cli.analyze", "win rates, significance, Bradley-Terry ranking and an HTML report"),
         "export": ("parlai_acute.scripts.export", "write the judgments a Mephisto run stored to a judgments table file", {"protocol": "acute"}),
+        "import": ("parlai_acute.acute.cli.importer", "other people's pairwise judgments (Chatbot Arena battles) to a judgments table file"),
         "power": ("parlai_acute.acute.cli.power", "how many judgments are needed to detect a win-rate difference"),
         "fast": ("parlai_acute.acute.cli.fast", "model configurations to results in one command (self-chats, pairings, launch, analysis)"),
     },

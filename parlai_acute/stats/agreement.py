@@ -1,4 +1,4 @@
-"""Inter-annotator agreement on ACUTE-Eval items judged more than once.
+"""Inter-annotator agreement on ACUTE-Eval items judged more than once (a tie is a third label).
 
 An item is one pair of conversations under one question (``pair_id``, ``question_key``);
 its label is which conversation won (side-independent, so left/right randomisation does
@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.stats.intervals import percentile_interval
+from parlai_acute.stats.winrates import tied
 
 __all__ = ["ITEM", "item_labels", "label_counts", "percent_agreement", "krippendorff_alpha",
            "nominal_alpha_weighted", "alpha_interval", "agreement", "agreement_of_counts"]
@@ -24,12 +25,12 @@ ITEM = ["pair_id", "question_key"]
 
 def item_labels(df: pd.DataFrame) -> pd.DataFrame:
     """Judgments as (item, label): label 0/1 = the winning conversation's position in the
-    sorted pair of dialogue ids."""
+    sorted pair of dialogue ids, 2 = a tie (its own category: "both bad" counts as a tie)."""
     left, right = (_strings(df[c]) for c in ("dialogue_left", "dialogue_right"))
     left_won = (df["winner_side"] == "left").to_numpy()
-    later = np.where(left_won, left > right, right > left)  # the winner is the later id of the two
+    later = np.where(left_won, left > right, right > left).astype(int)  # the winner is the later id of the two
     return pd.DataFrame({"pair_id": df["pair_id"].to_numpy(), "question_key": df["question_key"].to_numpy(),
-                         "label": later.astype(int)})
+                         "label": np.where(tied(df), 2, later)})
 
 
 def _strings(column: pd.Series) -> np.ndarray:
@@ -44,13 +45,15 @@ def label_counts(df: pd.DataFrame) -> pd.DataFrame:
     pair, pairs = pd.factorize(labels["pair_id"])
     question, questions = pd.factorize(labels["question_key"])
     key, keys = pd.factorize(pair.astype(np.int64) * max(len(questions), 1) + question)
-    counts = np.bincount(key * 2 + labels["label"].to_numpy(), minlength=2 * len(keys)).reshape(-1, 2)
+    width_labels = 3 if (labels["label"] == 2).any() else 2  # a third column only where ties were offered
+    counts = np.bincount(key * width_labels + labels["label"].to_numpy(),
+                         minlength=width_labels * len(keys)).reshape(-1, width_labels)
     repeated = counts.sum(axis=1) >= 2
     keys, counts = keys[repeated], counts[repeated]
     width = max(len(questions), 1)
     index = pd.MultiIndex(levels=[pd.Index(pairs, dtype=object), pd.Index(questions, dtype=object)],
                           codes=[keys // width, keys % width], names=ITEM, verify_integrity=False)
-    return pd.DataFrame(counts, index=index, columns=pd.Index([0, 1], name="label"))
+    return pd.DataFrame(counts, index=index, columns=pd.Index(list(range(width_labels)), name="label"))
 
 
 def percent_agreement(df: pd.DataFrame, counts: pd.DataFrame | None = None) -> float:

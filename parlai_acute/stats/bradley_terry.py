@@ -49,10 +49,10 @@ from scipy.sparse.csgraph import connected_components
 from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import win_matrix
+from parlai_acute.stats.winrates import outcome_matrices, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
-           "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "connected", "separated",
+           "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
            "penalised_loglik", "profile_loglik", "profile_intervals", "cluster_bootstrap_counts",
            "sandwich_intervals", "bradley_terry"]
 
@@ -247,15 +247,38 @@ def _drop_separated(wins: np.ndarray, low: np.ndarray, high: np.ndarray) -> tupl
     return low, high
 
 
+def bootstrap_outcomes(wins: np.ndarray, ties: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`bootstrap_counts` of judgments some of which are ties: a tie is drawn as one
+    judgment and adds half a win to each side. Without ties exactly :func:`bootstrap_counts`."""
+    if not np.asarray(ties).any():
+        return bootstrap_counts(wins, resamples, rng)
+    k = len(wins)
+    i, j = np.triu_indices(k, 1)
+    cells = np.concatenate([np.asarray(wins, float).ravel(), np.asarray(ties, float)[i, j]])
+    draws = rng.multinomial(int(cells.sum()), cells / cells.sum(), size=resamples).astype(float)
+    out = draws[:, : k * k].reshape(resamples, k, k)
+    half = draws[:, k * k:] / 2
+    out[:, i, j] += half
+    out[:, j, i] += half
+    return out
+
+
 def cluster_bootstrap_counts(df: pd.DataFrame, cluster: str, models: list[str], resamples: int,
                              rng: np.random.Generator) -> np.ndarray:
     """``(resamples, K, K)`` win matrices, each from a resample of whole clusters (workers)
-    with replacement: every judgment counts as often as its worker was drawn."""
+    with replacement: every judgment counts as often as its worker was drawn (a tie as half a
+    win for each side)."""
     index = {m: i for i, m in enumerate(models)}
-    cell = df["winner"].map(index).to_numpy() * len(models) + df["loser"].map(index).to_numpy()
+    first, second, score = scored(df)
+    f, s = pd.Series(first).map(index).to_numpy(), pd.Series(second).map(index).to_numpy()
     codes, uniques = pd.factorize(df[cluster])
     weights = resample_weights(len(uniques), resamples, rng)
-    sums = cluster_sums(weights, codes, cell, np.ones(len(df)), len(models) ** 2)
+    if (score == 1).all():
+        sums = cluster_sums(weights, codes, f * len(models) + s, score, len(models) ** 2)
+    else:
+        sums = cluster_sums(weights, np.concatenate([codes, codes]),
+                            np.concatenate([f * len(models) + s, s * len(models) + f]),
+                            np.concatenate([score, 1 - score]), len(models) ** 2)
     return sums.reshape(resamples, len(models), len(models))
 
 
@@ -264,10 +287,11 @@ def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta:
     """Wald intervals of the (mean-zero) strengths with a cluster-robust covariance."""
     index = pd.Index(models)
     k = len(models)
-    w, l = index.get_indexer(df["winner"]), index.get_indexer(df["loser"])
+    first, second, score = scored(df)
+    w, l = index.get_indexer(first), index.get_indexer(second)
     codes, uniques = pd.factorize(df[cluster])
     g = len(uniques)
-    residual = 1.0 / (1.0 + np.exp(theta[w] - theta[l]))  # 1 - P(winner beats loser): the score
+    residual = score - 1.0 / (1.0 + np.exp(theta[l] - theta[w]))  # score - P(first beats second): the score
     scores = (np.bincount(codes * k + w, weights=residual, minlength=g * k)
               - np.bincount(codes * k + l, weights=residual, minlength=g * k)).reshape(g, k)
     meat = scores.T @ scores * g / max(g - 1, 1)
@@ -285,7 +309,9 @@ def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta:
 def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA,
                   confidence: float = 0.95, models: list[str] | None = None, cluster: str | None = None,
                   min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP, min_clusters: int = 5) -> pd.DataFrame:
-    """Rank the models of a judgments table (``winner``/``loser`` columns).
+    """Rank the models of a judgments table (``winner``/``loser`` columns; a tie, ``outcome``
+    "tie" or "both_bad", counts as half a win for each side: Davidson's model in
+    :mod:`parlai_acute.stats.davidson` fits ties as ties).
 
     Returns one row per model, best first: model, strength (log-strength, mean zero),
     ci_low, ci_high, interval (the method of that interval), note (why a bound is not
@@ -300,7 +326,8 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     """
     if alpha < 0:
         raise UserError(f"the penalty alpha must be 0 or more, got {alpha}", param="alpha")
-    wins, models = win_matrix(df, models)
+    decisive, ties, models = outcome_matrices(df, models)
+    wins = decisive + ties / 2 if ties.any() else decisive  # a tie is half a win for each side
     if len(models) < 2:
         raise UserError(f"a ranking needs judgments between at least two models, got {models}; "
                         f"check the judgments after exclusions")
@@ -318,7 +345,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     rng = np.random.default_rng(seed)
     trust_bootstrap = not split and judged.min() >= min_judgments
     if bootstrap > 0 and trust_bootstrap:
-        samples = fit_counts(bootstrap_counts(wins, bootstrap, rng), alpha=alpha, init=theta)
+        samples = fit_counts(bootstrap_outcomes(decisive, ties, bootstrap, rng), alpha=alpha, init=theta)
         tail = (1 - confidence) / 2 * 100
         low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
         method = BOOTSTRAP
@@ -338,8 +365,9 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     if cluster is not None:
         index = pd.Index(models)
         codes = pd.factorize(df[cluster])[0].astype(np.int64)
-        seen = np.unique(np.concatenate([index.get_indexer(df["winner"]) * (codes.max() + 1) + codes,
-                                         index.get_indexer(df["loser"]) * (codes.max() + 1) + codes]))
+        first, second, _ = scored(df)
+        seen = np.unique(np.concatenate([index.get_indexer(first) * (codes.max() + 1) + codes,
+                                         index.get_indexer(second) * (codes.max() + 1) + codes]))
         table["workers"] = np.bincount(seen // (codes.max() + 1), minlength=len(models))
         table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
                                       "interval": "interval_judgments"})

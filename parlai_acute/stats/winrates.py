@@ -1,12 +1,14 @@
 """Pairwise win rates: worker-clustered tests behind the marks, exact binomial tests beside them.
 
-ACUTE-Eval judgments are binary (one model of the pair wins). The tables follow the paper:
-cell (row=A, column=B) is the percentage of A-vs-B judgments won by B.
+ACUTE-Eval judgments are binary (one model of the pair wins) unless the task offered a tie
+(``outcome`` "tie" or "both_bad"): a tie counts half a win for each model, everywhere here
+(:func:`scored`). The tables follow the paper: cell (row=A, column=B) is the percentage of
+A-vs-B judgments won by B, ties as halves.
 
 The sampled unit is the worker: one worker's judgments share that worker's taste, so
 with ``cluster="worker"`` (the analysis) the headline p-value, interval and mark of each
 matchup come from a test over workers (:mod:`parlai_acute.stats.inference`): a sign-flip
-test of each worker's total of the per-judgment differences (+1 B won, -1 A won), exact
+test of each worker's total of the per-judgment differences (+1 B won, 0 a tie, -1 A won), exact
 or Monte Carlo, and its inverted interval, converted to B's win rate. From
 :data:`NORMAL_FROM` workers on, the sign-flip distribution is replaced by its normal limit
 (mean 0, variance the sum of the squared worker totals: the cluster-robust score test),
@@ -25,8 +27,9 @@ about these conversations). Too few conversations per model: no mark, and ``reas
 many are needed; :func:`design_note` is the sentence the summary, report and run.json print.
 
 Secondary columns, named with their assumption ("exact, judgments independent"): the
-two-sided exact binomial p-value against 1/2 (``pvalue_exact``, ``p_holm_exact``) and the
-Clopper-Pearson interval (``ci_low_exact``/``ci_high_exact``), both vectorised over
+two-sided exact binomial p-value against 1/2 (``pvalue_exact``, ``p_holm_exact``; with ties, the
+sign test: the decisive judgments only, as ties carry no sign) and the Clopper-Pearson interval
+(``ci_low_exact``/``ci_high_exact``; a tie as half a success), both vectorised over
 matchups (scipy's beta quantiles and binomial cdf). Without ``cluster`` the table is the
 per-judgment one alone (columns ``pvalue``, ``p_holm``, ``ci_low``, ``ci_high``, ``mark``).
 """
@@ -40,29 +43,66 @@ from scipy import stats
 from scipy.stats import binomtest
 
 from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
-from parlai_acute.stats.intervals import exact_intervals
+from parlai_acute.stats.intervals import exact_intervals, percentile_interval
 from parlai_acute.stats.multitest import holm
+from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 
-__all__ = ["models_of", "win_matrix", "design_note", "binomial_pvalue", "binomial_p_half", "significance_mark",
+__all__ = ["tied", "scored", "outcome_matrices", "models_of", "win_matrix", "design_note", "binomial_pvalue",
+           "binomial_p_half", "significance_mark",
            "MATCHUP_COLUMNS", "WORKER_COLUMNS", "EXACT", "matchups", "winrate_grid", "GRID_COLUMNS",
-           "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias"]
+           "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias", "OUTCOME_SHARES",
+           "outcome_rates"]
+
+
+def tied(df: pd.DataFrame) -> np.ndarray:
+    """Which judgments are ties: an ``outcome`` other than a win ("tie", "both_bad"); a table
+    without the column (or a blank outcome) holds wins only."""
+    if "outcome" not in df.columns or not len(df):
+        return np.zeros(len(df), dtype=bool)
+    outcome = df["outcome"].to_numpy(dtype=object)
+    return (outcome != "win") & (outcome != "") & pd.notna(outcome)
+
+
+def scored(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every judgment as (first, second, score of first over second): a win is (winner, loser,
+    1); a tie is (left model, right model, 1/2) -- half a win each, the one way every statistic
+    here counts a tie."""
+    tie = tied(df)
+    if not tie.any():
+        return df["winner"].to_numpy(dtype=object), df["loser"].to_numpy(dtype=object), np.ones(len(df))
+    first = np.where(tie, df["model_left"].to_numpy(dtype=object), df["winner"].to_numpy(dtype=object))
+    second = np.where(tie, df["model_right"].to_numpy(dtype=object), df["loser"].to_numpy(dtype=object))
+    return first, second, np.where(tie, 0.5, 1.0)
 
 
 def models_of(df: pd.DataFrame) -> list[str]:
-    """All model names in the judgments, sorted."""
-    return sorted(set(df["winner"]).union(df["loser"]))
+    """All model names in the judgments (winners, losers and both sides of a tie), sorted."""
+    first, second, _ = scored(df)
+    return sorted(set(first).union(second))
 
 
-def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
-    """``W[i, j]`` = number of judgments model i won against model j."""
+def outcome_matrices(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """``(W, T, models)``: ``W[i, j]`` judgments model i won against model j, ``T[i, j] = T[j, i]``
+    ties between them."""
     models = models or models_of(df)
     index = {m: i for i, m in enumerate(models)}
     counts = np.zeros((len(models), len(models)), dtype=np.int64)
+    ties = np.zeros_like(counts)
     if len(df):
-        w = df["winner"].map(index).to_numpy()
-        l = df["loser"].map(index).to_numpy()
-        np.add.at(counts, (w, l), 1)
-    return counts, models
+        first, second, score = scored(df)
+        f, s = pd.Series(first).map(index).to_numpy(), pd.Series(second).map(index).to_numpy()
+        win = score == 1
+        np.add.at(counts, (f[win], s[win]), 1)
+        np.add.at(ties, (f[~win], s[~win]), 1)
+        ties = ties + ties.T
+    return counts, ties, models
+
+
+def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    """``W[i, j]`` = judgments model i won against model j, a tie counting half a win for each
+    (integers when there is no tie)."""
+    counts, ties, models = outcome_matrices(df, models)
+    return (counts + ties / 2 if ties.any() else counts), models
 
 
 @functools.lru_cache(maxsize=65536)
@@ -87,7 +127,7 @@ def significance_mark(p: float, alpha: float = 0.05) -> str:
     return mark(p, alpha)
 
 
-MATCHUP_COLUMNS = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue"]
+MATCHUP_COLUMNS = ["model_a", "model_b", "n", "wins_a", "wins_b", "ties", "winrate_b", "ci_low", "ci_high", "pvalue"]
 WORKER_COLUMNS = ["workers", "few_workers", "workers_needed", "test", "reason"]
 EXACT = "exact, judgments independent"
 
@@ -106,16 +146,21 @@ def matchups(df: pd.DataFrame, models: list[str] | None = None, confidence: floa
     workers (distinct clusters in the matchup), few_workers (fewer than ``min_clusters``);
     the per-judgment ones stay as pvalue_exact, p_holm_exact, ci_low_exact, ci_high_exact.
     """
-    counts, models = win_matrix(df, models)
+    counts, tie_counts, models = outcome_matrices(df, models)
     i, j = np.triu_indices(len(models), 1)
-    n = counts[i, j] + counts[j, i]
+    ties = tie_counts[i, j]
+    n = counts[i, j] + counts[j, i] + ties
     keep = n > 0
-    i, j, n = i[keep], j[keep], n[keep]
-    low, high = exact_intervals(counts[j, i], n, confidence)
+    i, j, n, ties = i[keep], j[keep], n[keep], ties[keep]
+    score_b = counts[j, i] + ties / 2  # a tie is half a win
+    # a tie as half a success: the binomial variance p(1 - p) bounds that of a score in {0, 1/2, 1}
+    low, high = exact_intervals(score_b, n, confidence)
+    decisive = counts[i, j] + counts[j, i]  # the sign test: ties carry no sign
     table = pd.DataFrame({"model_a": np.asarray(models, dtype=object)[i], "model_b": np.asarray(models, dtype=object)[j],
                           "n": n.astype(int), "wins_a": counts[i, j].astype(int), "wins_b": counts[j, i].astype(int),
-                          "winrate_b": counts[j, i] / np.maximum(n, 1), "ci_low": low, "ci_high": high,
-                          "pvalue": binomial_p_half(counts[i, j], n).astype(float)}, columns=MATCHUP_COLUMNS)
+                          "ties": ties.astype(int), "winrate_b": score_b / np.maximum(n, 1), "ci_low": low,
+                          "ci_high": high, "pvalue": binomial_p_half(counts[i, j], decisive).astype(float)},
+                         columns=MATCHUP_COLUMNS)
     table["p_holm"] = holm(table["pvalue"].to_numpy())
     table["mark"] = [significance_mark(p, alpha) for p in table["p_holm"]]
     if cluster is not None:
@@ -133,7 +178,8 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
                                   "ci_high": "ci_high_exact"}).drop(columns=["mark"])
     names = pd.Index(sorted(set(table["model_a"]) | set(table["model_b"])))
     k = max(len(names), 1)
-    w, l = names.get_indexer(df["winner"]), names.get_indexer(df["loser"])
+    first, second, score = scored(df)
+    w, l = names.get_indexer(first), names.get_indexer(second)
     lookup = np.full(k * k, -1)
     lookup[names.get_indexer(table["model_a"]) * k + names.get_indexer(table["model_b"])] = np.arange(len(table))
     # model_a comes first in the caller's order, which need not be sorted: look both ways
@@ -141,7 +187,7 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     ok = (w >= 0) & (l >= 0)
     column = np.where(ok, lookup[np.where(ok, w * k + l, 0)], -1)
     b_index = np.append(names.get_indexer(table["model_b"]), -2)  # column -1 (unknown pair) -> -2: no model
-    diff = np.where(w == b_index[column], 1.0, -1.0)  # +1: model_b won
+    diff = np.where(w == b_index[column], 2 * score - 1, 1 - 2 * score)  # +1: model_b won, 0: a tie, -1: model_a won
     known = column >= 0
     worker_codes, _ = pd.factorize(df[cluster])
     cells = pd.DataFrame({"m": column[known], "c": worker_codes[known], "d": diff[known]})
@@ -197,7 +243,7 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     return table[ORDER]
 
 
-ORDER = ["model_a", "model_b", "n", "wins_a", "wins_b", "winrate_b", "ci_low", "ci_high", "pvalue", "p_holm",
+ORDER = ["model_a", "model_b", "n", "wins_a", "wins_b", "ties", "winrate_b", "ci_low", "ci_high", "pvalue", "p_holm",
          "mark", "workers", "few_workers", "workers_needed", "conversations", "design", "test", "reason",
          "pvalue_workers", "ci_low_workers", "ci_high_workers", "ci_low_exact", "ci_high_exact", "pvalue_exact",
          "p_holm_exact"]
@@ -282,7 +328,7 @@ def winrate_grid(df: pd.DataFrame, models: list[str] | None = None) -> pd.DataFr
     return grid_from_matchups(matchups(df, models))
 
 
-GRID_COLUMNS = ["row", "col", "n", "wins", "winrate", "ci_low", "ci_high", "pvalue", "p_holm", "mark"]
+GRID_COLUMNS = ["row", "col", "n", "wins", "ties", "winrate", "ci_low", "ci_high", "pvalue", "p_holm", "mark"]
 GRID_WORKER_COLUMNS = ["workers", "few_workers", "workers_needed", "reason", "ci_low_exact", "ci_high_exact",
                        "pvalue_exact", "p_holm_exact"]
 
@@ -295,7 +341,9 @@ def grid_from_matchups(table: pd.DataFrame) -> pd.DataFrame:
     for m in table.to_dict(orient="records"):
         for row, col, wins, flip in ((m["model_a"], m["model_b"], m["wins_b"], False),
                                      (m["model_b"], m["model_a"], m["wins_a"], True)):
-            cell = {"row": row, "col": col, "n": m["n"], "wins": wins, "winrate": 100.0 * wins / m["n"],
+            ties = m.get("ties", 0)
+            cell = {"row": row, "col": col, "n": m["n"], "wins": wins, "ties": ties,
+                    "winrate": 100.0 * (wins + ties / 2) / m["n"],
                     "pvalue": m["pvalue"], "p_holm": m["p_holm"], "mark": m["mark"]}
             for low, high in (("ci_low", "ci_high"), ("ci_low_exact", "ci_high_exact")):
                 if low in m:
@@ -319,7 +367,64 @@ def side_bias(df: pd.DataFrame) -> dict:
     With left/right randomised this is an A/A check of the interface: a bias here does not
     bias the win rates, but a strong one means annotators are not reading both sides.
     """
+    df = df[~tied(df)]  # a tie picks no side
     n = int(len(df))
     left = int((df["winner_side"] == "left").sum()) if n else 0
     pvalue = binomial_pvalue(left, n) if n else float("nan")
     return {"n": n, "left_wins": left, "left_rate": left / n if n else float("nan"), "pvalue": pvalue}
+
+
+#: the shares of :func:`outcome_rates`: B won outright, tie (any kind), A won outright, both bad
+OUTCOME_SHARES = ["won_b", "tie_rate", "won_a", "both_bad_rate"]
+
+
+def outcome_rates(df: pd.DataFrame, models: list[str] | None = None, confidence: float = 0.95,
+                  cluster: str = "worker", min_clusters: int = 5, resamples: int = 1000,
+                  seed: int = 0) -> pd.DataFrame:
+    """Win, tie and loss rates of every matchup (``model_a`` < ``model_b`` in ``models`` order),
+    each with its interval: ``won_b`` (share of the pair's judgments B won outright), ``tie_rate``
+    (share tied, "both bad" included), ``won_a`` (A's outright wins: B's loss rate) and
+    ``both_bad_rate``; they add up to one without ``both_bad_rate``, a part of ``tie_rate``.
+
+    Interval (``<share>_low``/``_high``, method in ``<share>_interval``): the percentile bootstrap
+    of whole ``cluster`` units (workers: a worker's judgments share their taste) from
+    ``min_clusters`` of them on; else, or where the resamples do not vary (a share of 0 or 1
+    everywhere), Clopper-Pearson, which treats judgments as independent and says so."""
+    models = models or models_of(df)
+    index = {m: i for i, m in enumerate(models)}
+    first, second, score = scored(df)
+    f, s = pd.Series(first).map(index).to_numpy(), pd.Series(second).map(index).to_numpy()
+    a, b = np.minimum(f, s), np.maximum(f, s)
+    tie = score != 1
+    both_bad = (df["outcome"].to_numpy(dtype=object) == "both_bad") if "outcome" in df.columns else tie & False
+    values = np.column_stack([~tie & (f == b), tie, ~tie & (f == a), both_bad]).astype(float)
+    k = max(len(models), 1)
+    pair = a * k + b
+    codes = pd.factorize(df[cluster])[0] if len(df) else np.zeros(0, dtype=int)
+    rng = np.random.default_rng(seed)
+    level = f"{100 * confidence:g}%"
+    rows = []
+    for key in np.unique(pair):
+        rows_of = pair == key
+        part, n = values[rows_of], int(rows_of.sum())
+        workers = pd.factorize(codes[rows_of])[0]
+        g = int(workers.max()) + 1
+        counts = part.sum(axis=0)
+        row = {"model_a": models[key // k], "model_b": models[key % k], "n": n, "workers": g}
+        low, high = exact_intervals(counts, np.full(4, n), confidence)
+        method = np.array([f"{level} Clopper-Pearson (judgments independent: fewer than {min_clusters} workers)"] * 4,
+                          dtype=object)
+        if g >= min_clusters and resamples > 0:
+            sums, sizes = cluster_totals(part, workers)
+            b_low, b_high = percentile_interval(cluster_bootstrap(sums, sizes, resamples, rng), confidence)
+            ok = np.isfinite(b_low)
+            low, high = np.where(ok, b_low, low), np.where(ok, b_high, high)
+            method = np.where(ok, f"{level} percentile bootstrap of whole workers ({g})",
+                              f"{level} Clopper-Pearson (judgments independent: the worker resamples do not vary)")
+        for c, name in enumerate(OUTCOME_SHARES):
+            row |= {name: counts[c] / n, f"{name}_low": float(low[c]), f"{name}_high": float(high[c]),
+                    f"{name}_interval": str(method[c])}
+        rows.append(row)
+    columns = ["model_a", "model_b", "n", "workers"] + [f"{name}{suffix}" for name in OUTCOME_SHARES
+                                                       for suffix in ("", "_low", "_high", "_interval")]
+    return pd.DataFrame(rows, columns=columns)

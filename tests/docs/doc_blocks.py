@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHELL = {"", "bash", "console", "sh", "shell"}
 MARKER = re.compile(r"<!--\s*(not run|parse only):\s*(.*?)\s*-->\s*$")
 SEPARATORS = {"|", "||", "&&", ";", "&"}
-CHEAP = {"analyze", "status", "ppi", "power", "pairings", "export"}  # leaf commands run on the block's files
+CHEAP = {"analyze", "status", "ppi", "power", "pairings", "export", "import"}  # leaf commands run on the block's files
 HELP = ("-h", "--help", "--help-blueprint")
 
 

@@ -53,10 +53,10 @@ def test_first_position_judge_is_inconsistent_biased_and_fails_onboarding(tmp_pa
     items = read_jsonl(outdir / "items.jsonl")
     assert {i["status"] for i in items} == {"inconsistent"} and all(i["follows_position"] for i in items)
 
-    # rule "tie": one judgment each way, and the analysis sees 50% in every matchup
+    # rule "tie": one judgment with outcome tie per item, and the analysis sees 50% in every matchup
     tied = judge(tmp_path, "first", "--inconsistent", "tie", name="tie")
     df = read_judgments(tied / "judgments.csv")
-    assert len(df) == 12
+    assert len(df) == 6 and (df["outcome"] == "tie").all() and (df["winner"] == "").all()
     result = analyze(df, AnalysisConfig(bootstrap=0, max_per_worker=len(df)))
     assert (result.questions[0].matchups["winrate_b"] == 0.5).all()
 

@@ -100,3 +100,39 @@ def test_page_layout_intro_reason_hint_narrow_screen_and_failed_onboarding(tmp_p
                              " && !document.getElementById('task').hidden")
     assert narrow.input_value("#reason") == "half a" and "4 more" in narrow.inner_text("#reason-help")
     narrow.close()
+
+
+def test_a_tie_is_offered_with_allow_tie_and_stored_once_as_a_tie(tmp_path, launch, chromium):
+    """allow_tie (issue 24): beside the two speakers the page offers the server's "about the same" and
+    "both are bad"; a tie clicked (and its submit clicked twice) is stored once, as a tie with no model."""
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.live import setup
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(3, xss_in=None))
+    task = launch(pairings, "mephisto.blueprint.allow_tie=true", "mephisto.blueprint.comparisons_per_unit=2",
+                  "mephisto.blueprint.max_judgments_per_worker=2")
+    task.wait_ready()
+    page = open_unit(chromium, task.url, "tier", 1200)
+    text = page.evaluate("window.__acuteView.text")
+    assert text["ties"] == {"tie": "They are about the same", "both_bad": "Both are bad"}
+    assert page.locator("#choices label").all_inner_texts() == ["Speaker 1", "Speaker 2", "They are about the same",
+                                                                 "Both are bad"]
+    assert "any other answer ends this task" in text["intro"]
+    # the check comparison first: its one clear answer
+    page.check(f"#choice-{sw.side_with_text(page.evaluate('window.__acuteView'), 'hike')}")
+    page.fill("#reason", "asks a real question back")
+    page.click("#submit")
+    page.wait_for_function("window.__acuteView.done === 1 && !document.getElementById('submit').disabled")
+    page.check("#choice-tie")
+    page.fill("#reason", "both are equally dull")
+    page.evaluate("document.getElementById('submit').click(); document.getElementById('submit').click()")
+    page.wait_for_function("window.__acuteView.done === 2")
+    page.check("#choice-both_bad")
+    page.fill("#reason", "neither one makes sense")
+    page.click("#submit")
+    page.wait_for_function("document.body.dataset.finished === 'true'")
+    df = store.judgments_from_mephisto_db("acute_test", setup.open_db(task.data_dir))
+    regular = df[~df["is_onboarding"]].sort_values("timestamp")
+    assert list(regular["outcome"]) == ["tie", "both_bad"]  # once each: the double click stored one tie
+    assert (regular["winner"] == "").all() and (regular["winner_side"] == "").all()
+    assert df[df["is_onboarding"]]["onboarding_correct"].tolist() == [True]

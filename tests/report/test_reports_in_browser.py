@@ -124,6 +124,8 @@ def reports(tmp_path_factory) -> dict[str, Path]:
     models = {LONG: 0.3, "beta": -0.3, "gamma": 0.0}
     pages = {
         "acute": _analysed(tmp, "acute", "acute", simulate_judgments(models, 60, seed=0, workers=20)),
+        "acute with ties": _analysed(tmp, "acute-ties", "acute", simulate_judgments(
+            models, 120, seed=0, workers=20, tie=1.0, both_bad=0.3)),
         "per-turn": _analysed(tmp, "per-turn", "per-turn", simulate_turns(
             {LONG: 0.6, "beta": 0.4, "gamma": 0.5}, "mm", "soba", dialogues=10, seed=0)),
         "per-turn, one dialogue": _analysed(tmp, "per-turn-1", "per-turn", simulate_turns(
@@ -199,7 +201,7 @@ def check_layout(m: dict, where: str) -> None:
     assert all(f["right"] <= m["right"] + 0.5 for f in m["figures"]), where
 
 
-@pytest.mark.parametrize("name", ["acute", "per-turn", "per-turn, one dialogue", "ssa static", "ssa interactive",
+@pytest.mark.parametrize("name", ["acute", "acute with ties", "per-turn", "per-turn, one dialogue", "ssa static", "ssa interactive",
                                   "convai2", "judge agreement", "multiref", "metrics correlate", "metrics score",
                                   "metrics logs", "metrics rank", "status", "ppi"])
 def test_the_report_reads_well_at_1280px_and_in_print(reports, page, name):

@@ -15,6 +15,7 @@ never NaN).
 
   parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
   parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
+  parlai-acute acute analyze --judgments arena.csv -o arena_out --max-per-worker none --min-reason-chars 0
 """
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "configuration (agent, options, decoding) from its logs (default for --task-name: "
                              "the run's own pairings file)")
     add_resampling(parser, "bootstrap resamples for ranking intervals")
-    parser.add_argument("--max-per-worker", type=int, default=None,
-                        help="cap on judgments per worker (default: with --task-name the cap the run was launched "
-                             "with, read from the Mephisto database; otherwise number of model pairs x questions)")
+    parser.add_argument("--max-per-worker", default=None, metavar="N|none",
+                        help="cap on judgments per worker, or 'none' for no cap (released data whose workers judged "
+                             "a pair many times); default: with --task-name the cap the run was launched with, read "
+                             "from the Mephisto database; otherwise number of model pairs x questions")
     parser.add_argument("--min-reason-chars", type=int, default=3,
-                        help="a reason with fewer letters/digits counts as no reason")
+                        help="a reason with fewer letters/digits counts as no reason; 0: no reasons were collected "
+                             "(the rule is off; the summary says so)")
     add_confidence(parser)
     parser.add_argument("--bt-alpha", type=float, default=0.01, metavar="ALPHA",
                         help="Bradley-Terry regularisation: penalty ALPHA * sum(strength^2) keeps strengths finite "
@@ -51,6 +54,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-table", metavar="FILE", default=None,
                         help="a model judge's table of the same protocol: also report the prediction-powered "
                              "result beside the people's (ppi.json; see `parlai-acute ppi`)")
+
+
+def cap_value(text: str | None):
+    """``--max-per-worker``: a whole number of at least 1, or ``none`` (no cap); one line otherwise."""
+    from parlai_acute.errors import UserError
+
+    if text is None or text.strip().lower() == "none":
+        return text and "none"
+    try:
+        return int(text)  # 0 or less: the analysis refuses it, in words the command line gives its flag
+    except ValueError:
+        raise UserError(f"--max-per-worker must be a whole number of at least 1, or 'none' for no cap; got {text!r}") \
+            from None
 
 
 def load(args, config) -> "pd.DataFrame":
@@ -82,7 +98,7 @@ def run(args) -> int:
     from parlai_acute.acute.summary import summary_lines
     from parlai_acute.files import check_outdir, output_dir
 
-    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=args.max_per_worker,
+    config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=cap_value(args.max_per_worker),
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
                             bt_alpha=args.bt_alpha, alpha=args.alpha,
                             min_workers=args.min_workers)

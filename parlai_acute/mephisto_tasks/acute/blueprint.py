@@ -42,6 +42,10 @@ class AcuteEvalBlueprintArgs(GoldArgs):
         "help": "Judgments wanted for each (non-onboarding) pair of conversations."})
     comparisons_per_unit: int = field(default=5, metadata={
         "help": "Regular comparisons in one unit (HIT); an onboarding pair comes first for new workers."})
+    allow_tie: bool = field(default=False, metadata={
+        "help": "Offer 'They are about the same' and 'Both are bad' beside the two speakers (stored as a tie "
+                "and as both_bad; a tie counts half a win in the analysis). Off by default: the paper's forced "
+                "choice."})
     min_reason_length: int = field(default=10, metadata={
         "help": "Minimum characters of the required justification for each choice."})
     max_judgments_per_worker: Optional[int] = field(default=None, metadata={

@@ -16,7 +16,8 @@ Protocol with the page (Mephisto live updates over the router's websocket):
   ``minutes`` is the unit's estimated duration (said in the introduction); a worker who failed
   onboarding is ``blocked``, and ``text["done"]`` says why the unit ended.
 * the page sends ``{"type": "judgment", "action_id": ..., "tab": ..., "position": k,
-  "choice": "left"|"right", "reason": "..."}``. The judgment is written to the agent state file
+  "choice": "left"|"right", "reason": "..."}`` (with ``allow_tie`` also "tie" or "both_bad", stored
+  as ``outcome`` with no model chosen). The judgment is written to the agent state file
   before the reply is sent; a resent judgment (same action, or a position already judged) is
   answered with the current view without being stored twice (see :mod:`..live_runner`).
 """
@@ -29,8 +30,8 @@ from dataclasses import asdict
 from parlai_acute.acute.questions import resolve
 from parlai_acute.mephisto_tasks.acute.scheduler import Slot
 from parlai_acute.mephisto_tasks.acute.state import SCHEMA
-from parlai_acute.mephisto_tasks.acute.texts import (CHOOSE_SPEAKER, ONBOARDING_FAILED, page_texts, reason_too_short,
-                                                    side_label)
+from parlai_acute.mephisto_tasks.acute.texts import (CHOOSE_ANSWER, CHOOSE_SPEAKER, ONBOARDING_FAILED, TIE_CHOICES,
+                                                    page_texts, reason_too_short, side_label)
 from parlai_acute.mephisto_tasks.live.live_runner import UNKNOWN_ACTION, LiveRunner
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class AcuteEvalRunner(LiveRunner):
         b = args.blueprint
         self.question_key, self.question = resolve(b.question, b.get("custom_question"), b.custom_question_key)
         self.min_reason = int(b.min_reason_length)
+        self.allow_tie = bool(b.get("allow_tie", False))  # the paper's forced choice unless asked
         self._released: set[str] = set()
         self.start_watching()
 
@@ -84,8 +86,10 @@ class AcuteEvalRunner(LiveRunner):
                           minutes=minutes, min_reason=self.min_reason,
                           check_first=bool(plan) and bool(plan[0].get("is_onboarding")), finished=finished,
                           blocked=bool(data["blocked"]), blocked_message=self.fail_message,
-                          side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else ())
+                          side_labels=tuple(s["label"] for s in comparison["sides"]) if comparison else (),
+                          allow_tie=self.allow_tie)
         view = {"type": "state", "min_reason_length": self.min_reason, "n": len(plan), "done": done,
+                "allow_tie": self.allow_tie,
                 "minutes": minutes, "finished": finished, "blocked": bool(data["blocked"]),
                 "comparison": comparison, "text": text, "ack": None, "error": None}
         view.update(extra)
@@ -121,16 +125,17 @@ class AcuteEvalRunner(LiveRunner):
         if not isinstance(position, int) or data["blocked"] or done >= len(plan) or position != done + 1:
             return None  # already judged (a double click, another tab): the view shows where the worker is
         side, reason = update.get("choice"), str(update.get("reason") or "").strip()
-        if side not in ("left", "right"):
-            return CHOOSE_SPEAKER
+        tie = self.allow_tie and side in TIE_CHOICES
+        if side not in ("left", "right") and not tie:
+            return CHOOSE_ANSWER if self.allow_tie else CHOOSE_SPEAKER
         if len(reason) < self.min_reason:
             return reason_too_short(self.min_reason)
         slot = Slot(**plan[done])
         pairing = self.pairings[slot.index]
         models = pairing["speakers_to_eval"]
         left_model, right_model = models[slot.left], models[1 - slot.left]
-        choice = left_model if side == "left" else right_model
-        correct = (choice == pairing["correct_answer"]) if slot.is_onboarding else None
+        choice = "" if tie else left_model if side == "left" else right_model  # a tie picks no model
+        correct = (choice == pairing["correct_answer"]) if slot.is_onboarding else None  # a gold pair has a winner
         previous_end = data["comparisons"][-1]["end_time"] if data["comparisons"] else state.metadata.task_start
         stored_pairing = {"pair_id": self.scheduler.ids[slot.index], "pairing_index": slot.index,
                           "dialogue_ids": pairing.get("dialogue_ids") or [
@@ -141,13 +146,15 @@ class AcuteEvalRunner(LiveRunner):
         self.accept(state, update)
         state.add_comparison({
             "pairing": stored_pairing, "position": position, "n_comparisons": len(plan),
-            "left": slot.left, "left_model": left_model, "choice": choice, "choice_side": side,
+            "left": slot.left, "left_model": left_model, "choice": choice, "choice_side": "" if tie else side,
+            "outcome": side if tie else "win",
             "reason": reason, "question": self.question, "question_key": self.question_key,
             "onboarding_correct": correct, "start_time": previous_end, "end_time": time.time(),
         })
         winner = None if slot.is_onboarding else choice
         # the scheduler hands the judgment to the run's stop rule; a decision it settled is stored with it
-        self.store_stop_decision(agent, self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner))
+        self.store_stop_decision(agent, self.scheduler.record(str(agent.worker_id), slot, correct, winner=winner,
+                                                              outcome=side if tie else "win"))
         if correct is False:
             agent.get_worker().grant_qualification(self.block_qualification, 1)
             data["blocked"] = True

@@ -110,8 +110,9 @@ class Scheduler:
                 if h["pair_id"] in index_of:
                     i = index_of[h["pair_id"]]
                     self.needed[i] = max(0, self.needed[i] - 1)
-                if h.get("winner") and h.get("models"):
-                    self._note(str(h["worker"]), list(h["models"]), h["winner"], h.get("timestamp"))
+                outcome = h.get("outcome") or "win"
+                if (h.get("winner") or outcome != "win") and h.get("models"):
+                    self._note(str(h["worker"]), list(h["models"]), h.get("winner") or "", h.get("timestamp"), outcome)
         if self.stop:
             self.stop.add(self.judgments)  # one look at everything stored before
 
@@ -129,9 +130,10 @@ class Scheduler:
         return self._workers.setdefault(worker, _Worker())
 
     # ---------------------------------------------------------------- adaptive selection and stopping
-    def _note(self, worker: str, models: list, winner: str, timestamp=None) -> dict:
+    def _note(self, worker: str, models: list, winner: str, timestamp=None, outcome: str = "win") -> dict:
+        """A judgment as the stop rule reads it (``outcome`` "tie"/"both_bad": no winner, half a win each)."""
         row = {"worker": worker, "model_left": models[0], "model_right": models[1], "winner": winner,
-               "timestamp": time.time() if timestamp is None else timestamp, "is_onboarding": False,
+               "outcome": outcome, "timestamp": time.time() if timestamp is None else timestamp, "is_onboarding": False,
                "question_key": "q", "pair_id": ""}
         self.judgments.append(row)
         return row
@@ -145,6 +147,11 @@ class Scheduler:
         index = {m: i for i, m in enumerate(self.models)}
         wins = np.zeros((len(self.models), len(self.models)))
         for j in self.judgments:
+            if j.get("outcome", "win") != "win":  # a tie: half a win each way, as the estimand counts it
+                if j["model_left"] in index and j["model_right"] in index:
+                    wins[index[j["model_left"]], index[j["model_right"]]] += 0.5
+                    wins[index[j["model_right"]], index[j["model_left"]]] += 0.5
+                continue
             loser = j["model_right"] if j["winner"] == j["model_left"] else j["model_left"]
             if j["winner"] in index and loser in index:
                 wins[index[j["winner"]], index[loser]] += 1
@@ -235,7 +242,7 @@ class Scheduler:
             return slots
 
     def record(self, worker: str, slot: Slot, onboarding_correct: bool | None = None,
-               winner: str | None = None) -> dict | None:
+               winner: str | None = None, outcome: str = "win") -> dict | None:
         """A judgment for ``slot`` was stored (``winner``: the model picked, for selection and
         stopping). Returns the stop decision if this judgment settled it, else None."""
         with self._lock:
@@ -248,7 +255,7 @@ class Scheduler:
             w.judged += 1
             if winner is None:
                 return None
-            row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner)
+            row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner, outcome=outcome)
         # the rule's statistics (up to a second at 100k judgments) run outside the lock that every
         # arriving worker's assignment waits for; the rule has a lock of its own
         return self.stop.add([row]) if self.stop else None

@@ -18,6 +18,7 @@ returns under ``"data"``; read by :func:`parlai_acute.acute.judgments.judgments_
       "position": 1, "n_comparisons": 6,                  # "comparison k of n" as shown
       "left": 1, "left_model": "model_b",                 # randomised side, recorded
       "choice": "model_a", "choice_side": "right",        # the model picked, and where it was
+      "outcome": "win",                                   # with allow_tie: "tie" or "both_bad" (choice "")
       "reason": "...",
       "question": "...", "question_key": "engaging",
       "onboarding_correct": null | true | false,

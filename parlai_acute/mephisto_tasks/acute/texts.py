@@ -14,6 +14,9 @@ ONBOARDING_FAILED = (
     "You did not pass the check comparison (it has one clear answer, and yours was the other one), so "
     "this task has ended for you and you cannot take more comparisons in it. Thank you for your time.")
 CHOOSE_SPEAKER = "Please choose one of the two speakers."
+CHOOSE_ANSWER = "Please choose one of the two speakers, or say they are about the same or both bad."
+#: the answers beside the two speakers when the task allows a tie (``allow_tie``), by the value the page sends
+TIE_CHOICES = {"tie": "They are about the same", "both_bad": "Both are bad"}
 INSTRUCTIONS = ("Read both conversations, then choose the highlighted speaker that fits the question better; "
                 "the grey turns are their partner.")
 STEPS = ("For each pair: read the question, read both conversations, choose the highlighted speaker who fits the "
@@ -24,13 +27,13 @@ def reason_too_short(min_reason: int) -> str:
     return f"Please give a reason of at least {count(min_reason, 'character')}."
 
 
-def intro(n: int, minutes: int, check_first: bool) -> str:
+def intro(n: int, minutes: int, check_first: bool, allow_tie: bool = False) -> str:
     """Before the first comparison: how many, about how long, and the check when there is one."""
     text = (f"You will compare {count(n, 'pair')} of conversations, one pair at a time. It takes about "
             f"{count(minutes, 'minute')} in all.")
     if check_first:
-        text += (" The first pair is a check with one clear answer: choosing the other speaker ends this task "
-                 "for you.")
+        text += (" The first pair is a check with one clear answer: " +
+                 ("any other answer" if allow_tie else "choosing the other speaker") + " ends this task for you.")
     return text
 
 
@@ -49,22 +52,26 @@ def side_label(number: int) -> str:
 
 def page_texts(*, question: str, n: int, position: int | None, minutes: int, min_reason: int,
                check_first: bool, finished: bool = False, blocked: bool = False,
-               blocked_message: str = "", side_labels: tuple = (side_label(1), side_label(2))) -> dict:
-    """Every string of one view of the page (``{missing}`` in ``reason_help`` is filled as the worker types)."""
+               blocked_message: str = "", side_labels: tuple = (side_label(1), side_label(2)),
+               allow_tie: bool = False) -> dict:
+    """Every string of one view of the page (``{missing}`` in ``reason_help`` is filled as the worker types);
+    ``allow_tie``: the two answers beside the speakers (``ties``) and the wording that offers them."""
     return {
         "progress": progress(position, n, finished=finished, blocked=blocked),
         "intro_heading": "Before you start",
-        "intro": intro(n, minutes, check_first),
-        "steps": STEPS,
+        "intro": intro(n, minutes, check_first, allow_tie),
+        "steps": STEPS + (" If neither fits better, say they are about the same, or that both are bad."
+                          if allow_tie else ""),
         "question": question,
         "instructions": INSTRUCTIONS,
+        "ties": dict(TIE_CHOICES) if allow_tie else {},
         "sides": [f"Conversation {k} (judge {label})" for k, label in enumerate(side_labels, start=1)],
         "partner": "partner",
         "answer": "Your answer",
         "reason_label": "Please explain your choice:",
         "reason_help": f"At least {count(min_reason, 'character')} ({{missing}} more).",
         "submit": "Submit",
-        "choose_speaker": CHOOSE_SPEAKER,
+        "choose_speaker": CHOOSE_ANSWER if allow_tie else CHOOSE_SPEAKER,
         "reason_short": reason_too_short(min_reason),
         "done": blocked_message if blocked else thanks(f" ({count(n, 'comparison')} judged)"),
     }

@@ -39,14 +39,15 @@
     var picked = same ? document.querySelector("input[name=choice]:checked") : null;
     picked = picked ? picked.value : null;  // a view of the same comparison keeps what the worker chose
     choices.textContent = "";
-    ["left", "right"].forEach(function (value, i) {
-      var label = el("label", "choice-" + (i + 1));
+    var ties = say("ties") || {};  // with allow_tie: "tie" and "both_bad", worded by the server
+    ["left", "right"].concat(Object.keys(ties)).forEach(function (value, i) {
+      var label = el("label", i < 2 ? "choice-" + (i + 1) : "choice-tie");
       var input = el("input");
       input.type = "radio"; input.name = "choice"; input.value = value; input.id = "choice-" + value;
       input.checked = value === picked;
       label.appendChild(input);
-      label.appendChild(el("span", "swatch"));
-      label.appendChild(document.createTextNode(c.sides[i].label));
+      if (i < 2) label.appendChild(el("span", "swatch"));
+      label.appendChild(document.createTextNode(i < 2 ? c.sides[i].label : ties[value]));
       choices.appendChild(label);
     });
   }

@@ -1,0 +1,42 @@
+"""``parlai-acute acute import``: other people's pairwise judgments -> an ACUTE judgments table.
+
+Chatbot Arena battles (``--arena FILE``: a JSON list such as ``clean_battle_*.json`` or JSON
+lines, with model_a, model_b, winner in model_a / model_b / tie / tie (bothbad), judge, turn,
+language) become one judgment per battle: A on the left, the voter as the worker, a tie as
+outcome tie and "tie (bothbad)" as both_bad (the column mapping is in
+``parlai_acute.acute.imports``). Arena collects no reasons and a voter judges a pair many
+times, so analyse with ``--min-reason-chars 0 --max-per-worker none``.
+
+  parlai-acute acute import --arena battles.json -o judgments.csv
+  parlai-acute acute import --arena battles.jsonl --language English --max-turns 1 -o judgments.csv
+"""
+from __future__ import annotations
+
+import argparse
+
+from parlai_acute.scripts.options import add_output_file
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--arena", metavar="FILE", required=True,
+                        help="Chatbot Arena battles (JSON list or JSON lines)")
+    add_output_file(parser, "judgments table (.csv or .jsonl)")
+    parser.add_argument("--language", action="append", default=None, metavar="LANG",
+                        help="keep battles in this language only (Arena's 'language', e.g. English); repeatable")
+    parser.add_argument("--max-turns", type=int, default=None, metavar="N",
+                        help="keep battles of at most N turns (Arena's 'turn')")
+
+
+def run(args: argparse.Namespace) -> int:
+    from parlai_acute.acute.imports import arena_judgments
+    from parlai_acute.acute.judgments import write_judgments
+
+    table = arena_judgments(args.arena, languages=args.language, max_turns=args.max_turns)
+    write_judgments(args.output, table)
+    counts = table["outcome"].value_counts()
+    print(f"{len(table)} battles -> {args.output}: {counts.get('win', 0)} won, {counts.get('tie', 0)} ties, "
+          f"{counts.get('both_bad', 0)} both bad; {table['worker'].nunique()} voters, "
+          f"{len(set(table['model_left']) | set(table['model_right']))} models")
+    print(f"next: parlai-acute acute analyze --judgments {args.output} -o arena_out --min-reason-chars 0 "
+          f"--max-per-worker none")
+    return 0
