@@ -294,6 +294,8 @@ def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confide
             reasons[m] = reasons[m] or f"only {g_w} workers: a test over workers and conversations needs at least {need}"
         elif not np.isfinite(res["p"][m]):
             reasons[m] = "every worker and conversation has the same mean difference, so no test or interval follows"
+            if not d[col == m].any():  # every judgment a tie: no evidence either way, p = 1 (no interval)
+                p[m] = 1.0
         else:
             p[m], low[m], high[m] = res["p"][m], max(-1.0, res["low"][m]), min(1.0, res["high"][m])
             reasons[m] = ""
