@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from parlai_acute import extras
 from parlai_acute.errors import UserError
 
 __all__ = ["PROTOCOLS", "Protocol", "load_table", "analyze", "write_outputs", "export", "write_table"]
@@ -117,11 +118,12 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     the run's stored settings the analysis needs (ACUTE-Eval: the per-worker cap it was launched with).
     Read without importing any task blueprint (nor ParlAI): the database and the stored state files only."""
     p = protocol(name)
-    try:
-        from parlai_acute.mephisto_tasks.database import open_mephisto_db
-    except ModuleNotFoundError as exc:
-        raise UserError(f"reading a Mephisto run needs Mephisto ({exc}); install parlai_acute[live], or export the "
-                        f"table to a file where Mephisto is installed (`parlai-acute {p.name} export`)") from None
+    if extras.missing(["live"]):
+        raise UserError(f"reading a Mephisto run (task_name=) needs the live extra, which is not installed here: "
+                        f"{extras.pip_line(['live'])}; or export the {p.table}s to a file where it is "
+                        f"(`parlai-acute {p.name} export`) and read that")
+    from parlai_acute.mephisto_tasks.database import open_mephisto_db
+
     db = open_mephisto_db(mephisto_db)
     if not db.find_tasks(task_name=task_name):
         known = sorted({task.task_name for task in db.find_tasks()})

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, cost_line, make_runner
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turns", required=True, help="per-turn choices table (.csv or .jsonl)")

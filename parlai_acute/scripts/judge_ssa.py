@@ -22,6 +22,8 @@ from pathlib import Path
 
 from parlai_acute.judges.options import add_judge_arguments, add_onboarding_arguments, cost_line, make_runner
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items", required=True, help="SSA items .jsonl (from `parlai-acute ssa generate`)")

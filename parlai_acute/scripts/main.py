@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 
+from parlai_acute import extras
 from parlai_acute.errors import UserError
 
 # name -> (module, one-line help[, defaults the module's run reads]). Groups are nested dicts.
@@ -90,17 +91,17 @@ def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: 
     parser.epilog = ("examples:\n" + "\n".join(examples)) if examples else None
 
 
-def _add(subparsers, name: str, entry) -> None:
+def _add(subparsers, name: str, entry, prefix: str = "") -> None:
     if isinstance(entry, dict):
         group = subparsers.add_parser(name, help=entry["_help"], description=entry["_help"])
         inner = group.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
         for sub, sub_entry in entry.items():
             if sub != "_help":
-                _add(inner, sub, sub_entry)
+                _add(inner, sub, sub_entry, f"{prefix}{name} ")
         return
     module, help_text = entry[:2]
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
-    parser.set_defaults(_module=module)
+    parser.set_defaults(_module=module, _command=f"parlai-acute {prefix}{name}")
     # The module's own arguments are added only for the subcommand actually used.
     parser.set_defaults(_lazy_args=True)
 
@@ -132,6 +133,9 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             leaf = next(a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
         module = importlib.import_module(entry[0])
         describe_from_docstring(leaf, module.__doc__ or "", entry[1])
+        if getattr(module, "NEEDS", ()):
+            leaf.description += f"\n\nNeeds {' and '.join(f'the {e} extra' for e in module.NEEDS)}: " \
+                                f"{extras.pip_line(module.NEEDS)}."
         module.add_arguments(leaf)
         leaf.set_defaults(**(entry[2] if len(entry) > 2 else {}))
     return parser
@@ -148,12 +152,26 @@ def _output_closed() -> int:
     return 1
 
 
+def _run(args) -> int:
+    """Run the chosen subcommand: first the extras its module declares it ``NEEDS`` (one line naming
+    the install if one is missing), then a package of an extra met on the way (e.g. ``status
+    --task-name`` reaching for Mephisto) is the same one line, not a ModuleNotFoundError."""
+    module = importlib.import_module(args._module)
+    declared = tuple(getattr(module, "NEEDS", ()))
+    if extras.missing(declared):
+        raise extras.needs(args._command, extras.missing(declared))
+    try:
+        return int(module.run(args) or 0)
+    except ModuleNotFoundError as exc:
+        raise extras.explain(exc, args._command, declared) or exc
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         try:
             args = build_parser(argv).parse_args(argv)
-            code = int(importlib.import_module(args._module).run(args) or 0)
+            code = _run(args)
         except SystemExit:  # --help and usage errors: their text is still in the buffer
             sys.stdout.flush()
             raise

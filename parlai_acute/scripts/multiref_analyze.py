@@ -19,6 +19,8 @@ from parlai_acute.errors import UserError
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
                                           add_table_source)
 
+NEEDS = ("metrics",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--collection", action="append", metavar="MODE=FILE",

@@ -76,6 +76,9 @@ def ppi_lines(people, judge, protocol: str, alpha: float, plan_delta: float | No
 
         ranking = ppi_ranking(people, judge, alpha)
         table.attrs["ranking"] = ranking.to_dict("records")
+        if ranking.empty:
+            lines.append("  Bradley-Terry with the judge: none; it needs, under one question, at least 2 items "
+                         "answered by both people and the judge and 2 answered by the judge alone")
         for question, part in ranking.groupby("question", sort=True):
             lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
                          f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")

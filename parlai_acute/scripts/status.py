@@ -61,8 +61,10 @@ def _read_table(path: str, protocol: str | None):
 
 def _read_run(args):
     """The run's table: the first protocol whose Mephisto task stored rows for ``--task-name``."""
-    from parlai_acute import api
+    from parlai_acute import api, extras
 
+    if extras.missing(["live"]):  # before the loop below, which reads a refusal as "not this protocol"
+        raise extras.needs("parlai-acute status --task-name", ["live"])
     tried = []
     for protocol in ([args.protocol] if args.protocol else ["acute", "per-turn", "ssa"]):
         try:

@@ -231,6 +231,11 @@ def bradley_terry_rank_sets(res: dict, alpha: float = 0.05) -> dict:
             "people_rank_upper": people_upper}
 
 
+#: The columns of :func:`ppi_ranking` (also when no question has the items it needs: no rows).
+RANKING_COLUMNS = ["question", "model", "lambda", "strength", "lower", "upper", "people_strength", "people_lower",
+                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "note"]
+
+
 def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """ACUTE-Eval Bradley-Terry strengths per question, people-only and prediction-powered,
     from the two judgments tables (items: a pair of conversations under one question), with
@@ -260,7 +265,7 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, alpha: float = 0.05) 
                                                                  "people_rank_upper")},
                          "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
                              f": {tracks['why']}" if not tracks["tracks"] else "")})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=RANKING_COLUMNS)
 
 
 # ----------------------------------------------------------------------------- tidy tables
