@@ -20,6 +20,7 @@ COMMANDS: dict = {
     "chat": ("parlai_acute.scripts.chat", "chat with a model in the terminal and save the conversation as a Conversations log"),
     "demo": ("parlai_acute.scripts.demo", "end-to-end run on the embedded default model (what `make demo` runs)"),
     "ppi": ("parlai_acute.scripts.ppi", "people's judgments corrected by a model judge's (prediction-powered inference): results beside people-only, the judge's worth, planning"),
+    "serve": ("parlai_acute.scripts.serve", "serve the embedded model (or any GGUF) as an OpenAI-compatible endpoint for models and judges (--openai-base-url)"),
     "status": ("parlai_acute.scripts.status", "where a running ACUTE, per-turn or SSA evaluation stands: intervals valid at every look, what is decided, judgments still needed"),
     "acute": {
         "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",

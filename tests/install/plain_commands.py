@@ -22,6 +22,7 @@ CALLS = [
     (["chat", "-m", "repeat_query", "-o", "chat.jsonl"], ["models"], True),
     (["demo", "--workdir", "demo"], ["live", "models"], True),
     (["ppi", "--people", "judgments.csv", "--judge-table", "judgments.csv"], [], True),
+    (["serve", "--port", "0"], ["models"], True),
     (["status", "--table", "judgments.csv"], [], True),
     (["status", "--task-name", "a_task"], ["live"], False),
     (["acute", "pairings", "a=a.jsonl", "b=b.jsonl", "-n", "2", "-o", "pairings.jsonl"], [], True),
