@@ -101,6 +101,46 @@ def protocol(name: str) -> Protocol:
     return found
 
 
+def resembles(columns) -> tuple[str, list[str]] | None:
+    """(protocol, its required columns missing) of the protocol whose table ``columns`` (a file's
+    header) is most like: the largest share of its required columns present, at least half; None
+    when no protocol's table is that close."""
+    best = None
+    for name, p in PROTOCOLS.items():
+        required = list(_get(p.required))
+        missing = [c for c in required if c not in columns]
+        share = 1 - len(missing) / len(required)
+        if share >= 0.5 and (best is None or share > best[0]):
+            best = (share, name, missing)
+    return best and best[1:]
+
+
+def describe_columns(columns: list[str], limit: int = 8) -> str:
+    """A table's columns in a message: the first ``limit`` of them and how many in all, and which
+    protocol's table they make or are most like."""
+    shown = ", ".join(columns[:limit]) + (f", ... ({len(columns)} in all)" if len(columns) > limit else "")
+    like = resembles(columns)
+    if like is None:
+        return f"its columns are {shown or 'none'}: no protocol's table"
+    name, missing = like
+    table = f"the {name} protocol's table (one {PROTOCOLS[name].table} per row)"
+    return f"its columns are {shown}: " + (table if not missing else f"most like {table}, without {', '.join(missing)}")
+
+
+def _check_file(p: Protocol, path) -> None:
+    """A file that is another protocol's table said as such, before the reader names only the first
+    column it misses: ``analyze("ssa", "judgments.csv")`` is a mix-up, not a broken labels file."""
+    from parlai_acute.table_files import header
+
+    columns = header(path)
+    like = resembles(columns)
+    if not columns or like is None or like[0] == p.name:
+        return  # empty, unlike any table, or this protocol's (broken or not): the reader says, line by line
+    missing = [c for c in _get(p.required) if c not in columns]
+    raise UserError(f"{path} is not a table of the {p.name} protocol ({', '.join(missing)} missing); "
+                    f"{describe_columns(columns)}")
+
+
 def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:
     """A DataFrame's missing required columns, all named in one line (before row checks)."""
     required = list(_get(p.required))
@@ -157,6 +197,7 @@ def load_table(name: str, source=None, *, task_name: str | None = None, mephisto
         records, settings = records_for_task(name, task_name, mephisto_db)
         table, where = _get(p.from_records)(records, **checks), f"Mephisto task {task_name}"
     elif isinstance(source, (str, Path)):
+        _check_file(p, source)
         table, where = _get(p.read)(source, **checks), str(source)
     elif isinstance(source, pd.DataFrame):
         _check_frame(p, source)

@@ -67,8 +67,9 @@ def read_summary(given: str | None, table: str | None) -> dict | None:
     path = Path(given) if given else Path(table).parent / "summary.json" if table else None
     if path is None or (not given and not path.is_file()):
         return None
-    if not path.is_file():
-        raise UserError(f"--judge-summary {path} does not exist; pass the summary.json of the judge run")
+    from parlai_acute.jsonl import input_file
+
+    input_file(path, "judge summary", "pass the summary.json of the judge run")
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:

@@ -82,6 +82,10 @@ def run(args) -> int:
                             bt_alpha=args.bt_alpha, alpha=args.alpha,
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
+    if args.pairings:  # the user's must be there (the run's own, found below, may have moved since)
+        from parlai_acute.jsonl import input_file
+
+        input_file(args.pairings, "pairings file", "pass the pairings .jsonl the task was launched with")
     table = load(args, config)
     result = api.analyze("acute", table, config, warn=False)
     judges = judge_summaries(args)

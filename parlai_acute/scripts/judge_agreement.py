@@ -76,24 +76,15 @@ def run(args) -> int:
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be between 0 and 1, got {args.confidence}")
     judge_file = Path(args.judge_table)
-    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) < 2:
+    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) == 1:
         raise UserError(f"{judge_file} has no judge answers (every item inconsistent or missing?); see the summary.json "
                         f"beside it, or judge again with --inconsistent tie")
-    if args.protocol == "acute":
-        from parlai_acute.acute.judgments import read_judgments
+    from parlai_acute import api
 
-        human, judge = read_judgments(args.human), read_judgments(args.judge_table)
-        result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    elif args.protocol == "ssa":
-        from parlai_acute.ssa.labels import read_labels
-
-        human, judge = read_labels(args.human), read_labels(args.judge_table)
-        result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    else:
-        from parlai_acute.perturn.turns import read_turns
-
-        human, judge = read_turns(args.human), read_turns(args.judge_table)
-        result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
+    human, judge = api.load_table(args.protocol, args.human), api.load_table(args.protocol, args.judge_table)
+    measure = {"acute": agreement.acute_agreement, "ssa": agreement.ssa_agreement,
+               "per-turn": agreement.perturn_agreement}[args.protocol]
+    result = measure(human, judge, args.bootstrap, args.seed, args.confidence)
     summary = {**result["summary"], "human_file": str(args.human), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
                "parlai_acute_version": parlai_acute.__version__}

@@ -74,6 +74,18 @@ COMMANDS: dict = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's one-line errors: a wrong choice, a missing or unknown option is
+    ``parlai-acute: error: ...`` naming the valid choices and the --help to read (exit 2), not the
+    usage block above it. Subcommands' parsers are of this class too (argparse makes them so)."""
+
+    #: the chosen subcommand's prog: the help an error at the top (an unrecognised option) points to
+    leaf_prog = ""
+
+    def error(self, message: str):
+        self.exit(2, f"parlai-acute: error: {message}; see `{self.leaf_prog or self.prog} --help`\n")
+
+
 def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: str = "") -> None:
     """Subcommand help: its purpose (the one-line help, else the docstring's "``cmd``: summary"),
     the docstring's details, then its examples (paragraphs of ``parlai-acute ...`` lines) as the epilog."""
@@ -108,7 +120,7 @@ def _add(subparsers, name: str, entry, prefix: str = "") -> None:
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="parlai-acute",
         description="Evaluate open-domain dialogue models with people, models as judges and automatic metrics. "
                     "Conversations: self-chat and human chat as ParlAI logs. Protocols, each with a Mephisto task "
@@ -138,6 +150,7 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             leaf.description += f"\n\nNeeds {' and '.join(f'the {e} extra' for e in module.NEEDS)}: " \
                                 f"{extras.pip_line(module.NEEDS)}."
         module.add_arguments(leaf)
+        parser.leaf_prog = leaf.prog
         leaf.set_defaults(**(entry[2] if len(entry) > 2 else {}))
     return parser
 

@@ -47,14 +47,23 @@ def _read_table(path: str, protocol: str | None):
     from parlai_acute.status import SIGNATURE
 
     if protocol is None:
+        from parlai_acute.jsonl import input_file
+
         try:
-            with open(path, encoding="utf-8-sig") as handle:
+            with open(input_file(path, "table file", "pass a judgments, turns or labels .csv/.jsonl"),
+                      encoding="utf-8-sig") as handle:
                 head = handle.readline()
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror}); check the path") from None
+        if not head.strip():
+            raise UserError(f"table file {path} is empty; pass a judgments, turns or labels .csv/.jsonl")
         found = [p for p, column in SIGNATURE.items() if f'"{column}"' in head or column in head.strip().split(",")]
         if len(found) != 1:
-            raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol acute|per-turn|ssa")
+            from parlai_acute.table_files import header
+
+            raise UserError(f"{path}: cannot tell the protocol from the columns ({api.describe_columns(header(path))}); "
+                            f"pass an ACUTE judgments, per-turn turns or SSA labels table, or --protocol "
+                            f"acute|per-turn|ssa")
         protocol = found[0]
     return api.load_table(protocol, path), protocol
 
