@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from parlai_acute import extras
@@ -89,14 +90,17 @@ class _Parser(argparse.ArgumentParser):
 def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: str = "") -> None:
     """Subcommand help: its purpose (the one-line help, else the docstring's "``cmd``: summary"),
     the docstring's details, then its examples (paragraphs of ``parlai-acute ...`` lines) as the epilog."""
-    paragraphs = [p for p in doc.strip().split("\n\n") if p.strip()]
+    def heading(line: str) -> bool:  # "Examples:", reST's "Examples::": the epilog has its own heading
+        return re.fullmatch(r"examples?::?", line.strip().lower()) is not None
+
+    paragraphs = ["\n".join(line for line in p.splitlines() if not heading(line)) for p in doc.strip().split("\n\n")]
+    paragraphs = [p for p in paragraphs if p.strip()]
 
     def example(paragraph: str) -> bool:
-        lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip().lower() != "examples:"]
+        lines = [line.strip() for line in paragraph.strip().splitlines()]
         return bool(lines) and lines[0].startswith(("parlai-acute ", "python -m ", "$ "))
 
-    examples = ["\n".join(line for line in p.splitlines() if line.strip().lower() != "examples:")
-                for p in paragraphs[1:] if example(p)]
+    examples = [p for p in paragraphs[1:] if example(p)]
     details = [p for p in paragraphs[1:] if not example(p)]
     summary = purpose or paragraphs[0].split(": ", 1)[-1]
     parser.description = "\n\n".join([summary, *details])
