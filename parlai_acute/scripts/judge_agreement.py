@@ -53,7 +53,9 @@ def _fmt(block: dict, ties: int = 0) -> str:
         kappa = "kappa undefined"
     else:
         kappa = f"kappa {k:+.2f} " + ("[no interval]" if math.isnan(kl) else f"[{kl:+.2f}, {kh:+.2f}]")
-    notes = "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)
+    from parlai_acute.stats import rater_agreement
+
+    notes = rater_agreement.notes(block)
     return f"{percent}, {kappa} ({block['items']} items, {block['pairs']} pairs)" + (f" ({notes})" if notes else "")
 
 
