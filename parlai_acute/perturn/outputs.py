@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from parlai_acute.files import check_outdir, json_ready, write_csv, write_json
@@ -35,7 +34,7 @@ def results_json(result: AnalysisResult) -> dict:
                         "omnibus": g.omnibus, "positions": g.positions, "position_test": g.position_test}
                        for g in d.groups],
             "comparisons": d.comparisons,
-            "grid": grid(d.comparisons) if d.setting != "sm" else None})
+            "grid": grid(d.comparisons, result.config.confidence) if d.setting != "sm" else None})
     return json_ready({**result.meta(), "designs": designs, "settings": result.settings_table(),
                        "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
                        "consistency": result.consistency()})
@@ -62,9 +61,8 @@ def write_outputs(result: AnalysisResult, outdir: str | Path, report: bool = Tru
     write_csv(paths["models.csv"], _group_frame(result, "models_table"))
     comparisons = [d.comparisons.assign(design=d.label) for d in result.designs]
     write_csv(paths["pairs.csv"], pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame())
-    grids = [grid(part).assign(design=d.label, model_set=model_set) for d in result.designs if d.setting != "sm"
-             for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
-                                                          np.zeros(len(d.comparisons)))]
+    grids = [grid(d.comparisons, result.config.confidence).assign(design=d.label) for d in result.designs
+             if d.setting != "sm" and len(d.comparisons)]
     write_csv(paths["grid.csv"], pd.concat(grids, ignore_index=True) if grids else pd.DataFrame())
     write_csv(paths["positions.csv"], _group_frame(result, "positions"))
     if several:

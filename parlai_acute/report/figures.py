@@ -44,15 +44,16 @@ CJK_FONTS = ("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc", "/usr/sha
 def text_families() -> tuple[str, ...]:
     """The font families of every text, in fallback order: DejaVu Sans, then the first of
     :data:`CJK_FONTS` installed. It is registered with matplotlib here (its font cache may predate
-    the font), each face as the normal weight: WenQuanYi has one weight (500), and matplotlib would
-    log its mismatch at every text drawn."""
+    the font), each face as the normal and the bold weight: WenQuanYi has one weight (500), and
+    matplotlib would log the mismatch at every text drawn (bold axis labels too)."""
     from matplotlib import font_manager
 
     manager = font_manager.fontManager
     for path in CJK_FONTS:
         if os.path.isfile(path):
             manager.addfont(path)
-            manager.ttflist = [dataclasses.replace(f, weight=400) if f.fname == path else f for f in manager.ttflist]
+            manager.ttflist = [dataclasses.replace(f, weight=weight) if f.fname == path else f
+                               for f in manager.ttflist for weight in ((400, 700) if f.fname == path else (None,))]
             return "DejaVu Sans", font_manager.FontProperties(fname=path).get_name()
     return ("DejaVu Sans",)
 
