@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +102,7 @@ def run(args) -> int:
     paths = write_outputs(result, args.outdir, model_configs=model_configs(args.pairings) if args.pairings else None,
                           report=not args.no_report)
     print("\n".join(summary_lines(result)))
-    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['winrates.json']}")
+    print(outputs_line(paths, "winrates.json"))
     if args.judge_table:
         from parlai_acute.scripts.ppi import beside_analysis
 

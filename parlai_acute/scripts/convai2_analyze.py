@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,5 +80,5 @@ def run(args) -> int:
     for r in result.persona.itertuples(index=False):
         print(f"persona detection {r.model}: {100 * r.rate:.1f}% ({r.correct}/{r.dialogues}) "
               f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}] {level} Clopper-Pearson")
-    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    print(outputs_line(paths))
     return 0

@@ -17,7 +17,7 @@ import argparse
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 NEEDS = ("metrics",)  # the extras this command needs beyond the analysis core (main checks them first)
 
@@ -69,5 +69,5 @@ def run(args) -> int:
               f"[{r.self_bleu4_low:.3f}, {r.self_bleu4_high:.3f}]; Gt-BLEU-4 {r.gt_bleu4:.3f} "
               f"[{r.gt_bleu4_low:.3f}, {r.gt_bleu4_high:.3f}]; unique unigrams {r.unique1_collected:.1f} "
               f"collected vs {r.unique1_original:.1f} original ({r.unique1_new:.1f} new)")
-    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    print(outputs_line(paths))
     return 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 from parlai_acute.perturn.analysis import FLAG_RULES
 
@@ -120,7 +120,7 @@ def run(args) -> int:
         print(f"warning: {warning}")
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
-    print(f"results: {paths['results.json']}")
+    print(outputs_line(paths))
     if args.judge_table:
         from parlai_acute.scripts.ppi import beside_analysis
 
