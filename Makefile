@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt setup.py | sha1sum
 # A GPU user installs their own torch into .venv first and sets NO_TORCH=1.
 NO_TORCH ?= 0
 
-.PHONY: install demo test bench browser wordnet lock clean
+.PHONY: install demo test bench browser wordnet fonts lock clean
 
 install: $(STAMP)
 
@@ -30,13 +30,17 @@ browser:
 wordnet:
 	@test -f /usr/share/wordnet/index.sense || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; }
 
+# Debian's WenQuanYi Zen Hei: the CJK fallback of the report figures (parlai_acute/report/figures.py).
+fonts:
+	@test -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-zenhei >/dev/null; }
+
 demo: install
 	$(BIN)/parlai-acute demo
 
-test: install browser wordnet
+test: install browser wordnet fonts
 	$(BIN)/python -m pytest -q --durations=15 tests
 
-bench: install browser wordnet
+bench: install browser wordnet fonts
 	$(BIN)/python -m benchmarks
 
 # Re-resolve the pinned set (needs only PyPI); commit the new requirements/lock.txt.

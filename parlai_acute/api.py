@@ -37,11 +37,52 @@ from pathlib import Path
 
 import pandas as pd
 
+from parlai_acute import extras
 from parlai_acute.errors import UserError
 from parlai_acute.registry import PROTOCOLS, Protocol, protocol, resolve
 
 __all__ = ["PROTOCOLS", "Protocol", "protocol", "load_table", "analyze", "estimates", "write_outputs", "export",
            "write_table", "review"]
+
+
+def resembles(columns) -> tuple[str, list[str]] | None:
+    """(protocol, its required columns missing) of the protocol whose table ``columns`` (a file's
+    header) is most like: the largest share of its required columns present, at least half; None
+    when no protocol's table is that close."""
+    best = None
+    for name, p in PROTOCOLS.items():
+        required = list(p.get("required"))
+        missing = [c for c in required if c not in columns]
+        share = 1 - len(missing) / len(required)
+        if share >= 0.5 and (best is None or share > best[0]):
+            best = (share, name, missing)
+    return best and best[1:]
+
+
+def describe_columns(columns: list[str], limit: int = 8) -> str:
+    """A table's columns in a message: the first ``limit`` of them and how many in all, and which
+    protocol's table they make or are most like."""
+    shown = ", ".join(columns[:limit]) + (f", ... ({len(columns)} in all)" if len(columns) > limit else "")
+    like = resembles(columns)
+    if like is None:
+        return f"its columns are {shown or 'none'}: no protocol's table"
+    name, missing = like
+    table = f"the {name} protocol's table (one {PROTOCOLS[name].row} per row)"
+    return f"its columns are {shown}: " + (table if not missing else f"most like {table}, without {', '.join(missing)}")
+
+
+def _check_file(p: Protocol, path) -> None:
+    """A file that is another protocol's table said as such, before the reader names only the first
+    column it misses: ``analyze("ssa", "judgments.csv")`` is a mix-up, not a broken labels file."""
+    from parlai_acute.table_files import header
+
+    columns = header(path)
+    like = resembles(columns)
+    if not columns or like is None or like[0] == p.name:
+        return  # empty, unlike any table, or this protocol's (broken or not): the reader says, line by line
+    missing = [c for c in p.get("required") if c not in columns]
+    raise UserError(f"{path} is not a table of the {p.name} protocol ({', '.join(missing)} missing); "
+                    f"{describe_columns(columns)}")
 
 
 def _check_frame(p: Protocol, frame: pd.DataFrame) -> None:
@@ -61,11 +102,12 @@ def records_for_task(name: str, task_name: str, mephisto_db: str | Path | None =
     the run's stored settings the analysis needs (ACUTE-Eval: the per-worker cap it was launched with).
     Read without importing any task blueprint (nor ParlAI): the database and the stored state files only."""
     p = protocol(name)
-    try:
-        from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
-    except ModuleNotFoundError as exc:
-        raise UserError(f"reading a Mephisto run needs Mephisto ({exc}); install parlai_acute[live], or export the "
-                        f"table to a file where Mephisto is installed (`parlai-acute {p.name} export`)") from None
+    if extras.missing(["live"]):
+        raise UserError(f"reading a Mephisto run (task_name=) needs the live extra, which is not installed here: "
+                        f"{extras.pip_line(['live'])}; or export the {p.row}s to a file where it is "
+                        f"(`parlai-acute {p.name} export`) and read that", param="task_name")
+    from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
+
     db = open_mephisto_db(mephisto_db)
     if not db.find_tasks(task_name=task_name):
         known = sorted({task.task_name for task in db.find_tasks()})
@@ -99,6 +141,7 @@ def load_table(name: str, source=None, *, task_name: str | None = None, mephisto
         records, settings = records_for_task(name, task_name, mephisto_db)
         table, where = p.get("from_records")(records, **checks), f"Mephisto task {task_name}"
     elif isinstance(source, (str, Path)):
+        _check_file(p, source)
         table, where = p.get("read")(source, **checks), str(source)
     elif isinstance(source, pd.DataFrame):
         _check_frame(p, source)

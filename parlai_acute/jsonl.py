@@ -8,20 +8,33 @@ from typing import Iterator
 
 from parlai_acute.errors import UserError
 
-__all__ = ["read_text", "read_json_list", "read_jsonl"]
+__all__ = ["input_file", "read_text", "read_json_list", "read_jsonl"]
+
+
+def input_file(path: str | Path, what: str, fix: str, param: str | None = None) -> Path:
+    """``path`` when it is a file to read, else the one line that says what it is instead: absent,
+    or a directory (a user who passes the output directory of an earlier step), with ``fix``.
+    Every reader of a user's file starts here, so each command says the same."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise UserError(f"{what} {path} is a directory, not a file; {fix}", param=param)
+    if not path.is_file():
+        raise UserError(f"{what} {path} does not exist; {fix}", param=param)
+    return path
 
 
 def read_text(path: str | Path, what: str, fix: str, param: str | None = None) -> str:
-    """The UTF-8 text of ``path`` (``what`` names it in messages, ``fix`` says what to pass instead of
-    an absent file, naming the parameter ``param`` if it does); a missing or unreadable file is a
-    :class:`UserError`."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise UserError(f"{what} {path} does not exist; {fix}", param=param)
+    """The UTF-8 text of ``path`` (``what`` names it in messages, ``fix`` says what to pass instead,
+    naming the parameter ``param`` if it does); a missing, unreadable or empty (nothing but blanks)
+    file is a :class:`UserError` that says so."""
+    path = input_file(path, what, fix, param)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {what} {path}: {exc}; it must be UTF-8 text") from None
+    if not text.strip():
+        raise UserError(f"{what} {path} is empty; {fix}")
+    return text
 
 
 def read_json_list(path: str | Path | None, what: str, fix: str, valid=lambda item: True, packaged=None) -> list:

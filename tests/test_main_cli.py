@@ -27,6 +27,8 @@ def test_every_subcommand_has_help(path, help_text, capsys):
     assert help_text.split()[0] in out
     examples = out.split("examples:\n", 1)[-1]
     assert "examples:" in out and f"parlai-acute {' '.join(path)} " in examples, "no example in --help"
+    headings = [line for line in out.splitlines() if line.strip().lower().rstrip(":") in ("example", "examples")]
+    assert headings == ["examples:"], "an empty or repeated examples heading"  # the epilog's, once
 
 
 def test_top_level_help_lists_commands():

@@ -35,7 +35,7 @@ import weakref
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
-from parlai_acute.agents.llama_engine import KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file
+from parlai_acute.agents.llama_engine import KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file, cores
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
@@ -61,14 +61,6 @@ def get_engine(model_path: str, context_length: int, slots: int, threads: int,
             engine = (ProcessEngine if process else LlamaEngine)(*settings)
             _ENGINES[key] = engine
         return engine
-
-
-def cores() -> int:
-    """CPU cores this process may run on (a container's or taskset's limit, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def is_llama_opt(opt) -> bool:

@@ -47,6 +47,81 @@ def check_model_file(path: str) -> str:
     return path
 
 
+def cores() -> int:
+    """CPU cores this process may run on (a container's or taskset's limit, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def server_params(model_path: str, context_length: int, slots: int, threads: int, kv_cache_type: str = "q8_0"):
+    """llama.cpp server settings for a checked model file: ``slots`` parallel conversations of
+    ``context_length`` tokens each, ``threads`` threads, quiet. Every engine and ``parlai-acute serve``
+    load a model with these."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = model_path
+    params.n_parallel = slots
+    params.n_ctx = context_length * slots  # llama.cpp splits it evenly between slots
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.cache_ram_mib = 0  # no host-RAM prompt cache: keeps RSS near the model size
+    # q8_0 keys/values halve the KV memory (about 11 instead of 23 MB per 1024-token slot
+    # for SmolLM2) at no measurable speed cost here; f16 is llama.cpp's default
+    kv_type = getattr(xllamacpp.ggml_type, KV_CACHE_TYPES[kv_cache_type])
+    params.cache_type_k = params.cache_type_v = kv_type
+    params.verbosity = -1
+    params.warmup = False
+    return params
+
+
+def start_server(params):
+    """The llama.cpp server of ``params``, loaded; a file llama.cpp cannot load is one line."""
+    import xllamacpp
+
+    try:
+        return xllamacpp.Server(params)
+    except Exception as exc:  # llama.cpp reports a bad file only as a failed load
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        raise UserError(f"llama.cpp could not load {params.model.path}: {message}; "
+                        "pass a GGUF chat model that llama.cpp supports") from None
+
+
+def http_server(model_path: str, host: str = "127.0.0.1", port: int = 0, slots: int = 4,
+                context_length: int = 2048, threads: int = 0, kv_cache_type: str = "q8_0",
+                api_keys: Sequence[str] = ()) -> tuple[object, str]:
+    """(server, base URL ending in /v1): llama.cpp's own OpenAI-compatible HTTP server for a GGUF
+    model on ``host``:``port`` (0: a free port), so any client -- ``OpenAICompatAgent``, a judge, a
+    notebook -- uses one loaded model. The model is named after its file in ``/v1/models``.
+    Dropping the server object stops it."""
+    import errno
+    import socket
+
+    path = check_model_file(model_path)
+    if not 0 <= int(port) <= 65535:
+        raise UserError(f"port={port} is not a port number; use 1-65535, or 0 for a free one")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # a one-line refusal, not llama.cpp's abort
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, int(port)))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UserError(f"port {port} on {host} is already in use; pass another port "
+                                f"(0 picks a free one) or stop what is using it") from None
+            raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass a host "
+                            f"of this machine (127.0.0.1 for this machine only)") from None
+    params = server_params(path, context_length, slots, threads or cores(), kv_cache_type)
+    params.hostnames = [host]
+    params.port = int(port)
+    params.model_alias = {os.path.basename(path).removesuffix(".gguf")}
+    if api_keys:
+        params.api_keys = list(api_keys)
+    server = start_server(params)
+    return server, str(server.listening_address).rstrip("/") + "/v1"
+
+
 class LlamaEngine:
     """One GGUF model loaded in an in-process llama.cpp server with parallel slots.
 
@@ -56,29 +131,9 @@ class LlamaEngine:
 
     def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
                  kv_cache_type: str = "q8_0"):
-        import xllamacpp
-
         self.model_path = check_model_file(model_path)
         self.context_length, self.slots, self.threads = context_length, slots, threads
-        params = xllamacpp.CommonParams()
-        params.model.path = self.model_path
-        params.n_parallel = slots
-        params.n_ctx = context_length * slots  # llama.cpp splits it evenly between slots
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
-        params.cache_ram_mib = 0  # no host-RAM prompt cache: keeps RSS near the model size
-        # q8_0 keys/values halve the KV memory (about 11 instead of 23 MB per 1024-token slot
-        # for SmolLM2) at no measurable speed cost here; f16 is llama.cpp's default
-        kv_type = getattr(xllamacpp.ggml_type, KV_CACHE_TYPES[kv_cache_type])
-        params.cache_type_k = params.cache_type_v = kv_type
-        params.verbosity = -1
-        params.warmup = False
-        try:
-            self.server = xllamacpp.Server(params)
-        except Exception as exc:  # llama.cpp reports a bad file only as a failed load
-            message = " ".join(str(exc).split()) or type(exc).__name__
-            raise UserError(f"llama.cpp could not load {self.model_path}: {message}; "
-                            "pass a GGUF chat model that llama.cpp supports") from None
+        self.server = start_server(server_params(self.model_path, context_length, slots, threads, kv_cache_type))
         self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
 
     def chat(self, request: dict) -> dict:

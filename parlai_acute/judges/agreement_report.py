@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from parlai_acute.report import Report, interval_plot
+from parlai_acute.stats import rater_agreement
 
 
 def _block_rows(summary: dict) -> pd.DataFrame:
@@ -27,7 +28,7 @@ def _rows(prefix: str, summary: dict) -> list:
                      "percent_agreement": block["percent_agreement"], "percent_low": block["percent_ci"][0],
                      "percent_high": block["percent_ci"][1], "kappa": block["kappa"],
                      "kappa_low": block["kappa_ci"][0], "kappa_high": block["kappa_ci"][1],
-                     "note": "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)})
+                     "note": rater_agreement.notes(block)})
     return rows
 
 

@@ -74,9 +74,9 @@ def read_summary(judge_summary: str | None, table: str | None) -> dict | None:
     path = Path(judge_summary) if judge_summary else Path(table).parent / "summary.json" if table else None
     if path is None or (not judge_summary and not path.is_file()):
         return None
-    if not path.is_file():
-        raise UserError(f"judge_summary {path} does not exist; pass the summary.json of the judge run",
-                        param="judge_summary")
+    from parlai_acute.jsonl import input_file
+
+    input_file(path, "judge_summary", "pass the summary.json of the judge run", param="judge_summary")
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:

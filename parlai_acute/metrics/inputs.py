@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parlai_acute.errors import UserError
+from parlai_acute.jsonl import input_file
 
 EOU = " __eou__ "
 
@@ -184,5 +185,7 @@ def load_items(data: str | None = None, task: str | None = None, **options) -> l
         return read_csv(data, **{k: v for k, v in options.get("csv_columns", {}).items()})
     if suffix in (".jsonl", ".json"):
         return read_dailydialog(data)
+    if Path(data).is_dir():  # not an unknown format: the output directory of an earlier step, say
+        input_file(data, "data", "pass a .jsonl (DailyDialog layout) or a .csv", param="data")
     raise UserError(f"data {data}: unknown format {suffix or '(no extension)'}; use .jsonl "
                     "(DailyDialog multi-reference layout) or .csv", param="data")

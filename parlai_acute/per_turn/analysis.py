@@ -45,7 +45,7 @@ from scipy import stats as sstats
 from parlai_acute.errors import UserError
 from parlai_acute.result import Result
 from parlai_acute.stats import inference, paired
-from parlai_acute.stats.intervals import clopper_pearson, percentile_interval
+from parlai_acute.stats.intervals import clopper_pearson, exact_intervals, percentile_interval
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
@@ -436,9 +436,9 @@ class AnalysisResult(Result):
 
     def own_tables(self) -> dict[str, pd.DataFrame]:
         comparisons = [d.comparisons.assign(design=d.label) for d in self.designs]
-        grids = [grid(part).assign(design=d.label, model_set=model_set) for d in self.designs if d.setting != "sm"
-                 for model_set, part in d.comparisons.groupby("model_set" if d.setting == "mm" else
-                                                              np.zeros(len(d.comparisons)))]
+        # each cell names its model set (grid reads it from the pairs) and carries its exact interval
+        grids = [grid(d.comparisons, self.config.confidence).assign(design=d.label) for d in self.designs
+                 if d.setting != "sm" and len(d.comparisons)]
         tables = {"turns": self.kept, "excluded": self.excluded, "flags": self.flags(), "workers": self.workers(),
                   "models": self.group_frame("models_table"),
                   "pairs": pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame(),
@@ -566,11 +566,18 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None) -> AnalysisR
 
 # ---------------------------------------------------------------- outputs
 
-def grid(pairs: pd.DataFrame) -> pd.DataFrame:
+def grid(pairs: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """ACUTE-style long grid of a family of per-turn pairs: cell (row, col) = share of the turns
-    where exactly one of the two was picked that went to ``col``."""
+    where exactly one of the two was picked that went to ``col``, with its exact (Clopper-Pearson,
+    turns independent) interval (``ci_low``/``ci_high``, the same numbers the report's heatmap
+    shows) and the model set each cell's pair was shown in (``model_set``: "a|b" in PM)."""
     table = pd.DataFrame({"model_a": pairs["model_a"], "model_b": pairs["model_b"],
                           "n": pairs["a_only"] + pairs["b_only"], "wins_a": pairs["a_only"],
                           "wins_b": pairs["b_only"], "pvalue": pairs["cluster_pvalue"],
-                          "p_holm": pairs["cluster_p_holm"], "mark": pairs["mark"]})
-    return grid_from_matchups(table[table["n"] > 0])
+                          "p_holm": pairs["cluster_p_holm"], "mark": pairs["mark"],
+                          "model_set": pairs["model_set"]})
+    table = table[table["n"] > 0]
+    low, high = exact_intervals(table["wins_b"], table["n"], confidence)
+    table = table.assign(ci_low=low, ci_high=high)  # the share won by model_b; flipped for model_a's row
+    cells = grid_from_matchups(table)
+    return cells.assign(model_set=[s for s in table["model_set"] for _ in range(2)])

@@ -25,7 +25,7 @@ def results_json(result: AnalysisResult) -> dict:
                         "omnibus": g.omnibus, "positions": g.positions, "position_test": g.position_test}
                        for g in d.groups],
             "comparisons": d.comparisons,
-            "grid": grid(d.comparisons) if d.setting != "sm" else None})
+            "grid": grid(d.comparisons, result.config.confidence) if d.setting != "sm" else None})
     return json_ready({"warnings": result.warnings(), "designs": designs, "settings": result.settings_table(),
                        "sensitivity": result.sensitivity() if len(result.designs) > 1 else [],
                        "consistency": result.consistency()})

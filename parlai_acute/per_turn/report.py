@@ -15,7 +15,6 @@ from parlai_acute.per_turn.analysis import PAIR_HEADERS, AnalysisResult, grid
 from parlai_acute.report import Report, estimands_section, format_value, interval_plot, methods_paragraph, p_text, \
     win_rate_heatmap
 from parlai_acute.stats.inference import legend, min_clusters
-from parlai_acute.stats.intervals import clopper_pearson
 
 MODEL_COLUMNS = ["model", "turns", "picked", "rate", "ci_low", "ci_high", "boot_low", "boot_high", "design_effect"]
 PAIR_COLUMNS = ["model_a", "model_b", "tie_win", "win_a", "win_b", "tie_loss", "diff", "cluster_low", "cluster_high",
@@ -103,10 +102,8 @@ def build_report(result: AnalysisResult) -> Report:
                 sub.table(g.positions, f"positions_{name}", caption=f"Picks by page position; "
                           f"{g.position_test['test']} {p_text(g.position_test['pvalue'])}")
         if design.setting != "sm" and len(design.comparisons):
-            cells = grid(design.comparisons)
+            cells = grid(design.comparisons, config.confidence)
             if len(cells):
-                bounds = [clopper_pearson(int(w), int(n), config.confidence) for w, n in zip(cells["wins"], cells["n"])]
-                cells = cells.assign(ci_low=[b[0] for b in bounds], ci_high=[b[1] for b in bounds])
                 models = sorted(set(cells["row"]) | set(cells["col"]))
                 section.figure(win_rate_heatmap(cells, models, interval_label=f"{level} Clopper-Pearson, turns "
                                                 f"independent", unit="turns",

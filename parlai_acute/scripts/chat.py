@@ -19,6 +19,8 @@ from parlai_acute.scripts.options import add_model
 from parlai_acute.worlds.model_spec import model_args, parse_parlai
 from parlai_acute.worlds.self_chat_opt import check_outfile
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 CONTEXTS = ("none", "chitchat", "persona", "topics")
 
 

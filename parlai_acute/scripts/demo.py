@@ -18,6 +18,8 @@ from pathlib import Path
 
 from parlai_acute.errors import UserError
 
+NEEDS = ("live", "models")  # the extras this command needs beyond the analysis core (main checks them first)
+
 MODELS = {
     "smollm2_sample_rank": "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --inference sample_rank "
                            "--num-samples 8 --temperature 0.88 --topp 1",

@@ -18,6 +18,8 @@ import argparse
 
 from parlai_acute.scripts.options import add_mephisto_db, add_output_file
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-name", required=True, help="the Mephisto task (its mephisto.task.task_name)")

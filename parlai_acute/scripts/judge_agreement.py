@@ -52,7 +52,9 @@ def _fmt(block: dict, ties: int = 0) -> str:
     p, (pl, ph), k, (kl, kh) = block["percent_agreement"], block["percent_ci"], block["kappa"], block["kappa_ci"]
     percent = interval_text(p, pl, ph, 1, scale=100, unit="%")
     kappa = f"kappa {interval_text(k, kl, kh, 2, signed=True)}"
-    notes = "; ".join(n for n in (block.get("percent_note"), block.get("kappa_note")) if n)
+    from parlai_acute.stats import rater_agreement
+
+    notes = rater_agreement.notes(block)
     return f"{percent}, {kappa} ({block['items']} items, {block['pairs']} pairs)" + (f" ({notes})" if notes else "")
 
 
@@ -75,24 +77,15 @@ def run(args) -> int:
     if not 0 < args.confidence < 1:
         raise UserError(f"--confidence must be between 0 and 1, got {args.confidence}")
     judge_file = Path(args.judge_table)
-    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) < 2:
+    if judge_file.is_file() and len(judge_file.read_text(encoding="utf-8").strip().splitlines()) == 1:
         raise UserError(f"{judge_file} has no judge answers (every item inconsistent or missing?); see the summary.json "
                         f"beside it, or judge again with --inconsistent tie")
-    if args.protocol == "acute":
-        from parlai_acute.acute.judgments import read_judgments
+    from parlai_acute import api
 
-        human, judge = read_judgments(args.people), read_judgments(args.judge_table)
-        result = agreement.acute_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    elif args.protocol == "ssa":
-        from parlai_acute.ssa.labels import read_labels
-
-        human, judge = read_labels(args.people), read_labels(args.judge_table)
-        result = agreement.ssa_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
-    else:
-        from parlai_acute.per_turn.turns import read_turns
-
-        human, judge = read_turns(args.people), read_turns(args.judge_table)
-        result = agreement.perturn_agreement(human, judge, args.bootstrap, args.seed, args.confidence)
+    human, judge = api.load_table(args.protocol, args.people), api.load_table(args.protocol, args.judge_table)
+    measure = {"acute": agreement.acute_agreement, "ssa": agreement.ssa_agreement,
+               "per-turn": agreement.perturn_agreement}[args.protocol]
+    result = measure(human, judge, args.bootstrap, args.seed, args.confidence)
     summary = {**result["summary"], "human_file": str(args.people), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,
                "parlai_acute_version": parlai_acute.__version__}

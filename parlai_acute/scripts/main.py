@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
+from parlai_acute import extras
 from parlai_acute.errors import UserError
 
 # name -> (module, one-line help[, defaults the module's run reads]). Groups are nested dicts.
@@ -22,6 +24,7 @@ COMMANDS: dict = {
     "mephisto": ("parlai_acute.scripts.mephisto_cli", "Mephisto's own CLI (review tool, scripts, check) with the compatibility fixes it needs on Python 3.11"),
     "review": ("parlai_acute.scripts.review", "review every worker of a Mephisto run from the stored evidence, propose and apply approve/reject/block/bonus, pay to a wage"),
     "release": ("parlai_acute.scripts.release", "a run's tables and logs ready to publish: salted worker pseudonyms, e-mail/phone flags, a datasheet"),
+    "serve": ("parlai_acute.scripts.serve", "serve the embedded model (or any GGUF) as an OpenAI-compatible endpoint for models and judges (--openai-base-url)"),
     "status": ("parlai_acute.scripts.status", "where a running ACUTE, per-turn or SSA evaluation stands: intervals valid at every look, what is decided, judgments still needed"),
     "acute": {
         "_help": "ACUTE-Eval: pairings, Mephisto task, analysis, sample size",
@@ -76,17 +79,32 @@ COMMANDS: dict = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's one-line errors: a wrong choice, a missing or unknown option is
+    ``parlai-acute: error: ...`` naming the valid choices and the --help to read (exit 2), not the
+    usage block above it. Subcommands' parsers are of this class too (argparse makes them so)."""
+
+    #: the chosen subcommand's prog: the help an error at the top (an unrecognised option) points to
+    leaf_prog = ""
+
+    def error(self, message: str):
+        self.exit(2, f"parlai-acute: error: {message}; see `{self.leaf_prog or self.prog} --help`\n")
+
+
 def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: str = "") -> None:
     """Subcommand help: its purpose (the one-line help, else the docstring's "``cmd``: summary"),
     the docstring's details, then its examples (paragraphs of ``parlai-acute ...`` lines) as the epilog."""
-    paragraphs = [p for p in doc.strip().split("\n\n") if p.strip()]
+    def heading(line: str) -> bool:  # "Examples:", reST's "Examples::": the epilog has its own heading
+        return re.fullmatch(r"examples?::?", line.strip().lower()) is not None
+
+    paragraphs = ["\n".join(line for line in p.splitlines() if not heading(line)) for p in doc.strip().split("\n\n")]
+    paragraphs = [p for p in paragraphs if p.strip()]
 
     def example(paragraph: str) -> bool:
-        lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip().lower() != "examples:"]
+        lines = [line.strip() for line in paragraph.strip().splitlines()]
         return bool(lines) and lines[0].startswith(("parlai-acute ", "python -m ", "$ "))
 
-    examples = ["\n".join(line for line in p.splitlines() if line.strip().lower() != "examples:")
-                for p in paragraphs[1:] if example(p)]
+    examples = [p for p in paragraphs[1:] if example(p)]
     details = [p for p in paragraphs[1:] if not example(p)]
     summary = purpose or paragraphs[0].split(": ", 1)[-1]
     parser.description = "\n\n".join([summary, *details])
@@ -94,23 +112,23 @@ def describe_from_docstring(parser: argparse.ArgumentParser, doc: str, purpose: 
     parser.epilog = ("examples:\n" + "\n".join(examples)) if examples else None
 
 
-def _add(subparsers, name: str, entry) -> None:
+def _add(subparsers, name: str, entry, prefix: str = "") -> None:
     if isinstance(entry, dict):
         group = subparsers.add_parser(name, help=entry["_help"], description=entry["_help"])
         inner = group.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
         for sub, sub_entry in entry.items():
             if sub != "_help":
-                _add(inner, sub, sub_entry)
+                _add(inner, sub, sub_entry, f"{prefix}{name} ")
         return
     module, help_text = entry[:2]
     parser = subparsers.add_parser(name, help=help_text, description=help_text)
-    parser.set_defaults(_module=module)
+    parser.set_defaults(_module=module, _command=f"parlai-acute {prefix}{name}")
     # The module's own arguments are added only for the subcommand actually used.
     parser.set_defaults(_lazy_args=True)
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="parlai-acute",
         description="Evaluate open-domain dialogue models with people, models as judges and automatic metrics. "
                     "Conversations: self-chat and human chat as ParlAI logs. Protocols, each with a Mephisto task "
@@ -136,7 +154,11 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
             leaf = next(a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
         module = importlib.import_module(entry[0])
         describe_from_docstring(leaf, module.__doc__ or "", entry[1])
+        if getattr(module, "NEEDS", ()):
+            leaf.description += f"\n\nNeeds {' and '.join(f'the {e} extra' for e in module.NEEDS)}: " \
+                                f"{extras.pip_line(module.NEEDS)}."
         module.add_arguments(leaf)
+        parser.leaf_prog = leaf.prog
         leaf.set_defaults(**(entry[2] if len(entry) > 2 else {}))
         parser.leaf = leaf  # whose flags a UserError's parameters are spelled with
     return parser
@@ -175,14 +197,28 @@ def _output_closed() -> int:
     return 1
 
 
+def _run(args) -> int:
+    """Run the chosen subcommand: first the extras its module declares it ``NEEDS`` (one line naming
+    the install if one is missing), then a package of an extra met on the way (e.g. ``status
+    --task-name`` reaching for Mephisto) is the same one line, not a ModuleNotFoundError."""
+    module = importlib.import_module(args._module)
+    declared = tuple(getattr(module, "NEEDS", ()))
+    if extras.missing(declared):
+        raise extras.needs(args._command, extras.missing(declared))
+    try:
+        return int(module.run(args) or 0)
+    except ModuleNotFoundError as exc:
+        raise extras.explain(exc, args._command, declared) or exc
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = None
     try:
         try:
-            parser = build_parser(argv)
+            parser = build_parser(argv)  # kept: a library error's parameter is said as this parser's flag
             args = parser.parse_args(argv)
-            code = int(importlib.import_module(args._module).run(args) or 0)
+            code = _run(args)
         except SystemExit:  # --help and usage errors: their text is still in the buffer
             sys.stdout.flush()
             raise

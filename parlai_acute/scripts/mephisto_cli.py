@@ -17,6 +17,8 @@ import argparse
 import sys
 
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 def mephisto_cli(args: list[str]) -> int:
     """Run Mephisto's click CLI on ``args``; its exit code (click's ``SystemExit`` turned into one)."""
     import parlai_acute  # noqa: F401 - the compatibility fixes, before Mephisto is imported
@@ -40,7 +42,14 @@ class _Help(argparse.Action):
         parser.print_help()
         print("\nMephisto's commands (`parlai-acute mephisto COMMAND --help` for each):\n")
         sys.stdout.flush()
-        parser.exit(mephisto_cli(["--help"]))
+        try:
+            code = mephisto_cli(["--help"])
+        except ModuleNotFoundError:  # an analysis-only install: the help still says what to install
+            from parlai_acute import extras
+
+            print(f"(none here: Mephisto comes with the live extra, not installed: {extras.pip_line(['live'])})")
+            code = 0
+        parser.exit(code)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,8 @@ import math
 from parlai_acute.scripts.metrics_options import add_test_set_arguments, load_test_set, test_set_description
 from parlai_acute.scripts.options import add_confidence, add_output_dir, add_progress, add_resampling, progress
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 HF_AGENT = "parlai_acute.agents.hf_transformers:HfTransformersAgent"
 
 

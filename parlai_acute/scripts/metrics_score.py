@@ -21,6 +21,8 @@ from parlai_acute.scripts.metrics_options import (add_metric_arguments, add_test
                                                   score_config, test_set_description)
 from parlai_acute.scripts.options import add_model, add_output_dir, add_progress, progress
 
+NEEDS = ("metrics",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_test_set_arguments(parser)

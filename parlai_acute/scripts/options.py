@@ -95,6 +95,11 @@ def add_report_switch(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="write tables and JSON only (no report.html)")
 
 
+def outputs_line(paths: dict, results: str = "results.json") -> str:
+    """The last line every ``analyze`` prints: where its report is, or with --no-report its results."""
+    return f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths[results]}"
+
+
 def add_table_source(parser: argparse.ArgumentParser, option: str, what: str, task: str,
                      required: bool = True) -> None:
     """A table file (``option``) or a Mephisto run (``--task-name``), and ``--mephisto-db``."""

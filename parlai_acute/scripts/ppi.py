@@ -97,7 +97,10 @@ def ppi_lines(people, judge, protocol: str, confidence: float, plan_delta: float
 
     ranked = set(ranking["question"])
     pairwise = any(e.pairwise for e in lookup(protocol).estimands_module().ESTIMANDS.values())
-    for group in sorted({g for g in table["group"] if g} - ranked) if pairwise else []:
+    if pairwise and ranking.empty:
+        lines.append("  Bradley-Terry with the judge: none; it needs, under one question, at least 2 items "
+                     "answered by both people and the judge and 2 answered by the judge alone")
+    for group in sorted({g for g in table["group"] if g} - ranked) if pairwise and not ranking.empty else []:
         lines.append(f"  no prediction-powered ranking ({group}): the judge answered fewer than 2 items beyond the "
                      f"people's among the models they compared, or the comparisons do not connect the models")
     for question, part in ranking.groupby("question", sort=True):

@@ -22,6 +22,8 @@ from parlai_acute.paths import default_datapath
 from parlai_acute.scripts.options import add_model, add_progress
 from parlai_acute.worlds.self_chat_opt import check_counts, check_outfile, self_chat_opt
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model(parser)

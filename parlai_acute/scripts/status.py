@@ -51,24 +51,33 @@ def _read_table(path: str, protocol: str | None):
     from parlai_acute.monitoring.status import monitors
 
     if protocol is None:
+        from parlai_acute.jsonl import input_file
+
         try:
-            with open(path, encoding="utf-8-sig") as handle:
+            with open(input_file(path, "table file", "pass a judgments, turns or labels .csv/.jsonl"),
+                      encoding="utf-8-sig") as handle:
                 head = handle.readline()
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror}); check the path") from None
+        if not head.strip():
+            raise UserError(f"table file {path} is empty; pass a judgments, turns or labels .csv/.jsonl")
         watched = {p: m.signature for p, m in monitors().items()}
         found = [p for p, column in watched.items() if f'"{column}"' in head or column in head.strip().split(",")]
         if len(found) != 1:
-            raise UserError(f"{path}: cannot tell the protocol from the columns; pass --protocol "
-                            f"{'|'.join(watched)}")
+            from parlai_acute.table_files import header
+
+            raise UserError(f"{path}: cannot tell the protocol from the columns ({api.describe_columns(header(path))}); "
+                            f"pass a table of {', '.join(watched)}, or --protocol {'|'.join(watched)}")
         protocol = found[0]
     return api.load_table(protocol, path), protocol
 
 
 def _read_run(args):
     """The run's table: the first protocol whose Mephisto task stored rows for ``--task-name``."""
-    from parlai_acute import api
+    from parlai_acute import api, extras
 
+    if extras.missing(["live"]):  # before the loop below, which reads a refusal as "not this protocol"
+        raise extras.needs("parlai-acute status --task-name", ["live"])
     tried = []
     from parlai_acute.monitoring.status import monitors
 

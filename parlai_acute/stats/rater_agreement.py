@@ -149,6 +149,13 @@ def summary(pairs: pd.DataFrame, resamples: int = 1000, seed: int = 0, confidenc
             "interval": f"{level} percentile bootstrap over items ({resamples} resamples, seed {seed})"}
 
 
+def notes(block: dict) -> str:
+    """A :func:`summary`'s notes in one sentence, each said once (with no items, the percent and
+    the kappa have the same reason)."""
+    found = [n for n in (block.get("percent_note"), block.get("kappa_note")) if n]
+    return "; ".join(dict.fromkeys(found))
+
+
 def rank_correlation(human_scores: dict, judge_scores: dict) -> dict:
     """Kendall's tau-b between two scorings of the same systems (scipy), with its p-value.
 

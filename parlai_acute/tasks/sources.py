@@ -54,8 +54,9 @@ def datatype_split(datatype: str | None) -> str:
 def chitchat_path() -> Path:
     spec = importlib.util.find_spec("chitchat_dataset")
     if spec is None or spec.origin is None:
-        raise UserError("the package chitchat-dataset is not installed; run `make install` "
-                        "(it provides the real conversations used as seeds)")
+        from parlai_acute import extras
+
+        raise extras.needs("the chitchat-dataset conversations (seeds, reference word counts)", ["models"])
     return Path(spec.origin).parent / "dataset.json"
 
 

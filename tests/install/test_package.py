@@ -94,6 +94,136 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("parlai", "mephisto",
     assert done.stdout.split() == ["acute", "ok", "per-turn", "ok", "ssa", "ok", "convai2", "ok", "[]"]
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _closure(requirements) -> set[str]:
+    """The installed distributions ``requirements`` bring, with their own requirements (markers
+    evaluated, no extras of theirs): what pip would install for them, read from installed metadata."""
+    import importlib.metadata as md
+
+    seen, todo = set(), [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        if _norm(req.name) in seen or (req.marker and not req.marker.evaluate({"extra": ""})):
+            continue
+        try:
+            dist = md.distribution(req.name)
+        except md.PackageNotFoundError:
+            continue
+        seen.add(_norm(req.name))
+        todo += [Requirement(r) for r in dist.requires or []]
+    return seen
+
+
+#: In every venv whatever it installs (python -m venv, and pytest's own).
+_ANY_VENV = {"pip", "setuptools", "pkg_resources", "_distutils_hack"}
+
+
+def plain_absent() -> list[str]:
+    """The top-level modules ``pip install .`` does not give: those of every distribution the extras
+    bring (with their requirements) and the core does not -- from setup.py and installed metadata,
+    not from ``parlai_acute.extras`` (which this must check, not repeat)."""
+    import importlib.metadata as md
+
+    args = setup_arguments()
+    extra_only = _closure(args["extras_require"]["all"]) - _closure(args["install_requires"])
+    return sorted(m for m, dists in md.packages_distributions().items()
+                  if "/" not in m and m not in _ANY_VENV and any(_norm(d) in extra_only for d in dists))
+
+
+def plain_blocker() -> str:
+    """Code that makes this Python an analysis-core install: each of :func:`plain_absent` is None in
+    ``sys.modules``, so importing it fails and ``importlib.util.find_spec`` finds nothing, as where it
+    is not installed (libraries probe optional packages with find_spec)."""
+    return f"""
+import sys
+sys.modules.update(dict.fromkeys({plain_absent()!r}))
+"""
+
+
+def test_every_module_the_package_imports_is_the_cores_or_named_with_its_extra():
+    """``parlai_acute.extras.MODULES`` (what the one-line "needs the X extra" says) is true to setup.py:
+    each third-party module the package imports is the core's, or mapped to the extra that brings it."""
+    import ast
+    import importlib.metadata as md
+
+    from parlai_acute import extras
+
+    args, distributions = setup_arguments(), md.packages_distributions()
+    imported = set()
+    for path in (ROOT / "parlai_acute").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("find_spec", "import_module") \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                imported.add(node.args[0].value.split(".")[0])  # find_spec("chitchat_dataset") and the like
+    imported = {m for m in imported if m not in sys.stdlib_module_names and m != "parlai_acute"}
+    core = _closure(args["install_requires"])
+    for module in sorted(imported):
+        dists = {_norm(d) for d in distributions.get(module, [])}
+        if dists & core:
+            assert not extras.extras_of(module), f"{module} is the core's, yet extras.MODULES names it"
+            continue
+        assert extras.extras_of(module), f"{module} is imported but neither the core's nor in extras.MODULES"
+        for extra in extras.extras_of(module):
+            assert dists & _closure(args["extras_require"][extra]), f"{module} is not brought by the {extra} extra"
+
+
+def test_every_command_on_the_analysis_core_works_or_names_its_extra(tmp_path):
+    """The install table, true on an analysis-core install (the extras' packages blocked; the fresh
+    venv below runs the same calls): every command's --help works; a command needing nothing beyond
+    the core does its cheap call; one needing an extra (or an option of it that does) stops with one
+    line naming ``pip install "parlai_acute[...]"`` and exits 2."""
+    done = subprocess.run([sys.executable, "-c", plain_blocker() + _RUN_CALLS, str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check_plain_calls(done.stdout, tmp_path)
+
+
+_RUN_CALLS = f"\nimport runpy; runpy.run_path({str(Path(__file__).with_name('plain_commands.py'))!r}, " \
+             "run_name='__main__')\n"
+
+
+def check_plain_calls(stdout: str, directory: Path) -> None:
+    """The rows ``plain_commands.py`` printed: each as the install table says."""
+    import importlib
+    import json
+
+    from parlai_acute import extras
+    from parlai_acute.scripts.main import COMMANDS
+    from plain_commands import CALLS
+
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    assert len(rows) == len(CALLS)
+
+    def leaves(table, prefix=()):
+        for name, entry in table.items():
+            if isinstance(entry, dict):
+                yield from leaves(entry, prefix + (name,))
+            elif name != "_help":
+                yield " ".join(prefix + (name,)), entry[0]
+
+    modules = dict(leaves(COMMANDS))
+    assert {row["command"] for row in rows if row["main"]} == set(modules)  # one main call for every command
+    for row in rows:
+        assert row.get("help", 0) == 0, row
+        if row["main"]:
+            assert row["needs"] == list(getattr(importlib.import_module(modules[row["command"]]), "NEEDS", ())), row
+        if not row["needs"]:
+            assert row["code"] == 0, row
+            continue
+        said = {e for e in extras.MODULES if f"the {e} extra" in row["stderr"]}
+        assert row["code"] == 2 and row["stderr"].count("\n") == 1, row
+        assert said == set(row["needs"]) and extras.pip_line(row["needs"]) in row["stderr"], row
+    for made in ("acute_out", "perturn_out", "ssa_out", "convai2_out", "agreement", "logs", "correlate"):
+        assert (directory / made / "report.html").is_file(), made
+
+
 def test_the_blocker_does_block():
     done = subprocess.run([sys.executable, "-c", BLOCKED + "import parlai_acute.mephisto_tasks.live.json_state"],
                           capture_output=True, text=True, timeout=300)
@@ -143,13 +273,13 @@ def parlai_pins_on_the_core() -> list[str]:
     return [str(r) for r in pins if r.name.lower() in core and str(r.specifier) and not r.marker]
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_pip_install_dot_into_a_fresh_venv_gives_a_working_cli_and_the_documented_api(tmp_path):
     """The user's way: ``python -m venv`` (with pip), then ``pip install .`` from the project directory
     through the configured package index, resolver and all (not the lock): the default install is the
-    analysis-only one, so the same venv shows both that ``parlai-acute`` works (``--help``, and an
-    ``ssa analyze`` of a labels file, report included) and that a notebook user's Python API examples
-    (docs/python_api.md) run, with ParlAI, Mephisto and torch absent and ``pip check`` content. The
+    analysis-only one, so the same venv shows both that ``parlai-acute`` works (``--help``, and every
+    command's cheap call as the install table says: plain_commands.py) and that a notebook user's Python API
+    examples (docs/python_api.md) run, with ParlAI, Mephisto and torch absent and ``pip check`` content. The
     venv first gets ParlAI's own pins on the core's packages (numpy~=1.23.0, tqdm~=4.62.1), as a lab's
     ParlAI environment has them, and the install is constrained by them as the install table's
     ``pip install . parlai`` makes pip
@@ -181,15 +311,14 @@ def test_pip_install_dot_into_a_fresh_venv_gives_a_working_cli_and_the_documente
     cli = str(venv / "bin" / "parlai-acute")
     done = subprocess.run([cli, "--help"], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert done.returncode == 0 and "ssa" in done.stdout and "acute" in done.stdout, done.stderr[-2000:]
-    labels = tmp_path / "labels.csv"
-    from parlai_acute.ssa.simulate import simulate_labels
-
-    simulate_labels({"alpha": (0.8, 0.5), "beta": (0.6, 0.3)}, 8, seed=0).to_csv(labels, index=False)
-    done = subprocess.run([cli, "ssa", "analyze", "--labels", str(labels), "--bootstrap", "50", "-o",
-                           str(tmp_path / "cli_out")], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env=env)
+    done = subprocess.run([cli, "multiref", "analyze", "--collection", "4R1W=refs.jsonl", "-o", "out"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert done.returncode == 2 and 'pip install "parlai_acute[metrics]"' in done.stderr, done.stderr[-2000:]
+    # every command as the install table says (the calls the blocked test above runs, here for real)
+    done = subprocess.run([str(venv / "bin" / "python"), str(Path(__file__).with_name("plain_commands.py")),
+                           str(tmp_path / "calls")], capture_output=True, text=True, timeout=400, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "cli_out" / "report.html").is_file() and (tmp_path / "cli_out" / "models.csv").is_file()
+    check_plain_calls(done.stdout, tmp_path / "calls")
 
     page = (ROOT / "docs" / "python_api.md").read_text(encoding="utf-8")
     script = "\n".join(re.findall(r"```python\n(.*?)```", page, flags=re.S))

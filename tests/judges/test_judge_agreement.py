@@ -142,4 +142,6 @@ def test_tied_items_left_out_are_said_where_the_agreement_is_printed(tmp_path, c
     out = capsys.readouterr().out
     assert "no items: the 6 items the judge answered both ways" in out and "were left out" in out
     assert "Kendall's tau undefined over 3 systems (the judge gave every system the same score" in out
-    assert "6 item(s) the judge answered both ways" in (tmp_path / "a" / "report.html").read_text()
+    page = (tmp_path / "a" / "report.html").read_text()
+    assert "6 item(s) the judge answered both ways" in page
+    assert "no items to compare" in page and "no items to compare; no items to compare" not in page  # said once

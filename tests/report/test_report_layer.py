@@ -255,3 +255,26 @@ def table_html_of(table):
     from parlai_acute.report.tables import table_html
 
     return table_html(table)
+
+
+def test_cjk_model_names_render_without_missing_glyphs():
+    """Model names in Chinese or Japanese are drawn from Debian's CJK font, the fallback of every
+    text (``make fonts`` installs it): no "Glyph missing" warning in SVG or PDF, the font named."""
+    import warnings
+
+    from parlai_acute.report.figures import text_families
+
+    assert len(text_families()) == 2, "no CJK font installed: run `make fonts` (Debian's fonts-wqy-zenhei)"
+    models = ["通义千问", "ベースライン", "plain"]
+    ranking = pd.DataFrame({"model": models, "strength": [0.5, 0.1, -0.6], "low": [0.1, -0.3, -1.0],
+                            "high": [0.9, 0.5, -0.2]})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        charts = [win_rate_heatmap(grid_table(models), models, interval_label="95% Clopper-Pearson", title="模型"),
+                  interval_plot(ranking, "model", "strength", "low", "high", xlabel="log-strength",
+                                interval_label="95% bootstrap interval")]
+        svgs = [figure_svg(chart) for chart in charts]
+        for chart in charts:
+            figure_pdf(chart)
+    assert not [str(w.message) for w in seen if "missing from font" in str(w.message)]
+    assert all(text_families()[1] in svg and "通义千问" in svg for svg in svgs)

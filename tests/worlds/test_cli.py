@@ -94,7 +94,7 @@ def test_unwritable_outfile_fails_before_running(tmp_path, datapath, capsys):
 @pytest.mark.parametrize("content,problem", [
     ("{not json\n", "not valid JSON"),
     (json.dumps({"no": "dialog"}) + "\n", "missing field 'dialog'"),
-    ("", "has no conversations"),
+    ("", "is empty"),
 ])
 def test_malformed_logs_are_user_errors(tmp_path, content, problem):
     from parlai_acute.errors import UserError

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,6 +103,10 @@ def run(args) -> int:
                             bt_alpha=args.bt_alpha, alpha=args.alpha,
                             min_workers=args.min_workers)
     check_outdir(args.outdir)
+    if args.pairings:  # the user's must be there (the run's own, found below, may have moved since)
+        from parlai_acute.jsonl import input_file
+
+        input_file(args.pairings, "pairings file", "pass the pairings .jsonl the task was launched with")
     table = load(args, config)
     # a model judge's run: not capped as a worker is, its onboarding and position bias flagged
     result = api.analyze("acute", table, config, warn=False, judges=judge_summaries(args) or None)
@@ -120,6 +124,6 @@ def run(args) -> int:
 
             beside_analysis(result.kept, args.judge_table, "acute", args.confidence, args.outdir)
     print("\n".join(summary_lines(result)))  # printed once every file is in place
-    print(f"report: {paths['report.html']}" if "report.html" in paths else f"results: {paths['results.json']}")
     print(judged.getvalue(), end="")
+    print(outputs_line(paths))  # the last line: where the report is
     return 0

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from parlai_acute.errors import UserError
 
+NEEDS = ("live", "models")  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def _named(value: str) -> tuple[str, str]:
     name, eq, rest = value.partition("=")

@@ -24,6 +24,8 @@ import argparse
 from parlai_acute.judges.record import cost_line
 from parlai_acute.scripts.judge_options import add_judge_arguments, add_onboarding_arguments, make_runner
 
+NEEDS = ("models",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairings", required=True, help="pairings .jsonl (from `parlai-acute acute pairings` or ParlAI's)")

@@ -22,6 +22,8 @@ from pathlib import Path
 from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.live import launcher
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     launcher.add_launch_arguments(parser)

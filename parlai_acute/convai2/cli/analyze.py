@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,5 +82,5 @@ def run(args) -> int:
     for r in result.persona.itertuples(index=False):
         print(f"persona detection {r.model}: {interval_text(r.rate, r.ci_low, r.ci_high, 1, scale=100, unit='%')} "
               f"({r.correct}/{r.dialogues}) {level} Clopper-Pearson")
-    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    print(outputs_line(paths))
     return 0

@@ -19,7 +19,9 @@ import argparse
 
 from parlai_acute.errors import UserError
 from parlai_acute.scripts.options import (add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
+
+NEEDS = ("metrics",)  # the extras this command needs beyond the analysis core (main checks them first)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,5 +74,5 @@ def run(args) -> int:
               f"Self-BLEU-4 {self_bleu}; Gt-BLEU-4 {gt_bleu}; unique unigrams {r.unique1_collected:.1f} "
               f"collected vs {r.unique1_original:.1f} original ({r.unique1_new:.1f} new)"
               + (f"\n    {r.note}" if r.note else ""))
-    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
+    print(outputs_line(paths))
     return 0

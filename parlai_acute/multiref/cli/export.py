@@ -17,6 +17,8 @@ from pathlib import Path
 
 from parlai_acute.errors import UserError
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter

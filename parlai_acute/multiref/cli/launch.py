@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.live.item_launch import command
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 add_arguments, run = command(
     "--contexts", "JSON lines of dialogues in the DailyDialog multi-reference layout (default: the package's static "
     "contexts)", "parlai_acute.mephisto_tasks.multiref.launch", "contexts_file")

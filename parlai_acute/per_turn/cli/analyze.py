@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 from parlai_acute.per_turn.analysis import FLAG_RULES
 
@@ -136,6 +136,6 @@ def run(args) -> int:
         print(f"warning: {warning}")
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
-    print(f"results: {paths['results.json']}")
     print(judged.getvalue(), end="")  # the judge's lines, printed once every file is in place
+    print(outputs_line(paths))  # the last line: where the report is
     return 0

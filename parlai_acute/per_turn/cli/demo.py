@@ -17,6 +17,8 @@ from pathlib import Path
 
 from parlai_acute.errors import UserError
 
+NEEDS = ("live", "models")  # the extras this command needs beyond the analysis core (main checks them first)
+
 SMOL = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 40"
 MODELS = {
     "smollm2_greedy": f"{SMOL} --inference greedy",

@@ -23,6 +23,8 @@ from pathlib import Path
 from parlai_acute.errors import UserError
 from parlai_acute.mephisto_tasks.live import launcher
 
+NEEDS = ("live", "models")  # the extras this command needs beyond the analysis core (main checks them first)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from parlai_acute.worlds.model_spec import MODEL_HELP

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source)
+                                          add_table_source, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,6 +118,6 @@ def run(args) -> int:
         print(f"note: {note}")
     print(f"marks: {legend(config.alpha)}")
     print(f"intervals of differences: {level}, inverted cluster-aware test")
-    print(f"results: {paths['results.json']}" + (f", report: {paths['report.html']}" if "report.html" in paths else ""))
     print(judged.getvalue(), end="")  # the judge's lines, printed once every file is in place
+    print(outputs_line(paths))  # the last line: where the report is
     return 0

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from parlai_acute.mephisto_tasks.live.item_launch import command
 
+NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
+
 add_arguments, run = command(
     "--items", "JSON-lines items file: item, context (list of turns), reply, model (from `parlai-acute ssa generate`)",
     "parlai_acute.mephisto_tasks.ssa.launch", "items_file")
