@@ -257,7 +257,8 @@ def refresh(path: Path) -> int:
             continue
         shown = [c for c in block.commands() if c.output]
         if any(line.strip() == "..." for c in shown for line in c.output):
-            raise SystemExit(f"{block.name}: elides output with '...'; edit it by hand")
+            print(f"{block.name}: elides output with '...'; left as it is (edit it by hand)")
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             ran = {r.command.line: r for r in run_block(block, Path(tmp))}
         for command in reversed(shown):
