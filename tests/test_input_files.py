@@ -21,7 +21,7 @@ READERS = [
     ["multiref", "analyze", "--collection", "4R1W={jsonl}", "-o", "{out}"],
     ["status", "--table", "{csv}"],
     ["ppi", "--people", "{csv}", "--judge-table", "{csv}"],
-    ["judge", "agreement", "--protocol", "ssa", "--human", "{csv}", "--judge-table", "{csv}", "-o", "{out}"],
+    ["judge", "agreement", "--protocol", "ssa", "--people", "{csv}", "--judge-table", "{csv}", "-o", "{out}"],
     ["judge", "ssa", "--items", "{jsonl}", "-o", "{out}"],
     ["judge", "acute", "--pairings", "{jsonl}", "-o", "{out}"],
     ["acute", "pairings", "a={jsonl}", "b={jsonl}", "-o", "{out}/p.jsonl"],
@@ -76,7 +76,7 @@ def test_an_empty_file_says_it_is_empty(argv, files, capsys):
 @pytest.mark.parametrize("argv", [
     ["status", "--table", "{judgments}", "--protocol", "ssa"],
     ["ppi", "--people", "{judgments}", "--judge-table", "{judgments}", "--protocol", "per-turn"],
-    ["judge", "agreement", "--protocol", "ssa", "--human", "{judgments}", "--judge-table", "{judgments}", "-o", "x"],
+    ["judge", "agreement", "--protocol", "ssa", "--people", "{judgments}", "--judge-table", "{judgments}", "-o", "x"],
     ["ssa", "analyze", "--labels", "{judgments}", "-o", "x"],
 ], ids=lambda a: " ".join(a[:2]))
 def test_another_protocols_table_says_what_it_is(argv, files, capsys):

@@ -102,7 +102,9 @@ def resolve_cluster(kept: pd.DataFrame, config: AnalysisConfig) -> tuple[Analysi
     worker did one dialogue the two coincide and the dialogue is the unit."""
     if config.cluster != "auto":
         return config, f"clustered by {config.cluster} as asked"
-    per_worker = kept.groupby("worker", sort=False)["dialogue"].nunique() if len(kept) else pd.Series(dtype=int)
+    # rows whose worker is not recorded (the live stop rule's, as judged) say nothing about repeats
+    known = kept[kept["worker"].fillna("").astype(str) != ""] if len(kept) else kept
+    per_worker = known.groupby("worker", sort=False)["dialogue"].nunique() if len(known) else pd.Series(dtype=int)
     repeat = per_worker[per_worker > 1]
     if len(repeat):
         why = (f"{len(repeat)} of {len(per_worker)} workers did more than one dialogue (up to {int(repeat.max())}): "

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from parlai_acute.scripts.options import add_mephisto_db
+from parlai_acute.scripts.options import add_alpha, add_mephisto_db
 
 
 NEEDS = ("live",)  # the extras this command needs beyond the analysis core (main checks them first)
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-qualification", default=None, metavar="NAME",
                         help="qualification granted to block a worker (default: the run's "
                              "mephisto.blueprint.block_qualification, else TASK_block)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="level of the position-bias test (default: 0.05)")
+    add_alpha(parser, "the position-bias test")
     parser.add_argument("-o", "--output", metavar="FILE", default=None,
                         help="write the per-worker table (.csv) with the proposed action of each worker")
     parser.add_argument("--apply", action="store_true",

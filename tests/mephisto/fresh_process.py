@@ -14,7 +14,9 @@ _SNIPPET = """
 import json, sys
 from parlai_acute.scripts.main import main
 code = main(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.startswith("parlai_acute.mephisto_tasks.")
+# a task folder's blueprint, runner or live set-up (parlai_acute.mephisto_tasks.<task>.<module>), not the
+# shared plumbing package parlai_acute.mephisto_tasks.live, whose database reader is what reads a run
+heavy = sorted(m for m in sys.modules if m.startswith("parlai_acute.mephisto_tasks.") and m.count(".") == 3
                and m.rsplit(".", 1)[1] in ("blueprint", "runner", "live"))
 print("@@IMPORTED@@" + json.dumps(heavy), file=sys.stderr)
 sys.exit(code)

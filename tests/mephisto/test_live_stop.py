@@ -65,8 +65,9 @@ def test_per_turn_stops_when_the_pair_is_decided_and_lets_the_dialogue_in_hand_f
     _, units, records = stored(task.data_dir)
     [decision] = decisions_of(units)
     assert decision["stopped"] == "decided" and decision["alpha"] == 0.2
-    row = decision["comparisons"]["generic_bot vs smol_greedy"]
-    assert row["decided"] == "below" and row["upper"] < 0.5 and decision["settled_by"] == ["generic_bot vs smol_greedy"]
+    # named and oriented as the per-turn estimand: smol_greedy's pick rate minus generic_bot's
+    row = decision["comparisons"]["smol_greedy vs generic_bot"]
+    assert row["decided"] == "above" and row["lower"] > 0 and decision["settled_by"] == ["smol_greedy vs generic_bot"]
     assert "over dialogues" in decision["method"] and decision["judgments"] == 2 * row["clusters"]
     # far fewer dialogues than the target of 30: the decided ones, plus the one in hand
     assert len(finished) == row["clusters"] < 15
@@ -109,9 +110,10 @@ def test_ssa_labelling_stops_when_the_specificity_difference_is_decided(tmp_path
     assert task.wait_exit(timeout=120) == 0
     units = ssa_store.unit_data_for_task(open_db(task.data_dir), "ssa_test")
     [decision] = decisions_of(units)
-    assert decision["stopped"] == "decided" and decision["settled_by"] == ["generic_bot vs smollm2_greedy [specific]"]
-    row = decision["comparisons"]["generic_bot vs smollm2_greedy [specific]"]
-    assert row["decided"] == "below" and row["upper"] < 0 and row["group"] == "specific"
+    # named and oriented as the SSA estimand: smollm2_greedy's specificity minus generic_bot's
+    assert decision["stopped"] == "decided" and decision["settled_by"] == ["smollm2_greedy vs generic_bot [specific]"]
+    row = decision["comparisons"]["smollm2_greedy vs generic_bot [specific]"]
+    assert row["decided"] == "above" and row["lower"] > 0 and row["group"] == "specificity"
     labels = ssa_store.labels_records(units)
     assert len(labels) == decision["judgments"] < len(items) * 2  # stopped before the 240 labels planned
     assert main(["status", "--task-name", "ssa_test", "--mephisto-db", str(task.data_dir / "database.db")]) == 0

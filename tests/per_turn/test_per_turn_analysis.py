@@ -190,7 +190,7 @@ def test_outputs_are_strict_json_with_provenance(tmp_path):
                                                                           "workers": 1}
     assert len(pd.read_csv(paths["turns.csv"])) == 22 and len(pd.read_csv(paths["excluded.csv"])) == 2
     assert set(pd.read_csv(paths["pairs.csv"])["design"]) == {"pm-sata_random"}
-    grid = pd.read_csv(paths["grid.csv"], keep_default_na=False)
+    grid = pd.read_csv(paths["winrate_grid.csv"], keep_default_na=False)
     assert set(grid["model_set"]) == {"A|B"}  # the pair's model set, not a 0.0 placeholder
     ci = stats.binomtest(1, 6).proportion_ci(0.95, method="exact")  # row A, column B: B alone picked in 1 of 6
     cell = grid.set_index(["row", "col"]).loc[("A", "B")]
