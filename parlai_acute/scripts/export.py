@@ -31,5 +31,5 @@ def run(args) -> int:
     from parlai_acute import api
 
     n = api.export(args.protocol, args.task_name, args.output, mephisto_db=args.mephisto_db)
-    print(f"wrote {args.output}: {n} {api.protocol(args.protocol).table}s from Mephisto task {args.task_name}")
+    print(f"wrote {args.output}: {n} {api.protocol(args.protocol).row}s from Mephisto task {args.task_name}")
     return 0

@@ -75,7 +75,7 @@ def test_per_turn_stops_when_the_pair_is_decided_and_lets_the_dialogue_in_hand_f
     assert main(["status", "--task-name", "per_turn_test", "--mephisto-db",
                  str(task.data_dir / "database.db")]) == 0
     out = capsys.readouterr().out
-    assert f"STOPPED at {decision['judgments']} judgments" in out and "settled by generic_bot vs smol_greedy" in out
+    assert f"STOPPED at {decision['judgments']} judgments" in out and "settled by smol_greedy vs generic_bot" in out
 
 
 def test_ssa_labelling_stops_when_the_specificity_difference_is_decided(tmp_path, launch_task, capsys):
