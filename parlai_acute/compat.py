@@ -58,8 +58,8 @@ Fixes:
     ``MockUnit.launch`` prints "Mock task launched: ..." for every unit (beside the same INFO log
     line) and ``LocalArchitect.deploy`` prints the router's pid, straight to stdout, so a launch's
     own lines (the worker address) drown and no log level hides them. In those two modules
-    ``print`` becomes a Mephisto log line: DEBUG for the unit (its INFO line stays), INFO for the
-    router's pid; ``launch --verbose`` shows Mephisto's INFO lines, the default does not.
+    ``print`` becomes a DEBUG log line (the unit's INFO line stays, so ``launch --verbose``, which
+    shows Mephisto's INFO lines, still says each unit once).
 
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
@@ -98,7 +98,7 @@ POST_IMPORT_FIXES: dict[str, str] = {
     "mephisto.operations.operator": "parlai_acute.compat:quiet_metrics_server",
     "mephisto.operations.client_io_handler": "parlai_acute.compat:live_updates_off_loop",
     "mephisto.abstractions.providers.mock.mock_unit": "parlai_acute.compat:prints_as_debug_lines",
-    "mephisto.abstractions.architects.local_architect": "parlai_acute.compat:prints_as_info_lines",
+    "mephisto.abstractions.architects.local_architect": "parlai_acute.compat:prints_as_debug_lines",
 }
 
 
@@ -117,33 +117,20 @@ def single_log_lines(logger_core) -> None:
         logger.propagate = False
 
 
-def _prints_as_log_lines(module, level: int) -> None:
-    """``mephisto-prints-as-log-lines`` (see the module docstring): the module's ``print`` to
-    stdout becomes a line of its logger at ``level``; a print to another file is left alone."""
+def prints_as_debug_lines(module) -> None:
+    """``mephisto-prints-as-log-lines`` (see the module docstring): the module's ``print`` to stdout
+    becomes a DEBUG line of its logger; a print to another file is left alone."""
     import builtins
+    import logging
 
-    from mephisto.utils.logger_core import get_logger
-
-    logger = getattr(module, "logger", None) or get_logger(name=module.__name__)  # follows Mephisto's level
+    logger = getattr(module, "logger", None) or logging.getLogger(module.__name__)
 
     def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 -- the module's own print
         if file is not None and file is not sys.stdout:
             return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
-        logger.log(level, (sep or " ").join(str(a) for a in args))
+        logger.debug((sep or " ").join(str(a) for a in args))
 
     module.print = print
-
-
-def prints_as_debug_lines(module) -> None:
-    import logging
-
-    _prints_as_log_lines(module, logging.DEBUG)
-
-
-def prints_as_info_lines(module) -> None:
-    import logging
-
-    _prints_as_log_lines(module, logging.INFO)
 
 
 def quiet_metrics_server(operator_module) -> None:
