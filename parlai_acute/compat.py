@@ -54,6 +54,13 @@ Fixes:
     socket thread, in arrival order; every other packet still goes through the loop. An error
     is logged as the loop's handler logs it (raising would restart the router socket).
 
+``mephisto-prints-as-log-lines``
+    ``MockUnit.launch`` prints "Mock task launched: ..." for every unit (beside the same INFO log
+    line) and ``LocalArchitect.deploy`` prints the router's pid, straight to stdout, so a launch's
+    own lines (the worker address) drown and no log level hides them. In those two modules
+    ``print`` becomes a DEBUG log line (the unit's INFO line stays, so ``launch --verbose``, which
+    shows Mephisto's INFO lines, still says each unit once).
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -90,6 +97,8 @@ POST_IMPORT_FIXES: dict[str, str] = {
     "mephisto.utils.logger_core": "parlai_acute.compat:single_log_lines",
     "mephisto.operations.operator": "parlai_acute.compat:quiet_metrics_server",
     "mephisto.operations.client_io_handler": "parlai_acute.compat:live_updates_off_loop",
+    "mephisto.abstractions.providers.mock.mock_unit": "parlai_acute.compat:prints_as_debug_lines",
+    "mephisto.abstractions.architects.local_architect": "parlai_acute.compat:prints_as_debug_lines",
 }
 
 
@@ -106,6 +115,22 @@ def single_log_lines(logger_core) -> None:
     logger_core.get_logger = get_logger
     for logger in logger_core.loggers.values():
         logger.propagate = False
+
+
+def prints_as_debug_lines(module) -> None:
+    """``mephisto-prints-as-log-lines`` (see the module docstring): the module's ``print`` to stdout
+    becomes a DEBUG line of its logger; a print to another file is left alone."""
+    import builtins
+    import logging
+
+    logger = getattr(module, "logger", None) or logging.getLogger(module.__name__)
+
+    def print(*args, sep=" ", end="\n", file=None, flush=False):  # noqa: A001 -- the module's own print
+        if file is not None and file is not sys.stdout:
+            return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+        logger.debug((sep or " ").join(str(a) for a in args))
+
+    module.print = print
 
 
 def quiet_metrics_server(operator_module) -> None:
@@ -201,19 +226,17 @@ class _PostImportLoader(importlib.abc.Loader):
 
 class _SourcePatchFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
-        if fullname in POST_IMPORT_FIXES:
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _PostImportLoader(spec.loader)
-            return spec
         patches = SOURCE_PATCHES.get(fullname)
-        if patches is None:
+        if patches is None and fullname not in POST_IMPORT_FIXES:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        if spec is None or spec.loader is None:
             return spec
-        spec.loader = _PatchedSourceLoader(fullname, spec.origin, patches)
-        spec.cached = None
+        if patches is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            spec.loader = _PatchedSourceLoader(fullname, spec.origin, patches)
+            spec.cached = None
+        if fullname in POST_IMPORT_FIXES:  # a module may have both: its source patched, then the fix
+            spec.loader = _PostImportLoader(spec.loader)
         return spec
 
 

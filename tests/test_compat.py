@@ -211,3 +211,29 @@ def test_live_update_reaches_its_agent_while_the_event_loop_is_busy_with_fix():
     assert _outcome(result.stdout) == ["delivered", "queued 1"]
     # an update for an unknown agent is logged, as the loop's handler logs it
     assert "encountered error" in result.stdout + result.stderr
+
+
+MOCK_UNIT_LAUNCH = (
+    "{imports}\n"
+    "from mephisto.utils.logger_core import set_mephisto_log_level\n"
+    "from mephisto.abstractions.providers.mock.mock_unit import MockUnit\n"
+    "set_mephisto_log_level(level='{level}')\n"
+    "from types import SimpleNamespace\n"
+    "unit = SimpleNamespace(db_id='7', assignment_id='3', set_db_status=lambda status: None)\n"
+    "MockUnit.launch(unit, 'http://localhost:3999/')\n"
+)
+
+
+def test_mock_units_print_past_the_log_level_without_fix():
+    imports = "import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.abstractions.providers.mock.mock_unit')"
+    result = run_python(MOCK_UNIT_LAUNCH.format(imports=imports, level="warning"))
+    assert result.returncode == 0, result.stderr
+    assert "Mock task launched" in result.stdout
+
+
+def test_mock_units_log_at_info_once_with_fix():
+    quiet = run_python(MOCK_UNIT_LAUNCH.format(imports="import parlai_acute", level="warning"))
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Mock task launched" not in quiet.stdout + quiet.stderr
+    verbose = run_python(MOCK_UNIT_LAUNCH.format(imports="import parlai_acute", level="info"))
+    assert (verbose.stdout + verbose.stderr).count("Mock task launched") == 1  # its INFO line, no print beside it

@@ -175,7 +175,7 @@ class Launcher:
             while True:
                 line = fh.readline()
                 if line:
-                    if line.startswith(("ACUTE-Eval", "Open http", "parlai-acute", "task ")):
+                    if line.startswith(("ACUTE-Eval", "Open this address", "http://", "parlai-acute", "task ")):
                         print(f"[launch] {line}", end="", flush=True)
                 elif not self.running():
                     return

@@ -170,12 +170,13 @@ def test_sigkill_of_the_launcher_takes_the_router_with_it_and_a_stop_is_quiet(tm
     import time
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
-    quiet = launch(pairings)
+    quiet = launch(pairings, "--verbose")  # Mephisto's INFO lines are shown with --verbose (only)
     quiet.wait_ready()
     assert quiet.terminate() == 0
     log = quiet.log()
     assert "Traceback" not in log and "ConnectionClosedError" not in log and "Unhandled OSError" not in log
     assert log.count("Creating a task run under task") == 1  # Mephisto's log lines appear once
+    assert log.count("Mock task launched") == 5  # one INFO line per unit, no print beside it
 
     task = launch(pairings, data_dir=tmp_path / "second")
     task.wait_ready()

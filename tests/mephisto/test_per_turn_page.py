@@ -3,6 +3,8 @@ practice check, header, empty message, automatic end at max_turns), and at 400 p
 controls of each step are on screen without hunting."""
 from __future__ import annotations
 
+import re
+
 from per_turn_task_helpers import careful, stored, write
 
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
@@ -44,6 +46,9 @@ def test_pm_page_says_two_replies_explains_the_practice_and_ends_itself_at_400px
     task = launch_per_turn("--model", f"g1={BOT}", "--model", f"g2={BOT}", "mephisto.blueprint.min_turns=2",
                            "mephisto.blueprint.max_turns=2", "mephisto.blueprint.target=1")
     task.wait_ready()
+    # the launch ends with the address, on a line of its own; Mephisto's INFO lines only with --verbose
+    started = task.log().splitlines()
+    assert started[-1] == task.address() and started[-2].startswith("Open this address in a browser")
     seen: list = []
 
     def choose(view):
@@ -76,8 +81,11 @@ def test_pm_page_says_two_replies_explains_the_practice_and_ends_itself_at_400px
     assert shown == {f"Your assignment: {data['assignment']}"}
     log = task.log()
     assert f"took assignment {data['assignment']}: dialogue {data['dialogue_id']}" in log
-    [opening] = [line for line in log.splitlines() if line.startswith("Open http")]
-    assert "&assignment_id=" in opening and "assignment_id=1 " not in opening
+    opening = task.address()
+    assert "&assignment_id=" in opening and not opening.endswith("assignment_id=1")
+    mephisto = re.compile(r"^(\[[\d/: ]+\])?\s+INFO\s")  # Mephisto's log lines (Rich's layout)
+    assert not [line for line in log.splitlines() if mephisto.match(line) or "Mock task launched" in line
+                or "Client connected" in line or "Prometheus" in line], log
 
 
 def test_mm_four_replies_fit_1280x800_and_the_wait_counts_them(launch_per_turn, chromium):

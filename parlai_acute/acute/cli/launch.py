@@ -67,13 +67,10 @@ def run(args) -> int:
         return 0
 
     def started() -> None:
-        print(f"ACUTE-Eval task {task_name!r}: {scheduler.remaining()} judgments to collect in "
-              f"{scheduler.units_needed()} units.", flush=True)
-        if launcher.is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
-            print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each unit).",
-                  flush=True)
+        launcher.announce(f"ACUTE-Eval task {task_name!r}: {scheduler.remaining()} judgments to collect in "
+                          f"{scheduler.units_needed()} units.", cfg)
 
     data_dir = launcher.run_task(cfg, AcuteEvalSharedState(scheduler=scheduler), data_dir=args.data_dir, db=db,
-                                 on_started=started)
+                                 on_started=started, verbose=args.verbose)
     print(f"ACUTE-Eval task {task_name!r} stopped; judgments are in {data_dir}.", flush=True)
     return 0

@@ -72,12 +72,9 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
         return 0
 
     def started() -> None:
-        print(task.started(cfg, live, task_name), flush=True)
-        if launcher.is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
-            print(f"Open {launcher.worker_url(cfg)} in a browser (any worker_id; a new assignment_id for each "
-                  f"unit).", flush=True)
+        launcher.announce(task.started(cfg, live, task_name), cfg)
 
     data_dir = launcher.run_task(cfg, LiveSharedState(live=live), data_dir=args.data_dir, db=db,
-                                 on_started=started)
+                                 on_started=started, verbose=args.verbose)
     print(task.stopped(db, task_name, data_dir), flush=True)
     return 0

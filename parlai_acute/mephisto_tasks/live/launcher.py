@@ -10,6 +10,10 @@ order, so they live here once:
    the operator, a loop that ends when the run is done or on SIGTERM/Ctrl-C, and a stop that
    neither waits interactively nor floods the terminal with Mephisto's shutdown tracebacks,
    and always stops the Node router.
+
+What a launch prints: its own lines, ending (for a local run) with the address a person opens on a
+line of its own (:func:`announce`); Mephisto's INFO log, its router's output and its metrics
+notice only with ``--verbose``.
 """
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
                                            "else main_data_directory in ~/.mephisto/config.yml)")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("--help-blueprint", action="store_true", help="list the mephisto.blueprint.* options")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show Mephisto's INFO log and its router's output (default: warnings and our lines)")
 
 
 def blueprint_help(args_class, title: str) -> str:
@@ -99,6 +105,56 @@ def worker_url(cfg, worker: str = "worker1", assignment: str = "1") -> str:
     if "://" not in host:
         host = "http://" + host
     return f"{host}:{arch.get('port', 3000)}/?worker_id={worker}&assignment_id={assignment}"
+
+
+def announce(what: str, cfg, how: str = "any worker_id; a new assignment_id for each unit",
+             assignment: str = "1") -> None:
+    """What a launch prints once its task serves: ``what`` (the task and the work it collects), then,
+    for a local run with the mock provider, the address a person opens -- last, on a line of its own,
+    easy to copy (``how``: which ids to use)."""
+    print(what, flush=True)
+    if is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
+        print(f"Open this address in a browser ({how}); Ctrl-C stops the task:")
+        print(worker_url(cfg, assignment=assignment), flush=True)
+
+
+@contextlib.contextmanager
+def _router_output_hidden(hidden: bool):
+    """While the task launches (when the router process starts, inheriting our stdout), point file
+    descriptor 1 at /dev/null: the router's lines ("Client connected", ...) go nowhere unless
+    ``--verbose``. Python's own stdout is restored right after."""
+    import os
+    import sys
+
+    if not hidden:
+        yield
+        return
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _first_unit_launched(operator, patience: float = 60.0) -> None:
+    """Wait (at most ``patience`` seconds) until each run launched a unit -- Mephisto launches them in
+    a thread after the run starts -- so the address printed next can be opened at once."""
+    import time
+
+    from mephisto.data_model.constants.assignment_state import AssignmentState
+
+    launchers = [run.task_launcher for run in operator.get_running_task_runs().values()]
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline and not all(
+            launcher.finished_generators or any(u.get_status() == AssignmentState.LAUNCHED
+                                                for u in list(launcher.launched_units.values()))
+            for launcher in launchers):
+        time.sleep(0.05)
 
 
 def _raise_interrupt(signum, frame):
@@ -200,12 +256,13 @@ def stop(operator, interrupted: bool) -> None:
 
 
 def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
-             on_started: Callable[[], None] = lambda: None) -> str:
+             on_started: Callable[[], None] = lambda: None, verbose: bool = False) -> str:
     """Launch the configured task and serve it until done or stopped; returns the data directory.
 
     ``db``: the task's Mephisto database if already open. ``on_started`` runs once the task
-    serves (print addresses there). SIGTERM and Ctrl-C stop
-    the run cleanly; the router process is stopped in every case.
+    serves and its first unit is launched (print the address there: :func:`announce`). SIGTERM and
+    Ctrl-C stop the run cleanly; the router process is stopped in every case. Without ``verbose``,
+    Mephisto logs warnings and errors only, and its router's output is not shown.
     """
     from parlai_acute.mephisto_tasks.live import setup
 
@@ -219,13 +276,25 @@ def run_task(cfg, shared_state, *, data_dir: str | None, db=None,
     from mephisto.operations.operator import Operator
     from mephisto.tools.scripts import augment_config_from_db
 
+    if not verbose and cfg.mephisto.get("log_level", "info") == "info":  # Mephisto's default: ours is quieter
+        cfg.mephisto.log_level = "warning"
+    if not verbose:  # the `sh` package logs each command Mephisto's architect runs (rm -rf ...) at INFO
+        logging.getLogger("sh").setLevel(logging.WARNING)
     cfg = augment_config_from_db(cfg, db)
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    operator = Operator(db)
+    previous = logging.root.manager.disable
+    if not verbose:  # Operator() says once that Prometheus is not installed (we never use it)
+        logging.disable(logging.WARNING)
+    try:
+        operator = Operator(db)
+    finally:
+        logging.disable(previous)
     architects, interrupted = [], True
     try:
-        operator.launch_task_run_or_die(cfg.mephisto, shared_state=shared_state)
+        with _router_output_hidden(not verbose):
+            operator.launch_task_run_or_die(cfg.mephisto, shared_state=shared_state)
         architects = setup.local_architects(operator)
+        _first_unit_launched(operator)
         on_started()
         interrupted = serve(operator)
     except KeyboardInterrupt:

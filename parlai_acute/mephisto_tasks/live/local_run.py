@@ -54,11 +54,16 @@ class LocalRun:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def address(self) -> str | None:
+        """The address the launcher printed for a person to open (its line of its own), once printed."""
+        return next((line for line in self.log().splitlines() if line.startswith("http://")), None)
+
     def wait_ready(self, timeout: float = 240) -> None:
+        """Until the launcher printed the address: it does once the task serves a launched unit."""
         end = time.time() + timeout
         while time.time() < end:
             text = self.log()
-            if "Open http" in text and "Mock task launched" in text:
+            if self.address():
                 return
             if self.proc.poll() is not None:
                 raise AssertionError(f"launcher exited early ({self.proc.returncode}):\n{text[-3000:]}")

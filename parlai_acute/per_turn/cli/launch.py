@@ -101,18 +101,17 @@ def run(args) -> int:
 
     def started() -> None:
         sets = ", ".join("+".join(s) for s in live.design.model_sets)
-        print(f"Per-turn task {task_name!r} ({live.design.setting}, {live.design.protocol}): "
-              f"{live.scheduler.dialogues_needed()} dialogues to collect over model sets {sets}.", flush=True)
-        if launcher.is_local(cfg) and cfg.mephisto.provider.get("_provider_type") == "mock":
-            # a fresh assignment_id each launch: "1" would send a person back to an earlier run's attempt
-            token = secrets.token_hex(3)
-            print(f"Open {launcher.worker_url(cfg, assignment=token + '-1')} in a browser (any worker_id; a new "
-                  f"assignment_id for each dialogue, e.g. {token}-2). The page shows the Mephisto assignment it "
-                  f"was given, and this console prints it as each worker starts.", flush=True)
+        token = secrets.token_hex(3)  # a fresh assignment_id each launch: "1" would be an earlier run's attempt
+        launcher.announce(f"Per-turn task {task_name!r} ({live.design.setting}, {live.design.protocol}): "
+                          f"{live.scheduler.dialogues_needed()} dialogues to collect over model sets {sets}. The "
+                          f"page shows the Mephisto assignment it was given, and this console prints it as each "
+                          f"worker starts.", cfg,
+                          how=f"any worker_id; a new assignment_id for each dialogue, e.g. {token}-2",
+                          assignment=f"{token}-1")
 
     try:
         data_dir = launcher.run_task(cfg, LiveSharedState(live=live), data_dir=args.data_dir, db=db,
-                                     on_started=started)
+                                     on_started=started, verbose=args.verbose)
     finally:
         live.pool.close()
     written = store.write_conversations(store.unit_data_for_task(db, task_name), logs_path(data_dir, task_name))
