@@ -201,6 +201,15 @@ class Launcher:
     def running(self) -> bool:
         return self.run.proc.poll() is None
 
+    def finishing(self, grace: float) -> bool:
+        """Whether the task is still running ``grace`` seconds on: a task that has collected its
+        last judgment closes its server before its process exits, so a page refused in that
+        window met the end of the run, not a failure."""
+        deadline = time.monotonic() + grace
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return self.running()
+
     def wait(self) -> int:
         code = self.run.wait_exit(timeout=None)
         self._echo.join(timeout=5)
@@ -244,7 +253,7 @@ def run_simulated_workers(launcher: Launcher, url: str, n: int, timeout: float =
             try:
                 run = sw.run_worker(chromium, url, worker, f"{worker}-unit{unit}", simulated_judge)
             except Exception as exc:  # the run finished while a page was open, etc.
-                if not launcher.running():
+                if not launcher.finishing(grace=15):
                     break
                 raise UserError(f"simulated worker {worker} failed: {' '.join(str(exc).split())[:200]}") from None
             made += len(run.made)

@@ -171,7 +171,10 @@ def test_sigkill_of_the_launcher_takes_the_router_with_it_and_a_stop_is_quiet(tm
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))
     quiet = launch(pairings, "--verbose")  # Mephisto's INFO lines are shown with --verbose (only)
-    quiet.wait_ready()
+    quiet.wait_ready()  # the address is printed once the first unit is launched; wait for all five
+    end = time.time() + 120
+    while quiet.log().count("Mock task launched") < 5 and time.time() < end:
+        time.sleep(0.3)
     assert quiet.terminate() == 0
     log = quiet.log()
     assert "Traceback" not in log and "ConnectionClosedError" not in log and "Unhandled OSError" not in log
