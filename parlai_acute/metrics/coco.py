@@ -322,8 +322,10 @@ class MeteorJar:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
         self.lock = threading.Lock()
 
-    def _ask(self, line: str, answers: int) -> list[str]:
-        self.proc.stdin.write((line + "\n").encode("utf-8"))
+    def _ask(self, lines: Sequence[str], answers: int) -> list[str]:
+        """Send ``lines`` at once, then read ``answers`` lines (a block of at most :data:`CHUNK`
+        lines: the answers, about 100 bytes each, stay well inside the pipe's buffer)."""
+        self.proc.stdin.write("".join(line + "\n" for line in lines).encode("utf-8"))
         self.proc.stdin.flush()
         out = []
         for _ in range(answers):
@@ -336,17 +338,19 @@ class MeteorJar:
             out.append(got.decode("utf-8").strip())
         return out
 
-    def scores(self, replies: Sequence[str], references: Sequence[Sequence[str]], chunk: int = 500) -> np.ndarray:
+    CHUNK = 200
+
+    def scores(self, replies: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
         """METEOR 1.5 of each reply against its references (0 for an empty reply or no reference)."""
         out = np.zeros(len(replies))
         asked = [(i, _segment(h, coco_hyp=True), [_segment(r) for r in refs if r.strip()])
                  for i, (h, refs) in enumerate(zip(replies, references))]
         asked = [(i, h, refs) for i, h, refs in asked if h and refs]
         with self.lock:
-            for start in range(0, len(asked), chunk):
-                block = asked[start:start + chunk]
-                stats = [self._ask(" ||| ".join(["SCORE", *refs, h]), 1)[0] for _, h, refs in block]
-                answers = self._ask(" ||| ".join(["EVAL", *stats]), len(block) + 1)
+            for start in range(0, len(asked), self.CHUNK):
+                block = asked[start:start + self.CHUNK]
+                stats = self._ask([" ||| ".join(["SCORE", *refs, h]) for _, h, refs in block], len(block))
+                answers = self._ask([" ||| ".join(["EVAL", *stats])], len(block) + 1)
                 for (i, _, _), value in zip(block, answers):
                     out[i] = float(value)
         return out
