@@ -19,8 +19,9 @@ reproduced only with them:
 * METEOR 1.5: Denkowski and Lavie's jar with exact, stem, synonym and paraphrase matching
   and its ``-norm`` normalisation, run from the jar that ships inside pycocoevalcap.
 
-The texts are split on whitespace as given (nlg-eval does no tokenisation); the BLEU and
-ROUGE-L tokenisations can be chosen (the signature says which). Implemented here from
+The texts are split on whitespace (nlg-eval does no tokenisation), lowercased unless
+``lowercase=False`` (nlg-eval keeps case; the signature's ``case`` says which); the BLEU and
+ROUGE-L tokenisations can be chosen (``tok``). Implemented here from
 coco's definitions (vectorised where it pays); the tests compare with hand-worked counts
 and with pycocoevalcap's scorers and the jar called directly.
 """

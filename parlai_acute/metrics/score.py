@@ -60,6 +60,11 @@ class ScoreConfig:
             if wrong or not chosen:
                 raise UserError(f"{param} {(wrong or [''])[0]!r} is not one of {', '.join(names)}", param=param)
             setattr(self, param, tuple(dict.fromkeys(chosen)))
+        from parlai_acute.metrics.coco import ROUGE_TOKENIZE
+
+        if self.rouge_tokenize not in (None, *ROUGE_TOKENIZE):
+            raise UserError(f"rouge_tokenize {self.rouge_tokenize!r} is not one of {', '.join(ROUGE_TOKENIZE)}",
+                            param="rouge_tokenize")
         if self.bleu_smoothing not in (None, "none") and self.bleu_variant == ("coco",):
             raise UserError(f"bleu_smoothing {self.bleu_smoothing!r} applies to sacrebleu BLEU only: coco BLEU has no "
                             f"smoothing (only its 1e-15/1e-9 constants); leave bleu_smoothing unset or add "

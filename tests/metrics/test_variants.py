@@ -170,8 +170,8 @@ def test_variants_are_checked_and_named_in_every_signature():
         ScoreConfig(bleu_variant=("nlgeval",))
     with pytest.raises(UserError, match="^bleu_smoothing 'exp' applies to sacrebleu BLEU only"):
         ScoreConfig(bleu_variant=("coco",), bleu_smoothing="exp")
-    with pytest.raises(UserError, match="^rouge_tokenize 'ptb'"):
-        score([Item("x", ["c"], ["a"])], {"x": ["a"]}, ScoreConfig(metrics=("rouge",), rouge_tokenize="ptb"))
+    with pytest.raises(UserError, match="^rouge_tokenize 'ptb' is not one of words, rouge-score, none"):
+        ScoreConfig(metrics=("rouge",), rouge_tokenize="ptb")
     items = [Item("x", ["c"], ["the cat sat", "a cat"]), Item("y", ["c"], ["hello there"])]
     result = score(items, {"x": ["the cat"], "y": ["hello"]},
                    ScoreConfig(metrics=("f1", "bleu", "rouge", "chrf", "cider"), bleu_variant=("sacrebleu", "coco"),
