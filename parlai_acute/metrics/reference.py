@@ -27,7 +27,7 @@ class F1(PairMetric):
     columns = ("f1",)
 
     def signature(self) -> Signature:
-        return Signature("f1", {"tok": "parlai", "impl": "parlai_acute (= parlai.core.metrics.F1Metric)",
+        return Signature("f1", {"variant": "parlai", "tok": "parlai", "impl": "parlai_acute (= parlai.core.metrics.F1Metric)",
                                 "parlai": library_version("parlai")})
 
     def pair_scores(self, replies, references):
@@ -57,7 +57,7 @@ class _BleuSettings:
     effective = True
 
     def _signature(self, name: str) -> Signature:
-        fields = {"tok": self.tokenize, "case": "lc" if self.lowercase else "mixed", "smooth": self.smooth}
+        fields = {"variant": "sacrebleu", "tok": self.tokenize, "case": "lc" if self.lowercase else "mixed", "smooth": self.smooth}
         if self.smooth in ("floor", "add-k"):
             fields["smooth_value"] = self.bleu.smooth_value if self.smooth_value is not None else \
                 type(self.bleu).SMOOTH_DEFAULTS[self.smooth]
@@ -149,7 +149,7 @@ class _ChrfSettings:
         self.chrf = CHRF(lowercase=lowercase)
 
     def _signature(self, name: str) -> Signature:
-        return Signature(name, {"nc": self.chrf.char_order, "nw": self.chrf.word_order, "beta": self.chrf.beta,
+        return Signature(name, {"variant": "sacrebleu", "nc": self.chrf.char_order, "nw": self.chrf.word_order, "beta": self.chrf.beta,
                                 "case": "lc" if self.lowercase else "mixed", "sacrebleu": library_version("sacrebleu")})
 
 
@@ -203,26 +203,31 @@ class CorpusChrf(_ChrfSettings, CorpusMetric):
         return {"corpus_chrf": self.chrf._compute_f_score([int(x) for x in summed]) / 100.0}
 
 
-class _WordsTokenizer:
-    def tokenize(self, text):
-        return normalise.words(text)
+class _Tokenizer:
+    def __init__(self, split):
+        self.tokenize = split
 
 
 class RougeL(PairMetric):
-    """ROUGE-L F-measure (rouge-score) on lowercase Unicode word tokens.
+    """ROUGE-L F-measure (rouge-score), by default on lowercase Unicode word tokens.
 
-    rouge-score's own tokeniser drops every non-ASCII character; ours keeps them.
+    rouge-score's own tokeniser (``tokenize="rouge-score"``) drops every non-ASCII character
+    and splits "don't" into "don t"; the default ``words`` keeps both (see
+    :func:`.coco.rouge_tokenizer`).
     """
 
     columns = ("rougeL",)
 
-    def __init__(self):
+    def __init__(self, tokenize: str = "words"):
         from rouge_score import rouge_scorer
 
-        self.scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_WordsTokenizer())
+        from parlai_acute.metrics.coco import rouge_tokenizer
+
+        self.tokenize = tokenize
+        self.scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(rouge_tokenizer(tokenize)))
 
     def signature(self):
-        return Signature("rougeL", {"tok": "words", "stem": "no", "measure": "f",
+        return Signature("rougeL", {"variant": "rouge-score", "tok": self.tokenize, "stem": "no", "measure": "f",
                                     "rouge-score": library_version("rouge-score")})
 
     def pair_scores(self, replies, references):
@@ -297,7 +302,7 @@ class Meteor(PairMetric):
     def signature(self):
         from parlai_acute.metrics.wordnet import wordnet_dir, wordnet_version
 
-        return Signature("meteor", {"tok": "words", "alpha": 0.9, "beta": 3, "gamma": 0.5,
+        return Signature("meteor", {"variant": "nltk", "tok": "words", "alpha": 0.9, "beta": 3, "gamma": 0.5,
                                     "wordnet": f"{wordnet_version(self.wordnet)}:{wordnet_dir()}",
                                     "nltk": library_version("nltk")})
 

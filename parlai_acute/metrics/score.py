@@ -16,20 +16,33 @@ import pandas as pd
 
 from parlai_acute.errors import UserError
 from parlai_acute.metrics import bootstrap, diversity
+from parlai_acute.metrics.base import ItemMetric
 from parlai_acute.metrics.inputs import Item
 from parlai_acute.stats.settings import check_settings
 from parlai_acute.metrics.reference import (CorpusBleu, CorpusChrf, F1, Meteor, RougeL, SentenceBleu,
                                             SentenceChrf)
 
-METRIC_NAMES = ("f1", "bleu", "rouge", "meteor", "chrf", "embedding")
+DEFAULT_METRICS = ("f1", "bleu", "rouge", "meteor", "chrf", "embedding")
+METRIC_NAMES = DEFAULT_METRICS + ("cider",)
+#: metric -> its variants, the default first (docs/metrics.md says what each reproduces)
+VARIANTS = {"bleu": ("sacrebleu", "coco"), "rouge": ("rouge-score", "coco"), "meteor": ("nltk", "1.5")}
 
 
 @dataclass
 class ScoreConfig:
-    metrics: tuple = METRIC_NAMES
-    bleu_smoothing: str = "exp"
+    """``bleu_variant``, ``rouge_variant``, ``meteor_variant``: one or more of :data:`VARIANTS`,
+    each scored under its own column names (coco_bleu4, coco_rougeL, meteor15). ``bleu_smoothing``
+    and ``bleu_tokenize``, ``rouge_tokenize`` of None: each variant's own (sacrebleu: exp and 13a;
+    coco: none and none, the text split on whitespace as nlg-eval does; rouge-score: words)."""
+
+    metrics: tuple = DEFAULT_METRICS
+    bleu_variant: tuple = ("sacrebleu",)
+    bleu_smoothing: str | None = None
     bleu_smooth_value: float | None = None
-    bleu_tokenize: str = "13a"
+    bleu_tokenize: str | None = None
+    rouge_variant: tuple = ("rouge-score",)
+    rouge_tokenize: str | None = None
+    meteor_variant: tuple = ("nltk",)
     lowercase: bool = True
     bootstrap: int = 1000
     confidence: float = 0.95  # level of every interval
@@ -40,6 +53,22 @@ class ScoreConfig:
         unknown = [m for m in self.metrics if m not in METRIC_NAMES]
         if unknown:
             raise UserError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRIC_NAMES)}")
+        for metric, names in VARIANTS.items():
+            param = f"{metric}_variant"
+            chosen = (getattr(self, param),) if isinstance(getattr(self, param), str) else tuple(getattr(self, param))
+            wrong = [v for v in chosen if v not in names]
+            if wrong or not chosen:
+                raise UserError(f"{param} {(wrong or [''])[0]!r} is not one of {', '.join(names)}", param=param)
+            setattr(self, param, tuple(dict.fromkeys(chosen)))
+        from parlai_acute.metrics.coco import ROUGE_TOKENIZE
+
+        if self.rouge_tokenize not in (None, *ROUGE_TOKENIZE):
+            raise UserError(f"rouge_tokenize {self.rouge_tokenize!r} is not one of {', '.join(ROUGE_TOKENIZE)}",
+                            param="rouge_tokenize")
+        if self.bleu_smoothing not in (None, "none") and self.bleu_variant == ("coco",):
+            raise UserError(f"bleu_smoothing {self.bleu_smoothing!r} applies to sacrebleu BLEU only: coco BLEU has no "
+                            f"smoothing (only its 1e-15/1e-9 constants); leave bleu_smoothing unset or add "
+                            f"bleu_variant sacrebleu", param="bleu_smoothing")
         check_settings(self)
 
 
@@ -54,18 +83,31 @@ class ScoreResult:
 
 def build_metrics(config: ScoreConfig):
     """(pair metrics, corpus metrics) chosen by ``config.metrics``."""
-    bleu_kw = dict(smooth=config.bleu_smoothing, smooth_value=config.bleu_smooth_value,
-                   tokenize=config.bleu_tokenize, lowercase=config.lowercase)
+    from parlai_acute.metrics import coco
+
+    bleu_kw = dict(smooth=config.bleu_smoothing or "exp", smooth_value=config.bleu_smooth_value,
+                   tokenize=config.bleu_tokenize or "13a", lowercase=config.lowercase)
+    coco_kw = dict(tokenize=config.bleu_tokenize or "none", lowercase=config.lowercase)
     pair, corpus = [], []
     if "f1" in config.metrics:
         pair.append(F1())
     if "bleu" in config.metrics:
-        pair.append(SentenceBleu(**bleu_kw))
-        corpus.append(CorpusBleu(**bleu_kw, pairs=pair[-1]))
+        if "sacrebleu" in config.bleu_variant:
+            pair.append(SentenceBleu(**bleu_kw))
+            corpus.append(CorpusBleu(**bleu_kw, pairs=pair[-1]))
+        if "coco" in config.bleu_variant:
+            pair.append(coco.CocoBleu(**coco_kw))
+            corpus.append(coco.CorpusCocoBleu(**coco_kw))
     if "rouge" in config.metrics:
-        pair.append(RougeL())
+        if "rouge-score" in config.rouge_variant:
+            pair.append(RougeL(config.rouge_tokenize or "words"))
+        if "coco" in config.rouge_variant:
+            pair.append(coco.CocoRougeL(config.rouge_tokenize or "none", config.lowercase))
     if "meteor" in config.metrics:
-        pair.append(Meteor())
+        if "nltk" in config.meteor_variant:
+            pair.append(Meteor())
+        if "1.5" in config.meteor_variant:
+            pair.append(coco.Meteor15())
     if "chrf" in config.metrics:
         pair.append(SentenceChrf(lowercase=config.lowercase))
         corpus.append(CorpusChrf(lowercase=config.lowercase, pairs=pair[-1]))
@@ -73,6 +115,8 @@ def build_metrics(config: ScoreConfig):
         from parlai_acute.metrics.embeddings import EmbeddingMetrics
 
         pair.append(EmbeddingMetrics())
+    if "cider" in config.metrics:
+        pair.append(coco.Cider(lowercase=config.lowercase))
     return pair, corpus
 
 
@@ -95,11 +139,25 @@ def pair_table(items: list[Item], replies: dict[str, list[str]], metrics, progre
 
 
 def item_scores(items: list[Item], replies: dict[str, list[str]], pair_metrics, progress=None) -> pd.DataFrame:
-    """Per item: ``<column>_single`` (first reference) and ``<column>_multi`` (best reference)."""
-    pairs = pair_table(items, replies, pair_metrics, progress)
-    columns = [c for m in pair_metrics for c in m.columns]
+    """Per item: ``<column>_single`` (first reference) and ``<column>_multi`` (best reference; an
+    :class:`~.base.ItemMetric`'s own multi-reference score)."""
+    by_pair = [m for m in pair_metrics if not isinstance(m, ItemMetric)]
+    pairs = pair_table(items, replies, by_pair, progress)
+    columns = [c for m in by_pair for c in m.columns]
     single = pairs[pairs["ref"] == 0].set_index("item")[columns].sort_index()
     multi = pairs.groupby("item")[columns].max().sort_index()
+    first = [replies[it.id][0] for it in items]
+    for metric in pair_metrics:
+        if not isinstance(metric, ItemMetric):
+            continue
+        one = metric.item_scores(first, [it.references[:1] for it in items])
+        every = one if all(len(it.references) == 1 for it in items) else \
+            metric.item_scores(first, [it.references for it in items])
+        for column in metric.columns:
+            single[column], multi[column] = one[column], every[column]
+        if progress is not None:
+            progress.update(1)
+    columns = [c for m in pair_metrics for c in m.columns]
     per_item = pd.DataFrame({"id": [it.id for it in items], "context": ["\n".join(it.context) for it in items],
                              "reply": [replies[it.id][0] for it in items],
                              "n_references": [len(it.references) for it in items]})

@@ -37,17 +37,34 @@ def load_test_set(args):
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
+    from parlai_acute.metrics.coco import ROUGE_TOKENIZE
     from parlai_acute.metrics.reference import SMOOTHING
-    from parlai_acute.metrics.score import METRIC_NAMES
+    from parlai_acute.metrics.score import DEFAULT_METRICS, METRIC_NAMES, VARIANTS
 
     group = parser.add_argument_group("metrics")
-    group.add_argument("--metrics", default=",".join(METRIC_NAMES),
-                       help=f"comma-separated subset of {','.join(METRIC_NAMES)} (default: all)")
-    group.add_argument("--bleu-smoothing", default="exp", choices=list(SMOOTHING),
-                       help="sacrebleu smoothing of BLEU (default: exp)")
+    group.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
+                       help=f"comma-separated subset of {','.join(METRIC_NAMES)} (default: all but cider; cider is "
+                            f"coco's CIDEr-D)")
+    group.add_argument("--bleu-variant", default=VARIANTS["bleu"][0],
+                       help="comma-separated: sacrebleu (columns bleu1..4) and/or coco (nlg-eval / coco-caption: no "
+                            "smoothing, closest-reference brevity penalty; columns coco_bleu1..4) (default: sacrebleu)")
+    group.add_argument("--bleu-smoothing", default=None, choices=list(SMOOTHING),
+                       help="smoothing of sacrebleu BLEU (default: exp; coco BLEU has none)")
     group.add_argument("--bleu-smooth-value", type=float, default=None,
                        help="value for floor / add-k smoothing (default: sacrebleu's, 0.1 / 1)")
-    group.add_argument("--bleu-tokenize", default="13a", help="sacrebleu tokenizer of BLEU (default: 13a)")
+    group.add_argument("--bleu-tokenize", default=None,
+                       help="sacrebleu tokenizer of BLEU: 13a, intl, char, none (default: 13a for sacrebleu, none "
+                            "for coco: the text split on whitespace, as nlg-eval)")
+    group.add_argument("--rouge-variant", default=VARIANTS["rouge"][0],
+                       help="comma-separated: rouge-score (F1; column rougeL) and/or coco (nlg-eval / coco-caption: "
+                            "beta 1.2; column coco_rougeL) (default: rouge-score)")
+    group.add_argument("--rouge-tokenize", default=None, choices=list(ROUGE_TOKENIZE),
+                       help="words (Unicode words, \"n't\" kept in its word), rouge-score (rouge-score's own: "
+                            "[a-z0-9] runs, \"don't\" is \"don t\"), none (split on spaces as given) (default: words "
+                            "for rouge-score, none for coco)")
+    group.add_argument("--meteor-variant", default=VARIANTS["meteor"][0],
+                       help="comma-separated: nltk (column meteor) and/or 1.5 (the METEOR 1.5 jar of pycocoevalcap "
+                            "with paraphrases, as nlg-eval; needs Java; column meteor15) (default: nltk)")
     group.add_argument("--case-sensitive", action="store_true", help="BLEU and chrF keep case (default: lowercased)")
     add_resampling(group, "bootstrap resamples for intervals", "seed of bootstrap and sampling")
     add_confidence(group, level_alias=True)
@@ -57,8 +74,12 @@ def score_config(args, **overrides):
     from parlai_acute.metrics.score import ScoreConfig
 
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
-    kwargs = dict(metrics=metrics, bleu_smoothing=args.bleu_smoothing, bleu_smooth_value=args.bleu_smooth_value,
-                  bleu_tokenize=args.bleu_tokenize, lowercase=not args.case_sensitive, bootstrap=args.bootstrap,
+    listed = {name: tuple(v.strip() for v in getattr(args, f"{name}_variant").split(",") if v.strip())
+              for name in ("bleu", "rouge", "meteor")}
+    kwargs = dict(metrics=metrics, bleu_variant=listed["bleu"], bleu_smoothing=args.bleu_smoothing,
+                  bleu_smooth_value=args.bleu_smooth_value, bleu_tokenize=args.bleu_tokenize,
+                  rouge_variant=listed["rouge"], rouge_tokenize=args.rouge_tokenize,
+                  meteor_variant=listed["meteor"], lowercase=not args.case_sensitive, bootstrap=args.bootstrap,
                   confidence=args.confidence, seed=args.seed)
     kwargs.update(overrides)
     return ScoreConfig(**kwargs)

@@ -86,12 +86,13 @@ def run(args) -> int:
         score_report(result, config, source).write(outdir)
     print(f"{len(items)} contexts, {result.config['references']} references, {result.config['empty_replies']} "
           f"empty replies ({source})")
-    print(f"{'metric':<14} {'level':<9} {'single-ref':>24} {'multi-ref':>24}")
+    width = max([14] + [len(m) + 1 for m in result.summary["metric"]])  # corpus_coco_bleu4 is longer
+    print(f"{'metric':<{width}} {'level':<9} {'single-ref':>24} {'multi-ref':>24}")
     missing = []
     for row in result.summary.itertuples(index=False):
         cells = [interval_text(getattr(row, kind), getattr(row, f"{kind}_low"), getattr(row, f"{kind}_high"), 4)
                  for kind in ("single", "multi")]
-        print(f"{row.metric:<14} {row.level:<9} {cells[0]:>24} {cells[1]:>24}")
+        print(f"{row.metric:<{width}} {row.level:<9} {cells[0]:>24} {cells[1]:>24}")
         missing += [(getattr(row, f"{kind}_note"), f"{row.metric} {kind}-ref") for kind in ("single", "multi")
                     if getattr(row, f"{kind}_note")]
     for why in dict.fromkeys(w for w, _ in missing):  # one line per reason, in order
