@@ -26,37 +26,252 @@ Arena field                 judgments table
 
 A voter judges many battles of one pair of models, so analyse with ``max_per_worker="none"``
 (the protocol's default cap of one judgment per pair and worker is ACUTE's own design).
+
+Files: a JSON list, JSON lines or a Parquet file (``.parquet``, the Hugging Face dumps' format).
+Arena releases millions of battles, so a file is read as one table (pyarrow's JSON-lines and
+Parquet readers) and checked column by column, never record by record: three million battles
+import in seconds. The table it makes passes :func:`~parlai_acute.acute.judgments.judgments_table`
+unchanged (tested); an error still names the record (``FILE:LINE`` for JSON lines, ``FILE record
+N`` for a JSON list, ``FILE row N`` for Parquet) and the field.
+
+**The replies' style** (:func:`arena_replies`, for style control): one row per reply
+(``dialogue`` = ``question_id`` + ``:a``/``:b``, as in the judgments) with the counts of
+:data:`parlai_acute.stats.style_control.FEATURES`. From ``conv_metadata`` where the battle file
+has it (Arena's style-control release: ``sum_assistant_a_tokens``, ``header_count_a``,
+``list_count_a``, ``bold_count_a``, the dict counts summed; tokens are then Arena's tiktoken
+tokens), else counted in the assistant turns of ``conversation_a``/``conversation_b``
+(``[{"role", "content"}, ...]``, the Hugging Face dump's layout) by
+:func:`~parlai_acute.stats.style_control.reply_style`.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from parlai_acute.acute.judgments import BOTH_BAD, TIE, judgments_table
+from parlai_acute.acute.judgments import BOTH_BAD, COLUMNS, TIE
 from parlai_acute.errors import UserError
-from parlai_acute.jsonl import read_jsonl, read_text
+from parlai_acute.jsonl import input_file, read_jsonl, read_text
 
-__all__ = ["ARENA_QUESTION", "ARENA_WINNERS", "arena_judgments"]
+__all__ = ["ARENA_QUESTION", "ARENA_WINNERS", "arena_judgments", "arena_replies", "arena_tables"]
 
 ARENA_QUESTION = ("arena", "Which response is better?")
 #: Arena's ``winner`` values -> (side that won or None, outcome)
 ARENA_WINNERS = {"model_a": ("a", "win"), "model_b": ("b", "win"), "tie": (None, TIE), "tie (bothbad)": (None, BOTH_BAD)}
-_FIX = "pass Chatbot Arena battles: a JSON list or JSON lines of records with model_a, model_b, winner and judge"
+_FIX = ("pass Chatbot Arena battles: a JSON list, JSON lines or a Parquet file of records with model_a, model_b, "
+        "winner and judge")
+_REQUIRED = ("model_a", "model_b", "winner", "judge")
 
 
-def _records(path: Path) -> list[tuple[str, object]]:
-    """(where, record) of a JSON list or a JSON-lines file."""
-    text = read_text(path, "Arena battles file", _FIX)
-    if text.lstrip("\ufeff \t\r\n").startswith("["):
-        try:
-            data = json.loads(text.lstrip("\ufeff"))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"Arena battles file {path}: not valid JSON ({exc.msg} at line {exc.lineno}); {_FIX}") \
-                from None
-        return [(f"{path} record {i + 1}", record) for i, record in enumerate(data)]
-    return list(read_jsonl(path, "Arena battles file", _FIX))
+class _Battles:
+    """The battles of one file as a table, and how to name record ``i`` in an error."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.kind, self.frame = self._read(path)
+
+    def where(self, i: int) -> str:
+        if self.kind == "list":
+            return f"{self.path} record {i + 1}"
+        if self.kind == "parquet":
+            return f"{self.path} row {i + 1}"
+        seen = -1  # JSON lines: the line of the i-th non-blank line (only when there is an error)
+        with open(self.path, encoding="utf-8-sig") as fh:
+            for number, line in enumerate(fh, start=1):
+                seen += bool(line.strip())
+                if seen == i:
+                    return f"{self.path}:{number}"
+        return f"{self.path} record {i + 1}"
+
+    @staticmethod
+    def _read(path: Path) -> tuple[str, pd.DataFrame]:
+        if path.suffix.lower() == ".parquet":
+            input_file(path, "Arena battles file", _FIX)
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise UserError(f"Arena battles file {path} is Parquet, which needs pyarrow; pip install pyarrow, "
+                                f"or pass the battles as JSON lines") from None
+            try:
+                return "parquet", pq.read_table(path).to_pandas()
+            except Exception as exc:  # pyarrow's errors: not a Parquet file, a broken one
+                raise UserError(f"Arena battles file {path}: not a readable Parquet file ({exc}); {_FIX}") from None
+        text = read_text(path, "Arena battles file", _FIX)
+        if text.lstrip("\ufeff \t\r\n").startswith("["):
+            try:
+                data = json.loads(text.lstrip("\ufeff"))
+            except json.JSONDecodeError as exc:
+                raise UserError(f"Arena battles file {path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
+                                f"{_FIX}") from None
+            del text
+            for i, record in enumerate(data):
+                if not isinstance(record, dict):
+                    raise UserError(f"{path} record {i + 1}: a battle must be an object; {_FIX}")
+            return "list", pd.DataFrame.from_records(data) if data else pd.DataFrame()
+        del text
+        try:  # one table, parsed in C; a file pyarrow cannot type (mixed types in a field) is read line by line
+            from pyarrow import json as pa_json
+
+            return "lines", pa_json.read_json(path).to_pandas()
+        except Exception:
+            pass
+        records = []
+        for at, record in read_jsonl(path, "Arena battles file", _FIX):
+            if not isinstance(record, dict):
+                raise UserError(f"{at}: a battle must be an object; {_FIX}")
+            records.append(record)
+        return "lines", pd.DataFrame.from_records(records)
+
+
+def _blank(column: pd.Series) -> np.ndarray:
+    """Missing (None, NaN) or empty-string values."""
+    values = column.to_numpy(dtype=object)
+    return pd.isna(values) | (values == "")
+
+
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def _kept(battles: _Battles, languages: list[str] | None, max_turns: int | None) -> np.ndarray:
+    """Check the fields every battle needs, column by column; the positions of the battles the
+    filters keep. An error names the first wrong record and the field."""
+    df = battles.frame
+    if max_turns is not None and max_turns < 1:
+        raise UserError(f"max_turns must be at least 1, got {max_turns}", param="max_turns")
+    if not len(df):
+        raise UserError(f"Arena battles file {battles.path} holds no battle; {_FIX}")
+    for field in _REQUIRED:
+        bad = 0 if field not in df.columns else _first(_blank(df[field]))
+        if bad is not None:
+            raise UserError(f"{battles.where(bad)}: missing field {field!r}; {_FIX}")
+    bad = _first(~df["winner"].isin(list(ARENA_WINNERS)).to_numpy())
+    if bad is not None:
+        raise UserError(f"{battles.where(bad)}: field 'winner' is {df['winner'].iloc[bad]!r}; Arena's values are "
+                        f"{', '.join(ARENA_WINNERS)}")
+    keep = np.ones(len(df), dtype=bool)
+    if languages:
+        keep &= df["language"].isin(list(languages)).to_numpy() if "language" in df.columns else False
+    if max_turns is not None and "turn" in df.columns:
+        raw = df["turn"].to_numpy(dtype=object)
+        given = ~pd.isna(raw)
+        turns = pd.to_numeric(df["turn"], errors="coerce").to_numpy(dtype=float)
+        wrong = keep & given & ~(np.isfinite(turns) & (turns == np.floor(turns)))
+        bad = _first(wrong)
+        if bad is not None:
+            raise UserError(f"{battles.where(bad)}: field 'turn' must be a whole number, got {raw[bad]!r}")
+        keep &= ~given | (turns <= max_turns)
+    if not keep.any():
+        raise UserError(f"Arena battles file {battles.path}: no battle is left" +
+                        (f" in {', '.join(sorted(languages))}" if languages else "") +
+                        (f" of at most {max_turns} turns" if max_turns else "") + "; check the file and the filters")
+    return np.flatnonzero(keep)
+
+
+def _names(column: pd.Series) -> np.ndarray:
+    """Text of each value (``str``), each distinct name one shared object (a million rows, a few names)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    return np.array([str(u) for u in uniques], dtype=object)[codes]
+
+
+def _battle_ids(battles: _Battles, rows: np.ndarray) -> np.ndarray:
+    """``question_id``, or ``battle-N`` (N the record's position) where it is missing or empty."""
+    df = battles.frame
+    ids = np.array([f"battle-{i + 1}" for i in rows], dtype=object) if "question_id" not in df.columns else None
+    if ids is None:
+        column = df["question_id"].iloc[rows]
+        values = column.to_numpy(dtype=object)
+        falsy = _blank(column) | (values == 0) | (values == False)  # noqa: E712 (Python's falsy values, as `or`)
+        ids = column.astype(str).to_numpy(dtype=object)
+        ids[falsy] = [f"battle-{i + 1}" for i in rows[falsy]]
+    return ids
+
+
+def _judgments(battles: _Battles, rows: np.ndarray) -> pd.DataFrame:
+    df = battles.frame
+    n = len(rows)
+    left, right = _names(df["model_a"].iloc[rows]), _names(df["model_b"].iloc[rows])
+    worker = _names(df["judge"].iloc[rows])
+    bad = _first(np.array([not str(w).strip() for w in pd.unique(np.concatenate([left, right, worker]))]))
+    if bad is not None:  # a name of blanks only: find its record
+        blank = np.array([not v.strip() for v in np.concatenate([left, right, worker])]).reshape(3, n).any(axis=0)
+        raise UserError(f"{battles.where(int(rows[_first(blank)]))}: a model or judge name is blank; {_FIX}")
+    winner = df["winner"].iloc[rows].to_numpy(dtype=object)
+    a_won, b_won = winner == "model_a", winner == "model_b"
+    decided = a_won | b_won
+    stamp = pd.to_numeric(df["tstamp"].iloc[rows], errors="coerce").to_numpy(dtype=float) \
+        if "tstamp" in df.columns else np.full(n, np.nan)
+    if "tstamp" in df.columns:
+        given = ~_blank(df["tstamp"].iloc[rows])
+        bad = _first(given & ~(np.isfinite(stamp) & (stamp >= 0)))
+        if bad is not None:
+            raise UserError(f"{battles.where(int(rows[bad]))}: field 'tstamp' must be a number of seconds (0 or "
+                            f"more), got {df['tstamp'].iloc[rows[bad]]!r}; fix that value or leave it empty")
+    battle = _battle_ids(battles, rows)
+    empty = np.full(n, "", dtype=object)
+    table = {
+        "run_id": np.full(n, "arena", dtype=object), "unit_id": empty, "assignment_id": empty, "worker": worker,
+        "pair_id": battle, "model_left": left, "model_right": right,
+        "dialogue_left": battle + ":a", "dialogue_right": battle + ":b",
+        "winner": np.where(a_won, left, np.where(b_won, right, "")).astype(object),
+        "loser": np.where(a_won, right, np.where(b_won, left, "")).astype(object),
+        "winner_side": np.where(a_won, "left", np.where(b_won, "right", "")).astype(object),
+        "outcome": np.where(decided, "win", np.where(winner == "tie", TIE, BOTH_BAD)).astype(object),
+        "reason": empty, "question": np.full(n, ARENA_QUESTION[1], dtype=object),
+        "question_key": np.full(n, ARENA_QUESTION[0], dtype=object), "is_onboarding": np.zeros(n, dtype=bool),
+        "onboarding_correct": np.full(n, None, dtype=object), "timestamp": stamp, "duration": np.full(n, np.nan)}
+    return pd.DataFrame({name: table[name] for name in COLUMNS})
+
+
+def _count(value) -> float:
+    """A conv_metadata count: a number, or a dict of counts (Arena's header/list/bold counts) summed."""
+    if isinstance(value, dict):
+        return float(sum(v for v in value.values() if v is not None))
+    return float("nan") if value is None else float(value)
+
+
+def _replies(battles: _Battles, rows: np.ndarray, dialogue_ids: np.ndarray, left: np.ndarray,
+             right: np.ndarray) -> pd.DataFrame | None:
+    from parlai_acute.stats.style_control import reply_style
+
+    df = battles.frame
+    out = []
+    if "conv_metadata" in df.columns:
+        keys = {"tokens": "sum_assistant_{}_tokens", "headers": "header_count_{}", "lists": "list_count_{}",
+                "bold": "bold_count_{}"}
+        for side, models in (("a", left), ("b", right)):
+            rows_out = {"dialogue": dialogue_ids + f":{side}", "model": models}
+            meta = df["conv_metadata"].iloc[rows].to_numpy(dtype=object)
+            for name, key in keys.items():
+                rows_out[name] = [_count((m or {}).get(key.format(side))) if isinstance(m, dict) else np.nan
+                                  for m in meta]
+            out.append(pd.DataFrame(rows_out).assign(source="conv_metadata"))
+    elif "conversation_a" in df.columns and "conversation_b" in df.columns:
+        for side, models in (("a", left), ("b", right)):
+            texts = ["\n".join(str(t.get("content") or "") for t in (conv if conv is not None else [])
+                               if isinstance(t, dict) and t.get("role") == "assistant")
+                     for conv in df[f"conversation_{side}"].iloc[rows].to_numpy(dtype=object)]
+            styles = pd.DataFrame([reply_style(text) for text in texts])
+            out.append(styles.assign(dialogue=dialogue_ids + f":{side}", model=models, source="text"))
+    else:
+        return None
+    table = pd.concat(out, ignore_index=True)
+    return table[["dialogue", "model", "tokens", "headers", "lists", "bold", "source"]]
+
+
+def arena_tables(path: str | Path, languages: list[str] | None = None,
+                 max_turns: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(judgments, replies) of one battles file read once: :func:`arena_judgments` and
+    :func:`arena_replies` (None when the file holds neither ``conv_metadata`` nor the conversations)."""
+    battles = _Battles(Path(path).expanduser())
+    rows = _kept(battles, languages, max_turns)
+    table = _judgments(battles, rows)
+    replies = _replies(battles, rows, table["pair_id"].to_numpy(dtype=object), table["model_left"].to_numpy(),
+                       table["model_right"].to_numpy())
+    return table, replies
 
 
 def arena_judgments(path: str | Path, languages: list[str] | None = None, max_turns: int | None = None) -> pd.DataFrame:
@@ -65,40 +280,16 @@ def arena_judgments(path: str | Path, languages: list[str] | None = None, max_tu
     ``languages``: keep battles in these languages only (Arena's ``language``, e.g. "English");
     ``max_turns``: keep battles of at most this many turns (Arena's ``turn``). Errors name the
     record and the field."""
-    path = Path(path).expanduser()
-    if max_turns is not None and max_turns < 1:
-        raise UserError(f"max_turns must be at least 1, got {max_turns}", param="max_turns")
-    wanted = set(languages or [])
-    rows, where = [], []
-    for number, (at, record) in enumerate(_records(path)):
-        if not isinstance(record, dict):
-            raise UserError(f"{at}: a battle must be an object; {_FIX}")
-        for field in ("model_a", "model_b", "winner", "judge"):
-            if field not in record or record[field] in (None, ""):
-                raise UserError(f"{at}: missing field {field!r}; {_FIX}")
-        if record["winner"] not in ARENA_WINNERS:
-            raise UserError(f"{at}: field 'winner' is {record['winner']!r}; Arena's values are "
-                            f"{', '.join(ARENA_WINNERS)}")
-        if wanted and record.get("language") not in wanted:
-            continue
-        if max_turns is not None:
-            try:
-                turns = int(record.get("turn", 1))
-            except (TypeError, ValueError):
-                raise UserError(f"{at}: field 'turn' must be a whole number, got {record.get('turn')!r}") from None
-            if turns > max_turns:
-                continue
-        side, outcome = ARENA_WINNERS[record["winner"]]
-        a, b = str(record["model_a"]), str(record["model_b"])
-        battle = str(record.get("question_id") or f"battle-{number + 1}")
-        rows.append({"run_id": "arena", "worker": str(record["judge"]), "pair_id": battle,
-                     "model_left": a, "model_right": b, "dialogue_left": f"{battle}:a",
-                     "dialogue_right": f"{battle}:b", "winner": {"a": a, "b": b}.get(side, ""),
-                     "outcome": outcome, "reason": "", "question": ARENA_QUESTION[1],
-                     "question_key": ARENA_QUESTION[0], "is_onboarding": False, "timestamp": record.get("tstamp")})
-        where.append(at)
-    if not rows:
-        raise UserError(f"Arena battles file {path}: no battle is left" +
-                        (f" in {', '.join(sorted(wanted))}" if wanted else "") +
-                        (f" of at most {max_turns} turns" if max_turns else "") + "; check the file and the filters")
-    return judgments_table(rows, where)
+    battles = _Battles(Path(path).expanduser())
+    return _judgments(battles, _kept(battles, languages, max_turns))
+
+
+def arena_replies(path: str | Path, languages: list[str] | None = None, max_turns: int | None = None) -> pd.DataFrame:
+    """The style of each reply of the battles (module docstring), for style control; a file with
+    neither ``conv_metadata`` nor the conversations is a :class:`UserError`."""
+    _, replies = arena_tables(path, languages, max_turns)
+    if replies is None:
+        raise UserError(f"Arena battles file {path} holds neither conv_metadata nor conversation_a/conversation_b, "
+                        f"so the replies' length and markdown are unknown; pass the release with the conversations",
+                        param="path")
+    return replies
