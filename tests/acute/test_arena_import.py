@@ -59,7 +59,7 @@ def test_an_error_names_the_line_of_a_json_lines_file(tmp_path):
 
 
 def test_replies_from_the_conversations_and_from_conv_metadata(tmp_path):
-    rows = battles(6)
+    rows = battles(8)
     for b in rows:
         b["conversation_a"] = [{"role": "user", "content": "hi there"}, {"role": "assistant", "content": "# Hi\n- a"}]
         b["conversation_b"] = [{"role": "user", "content": "hi there"}, {"role": "assistant", "content": "Hello."}]
@@ -79,6 +79,6 @@ def test_replies_from_the_conversations_and_from_conv_metadata(tmp_path):
     first = meta.loc[judgments.loc[0, "dialogue_left"]]
     assert (first["tokens"], first["headers"], first["lists"], first["bold"]) == (120, 3, 4, 2)
     assert np.all(meta["source"] == "conv_metadata")
-    (tmp_path / "plain.json").write_text(json.dumps(battles(4)))
+    (tmp_path / "plain.json").write_text(json.dumps(battles(8)))
     with pytest.raises(UserError, match="neither conv_metadata nor conversation_a"):
         arena_replies(tmp_path / "plain.json")
