@@ -65,12 +65,30 @@ _FIX = ("pass Chatbot Arena battles: a JSON list, JSON lines or a Parquet file o
 _REQUIRED = ("model_a", "model_b", "winner", "judge")
 
 
+#: the fields a judgments table is made of (the others, e.g. the conversations, are read for replies only)
+_FIELDS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "language", "tstamp")
+_STYLE_FIELDS = ("conv_metadata", "conversation_a", "conversation_b")
+
+
+def _from_arrow(table) -> pd.DataFrame:
+    """An Arrow table as pandas: repeated text (models, judges, winner, language) dictionary-encoded
+    in C, so it arrives as categories (codes and a few names) instead of millions of strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        if name != "question_id" and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            table = table.set_column(i, name, pc.dictionary_encode(column))
+    return table.to_pandas(deduplicate_objects=False)
+
+
 class _Battles:
     """The battles of one file as a table, and how to name record ``i`` in an error."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, style: bool = False):
         self.path = path
-        self.kind, self.frame = self._read(path)
+        self.kind, self.frame = self._read(path, _FIELDS + (_STYLE_FIELDS if style else ()))
 
     def where(self, i: int) -> str:
         if self.kind == "list":
@@ -86,7 +104,7 @@ class _Battles:
         return f"{self.path} record {i + 1}"
 
     @staticmethod
-    def _read(path: Path) -> tuple[str, pd.DataFrame]:
+    def _read(path: Path, fields: tuple[str, ...]) -> tuple[str, pd.DataFrame]:
         if path.suffix.lower() == ".parquet":
             input_file(path, "Arena battles file", _FIX)
             try:
@@ -95,7 +113,8 @@ class _Battles:
                 raise UserError(f"Arena battles file {path} is Parquet, which needs pyarrow; pip install pyarrow, "
                                 f"or pass the battles as JSON lines") from None
             try:
-                return "parquet", pq.read_table(path).to_pandas()
+                names = pq.read_schema(path).names
+                return "parquet", _from_arrow(pq.read_table(path, columns=[f for f in names if f in fields]))
             except Exception as exc:  # pyarrow's errors: not a Parquet file, a broken one
                 raise UserError(f"Arena battles file {path}: not a readable Parquet file ({exc}); {_FIX}") from None
         text = read_text(path, "Arena battles file", _FIX)
@@ -114,7 +133,8 @@ class _Battles:
         try:  # one table, parsed in C; a file pyarrow cannot type (mixed types in a field) is read line by line
             from pyarrow import json as pa_json
 
-            return "lines", pa_json.read_json(path).to_pandas()
+            table = pa_json.read_json(path)
+            return "lines", _from_arrow(table.select([f for f in table.column_names if f in fields]))
         except Exception:
             pass
         records = []
@@ -127,6 +147,10 @@ class _Battles:
 
 def _blank(column: pd.Series) -> np.ndarray:
     """Missing (None, NaN) or empty-string values."""
+    if isinstance(column.dtype, pd.CategoricalDtype):  # test the few categories, then their codes
+        codes = column.cat.codes.to_numpy()
+        empty = np.flatnonzero(column.cat.categories.to_numpy(dtype=object) == "")
+        return (codes < 0) | np.isin(codes, empty)
     values = column.to_numpy(dtype=object)
     return pd.isna(values) | (values == "")
 
@@ -171,59 +195,76 @@ def _kept(battles: _Battles, languages: list[str] | None, max_turns: int | None)
     return np.flatnonzero(keep)
 
 
-def _names(column: pd.Series) -> np.ndarray:
-    """Text of each value (``str``), each distinct name one shared object (a million rows, a few names)."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=False)
-    return np.array([str(u) for u in uniques], dtype=object)[codes]
+def _names(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Text of each value (``str``), each distinct name one shared object (a million rows, a few
+    names), and where it is blanks only."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    text = [str(u) for u in uniques]
+    return np.array(text, dtype=object)[codes], np.array([not t.strip() for t in text], dtype=bool)[codes]
 
 
-def _battle_ids(battles: _Battles, rows: np.ndarray) -> np.ndarray:
-    """``question_id``, or ``battle-N`` (N the record's position) where it is missing or empty."""
-    df = battles.frame
+def _battle_ids(df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """``question_id``, or ``battle-N`` (N the record's position in the file, ``rows``) where it is
+    missing or empty; ``df`` holds the kept battles."""
     ids = np.array([f"battle-{i + 1}" for i in rows], dtype=object) if "question_id" not in df.columns else None
     if ids is None:
-        column = df["question_id"].iloc[rows]
-        values = column.to_numpy(dtype=object)
-        falsy = _blank(column) | (values == 0) | (values == False)  # noqa: E712 (Python's falsy values, as `or`)
-        ids = column.astype(str).to_numpy(dtype=object)
+        column = df["question_id"]
+        ids = column.to_numpy(dtype=object).copy()
+        falsy = _blank(column)
+        if pd.api.types.infer_dtype(column, skipna=True) != "string":  # numbers: Python's falsy values, as `or`
+            falsy |= (ids == 0) | (ids == False)  # noqa: E712
+            ids = np.array([str(v) for v in ids], dtype=object)
         ids[falsy] = [f"battle-{i + 1}" for i in rows[falsy]]
     return ids
 
 
 def _judgments(battles: _Battles, rows: np.ndarray) -> pd.DataFrame:
     df = battles.frame
+    if len(rows) < len(df):  # the filters dropped some: the kept battles (else no copy)
+        df = df.iloc[rows].reset_index(drop=True)
     n = len(rows)
-    left, right = _names(df["model_a"].iloc[rows]), _names(df["model_b"].iloc[rows])
-    worker = _names(df["judge"].iloc[rows])
-    bad = _first(np.array([not str(w).strip() for w in pd.unique(np.concatenate([left, right, worker]))]))
-    if bad is not None:  # a name of blanks only: find its record
-        blank = np.array([not v.strip() for v in np.concatenate([left, right, worker])]).reshape(3, n).any(axis=0)
-        raise UserError(f"{battles.where(int(rows[_first(blank)]))}: a model or judge name is blank; {_FIX}")
-    winner = df["winner"].iloc[rows].to_numpy(dtype=object)
+    (left, blank_a), (right, blank_b) = _names(df["model_a"]), _names(df["model_b"])
+    worker, blank_j = _names(df["judge"])
+    bad = _first(blank_a | blank_b | blank_j)
+    if bad is not None:
+        raise UserError(f"{battles.where(int(rows[bad]))}: a model or judge name is blank; {_FIX}")
+    winner = df["winner"].to_numpy(dtype=object)
     a_won, b_won = winner == "model_a", winner == "model_b"
     decided = a_won | b_won
-    stamp = pd.to_numeric(df["tstamp"].iloc[rows], errors="coerce").to_numpy(dtype=float) \
+    stamp = pd.to_numeric(df["tstamp"], errors="coerce").to_numpy(dtype=float) \
         if "tstamp" in df.columns else np.full(n, np.nan)
     if "tstamp" in df.columns:
-        given = ~_blank(df["tstamp"].iloc[rows])
+        given = ~_blank(df["tstamp"])
         bad = _first(given & ~(np.isfinite(stamp) & (stamp >= 0)))
         if bad is not None:
             raise UserError(f"{battles.where(int(rows[bad]))}: field 'tstamp' must be a number of seconds (0 or "
-                            f"more), got {df['tstamp'].iloc[rows[bad]]!r}; fix that value or leave it empty")
-    battle = _battle_ids(battles, rows)
+                            f"more), got {df['tstamp'].iloc[bad]!r}; fix that value or leave it empty")
+    battle = _battle_ids(df, rows)
     empty = np.full(n, "", dtype=object)
+
+    def chosen(when_a, when_b, otherwise=""):  # object columns whose repeated values are one shared object each
+        out = np.full(n, otherwise, dtype=object)
+        out[a_won] = when_a[a_won] if isinstance(when_a, np.ndarray) else when_a
+        out[b_won] = when_b[b_won] if isinstance(when_b, np.ndarray) else when_b
+        return out
+
+    outcome = np.full(n, TIE, dtype=object)
+    outcome[decided] = "win"
+    outcome[winner == "tie (bothbad)"] = BOTH_BAD
     table = {
         "run_id": np.full(n, "arena", dtype=object), "unit_id": empty, "assignment_id": empty, "worker": worker,
         "pair_id": battle, "model_left": left, "model_right": right,
         "dialogue_left": battle + ":a", "dialogue_right": battle + ":b",
-        "winner": np.where(a_won, left, np.where(b_won, right, "")).astype(object),
-        "loser": np.where(a_won, right, np.where(b_won, left, "")).astype(object),
-        "winner_side": np.where(a_won, "left", np.where(b_won, "right", "")).astype(object),
-        "outcome": np.where(decided, "win", np.where(winner == "tie", TIE, BOTH_BAD)).astype(object),
+        "winner": chosen(left, right), "loser": chosen(right, left), "winner_side": chosen("left", "right"),
+        "outcome": outcome,
         "reason": empty, "question": np.full(n, ARENA_QUESTION[1], dtype=object),
         "question_key": np.full(n, ARENA_QUESTION[0], dtype=object), "is_onboarding": np.zeros(n, dtype=bool),
         "onboarding_correct": np.full(n, None, dtype=object), "timestamp": stamp, "duration": np.full(n, np.nan)}
-    return pd.DataFrame({name: table[name] for name in COLUMNS})
+    # copy=False: the columns as made, not consolidated into one 2-D block (a copy of 3 million rows x 16)
+    return pd.DataFrame({name: table[name] for name in COLUMNS}, copy=False)
 
 
 def _count(value) -> float:
@@ -266,7 +307,7 @@ def arena_tables(path: str | Path, languages: list[str] | None = None,
                  max_turns: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(judgments, replies) of one battles file read once: :func:`arena_judgments` and
     :func:`arena_replies` (None when the file holds neither ``conv_metadata`` nor the conversations)."""
-    battles = _Battles(Path(path).expanduser())
+    battles = _Battles(Path(path).expanduser(), style=True)
     rows = _kept(battles, languages, max_turns)
     table = _judgments(battles, rows)
     replies = _replies(battles, rows, table["pair_id"].to_numpy(dtype=object), table["model_left"].to_numpy(),
