@@ -155,6 +155,13 @@ def _blank(column: pd.Series) -> np.ndarray:
     return pd.isna(values) | (values == "")
 
 
+def _constant(n: int, value) -> np.ndarray:
+    """An object column of one value (``ndarray.fill``: a quarter of ``np.full``'s time for objects)."""
+    out = np.empty(n, dtype=object)
+    out.fill(value)
+    return out
+
+
 def _first(mask: np.ndarray) -> int | None:
     hits = np.flatnonzero(mask)
     return int(hits[0]) if hits.size else None
@@ -243,26 +250,26 @@ def _judgments(battles: _Battles, rows: np.ndarray) -> pd.DataFrame:
             raise UserError(f"{battles.where(int(rows[bad]))}: field 'tstamp' must be a number of seconds (0 or "
                             f"more), got {df['tstamp'].iloc[bad]!r}; fix that value or leave it empty")
     battle = _battle_ids(df, rows)
-    empty = np.full(n, "", dtype=object)
+    empty = _constant(n, "")
 
     def chosen(when_a, when_b, otherwise=""):  # object columns whose repeated values are one shared object each
-        out = np.full(n, otherwise, dtype=object)
+        out = _constant(n, otherwise)
         out[a_won] = when_a[a_won] if isinstance(when_a, np.ndarray) else when_a
         out[b_won] = when_b[b_won] if isinstance(when_b, np.ndarray) else when_b
         return out
 
-    outcome = np.full(n, TIE, dtype=object)
+    outcome = _constant(n, TIE)
     outcome[decided] = "win"
     outcome[winner == "tie (bothbad)"] = BOTH_BAD
     table = {
-        "run_id": np.full(n, "arena", dtype=object), "unit_id": empty, "assignment_id": empty, "worker": worker,
+        "run_id": _constant(n, "arena"), "unit_id": empty, "assignment_id": _constant(n, ""), "worker": worker,
         "pair_id": battle, "model_left": left, "model_right": right,
         "dialogue_left": battle + ":a", "dialogue_right": battle + ":b",
         "winner": chosen(left, right), "loser": chosen(right, left), "winner_side": chosen("left", "right"),
         "outcome": outcome,
-        "reason": empty, "question": np.full(n, ARENA_QUESTION[1], dtype=object),
-        "question_key": np.full(n, ARENA_QUESTION[0], dtype=object), "is_onboarding": np.zeros(n, dtype=bool),
-        "onboarding_correct": np.full(n, None, dtype=object), "timestamp": stamp, "duration": np.full(n, np.nan)}
+        "reason": _constant(n, ""), "question": _constant(n, ARENA_QUESTION[1]),
+        "question_key": _constant(n, ARENA_QUESTION[0]), "is_onboarding": np.zeros(n, dtype=bool),
+        "onboarding_correct": _constant(n, None), "timestamp": stamp, "duration": np.full(n, np.nan)}
     # copy=False: the columns as made, not consolidated into one 2-D block (a copy of 3 million rows x 16)
     return pd.DataFrame({name: table[name] for name in COLUMNS}, copy=False)
 
