@@ -57,12 +57,12 @@ MODEL = ("logistic Bradley-Terry with style covariates (Chatbot Arena's style co
 TIES = "a tie or 'both bad' counts as half a win for each side (response 1/2)"
 #: feature -> what it counts (columns of a replies table; a missing column is not used)
 FEATURES = {
-    "tokens": "reply length in tokens (words and punctuation marks, code blocks included)",
+    "tokens": "reply length in tokens (words and runs of punctuation, code blocks included)",
     "headers": "markdown headers (lines starting with 1-6 '#' and a space), outside code blocks",
     "lists": "markdown list items (lines starting with '-', '*', '+' or '1.'), outside code blocks",
     "bold": "markdown bold spans (**...** or __...__), outside code blocks",
 }
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_TOKEN = re.compile(r"\w+|[^\w\s]+")
 _CODE = re.compile(r"```[^`]*```", re.DOTALL)
 _HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:\d+\.|[-*+])\s", re.MULTILINE)
@@ -71,7 +71,7 @@ _BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
 
 def reply_style(text: str) -> dict[str, int]:
     """The style features of one reply (:data:`FEATURES`); Arena's markdown patterns, code blocks
-    removed first; tokens are words and punctuation marks (Arena counts tiktoken tokens: the
+    removed first; tokens are words and runs of punctuation (Arena counts tiktoken tokens: the
     normalised difference makes the two close, not equal)."""
     text = text or ""
     prose = _CODE.sub("", text)
