@@ -82,3 +82,14 @@ def test_replies_from_the_conversations_and_from_conv_metadata(tmp_path):
     (tmp_path / "plain.json").write_text(json.dumps(battles(8)))
     with pytest.raises(UserError, match="neither conv_metadata nor conversation_a"):
         arena_replies(tmp_path / "plain.json")
+
+
+def test_a_file_arrow_cannot_type_is_read_line_by_line(tmp_path):
+    rows = battles(30)
+    rows[20]["judge"] = 17  # a number among names: pyarrow refuses the column, the line reader takes it
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(b) + "\n" for b in rows))
+    (tmp_path / "b.json").write_text(json.dumps(rows))
+    table = arena_judgments(tmp_path / "b.jsonl")
+    assert table.loc[20, "worker"] == "17"
+    pd.testing.assert_frame_equal(table, arena_judgments(tmp_path / "b.json"))
+    pd.testing.assert_frame_equal(table, judgments_table(table))

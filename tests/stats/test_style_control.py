@@ -105,6 +105,18 @@ def test_raw_fit_is_the_ordinary_bradley_terry_and_the_controlled_fit_matches_st
     assert np.allclose(ours[1:] - ours[0], fit.params[: len(models) - 1], atol=1e-6)
     assert np.allclose(result.coefficients["coefficient"], fit.params[len(models) - 1:], atol=1e-6)
 
+    # the sandwich over workers against statsmodels' cluster-robust covariance of the same fit
+    from scipy import stats
+
+    robust = style_control(df, left, right, bootstrap=1, alpha=0.0)
+    groups = pd.factorize(df["worker"])[0]
+    assert robust.interval.startswith("cluster-robust (sandwich) over 300 workers")
+    clustered = sm.Logit(y, design).fit(disp=0, tol=1e-12, cov_type="cluster", cov_kwds={"groups": groups})
+    t = stats.t.ppf(0.975, 299)
+    half = (robust.coefficients["coefficient_high"] - robust.coefficients["coefficient_low"]).to_numpy() / 2
+    correction = np.sqrt((len(y) - 1) / (len(y) - design.shape[1]))  # statsmodels' small-sample factor beside G/(G-1)
+    assert np.allclose(half / t * correction, clustered.bse[len(models) - 1:], rtol=1e-6)
+
 
 def test_penalised_fit_and_weights():
     lengths = {"a": 40, "b": 90}
