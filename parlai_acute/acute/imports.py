@@ -113,8 +113,11 @@ class _Battles:
                 raise UserError(f"Arena battles file {path} is Parquet, which needs pyarrow; pip install pyarrow, "
                                 f"or pass the battles as JSON lines") from None
             try:
-                names = pq.read_schema(path).names
-                return "parquet", _from_arrow(pq.read_table(path, columns=[f for f in names if f in fields]))
+                schema = pq.read_schema(path)
+                columns = [f for f in schema.names if f in fields]
+                text = [f for f in columns if f != "question_id" and str(schema.field(f).type) in ("string", "large_string")]
+                # repeated text read as the file's own dictionary (no decoding into strings and encoding again)
+                return "parquet", _from_arrow(pq.read_table(path, columns=columns, read_dictionary=text))
             except Exception as exc:  # pyarrow's errors: not a Parquet file, a broken one
                 raise UserError(f"Arena battles file {path}: not a readable Parquet file ({exc}); {_FIX}") from None
         text = read_text(path, "Arena battles file", _FIX)
