@@ -341,6 +341,6 @@ def arena_replies(path: str | Path, languages: list[str] | None = None, max_turn
     _, replies = arena_tables(path, languages, max_turns)
     if replies is None:
         raise UserError(f"Arena battles file {path} holds neither conv_metadata nor conversation_a/conversation_b, "
-                        f"so the replies' length and markdown are unknown; pass the release with the conversations",
+                        f"so the replies' length and markdown are unknown; pass the release with the conversations as path",
                         param="path")
     return replies

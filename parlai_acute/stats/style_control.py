@@ -89,7 +89,8 @@ def normalised_differences(left: pd.DataFrame, right: pd.DataFrame) -> tuple[np.
         a = pd.to_numeric(left[name], errors="coerce").to_numpy(float)
         b = pd.to_numeric(right[name], errors="coerce").to_numpy(float)
         if not (np.isfinite(a).all() and np.isfinite(b).all()) or (a < 0).any() or (b < 0).any():
-            raise UserError(f"style feature {name!r} must be a count (0 or more) for every reply", param="replies")
+            raise UserError(f"style feature {name!r} must be a count (0 or more) for every reply in left and right",
+                            param=("left", "right"))
         d = (a - b) / (a + b + 1)
         sd = d.std()
         if not sd > 1e-12:
@@ -212,8 +213,8 @@ def style_control(df: pd.DataFrame, left: pd.DataFrame, right: pd.DataFrame, boo
     if alpha < 0:
         raise UserError(f"alpha must be 0 or more, got {alpha}", param="alpha")
     if len(left) != len(df) or len(right) != len(df):
-        raise UserError(f"the style features must have one row per judgment ({len(df)}), got {len(left)} and "
-                        f"{len(right)}", param="replies")
+        raise UserError(f"left and right (the style features) must have one row per judgment ({len(df)}), got "
+                        f"{len(left)} and {len(right)}", param=("left", "right"))
     models = models or sorted(set(df["model_left"]) | set(df["model_right"]))
     k = len(models)
     if k < 2:
@@ -226,8 +227,9 @@ def style_control(df: pd.DataFrame, left: pd.DataFrame, right: pd.DataFrame, boo
                         "cannot be put on one scale; add pairings that link the groups")
     z, used, dropped = normalised_differences(left.reset_index(drop=True), right.reset_index(drop=True))
     if not used:
-        raise UserError("no style feature varies over these judgments, so there is nothing to control for: "
-                        + "; ".join(f"{name}: {why}" for name, why in dropped.items()), param="replies")
+        why = "; ".join(f"{name}: {reason}" for name, reason in dropped.items())
+        raise UserError(f"no style feature varies over these judgments (left and right), so there is nothing to "
+                        f"control for: {why}", param=("left", "right"))
     none = np.zeros((len(y), 0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
