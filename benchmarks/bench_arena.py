@@ -44,15 +44,16 @@ from arena_rank.models.bradley_terry import BradleyTerry
 from arena_rank.utils.data_utils import PairDataset
 battles = pd.read_parquet(sys.argv[1], columns=["model_a", "model_b", "winner"])
 battles["winner"] = battles["winner"].replace({"tie (bothbad)": "both_bad"})
-times, out = [], None
+times, cpus, out = [], [], None
 for _ in range(2):  # the first call compiles (jax.jit); both are reported
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     data = PairDataset.from_pandas(battles)
     model = BradleyTerry(n_competitors=len(data.competitors))
     out = model.compute_ratings_and_cis(data, significance_level=0.05, ci_method="sandwich")
     np.asarray(out["rating_upper"])
     times.append(time.perf_counter() - start)
-print(json.dumps({"seconds": times, "competitors": list(out["competitors"]),
+    cpus.append(time.process_time() - cpu)
+print(json.dumps({"seconds": times, "cpu_seconds": cpus, "competitors": list(out["competitors"]),
                   "ratings": np.asarray(out["ratings"]).tolist(), "alpha": model.alpha}))
 """
 
@@ -132,6 +133,8 @@ def run():
         gap = float(np.abs((rating - rating.mean()) - (theta - theta.mean())).max())
         warm = min(theirs["seconds"])
         yield {**row, "value": round(ours / warm, 3), "arena_rank_s": round(warm, 2),
+               "arena_rank_cpu_s": round(min(theirs["cpu_seconds"]), 2),
+               "cpu_ratio": round(cpu / min(theirs["cpu_seconds"]), 3),
                "arena_rank_first_call_s": round(theirs["seconds"][0], 2), "max_abs_difference": gap,
                "equal_within_1e-3": gap < 1e-3, "ours_interval": "sandwich over voters (t, G-1 df)",
                "arena_rank_interval": "sandwich over (pair, outcome) cells (normal)",
