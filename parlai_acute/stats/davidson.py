@@ -31,7 +31,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, SANDWICH_FROM, connected
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import scored
+from parlai_acute.stats.winrates import coded
 
 __all__ = ["MODEL", "fit_davidson", "davidson"]
 
@@ -125,22 +125,12 @@ class _Coded:
 
 
 def _coded(df: pd.DataFrame, models: list[str] | None, cluster: str) -> _Coded:
-    first, second, score = scored(df)
-    n = len(first)
-    both = np.concatenate([first, second])
-    if models is None:  # every model, sorted by name (as stats.winrates.models_of)
-        codes, names = pd.factorize(both)
-        models = sorted(names)
-        codes = pd.Index(models).get_indexer(names)[codes] if len(codes) else codes
-    else:
-        codes = pd.Index(models).get_indexer(both)
+    i, j, tie, models = coded(df, models)
     k = len(models)
-    i, j = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
-    tie = score != 1
     wins = np.bincount(i[~tie] * k + j[~tie], minlength=k * k).reshape(k, k)
     ties = np.bincount(i[tie] * k + j[tie], minlength=k * k).reshape(k, k)
     worker, uniques = pd.factorize(df[cluster])
-    return _Coded(i, j, tie, worker.astype(np.int64), len(uniques), list(models), wins, ties + ties.T)
+    return _Coded(i, j, tie, worker.astype(np.int64), len(uniques), models, wins, ties + ties.T)
 
 
 def _cluster_counts(c: _Coded, resamples: int, rng):
