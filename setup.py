@@ -18,6 +18,7 @@ CORE = [
     "scipy>=1.10",
     "pandas>=2.0,<3",
     "statsmodels>=0.14",
+    "pyarrow>=12,<16",  # released judgments (Arena: millions of battles) read as one table, Parquet too
     "matplotlib>=3.7",
     "scikit-learn>=1.3",
     "krippendorff>=0.6",

@@ -170,7 +170,8 @@ def make_config(name: str, config=None, **options):
     return cls(**options)
 
 
-def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | None = None, **options):
+def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | None = None, replies=None,
+            **options):
     """Analyse protocol ``name``'s ``table`` (anything :func:`load_table` reads: a DataFrame is validated
     first) with ``config`` or keyword options; returns the analysis's result object.
 
@@ -178,6 +179,8 @@ def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | 
     per-worker cap as the run was launched, none for a model judge's verdicts -- ``judges``: its run
     summaries -- else the paper's one per model pair and question); when that default drops rows, a
     warning says how many (``warn=False``: the command line, which prints its own summary).
+    ``replies``: ACUTE-Eval's replies' style table for ``style_control=True``
+    (:mod:`parlai_acute.acute.replies`).
     """
     p = protocol(name)
     if not (isinstance(table, pd.DataFrame) and table.attrs.get("source")):
@@ -188,7 +191,8 @@ def analyze(name: str, table, config=None, *, warn: bool = True, judges: list | 
     settle = getattr(p.estimands_module(), "config_for", None) if p.estimands else None
     if settle is not None:
         config = settle(table, config, judges)
-    result = p.get("analyze")(table, config, **({"judges": judges} if judges else {}))
+    extra = {**({"judges": judges} if judges else {}), **({"replies": replies} if replies is not None else {})}
+    result = p.get("analyze")(table, config, **extra)
     if warn:
         for text in getattr(result, "default_warnings", lambda: [])():
             warnings.warn(text, stacklevel=2)

@@ -43,6 +43,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.acute.estimands", "parlai_acute.per_turn.estimands", "parlai_acute.ssa.estimands",
     "parlai_acute.convai2.estimands", "parlai_acute.multiref.estimands", "parlai_acute.result",
     "parlai_acute.acute.imports",
+    "parlai_acute.acute.replies",
     "parlai_acute.judges.ppi", "parlai_acute.monitoring.report", "parlai_acute.judges.ppi_report",
     "parlai_acute.review.evidence", "parlai_acute.review.messages",
     "parlai_acute.review.rules", "parlai_acute.review.plan", "parlai_acute.acute.review", "parlai_acute.per_turn.review",

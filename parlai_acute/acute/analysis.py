@@ -31,6 +31,11 @@ each model in the win rate, its tests and the Bradley-Terry ranking (the definit
 :mod:`parlai_acute.acute.estimands`'); a table with ties also gets each matchup's win, tie and
 loss rates with intervals (``QuestionResult.outcomes``) and Davidson's tie-aware ranking with
 its tie parameter (``tie_ranking``, ``tie_parameter``).
+
+Style control (``config.style_control``, with the replies' style: :mod:`parlai_acute.acute.replies`):
+each question's Bradley-Terry strengths raw and with reply length and markdown held fixed, side
+by side, and the style coefficients (:mod:`parlai_acute.stats.style_control`, the model named in
+every output; a tie half a win, as the ordinary ranking; the same worker-level intervals).
 """
 from __future__ import annotations
 
@@ -50,6 +55,7 @@ from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
 from parlai_acute.stats.settings import Settings
 from parlai_acute.table_files import exclusions
 from parlai_acute.stats.davidson import davidson
+from parlai_acute.stats.style_control import StyleControl, style_control
 from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.winrates import (design_note, grid_from_matchups, grid_table, matchups, models_of, outcome_rates,
                                          side_bias, tied)
@@ -77,6 +83,7 @@ class AnalysisConfig(Settings):
     bt_alpha: float = DEFAULT_ALPHA
     min_workers: int = 5  # a matchup judged by fewer distinct workers is flagged
     cap_source: str = ""  # where max_per_worker came from (e.g. the run's stored setting)
+    style_control: bool = False  # also rank with reply length and markdown held fixed (needs the replies)
 
     def __post_init__(self):
         super().__post_init__()
@@ -116,6 +123,9 @@ class QuestionResult:
     tie_ranking: pd.DataFrame | None = None
     tie_parameter: dict | None = None
     tie_ranking_error: str = ""
+    # with config.style_control: raw and style-controlled strengths and the style coefficients
+    style: StyleControl | None = None
+    style_error: str = ""
 
     def warnings(self) -> list[str]:
         """One sentence per matchup whose judgments come from fewer than ``min_workers`` workers."""
@@ -140,7 +150,11 @@ class AnalysisResult(Result):
 
     def provenance(self) -> dict:
         """The cap applied, and per question how the design was read (which facets the marks treat as random)."""
-        return {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions}}
+        out = {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions}}
+        if self.config.style_control:  # the model, how ties count, the coefficients: in run.json and every JSON
+            out["style_control"] = {q.question_key: q.style.describe() if q.style is not None else
+                                    {"error": q.style_error} for q in self.questions}
+        return out
 
     def warnings(self) -> list[str]:
         """Untrustworthy judges, matchups resting on few workers, and the default cap's drops."""
@@ -156,7 +170,18 @@ class AnalysisResult(Result):
                 "pairs": pd.concat([r.matchups.assign(question_key=r.question_key) for r in q]),
                 "winrate_grid": wide.reset_index(), "ranking": pd.concat(rankings) if rankings else pd.DataFrame(),
                 "agreement": pd.DataFrame([{"question_key": r.question_key, **r.agreement} for r in q]),
-                "workers": self.workers(), "reasons": self.reasons(), **self.tie_tables()}
+                "workers": self.workers(), "reasons": self.reasons(), **self.tie_tables(), **self.style_tables()}
+
+    def style_tables(self) -> dict[str, pd.DataFrame]:
+        """With style control: raw and controlled strengths side by side, and the style coefficients."""
+        if not self.config.style_control:
+            return {}
+        q = [r for r in self.questions if r.style is not None]
+        if not q:
+            return {"ranking_style": pd.DataFrame(), "style_coefficients": pd.DataFrame()}
+        return {"ranking_style": pd.concat([r.style.ranking.assign(question_key=r.question_key) for r in q]),
+                "style_coefficients": pd.concat([r.style.coefficients.assign(question_key=r.question_key)
+                                                 for r in q])}
 
     def tie_tables(self) -> dict[str, pd.DataFrame]:
         """Where the judgments hold ties: each pair's win, tie and loss shares, and Davidson's ranking."""
@@ -300,9 +325,11 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     return kept, excluded, cap
 
 
-def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False) -> QuestionResult:
+def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False,
+                     replies: pd.DataFrame | None = None) -> QuestionResult:
     """One question's statistics; ``ties``: the table holds ties (in any question), so the win,
-    tie and loss rates and Davidson's ranking are reported too."""
+    tie and loss rates and Davidson's ranking are reported too; ``replies`` (with
+    ``config.style_control``): the replies' style, for the style-controlled ranking."""
     models = models_of(df)
     ranking, error = None, ""
     try:
@@ -328,6 +355,16 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: b
                 models=models, min_clusters=config.min_workers)
         except UserError as exc:  # e.g. no tie under this question
             result.tie_ranking_error = str(exc)
+    if config.style_control:
+        from parlai_acute.acute.replies import style_sides
+
+        left, right = style_sides(df, replies)  # a conversation without its replies: the user's to fix
+        try:
+            result.style = style_control(df, left, right, bootstrap=config.bootstrap, seed=config.seed,
+                                         alpha=config.bt_alpha, confidence=config.confidence, models=models,
+                                         min_clusters=config.min_workers)
+        except UserError as exc:  # e.g. no style feature varies under this question
+            result.style_error = str(exc)
     return result
 
 
@@ -379,11 +416,16 @@ def judge_flags(df: pd.DataFrame, judges: list[dict] | None = None, alpha: float
 
 
 def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
-            judges: list[dict] | None = None) -> AnalysisResult:
+            judges: list[dict] | None = None, replies: pd.DataFrame | None = None) -> AnalysisResult:
     """Exclusions, then win-rate grid, Holm-corrected tests, Bradley-Terry and agreement per
     question; ``judges``: summaries of model-judge runs whose verdicts these are (flagged
-    when they failed onboarding, see :func:`judge_flags`)."""
+    when they failed onboarding, see :func:`judge_flags`); ``replies``: the replies' style
+    (:mod:`parlai_acute.acute.replies`), needed with ``config.style_control``."""
     config = config or AnalysisConfig()
+    if config.style_control and replies is None:
+        raise UserError("style control needs the replies' text or style counts: pass replies (a pairings file's "
+                        "conversations, acute.replies.replies_from_pairings, or Arena's, acute.imports.arena_replies)",
+                        param="replies")
     if df.empty:
         raise UserError("there are no judgments to analyze; check the run has finished units")
     kept, excluded, cap = apply_exclusions(df, config)
@@ -398,7 +440,7 @@ def analyze(df: pd.DataFrame, config: AnalysisConfig | None = None,
     ties = bool(tied(kept).any())
     for key in keys:  # one question (the usual case): no copy of the table
         part = kept if len(keys) == 1 else kept[kept["question_key"] == key]
-        result.questions.append(analyze_question(part, config, key, ties))
+        result.questions.append(analyze_question(part, config, key, ties, replies))
     return result
 
 

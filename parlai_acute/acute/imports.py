@@ -26,37 +26,303 @@ Arena field                 judgments table
 
 A voter judges many battles of one pair of models, so analyse with ``max_per_worker="none"``
 (the protocol's default cap of one judgment per pair and worker is ACUTE's own design).
+
+Files: a JSON list, JSON lines or a Parquet file (``.parquet``, the Hugging Face dumps' format).
+Arena releases millions of battles, so a file is read as one table (pyarrow's JSON-lines and
+Parquet readers) and checked column by column, never record by record: three million battles
+import in seconds. The table it makes passes :func:`~parlai_acute.acute.judgments.judgments_table`
+unchanged (tested); an error still names the record (``FILE:LINE`` for JSON lines, ``FILE record
+N`` for a JSON list, ``FILE row N`` for Parquet) and the field.
+
+**The replies' style** (:func:`arena_replies`, for style control): one row per reply
+(``dialogue`` = ``question_id`` + ``:a``/``:b``, as in the judgments) with the counts of
+:data:`parlai_acute.stats.style_control.FEATURES`. From ``conv_metadata`` where the battle file
+has it (Arena's style-control release: ``sum_assistant_a_tokens``, ``header_count_a``,
+``list_count_a``, ``bold_count_a``, the dict counts summed; tokens are then Arena's tiktoken
+tokens), else counted in the assistant turns of ``conversation_a``/``conversation_b``
+(``[{"role", "content"}, ...]``, the Hugging Face dump's layout) by
+:func:`~parlai_acute.stats.style_control.reply_style`.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from parlai_acute.acute.judgments import BOTH_BAD, TIE, judgments_table
+from parlai_acute.acute.judgments import BOTH_BAD, COLUMNS, TIE
 from parlai_acute.errors import UserError
-from parlai_acute.jsonl import read_jsonl, read_text
+from parlai_acute.jsonl import input_file, read_jsonl, read_text
 
-__all__ = ["ARENA_QUESTION", "ARENA_WINNERS", "arena_judgments"]
+__all__ = ["ARENA_QUESTION", "ARENA_WINNERS", "arena_judgments", "arena_replies", "arena_tables"]
 
 ARENA_QUESTION = ("arena", "Which response is better?")
 #: Arena's ``winner`` values -> (side that won or None, outcome)
 ARENA_WINNERS = {"model_a": ("a", "win"), "model_b": ("b", "win"), "tie": (None, TIE), "tie (bothbad)": (None, BOTH_BAD)}
-_FIX = "pass Chatbot Arena battles: a JSON list or JSON lines of records with model_a, model_b, winner and judge"
+_FIX = ("pass Chatbot Arena battles: a JSON list, JSON lines or a Parquet file of records with model_a, model_b, "
+        "winner and judge")
+_REQUIRED = ("model_a", "model_b", "winner", "judge")
 
 
-def _records(path: Path) -> list[tuple[str, object]]:
-    """(where, record) of a JSON list or a JSON-lines file."""
-    text = read_text(path, "Arena battles file", _FIX)
-    if text.lstrip("\ufeff \t\r\n").startswith("["):
-        try:
-            data = json.loads(text.lstrip("\ufeff"))
-        except json.JSONDecodeError as exc:
-            raise UserError(f"Arena battles file {path}: not valid JSON ({exc.msg} at line {exc.lineno}); {_FIX}") \
-                from None
-        return [(f"{path} record {i + 1}", record) for i, record in enumerate(data)]
-    return list(read_jsonl(path, "Arena battles file", _FIX))
+#: the fields a judgments table is made of (the others, e.g. the conversations, are read for replies only)
+_FIELDS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "language", "tstamp")
+_STYLE_FIELDS = ("conv_metadata", "conversation_a", "conversation_b")
+
+
+def _from_arrow(table) -> pd.DataFrame:
+    """An Arrow table as pandas: repeated text (models, judges, winner, language) dictionary-encoded
+    in C, so it arrives as categories (codes and a few names) instead of millions of strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        if name != "question_id" and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            table = table.set_column(i, name, pc.dictionary_encode(column))
+    return table.to_pandas(deduplicate_objects=False)
+
+
+class _Battles:
+    """The battles of one file as a table, and how to name record ``i`` in an error."""
+
+    def __init__(self, path: Path, style: bool = False):
+        self.path = path
+        self.kind, self.frame = self._read(path, _FIELDS + (_STYLE_FIELDS if style else ()))
+
+    def where(self, i: int) -> str:
+        if self.kind == "list":
+            return f"{self.path} record {i + 1}"
+        if self.kind == "parquet":
+            return f"{self.path} row {i + 1}"
+        seen = -1  # JSON lines: the line of the i-th non-blank line (only when there is an error)
+        with open(self.path, encoding="utf-8-sig") as fh:
+            for number, line in enumerate(fh, start=1):
+                seen += bool(line.strip())
+                if seen == i:
+                    return f"{self.path}:{number}"
+        return f"{self.path} record {i + 1}"
+
+    @staticmethod
+    def _read(path: Path, fields: tuple[str, ...]) -> tuple[str, pd.DataFrame]:
+        if path.suffix.lower() == ".parquet":
+            input_file(path, "Arena battles file", _FIX)
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise UserError(f"Arena battles file {path} is Parquet, which needs pyarrow; pip install pyarrow, "
+                                f"or pass the battles as JSON lines") from None
+            try:
+                schema = pq.read_schema(path)
+                columns = [f for f in schema.names if f in fields]
+                text = [f for f in columns if f != "question_id" and str(schema.field(f).type) in ("string", "large_string")]
+                # repeated text read as the file's own dictionary (no decoding into strings and encoding again)
+                return "parquet", _from_arrow(pq.read_table(path, columns=columns, read_dictionary=text))
+            except Exception as exc:  # pyarrow's errors: not a Parquet file, a broken one
+                raise UserError(f"Arena battles file {path}: not a readable Parquet file ({exc}); {_FIX}") from None
+        text = read_text(path, "Arena battles file", _FIX)
+        if text.lstrip("\ufeff \t\r\n").startswith("["):
+            try:
+                data = json.loads(text.lstrip("\ufeff"))
+            except json.JSONDecodeError as exc:
+                raise UserError(f"Arena battles file {path}: not valid JSON ({exc.msg} at line {exc.lineno}); "
+                                f"{_FIX}") from None
+            del text
+            for i, record in enumerate(data):
+                if not isinstance(record, dict):
+                    raise UserError(f"{path} record {i + 1}: a battle must be an object; {_FIX}")
+            return "list", pd.DataFrame.from_records(data) if data else pd.DataFrame()
+        del text
+        try:  # one table, parsed in C; a file pyarrow cannot type (mixed types in a field) is read line by line
+            from pyarrow import json as pa_json
+
+            table = pa_json.read_json(path)
+            return "lines", _from_arrow(table.select([f for f in table.column_names if f in fields]))
+        except Exception:
+            pass
+        records = []
+        for at, record in read_jsonl(path, "Arena battles file", _FIX):
+            if not isinstance(record, dict):
+                raise UserError(f"{at}: a battle must be an object; {_FIX}")
+            records.append(record)
+        return "lines", pd.DataFrame.from_records(records)
+
+
+def _blank(column: pd.Series) -> np.ndarray:
+    """Missing (None, NaN) or empty-string values."""
+    if isinstance(column.dtype, pd.CategoricalDtype):  # test the few categories, then their codes
+        codes = column.cat.codes.to_numpy()
+        empty = np.flatnonzero(column.cat.categories.to_numpy(dtype=object) == "")
+        return (codes < 0) | np.isin(codes, empty)
+    values = column.to_numpy(dtype=object)
+    return pd.isna(values) | (values == "")
+
+
+def _constant(n: int, value) -> np.ndarray:
+    """An object column of one value (``ndarray.fill``: a quarter of ``np.full``'s time for objects)."""
+    out = np.empty(n, dtype=object)
+    out.fill(value)
+    return out
+
+
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def _kept(battles: _Battles, languages: list[str] | None, max_turns: int | None) -> np.ndarray:
+    """Check the fields every battle needs, column by column; the positions of the battles the
+    filters keep. An error names the first wrong record and the field."""
+    df = battles.frame
+    if max_turns is not None and max_turns < 1:
+        raise UserError(f"max_turns must be at least 1, got {max_turns}", param="max_turns")
+    if not len(df):
+        raise UserError(f"Arena battles file {battles.path} holds no battle; {_FIX}")
+    for field in _REQUIRED:
+        bad = 0 if field not in df.columns else _first(_blank(df[field]))
+        if bad is not None:
+            raise UserError(f"{battles.where(bad)}: missing field {field!r}; {_FIX}")
+    bad = _first(~df["winner"].isin(list(ARENA_WINNERS)).to_numpy())
+    if bad is not None:
+        raise UserError(f"{battles.where(bad)}: field 'winner' is {df['winner'].iloc[bad]!r}; Arena's values are "
+                        f"{', '.join(ARENA_WINNERS)}")
+    keep = np.ones(len(df), dtype=bool)
+    if languages:
+        keep &= df["language"].isin(list(languages)).to_numpy() if "language" in df.columns else False
+    if max_turns is not None and "turn" in df.columns:
+        raw = df["turn"].to_numpy(dtype=object)
+        given = ~pd.isna(raw)
+        turns = pd.to_numeric(df["turn"], errors="coerce").to_numpy(dtype=float)
+        wrong = keep & given & ~(np.isfinite(turns) & (turns == np.floor(turns)))
+        bad = _first(wrong)
+        if bad is not None:
+            raise UserError(f"{battles.where(bad)}: field 'turn' must be a whole number, got {raw[bad]!r}")
+        keep &= ~given | (turns <= max_turns)
+    if not keep.any():
+        raise UserError(f"Arena battles file {battles.path}: no battle is left" +
+                        (f" in {', '.join(sorted(languages))}" if languages else "") +
+                        (f" of at most {max_turns} turns" if max_turns else "") + "; check the file and the filters")
+    return np.flatnonzero(keep)
+
+
+def _names(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Text of each value (``str``), each distinct name one shared object (a million rows, a few
+    names), and where it is blanks only."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, uniques = column.cat.codes.to_numpy(), column.cat.categories
+    else:
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    text = [str(u) for u in uniques]
+    return np.array(text, dtype=object)[codes], np.array([not t.strip() for t in text], dtype=bool)[codes]
+
+
+def _battle_ids(df: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """``question_id``, or ``battle-N`` (N the record's position in the file, ``rows``) where it is
+    missing or empty; ``df`` holds the kept battles."""
+    ids = np.array([f"battle-{i + 1}" for i in rows], dtype=object) if "question_id" not in df.columns else None
+    if ids is None:
+        column = df["question_id"]
+        ids = column.to_numpy(dtype=object).copy()
+        falsy = _blank(column)
+        if pd.api.types.infer_dtype(column, skipna=True) != "string":  # numbers: Python's falsy values, as `or`
+            falsy |= (ids == 0) | (ids == False)  # noqa: E712
+            ids = np.array([str(v) for v in ids], dtype=object)
+        ids[falsy] = [f"battle-{i + 1}" for i in rows[falsy]]
+    return ids
+
+
+def _judgments(battles: _Battles, rows: np.ndarray) -> pd.DataFrame:
+    df = battles.frame
+    if len(rows) < len(df):  # the filters dropped some: the kept battles (else no copy)
+        df = df.iloc[rows].reset_index(drop=True)
+    n = len(rows)
+    (left, blank_a), (right, blank_b) = _names(df["model_a"]), _names(df["model_b"])
+    worker, blank_j = _names(df["judge"])
+    bad = _first(blank_a | blank_b | blank_j)
+    if bad is not None:
+        raise UserError(f"{battles.where(int(rows[bad]))}: a model or judge name is blank; {_FIX}")
+    winner = df["winner"].to_numpy(dtype=object)
+    a_won, b_won = winner == "model_a", winner == "model_b"
+    decided = a_won | b_won
+    stamp = pd.to_numeric(df["tstamp"], errors="coerce").to_numpy(dtype=float) \
+        if "tstamp" in df.columns else np.full(n, np.nan)
+    if "tstamp" in df.columns:
+        given = ~_blank(df["tstamp"])
+        bad = _first(given & ~(np.isfinite(stamp) & (stamp >= 0)))
+        if bad is not None:
+            raise UserError(f"{battles.where(int(rows[bad]))}: field 'tstamp' must be a number of seconds (0 or "
+                            f"more), got {df['tstamp'].iloc[bad]!r}; fix that value or leave it empty")
+    battle = _battle_ids(df, rows)
+    empty = _constant(n, "")
+
+    def chosen(when_a, when_b, otherwise=""):  # object columns whose repeated values are one shared object each
+        out = _constant(n, otherwise)
+        out[a_won] = when_a[a_won] if isinstance(when_a, np.ndarray) else when_a
+        out[b_won] = when_b[b_won] if isinstance(when_b, np.ndarray) else when_b
+        return out
+
+    outcome = _constant(n, TIE)
+    outcome[decided] = "win"
+    outcome[winner == "tie (bothbad)"] = BOTH_BAD
+    table = {
+        "run_id": _constant(n, "arena"), "unit_id": empty, "assignment_id": _constant(n, ""), "worker": worker,
+        "pair_id": battle, "model_left": left, "model_right": right,
+        "dialogue_left": battle + ":a", "dialogue_right": battle + ":b",
+        "winner": chosen(left, right), "loser": chosen(right, left), "winner_side": chosen("left", "right"),
+        "outcome": outcome,
+        "reason": _constant(n, ""), "question": _constant(n, ARENA_QUESTION[1]),
+        "question_key": _constant(n, ARENA_QUESTION[0]), "is_onboarding": np.zeros(n, dtype=bool),
+        "onboarding_correct": _constant(n, None), "timestamp": stamp, "duration": np.full(n, np.nan)}
+    # copy=False: the columns as made, not consolidated into one 2-D block (a copy of 3 million rows x 16)
+    return pd.DataFrame({name: table[name] for name in COLUMNS}, copy=False)
+
+
+def _count(value) -> float:
+    """A conv_metadata count: a number, or a dict of counts (Arena's header/list/bold counts) summed."""
+    if isinstance(value, dict):
+        return float(sum(v for v in value.values() if v is not None))
+    return float("nan") if value is None else float(value)
+
+
+def _replies(battles: _Battles, rows: np.ndarray, dialogue_ids: np.ndarray, left: np.ndarray,
+             right: np.ndarray) -> pd.DataFrame | None:
+    from parlai_acute.stats.style_control import reply_style
+
+    df = battles.frame
+    out = []
+    if "conv_metadata" in df.columns:
+        keys = {"tokens": "sum_assistant_{}_tokens", "headers": "header_count_{}", "lists": "list_count_{}",
+                "bold": "bold_count_{}"}
+        for side, models in (("a", left), ("b", right)):
+            rows_out = {"dialogue": dialogue_ids + f":{side}", "model": models}
+            meta = df["conv_metadata"].iloc[rows].to_numpy(dtype=object)
+            for name, key in keys.items():
+                rows_out[name] = [_count((m or {}).get(key.format(side))) if isinstance(m, dict) else np.nan
+                                  for m in meta]
+            out.append(pd.DataFrame(rows_out).assign(source="conv_metadata"))
+    elif "conversation_a" in df.columns and "conversation_b" in df.columns:
+        for side, models in (("a", left), ("b", right)):
+            texts = ["\n".join(str(t.get("content") or "") for t in (conv if conv is not None else [])
+                               if isinstance(t, dict) and t.get("role") == "assistant")
+                     for conv in df[f"conversation_{side}"].iloc[rows].to_numpy(dtype=object)]
+            styles = pd.DataFrame([reply_style(text) for text in texts])
+            out.append(styles.assign(dialogue=dialogue_ids + f":{side}", model=models, source="text"))
+    else:
+        return None
+    table = pd.concat(out, ignore_index=True)
+    return table[["dialogue", "model", "tokens", "headers", "lists", "bold", "source"]]
+
+
+def arena_tables(path: str | Path, languages: list[str] | None = None,
+                 max_turns: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(judgments, replies) of one battles file read once: :func:`arena_judgments` and
+    :func:`arena_replies` (None when the file holds neither ``conv_metadata`` nor the conversations)."""
+    battles = _Battles(Path(path).expanduser(), style=True)
+    rows = _kept(battles, languages, max_turns)
+    table = _judgments(battles, rows)
+    replies = _replies(battles, rows, table["pair_id"].to_numpy(dtype=object), table["model_left"].to_numpy(),
+                       table["model_right"].to_numpy())
+    return table, replies
 
 
 def arena_judgments(path: str | Path, languages: list[str] | None = None, max_turns: int | None = None) -> pd.DataFrame:
@@ -65,40 +331,16 @@ def arena_judgments(path: str | Path, languages: list[str] | None = None, max_tu
     ``languages``: keep battles in these languages only (Arena's ``language``, e.g. "English");
     ``max_turns``: keep battles of at most this many turns (Arena's ``turn``). Errors name the
     record and the field."""
-    path = Path(path).expanduser()
-    if max_turns is not None and max_turns < 1:
-        raise UserError(f"max_turns must be at least 1, got {max_turns}", param="max_turns")
-    wanted = set(languages or [])
-    rows, where = [], []
-    for number, (at, record) in enumerate(_records(path)):
-        if not isinstance(record, dict):
-            raise UserError(f"{at}: a battle must be an object; {_FIX}")
-        for field in ("model_a", "model_b", "winner", "judge"):
-            if field not in record or record[field] in (None, ""):
-                raise UserError(f"{at}: missing field {field!r}; {_FIX}")
-        if record["winner"] not in ARENA_WINNERS:
-            raise UserError(f"{at}: field 'winner' is {record['winner']!r}; Arena's values are "
-                            f"{', '.join(ARENA_WINNERS)}")
-        if wanted and record.get("language") not in wanted:
-            continue
-        if max_turns is not None:
-            try:
-                turns = int(record.get("turn", 1))
-            except (TypeError, ValueError):
-                raise UserError(f"{at}: field 'turn' must be a whole number, got {record.get('turn')!r}") from None
-            if turns > max_turns:
-                continue
-        side, outcome = ARENA_WINNERS[record["winner"]]
-        a, b = str(record["model_a"]), str(record["model_b"])
-        battle = str(record.get("question_id") or f"battle-{number + 1}")
-        rows.append({"run_id": "arena", "worker": str(record["judge"]), "pair_id": battle,
-                     "model_left": a, "model_right": b, "dialogue_left": f"{battle}:a",
-                     "dialogue_right": f"{battle}:b", "winner": {"a": a, "b": b}.get(side, ""),
-                     "outcome": outcome, "reason": "", "question": ARENA_QUESTION[1],
-                     "question_key": ARENA_QUESTION[0], "is_onboarding": False, "timestamp": record.get("tstamp")})
-        where.append(at)
-    if not rows:
-        raise UserError(f"Arena battles file {path}: no battle is left" +
-                        (f" in {', '.join(sorted(wanted))}" if wanted else "") +
-                        (f" of at most {max_turns} turns" if max_turns else "") + "; check the file and the filters")
-    return judgments_table(rows, where)
+    battles = _Battles(Path(path).expanduser())
+    return _judgments(battles, _kept(battles, languages, max_turns))
+
+
+def arena_replies(path: str | Path, languages: list[str] | None = None, max_turns: int | None = None) -> pd.DataFrame:
+    """The style of each reply of the battles (module docstring), for style control; a file with
+    neither ``conv_metadata`` nor the conversations is a :class:`UserError`."""
+    _, replies = arena_tables(path, languages, max_turns)
+    if replies is None:
+        raise UserError(f"Arena battles file {path} holds neither conv_metadata nor conversation_a/conversation_b, "
+                        f"so the replies' length and markdown are unknown; pass the release with the conversations as path",
+                        param="path")
+    return replies

@@ -5,7 +5,8 @@
 estimate (its estimands), exclusions, per question the warnings (matchups resting on few
 workers), the win-rate grid (models in rank order, Clopper-Pearson intervals), the matchups, the
 Bradley-Terry ranking plot and table (its interval method named), with ties the win, tie and
-loss rates and Davidson's tie-aware ranking, agreement, then judgments per worker, reasons and
+loss rates and Davidson's tie-aware ranking, with style control the raw and style-controlled
+strengths and the style coefficients, agreement, then judgments per worker, reasons and
 the configuration (analysis settings and, when given, each model's configuration).
 Every text -- model names, worker ids and reasons, questions -- is escaped by the layer.
 """
@@ -101,6 +102,33 @@ def _ties_section(section, result, q) -> None:
     ties.table(q.tie_ranking, f"ranking_ties_{q.question_key}", caption=f"Davidson ranking, question {q.question_key}")
 
 
+def _style_section(section, result, q) -> None:
+    """Raw and style-controlled strengths side by side, and the style coefficients (style control only)."""
+    if not result.config.style_control:
+        return
+    style = section.section("Style control (reply length and markdown)")
+    if q.style is None:
+        style.text(f"No style-controlled ranking: {q.style_error}")
+        return
+    s, level = q.style, _percent(result.config.confidence)
+    label = f"{level} {s.interval or 'no'} interval"
+    rows = s.ranking.assign(label=[f"{r}. {m}" for r, m in zip(s.ranking["rank_controlled"], s.ranking["model"])])
+    style.figure(interval_plot(rows, "label", "controlled", "controlled_low", "controlled_high",
+                               xlabel="log-strength with style held fixed (mean 0)", interval_label=label,
+                               reference=0.0, note="note"),
+                 f"ranking_style_{q.question_key}", caption=f"Style-controlled ranking, question {q.question_key}.")
+    dropped = "; ".join(f"{name} not used: {why}" for name, why in s.dropped.items())
+    style.note(f"Model: {s.model}. Ties: {s.ties}. Raw: the same model without the style covariates, fitted to the "
+               f"same judgments (bt_alpha={result.config.bt_alpha:g}); shift = controlled - raw. Intervals: {label}"
+               + (f" ({s.note})" if s.note else "") + "." + (f" {dropped}." if dropped else ""))
+    style.table(s.ranking, f"ranking_style_{q.question_key}",
+                caption=f"Raw and style-controlled strengths, question {q.question_key}")
+    style.note("Coefficient: the log-odds of winning per standard deviation ('sd') of the normalised difference "
+               "(left - right) / (left + right + 1) of that feature; above 0, judges preferred the reply with more.")
+    style.table(s.coefficients, f"style_coefficients_{q.question_key}",
+                caption=f"Style coefficients, question {q.question_key}")
+
+
 def _agreement_section(section, result, q) -> None:
     agreement = section.section("Agreement")
     a = q.agreement
@@ -158,6 +186,7 @@ def build_report(result, model_configs: dict | None = None) -> Report:
         _grid_section(section, result, q)
         _ranking_section(section, result, q)
         _ties_section(section, result, q)
+        _style_section(section, result, q)
         _agreement_section(section, result, q)
     per_worker = result.workers()
     report.section("Judgments per worker").section(f"{len(per_worker)} workers", collapsed=True).table(per_worker)

@@ -59,6 +59,7 @@ def summary_lines(result) -> list[str]:
         else:
             out.append(f"  no ranking: {q.ranking_error}")
         out.extend(tie_lines(q, level))
+        out.extend(style_lines(result, q, level))
         if q.agreement["note"]:
             out.append(f"  agreement: {q.agreement['note']}")
         else:
@@ -102,6 +103,30 @@ def tie_lines(q, level: str) -> list[str]:
     return out
 
 
+def style_lines(result, q, level: str) -> list[str]:
+    """A question's raw and style-controlled strengths and the style coefficients (style control only)."""
+    from parlai_acute.report.tables import interval_text
+
+    if not result.config.style_control:
+        return []
+    if q.style is None:
+        return [f"  no style-controlled ranking: {q.style_error}"]
+    s = q.style
+    out = [f"  style control: {s.model}; {s.ties} [{level} {s.interval or 'no interval'}]"
+           + (f" ({s.note})" if s.note else "")]
+    out.append("  raw -> controlled strength (rank raw -> controlled)")
+    for r in s.ranking.itertuples(index=False):
+        out.append(f"  {r.model} {interval_text(r.raw, r.raw_low, r.raw_high, signed=True)} -> "
+                   f"{interval_text(r.controlled, r.controlled_low, r.controlled_high, signed=True)} "
+                   f"({r.rank_raw} -> {r.rank_controlled})")
+    for c in s.coefficients.itertuples(index=False):
+        out.append(f"  style coefficient {c.feature} {interval_text(c.coefficient, c.coefficient_low, c.coefficient_high, signed=True)}"
+                   f" log-odds per sd of the normalised difference")
+    for name, why in s.dropped.items():
+        out.append(f"  style feature {name} not used: {why}")
+    return out
+
+
 def methods_paragraph(result) -> str:
     """What a researcher pastes into a paper (the report layer's paragraph, ACUTE's words)."""
     from parlai_acute.report.methods import methods_paragraph as paragraph
@@ -127,7 +152,12 @@ def methods_paragraph(result) -> str:
                ("; ties were offered, so the ordinary ranking counts a tie as half a win and Davidson's (1970) "
                 "tie-aware Bradley-Terry model, with its tie parameter, is fitted beside it with the same "
                 "worker-level intervals; win, tie and loss rates have percentile bootstrap intervals over workers"
-                if ties else "")),
+                if ties else "") +
+               ("; to control for style, the same Bradley-Terry model was fitted with covariates for the "
+                "standardised normalised differences (left - right) / (left + right + 1) of the replies' token "
+                "counts and markdown headers, list items and bold spans (Chatbot Arena's style control; a tie "
+                "half a win), raw and controlled strengths reported side by side with the same worker-level "
+                "intervals" if c.style_control else "")),
         secondary=("Exact binomial tests and Clopper-Pearson intervals, which treat judgments as independent, are "
                    "reported as secondary columns"))
 

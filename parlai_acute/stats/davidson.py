@@ -21,6 +21,7 @@ products, G/(G-1), t on G-1 df). Where neither can be given, ``note`` says why i
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, SANDWICH_FROM, connected
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import outcome_matrices, scored
+from parlai_acute.stats.winrates import coded
 
 __all__ = ["MODEL", "fit_davidson", "davidson"]
 
@@ -107,42 +108,56 @@ def fit_davidson(wins: np.ndarray, ties: np.ndarray, alpha: float = DEFAULT_ALPH
     return params[:k], float(params[k])
 
 
-def _cluster_counts(df: pd.DataFrame, cluster: str, models: list[str], resamples: int, rng):
-    """(resamples, K, K) win and tie matrices, each from a resample of whole workers."""
-    index = {m: i for i, m in enumerate(models)}
+@dataclass
+class _Coded:
+    """The judgments as integer codes, made once (three million judgments: each pass over the
+    names costs a second): each judgment's models (``i`` won or tied against ``j``), whether it
+    is a tie, its worker's code, and the win and tie count matrices."""
+
+    i: np.ndarray
+    j: np.ndarray
+    tie: np.ndarray
+    worker: np.ndarray
+    groups: int
+    models: list
+    wins: np.ndarray
+    ties: np.ndarray
+
+
+def _coded(df: pd.DataFrame, models: list[str] | None, cluster: str) -> _Coded:
+    i, j, tie, models = coded(df, models)
     k = len(models)
-    first, second, score = scored(df)
-    f, s = pd.Series(first).map(index).to_numpy(), pd.Series(second).map(index).to_numpy()
-    tie = score != 1
-    codes, uniques = pd.factorize(df[cluster])
-    weights = resample_weights(len(uniques), resamples, rng)
-    cell = np.concatenate([f * k + s, k * k + f * k + s, k * k + s * k + f])
-    value = np.concatenate([~tie, tie, tie]).astype(float)
-    sums = cluster_sums(weights, np.concatenate([codes, codes, codes]), cell, value, 2 * k * k)
+    wins = np.bincount(i[~tie] * k + j[~tie], minlength=k * k).reshape(k, k)
+    ties = np.bincount(i[tie] * k + j[tie], minlength=k * k).reshape(k, k)
+    worker, uniques = pd.factorize(df[cluster])
+    return _Coded(i, j, tie, worker.astype(np.int64), len(uniques), models, wins, ties + ties.T)
+
+
+def _cluster_counts(c: _Coded, resamples: int, rng):
+    """(resamples, K, K) win and tie matrices, each from a resample of whole workers."""
+    k = len(c.models)
+    weights = resample_weights(c.groups, resamples, rng)
+    cell = np.concatenate([c.i * k + c.j, k * k + c.i * k + c.j, k * k + c.j * k + c.i])
+    value = np.concatenate([~c.tie, c.tie, c.tie]).astype(float)
+    sums = cluster_sums(weights, np.concatenate([c.worker, c.worker, c.worker]), cell, value, 2 * k * k)
     return sums[:, : k * k].reshape(-1, k, k), sums[:, k * k:].reshape(-1, k, k)
 
 
-def _sandwich(df, cluster, models, theta, tau, wins, ties, alpha, confidence):
+def _sandwich(c: _Coded, theta, tau, alpha, confidence):
     """Cluster-robust Wald intervals of the strengths and of log nu."""
-    index = pd.Index(models)
-    k = len(models)
-    first, second, score = scored(df)
-    i, j = index.get_indexer(first), index.get_indexer(second)
-    tie = score != 1
+    k, i, j, tie, n_g = len(c.models), c.i, c.j, c.tie, c.groups
     d = theta[i] - theta[j]
     nu = np.exp(tau)
     denom = 2 * np.cosh(d / 2) + nu
     g, h = np.sinh(d / 2) / denom, nu / denom
     score_d = np.where(tie, 0.0, 0.5) - g  # first won (1/2 - g) or tied (-g): d/d theta_first
     score_t = tie - h
-    codes, uniques = pd.factorize(df[cluster])
-    n_g = len(uniques)
-    scores = np.zeros((n_g, k + 1))
-    np.add.at(scores, (codes, i), score_d)
-    np.add.at(scores, (codes, j), -score_d)
-    np.add.at(scores, (codes, np.full(len(codes), k)), score_t)
+    scores = np.empty((n_g, k + 1))
+    scores[:, :k] = (np.bincount(c.worker * k + i, score_d, n_g * k)
+                     - np.bincount(c.worker * k + j, score_d, n_g * k)).reshape(n_g, k)
+    scores[:, k] = np.bincount(c.worker, score_t, n_g)
     meat = scores.T @ scores * n_g / max(n_g - 1, 1)
-    _, hess = _gradient_hessian(wins, ties, theta, tau, alpha)
+    _, hess = _gradient_hessian(c.wins, c.ties, theta, tau, alpha)
     centre = np.eye(k + 1)
     centre[:k, :k] -= 1.0 / k
     bread = centre @ np.linalg.pinv(-hess)
@@ -163,7 +178,8 @@ def davidson(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: floa
     "interval", "note", "model"}`` (``tie_if_equal``: P(tie) of two equally strong models)."""
     if alpha < 0:
         raise UserError(f"alpha must be 0 or more, got {alpha}", param="alpha")
-    wins, ties, models = outcome_matrices(df, models)
+    coded = _coded(df, models, cluster)  # every pass over the names, once
+    wins, ties, models = coded.wins, coded.ties, coded.models
     if len(models) < 2:
         raise UserError(f"a ranking needs judgments between at least two models, got {models}")
     if not connected(wins + ties):
@@ -182,17 +198,17 @@ def davidson(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: floa
                         "separated); the ordinary ranking, with ties as half wins, still stands") from None
     k = len(models)
     low, high = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
-    workers = df[cluster].nunique()
+    workers = coded.groups
     method, why = "", ""
     if bootstrap <= 0:
         why = "no bootstrap asked (bootstrap = 0)"
     elif workers < min_clusters:
         why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
     elif workers >= SANDWICH_FROM:
-        low, high = _sandwich(df, cluster, models, theta, tau, wins, ties, alpha, confidence)
+        low, high = _sandwich(coded, theta, tau, alpha, confidence)
         method = f"cluster-robust (sandwich) over {workers} workers, t on G-1 df"
     else:
-        w, t = _cluster_counts(df, cluster, models, bootstrap, np.random.default_rng(seed))
+        w, t = _cluster_counts(coded, bootstrap, np.random.default_rng(seed))
         samples = np.empty((bootstrap, k + 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -16,6 +16,12 @@ never NaN).
   parlai-acute acute analyze --judgments judgments.csv -o acute_out --bootstrap 1000 --seed 0
   parlai-acute acute analyze --task-name my-acute-task --mephisto-db data/database.db -o acute_out
   parlai-acute acute analyze --judgments arena.csv -o arena_out --max-per-worker none --min-reason-chars 0
+  parlai-acute acute analyze --judgments arena.csv --style-control --replies replies.csv -o arena_style
+
+With --style-control the ranking is also fitted with the replies' length and markdown held fixed
+(Chatbot Arena's style control): ranking_style.csv has the raw and controlled strengths side by
+side, style_coefficients.csv the style coefficients; the replies come from --replies (e.g. written
+by `acute import --replies`) or from the pairings file's conversations.
 """
 from __future__ import annotations
 
@@ -51,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="summary.json of the `judge acute` run that made --judgments (default: the one beside "
                              "--judgments, if any): a judge that failed onboarding is flagged in the report")
     add_report_switch(parser)
+    parser.add_argument("--style-control", action="store_true",
+                        help="also rank with reply length and markdown held fixed (logistic Bradley-Terry with style "
+                             "covariates, Chatbot Arena's style control); raw and controlled strengths side by side")
+    parser.add_argument("--replies", metavar="FILE", default=None,
+                        help="with --style-control: the replies' text or style counts per conversation (.csv/.jsonl; "
+                             "`acute import --replies` writes Arena's); default: the conversations of the pairings file")
     parser.add_argument("--judge-table", metavar="FILE", default=None,
                         help="a model judge's table of the same protocol: also report the prediction-powered "
                              "result beside the people's (ppi.json; see `parlai-acute ppi`)")
@@ -79,6 +91,28 @@ def load(args, config) -> "pd.DataFrame":
     return api.load_table("acute", args.judgments, task_name=args.task_name, mephisto_db=args.mephisto_db)
 
 
+def replies(args):
+    """With --style-control, the replies' style: --replies, else the pairings file's conversations."""
+    if not args.style_control:
+        if args.replies:
+            from parlai_acute.errors import UserError
+
+            raise UserError("--replies is read for --style-control only; add --style-control or drop --replies")
+        return None
+    from parlai_acute.acute import replies as R
+
+    if args.replies:
+        return R.read_replies(args.replies)
+    if not args.pairings:
+        from parlai_acute.errors import UserError
+
+        raise UserError("--style-control needs the replies' text: pass --replies FILE (e.g. from `acute import "
+                        "--replies`) or --pairings FILE (the conversations that were judged)")
+    from parlai_acute.acute.pairings import read_pairings
+
+    return R.replies_from_pairings(read_pairings(args.pairings))
+
+
 def judge_summaries(args) -> list:
     """The model-judge run's summary (given, or summary.json beside --judgments), if any."""
     if not args.judge_summary and not args.judgments:  # a Mephisto run: people, no judge summary
@@ -101,19 +135,20 @@ def run(args) -> int:
     config = AnalysisConfig(bootstrap=args.bootstrap, seed=args.seed, max_per_worker=cap_value(args.max_per_worker),
                             min_reason_chars=args.min_reason_chars, confidence=args.confidence,
                             bt_alpha=args.bt_alpha, alpha=args.alpha,
-                            min_workers=args.min_workers)
+                            min_workers=args.min_workers, style_control=args.style_control)
     check_outdir(args.outdir)
     if args.pairings:  # the user's must be there (the run's own, found below, may have moved since)
         from parlai_acute.jsonl import input_file
 
         input_file(args.pairings, "pairings file", "pass the pairings .jsonl the task was launched with")
     table = load(args, config)
-    # a model judge's run: not capped as a worker is, its onboarding and position bias flagged
-    result = api.analyze("acute", table, config, warn=False, judges=judge_summaries(args) or None)
     if args.task_name and not args.pairings:  # the run's own pairings: the models' configurations
         from parlai_acute.mephisto_tasks.acute.store import run_pairings_file
 
         args.pairings = run_pairings_file(args.task_name, args.mephisto_db)
+    # a model judge's run: not capped as a worker is, its onboarding and position bias flagged
+    result = api.analyze("acute", table, config, warn=False, judges=judge_summaries(args) or None,
+                         replies=replies(args))
     from parlai_acute.acute.pairings import model_configs
 
     configs = model_configs(args.pairings) if args.pairings else None

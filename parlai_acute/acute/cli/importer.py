@@ -9,6 +9,10 @@ times, so analyse with ``--min-reason-chars 0 --max-per-worker none``.
 
   parlai-acute acute import --arena battles.json -o judgments.csv
   parlai-acute acute import --arena battles.jsonl --language English --max-turns 1 -o judgments.csv
+  parlai-acute acute import --arena conversations.parquet -o judgments.csv --replies replies.csv
+
+``--replies FILE`` also writes each reply's length and markdown counts (from ``conv_metadata``, or
+counted in ``conversation_a``/``conversation_b``) for ``acute analyze --style-control --replies FILE``.
 """
 from __future__ import annotations
 
@@ -19,24 +23,38 @@ from parlai_acute.scripts.options import add_output_file
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arena", metavar="FILE", required=True,
-                        help="Chatbot Arena battles (JSON list or JSON lines)")
+                        help="Chatbot Arena battles (JSON list, JSON lines or Parquet)")
     add_output_file(parser, "judgments table (.csv or .jsonl)")
     parser.add_argument("--language", action="append", default=None, metavar="LANG",
                         help="keep battles in this language only (Arena's 'language', e.g. English); repeatable")
     parser.add_argument("--max-turns", type=int, default=None, metavar="N",
                         help="keep battles of at most N turns (Arena's 'turn')")
+    parser.add_argument("--replies", metavar="FILE", default=None,
+                        help="also write the replies' length and markdown counts (.csv or .jsonl), for "
+                             "`acute analyze --style-control --replies FILE`")
 
 
 def run(args: argparse.Namespace) -> int:
-    from parlai_acute.acute.imports import arena_judgments
+    from parlai_acute.acute.imports import arena_judgments, arena_replies, arena_tables
     from parlai_acute.acute.judgments import write_judgments
 
-    table = arena_judgments(args.arena, languages=args.language, max_turns=args.max_turns)
+    if args.replies:
+        table, replies = arena_tables(args.arena, languages=args.language, max_turns=args.max_turns)
+        if replies is None:
+            arena_replies(args.arena)  # says why there are none, in one line
+    else:
+        table = arena_judgments(args.arena, languages=args.language, max_turns=args.max_turns)
     write_judgments(args.output, table)
+    if args.replies:
+        from parlai_acute.acute.replies import write_replies
+
+        write_replies(args.replies, replies)
     counts = table["outcome"].value_counts()
     print(f"{len(table)} battles -> {args.output}: {counts.get('win', 0)} won, {counts.get('tie', 0)} ties, "
           f"{counts.get('both_bad', 0)} both bad; {table['worker'].nunique()} voters, "
           f"{len(set(table['model_left']) | set(table['model_right']))} models")
+    if args.replies:
+        print(f"{len(replies)} replies' length and markdown ({replies['source'].iloc[0]}) -> {args.replies}")
     print(f"next: parlai-acute acute analyze --judgments {args.output} -o arena_out --min-reason-chars 0 "
-          f"--max-per-worker none")
+          f"--max-per-worker none" + (f" --style-control --replies {args.replies}" if args.replies else ""))
     return 0
