@@ -119,9 +119,9 @@ def progress(design: Design, status: str, turns_done: int, pending: bool) -> str
         return f"Conversation finished ({turns(turns_done)}) - last step"
     if status in ("complete", "blocked", "unavailable", "partial"):
         return f"Done: {turns(turns_done)}" if turns_done else ""
-    current = turns_done + (1 if pending else 0)
-    if current == 0:
-        current = 1
+    # the turn in hand: the one being judged (pending, not yet in turns_done) or the next one to write --
+    # once a turn is judged the header moves on at once
+    current = min(turns_done + 1, design.max_turns)
     if design.min_turns == design.max_turns:
         return f"Turn {current} of {design.max_turns}"
     return f"Turn {current} of at most {design.max_turns} (you may finish after turn {design.min_turns})"
