@@ -32,7 +32,7 @@ from parlai_acute.per_turn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)
-MAX_MESSAGE_CHARS = 1000
+MAX_MESSAGE_CHARS = 1000  # a chat turn, not an essay; sent in every view so the page's counter is this limit
 HI = "Hi!"
 
 
@@ -83,6 +83,7 @@ class PerTurnRunner(LiveRunner):
              "can_finish": d["status"] == "chatting" and pending is None and turns >= self.design.min_turns,
              "can_send": d["status"] == "chatting" and pending is None and turns < self.design.max_turns,
              "onboarding": None, "message": d.get("message", ""), "ack": None, "error": None,
+             "max_message_chars": MAX_MESSAGE_CHARS,  # the page counts against the limit the server enforces
              "first_message": HI if self.design.opening == "hi" and not d["turns"] else "",
              "label_mode": self.design.label_mode, "survey": None}
         if d["status"] == "survey":
@@ -207,7 +208,7 @@ class PerTurnRunner(LiveRunner):
         if not text:
             return texts.EMPTY_MESSAGE
         if len(text) > MAX_MESSAGE_CHARS:
-            return texts.TOO_LONG.format(limit=MAX_MESSAGE_CHARS, length=len(text))
+            return texts.TOO_LONG.format(limit=MAX_MESSAGE_CHARS, length=len(text))  # the page said so already
         self.accept(state, update)
         turn = len(d["turns"])
         d["messages"].append({"speaker": "human", "text": text, "source": "human"})

@@ -38,6 +38,7 @@ JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
 CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
+MESSAGE_COUNT = "{length} of {limit} characters"
 TURN_OVER = "That turn is over; please continue with the current one."
 EXPLAIN = "Please explain your choice in a few words."
 JUDGE_BEFORE_FINISH = "Please judge the replies shown first."
@@ -193,6 +194,9 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
                    and not pending else ""),
         "role": role(worker_context, design.opening),
         "empty_message": EMPTY_MESSAGE,
+        # beside the message box (the view's max_message_chars is the server's limit): what the box holds,
+        # and, over the limit, the refusal before anything is sent -- the text stays in the box
+        "message_count": MESSAGE_COUNT, "too_long": TOO_LONG,
         "done": done(status, turns_done, design, message),
         "reply_label": "Reply" if shown == 1 else "Reply {n}",
         "none": "None of these",
