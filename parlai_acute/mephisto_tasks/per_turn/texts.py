@@ -143,11 +143,21 @@ def finish_button(design: Design, turns_done: int) -> str:
     return f"Finish (possible after {turns(design.min_turns)}; {turns_done} done)"
 
 
-def waiting(k: int, ready: int) -> str:
-    """The wait for the models' replies, with progress."""
+def waiting(k: int, ready: int, retrying: int = 0, attempt: int = 0, attempts: int = 0) -> str:
+    """The wait for the models' replies, with progress, and -- when a model failed or gave no reply in
+    time and is asked again -- that it is, so a long wait is explained. Which model it is stays off the
+    page (the replies are blind); the researcher's console names it."""
     if k == 1:
-        return "Your partner is writing a reply..."
-    return f"Waiting for {replies(k)}: {ready} of {k} ready..."
+        wait = "Your partner is writing a reply..."
+        who = "The reply"
+    else:
+        wait = f"Waiting for {replies(k)}: {ready} of {k} ready..."
+        who = "One reply" if retrying == 1 else f"{retrying} replies"
+    if not retrying:
+        return wait
+    verb = "is" if who in ("The reply", "One reply") else "are"
+    return (f"{wait} {who} {verb} taking longer than expected and {verb} being asked for again (attempt "
+            f"{attempt} of {attempts}). Thank you for waiting.")
 
 
 def done(status: str, turns_done: int, design: Design, message: str = "") -> str:
@@ -179,6 +189,7 @@ def survey_questions(keys: list[str]) -> list[dict]:
 
 
 def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending: bool, ready: int = 0,
+               retrying: int = 0, retry_attempt: int = 0, attempts: int = 0,
                practice_replies: int = 0, passed_practice: bool = False, worker_context: str = "",
                custom_question: str | None = None, message: str = "", assignment: str = "") -> dict:
     """Every string of one view of the page."""
@@ -188,7 +199,7 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
         "intro": practice_intro(design, practice_replies) if onboarding else intro(design, k),
         "question": question(design, custom_question, practice=onboarding),
         "progress": progress(design, status, turns_done, pending),
-        "waiting": waiting(k, ready),
+        "waiting": waiting(k, ready, retrying, retry_attempt, attempts),
         "finish": finish_button(design, turns_done),
         "notice": (practice_passed(design) if passed_practice and status == "chatting" and not turns_done
                    and not pending else ""),
