@@ -91,7 +91,7 @@ class LiveRunner(TaskRunner):
         if (stopped or complete) and not self._no_more_work_said:
             self._no_more_work_said = True
             if say_no_more_work(self.task_run):
-                logger.info("new workers are told there is no more work")
+                logger.debug("new workers are told there is no more work")
         if not stopped or not complete:
             return complete
         if self._stopped_and_done_at is None:
