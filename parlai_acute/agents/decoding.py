@@ -22,8 +22,9 @@ candidate with the smallest overlap (ties: best rank score) and records ``fallba
 Unfinished sentences: a candidate cut off by ``--max-new-tokens`` (finish reason "length",
 or as many tokens as the budget) loses its unfinished trailing sentence ("What kind of art
 are you interested"), so a reply never ends mid-sentence when a sentence end came before;
-the candidate records ``truncated``, ``trimmed`` and its ``untrimmed`` text. Its score stays
-that of everything the model generated.
+the candidate records ``truncated``, ``trimmed`` and its ``untrimmed`` text, or, when it keeps
+its unfinished end (no sentence end before the cut, or the cut would leave a repeat),
+``untrimmed_reason``. Its score stays that of everything the model generated.
 
 Every reply act carries all candidates for later analysis::
 
@@ -274,10 +275,15 @@ _ABBREVIATION = re.compile(r"(?:^|\W)(?:mr|mrs|ms|dr|st|prof|vs|etc|e\.g|i\.e)\.
 def trim_unfinished(text: str) -> str:
     """``text`` up to its last sentence end; unchanged if it already ends one or has none."""
     stripped = text.rstrip()
-    ends = [m for m in _SENTENCE_END.finditer(stripped) if not _ABBREVIATION.search(stripped[:m.end()])]
-    if not ends or ends[-1].end() == len(stripped):
+    ends = _sentence_ends(stripped)
+    if not ends or ends[-1] == len(stripped):
         return text
-    return stripped[:ends[-1].end()]
+    return stripped[:ends[-1]]
+
+
+def _sentence_ends(stripped: str) -> list[int]:
+    """Where the sentences of ``stripped`` end (an abbreviation's full stop is no end)."""
+    return [m.end() for m in _SENTENCE_END.finditer(stripped) if not _ABBREVIATION.search(stripped[:m.end()])]
 
 
 def ran_out_of_budget(cand: Candidate, config: DecodingConfig) -> bool:
@@ -297,18 +303,33 @@ def trim_truncated(candidates: list, config: DecodingConfig, history: Sequence[s
     """Cut the unfinished trailing sentence of every candidate the token budget stopped; in place.
 
     Not when the cut would turn a new reply into a repeat of an earlier turn (a model often
-    starts by restating itself): then the unfinished sentence is the new part and stays.
+    starts by restating itself): then the unfinished sentence is the new part and stays. A
+    budget-cut candidate is either trimmed or says why not in ``untrimmed_reason``
+    (:data:`UNTRIMMED_REASONS`), so a reply that ends mid-sentence is never unexplained.
     """
     for cand in candidates:
         if cand.trimmed or not ran_out_of_budget(cand, config):
             continue
         cand.truncated = True
         trimmed = trim_unfinished(cand.text)
-        if trimmed != cand.text and not (history and _repeats(trimmed, history, config)
-                                         and not _repeats(cand.text, history, config)):
+        if trimmed == cand.text:
+            stripped = cand.text.rstrip()
+            ends = _sentence_ends(stripped)
+            if not ends or ends[-1] != len(stripped):  # unfinished, and no earlier sentence end to cut at
+                cand.extra["untrimmed_reason"] = UNTRIMMED_REASONS["no_sentence_end"]
+        elif history and _repeats(trimmed, history, config) and not _repeats(cand.text, history, config):
+            cand.extra["untrimmed_reason"] = UNTRIMMED_REASONS["repeat"]
+        else:
             cand.extra["untrimmed"] = cand.text
             cand.text, cand.trimmed = trimmed, True
     return candidates
+
+
+#: Why a candidate the token budget stopped keeps its unfinished end (``untrimmed_reason``).
+UNTRIMMED_REASONS = {
+    "no_sentence_end": "no sentence ends before the cut: trimming would leave nothing",
+    "repeat": "trimming would leave only a repeat of an earlier turn",
+}
 
 
 # --------------------------------------------------------------------------- selection
@@ -359,6 +380,8 @@ def package(act, choice: Choice, config: DecodingConfig, extra: Optional[dict] =
     record["repetition_filter"] = "on" if config.repetition_filter else "off"
     record.update(chosen=choice.index, fallback=choice.fallback,
                   num_filtered=sum(c.filtered for c in choice.candidates), trimmed=choice.chosen.trimmed)
+    if choice.chosen.extra.get("untrimmed_reason"):  # the reply ends mid-sentence: the record says why
+        record["untrimmed_reason"] = choice.chosen.extra["untrimmed_reason"]
     if extra:
         record.update(extra)
     _set(act, "text", choice.chosen.text)

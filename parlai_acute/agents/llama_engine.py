@@ -89,6 +89,20 @@ def start_server(params):
                         "pass a GGUF chat model that llama.cpp supports") from None
 
 
+def keep_until_exit(server):
+    """``server``, never destroyed while the process lives (the kernel frees it at exit).
+
+    xllamacpp's ``Server`` destructor joins the thread of its HTTP listener, which sits in
+    ``accept()`` and never returns: dropping an in-process engine's server (the pool closed, the
+    launch that found nothing to launch) hung the process for good -- a relaunch of a stopped task
+    under ``nohup ... &`` printed "nothing to launch" and never exited. One extra reference, never
+    released, keeps the destructor from running at all."""
+    import ctypes
+
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(server))
+    return server
+
+
 def http_server(model_path: str, host: str = "127.0.0.1", port: int = 0, slots: int = 4,
                 context_length: int = 2048, threads: int = 0, kv_cache_type: str = "q8_0",
                 api_keys: Sequence[str] = ()) -> tuple[object, str]:
@@ -133,7 +147,8 @@ class LlamaEngine:
                  kv_cache_type: str = "q8_0"):
         self.model_path = check_model_file(model_path)
         self.context_length, self.slots, self.threads = context_length, slots, threads
-        self.server = start_server(server_params(self.model_path, context_length, slots, threads, kv_cache_type))
+        self.server = keep_until_exit(start_server(server_params(self.model_path, context_length, slots, threads,
+                                                                 kv_cache_type)))
         self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
 
     def chat(self, request: dict) -> dict:

@@ -7,25 +7,35 @@ Written for this project; a lab can pass its own file (JSON list of the same obj
 """
 from __future__ import annotations
 
+from parlai_acute.errors import UserError
 from parlai_acute.jsonl import read_json_list
 
-__all__ = ["ITEMS", "load_items", "practice_order", "passed"]
+__all__ = ["ITEMS", "load_items", "check_items", "practice_order", "passed"]
 
-ITEMS = [
+ITEMS = [  # six replies each: the practice shows as many as a real turn, up to six models per set
     {"context": ["Hi! I just got back from a week of hiking in the Alps.", ],
      "replies": ["That sounds amazing! Which part of the Alps did you hike in?",
                  "Welcome back! Was the weather good for hiking?",
-                 "Bananas are yellow because the sea is made of glass."],
+                 "Bananas are yellow because the sea is made of glass.",
+                 "A whole week! Did you stay in mountain huts along the way?",
+                 "Wow, your legs must be tired. What was the best view?",
+                 "I have always wanted to go there. Did you go with friends?"],
      "wrong": 2},
     {"context": ["I'm trying to learn to cook. Yesterday I made pasta for the first time."],
      "replies": ["Nice! What sauce did you make with it?",
                  "Purple seven jumps over the quiet Tuesday of my car.",
-                 "That's a great start. Cooking gets easier with practice."],
+                 "That's a great start. Cooking gets easier with practice.",
+                 "Well done! Did you make the pasta yourself or buy it dried?",
+                 "Pasta is a good first dish. What do you want to cook next?",
+                 "How did it turn out? Was it too soft or just right?"],
      "wrong": 1},
     {"context": ["My sister is getting married next month and I have to give a speech."],
      "replies": ["The the the the the the the.",
                  "Congratulations to her! Are you nervous about the speech?",
-                 "That's exciting. Do you know what you want to say yet?"],
+                 "That's exciting. Do you know what you want to say yet?",
+                 "How lovely! A funny story about the two of you could be a good start.",
+                 "What an honour. How long does the speech have to be?",
+                 "Congratulations! Have you met the person she is marrying?"],
      "wrong": 0},
 ]
 
@@ -42,8 +52,19 @@ def _valid(item) -> bool:
             and 0 <= item["wrong"] < len(item["replies"]))
 
 
+def check_items(items: list[dict], k: int, where: str) -> None:
+    """Every item has at least ``k`` replies, so the practice shows as many as a real turn (a
+    practice with fewer replies than the turns that follow teaches the worker a different task)."""
+    short = [i for i, item in enumerate(items) if len(item["replies"]) < k]
+    if short:
+        raise UserError(f"{where}: practice item{'s' * (len(short) > 1)} {', '.join(str(i) for i in short)} "
+                        f"{'have' if len(short) > 1 else 'has'} fewer than the {k} replies a real turn shows; give "
+                        f"every item at least {k} replies (one plainly wrong) in mephisto.blueprint.onboarding_file, "
+                        f"or set mephisto.blueprint.onboarding=false")
+
+
 def practice_order(item: dict, k: int, rng) -> list[int]:
-    """The replies of the practice turn, as many as a real turn shows (at most the item's): the wrong
+    """The replies of the practice turn, as many as a real turn shows (:func:`check_items`): the wrong
     one among good ones in random order; with one reply (SM) the wrong one or a good one, each half the time,
     so "not appropriate" is not always the right answer."""
     good = [i for i in range(len(item["replies"])) if i != item["wrong"]]

@@ -52,7 +52,9 @@ COLUMNS: dict[str, tuple[bool, str]] = {
     "user_reply": (False, "SATA-User: the reply the worker wrote when none was picked"),
     "justification": (False, "the worker's optional or required reason for the choice"),
     "decision_seconds": (False, "seconds from the candidates being shown to the choice being sent"),
-    "latency_seconds": (False, "seconds the model took to produce this candidate"),
+    "latency_seconds": (False, "seconds the worker waited for this candidate: from their message reaching the "
+                               "server to the candidate ready, every attempt (a retry after a failure or "
+                               "time-out) included"),
     "timestamp": (False, "when the choice was stored, seconds since the epoch (UTC)"),
     "dialogue_status": (False, "complete | partial (worker left or run stopped before the end)"),
 }

@@ -5,7 +5,9 @@ judgments, seconds per unit and per judgment, gold/onboarding/practice results, 
 position bias (binomial test; the table says how many judgments it needs to fire), leave-one-out
 agreement with the other workers, straight-lining, message checks (too short, all capitals,
 greetings only, exact repeats), the analysis's exclusions, and pay: hours from the stored times,
-effective hourly pay, and the bonus that brings each worker to --min-hourly-wage.
+effective hourly pay, and the bonus that brings each worker to --min-hourly-wage; then the run's
+effective hourly pay across workers, its seconds of work per judgment (to plan the next study with
+`power --seconds-per-judgment`) and its cost with the provider's --fee.
 
 Rules (--rules, YAML or JSON: `when: gold_accuracy < 0.5`, `action: reject`, `reason: ...`) turn
 the table into proposed actions: approve (no rule fired), soft_reject, reject with a reason, block
@@ -42,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_alpha(parser, "the position-bias test")
     parser.add_argument("-o", "--output", metavar="FILE", default=None,
                         help="write the per-worker table (.csv) with the proposed action of each worker")
+    parser.add_argument("--fee", type=float, default=0.0, metavar="SHARE",
+                        help="the crowd provider's fee as a share of workers' pay (0.2 for 20%%): added to the run's "
+                             "cost line (default 0)")
     parser.add_argument("--apply", action="store_true",
                         help="carry the proposed actions out through Mephisto (default: a dry run)")
     parser.add_argument("--log", metavar="FILE", default=None,
@@ -104,6 +109,11 @@ def run(args) -> int:
     print(f"pay: {hours:.2f} hours of work, base {base:.2f}, bonuses paid {paid:.2f}, proposed bonuses "
           f"{bonus:.2f}" + (f" (wage {plan.policy.min_hourly_wage:g} per hour)" if plan.policy.min_hourly_wage
                             is not None else " (no --min-hourly-wage set)"))
+    from parlai_acute.review.cost import run_cost_lines
+
+    lines = run_cost_lines(t, bonus, args.fee)
+    print("\n".join(line + (" (`power ... --seconds-per-judgment`)" if line.startswith("seconds of work") else "")
+                    + (" (--fee)" if line.endswith("(no provider fee given)") else "") for line in lines))
     if args.output:
         table = t.assign(action=[proposals[w]["decision"] for w in t["worker"]],
                          action_reasons=["; ".join(proposals[w]["reasons"]) for w in t["worker"]],

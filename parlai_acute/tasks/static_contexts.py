@@ -20,12 +20,18 @@ from parlai_acute.worlds.self_chat import TaskOptions, context_seed
 
 
 def static_contexts(seed: int, num: int, max_turns: int, split: str = "test") -> list[dict]:
-    """``num`` contexts, each from a different conversation, 1..max_turns turns long."""
-    pool = sources.permuted(sources.chitchat(split, min_turns=2), seed, f"static:{split}")
+    """``num`` contexts, each from a different conversation, 1..max_turns turns long and at most
+    :data:`~parlai_acute.tasks.sources.MAX_OPENING_WORDS` words (cut at a turn boundary; a conversation
+    whose first turn alone is longer is left out), so what a worker reads stays what the time
+    estimates assume."""
+    usable = [c for c in sources.chitchat(split, min_turns=2) if sources.opening_words(c, 1) <= sources.MAX_OPENING_WORDS]
+    pool = sources.permuted(usable, seed, f"static:{split}")
     rng = random.Random(f"{seed}:static-lengths:{split}")
     out = []
     for conv in pool[:num]:
         length = rng.randint(1, min(max_turns, len(conv.turns) - 1))
+        while length > 1 and sources.opening_words(conv, length) > sources.MAX_OPENING_WORDS:
+            length -= 1
         out.append({"context_id": f"{conv.id}:{length}", "context_turns": list(conv.turns[:length]),
                     "reference": conv.turns[length], "conversation_id": conv.id})
     return out

@@ -39,8 +39,9 @@ class Candidate:
 
     model: str
     text: str = ""
-    latency: float = 0.0
+    latency: float = 0.0  # seconds from the person's message to this reply settled: every attempt, any queue
     attempts: int = 1
+    generation_seconds: float = 0.0  # the last attempt's own time in the model (latency minus the rest)
     error: str = ""
     extra: dict = field(default_factory=dict)  # the act's decoding record, candidates of sample-and-rank, ...
     context_digest: str | None = None  # sha1 of the turns the model conditioned on (None: keeps no history)
@@ -180,12 +181,17 @@ class PerTurnDialogue:
             self.continue_with(text, source="seed")
 
     # ------------------------------------------------------------------ one turn
-    def candidates(self, human_text: str, on_ready: Callable[[int], None] | None = None) -> list[Candidate]:
+    def candidates(self, human_text: str, on_ready: Callable[[int], None] | None = None,
+                   on_retry: Callable[[str, int, str], None] | None = None) -> list[Candidate]:
         """Every model's reply to the person's message, produced concurrently, in model order.
 
         ``on_ready(n)`` is called (in this thread) each time a model is settled -- replied, or
-        failed for good -- with how many are, so a page can show the wait's progress.
+        failed for good -- with how many are, so a page can show the wait's progress;
+        ``on_retry(model, attempt, error)`` each time a model that failed or was too slow is asked
+        again (``attempt``: the one starting now), so the wait can say why it is long. A candidate's
+        ``latency`` is what the person waited for it: from this call to it settled, retries included.
         """
+        began = time.monotonic()
         human_text = (human_text or "").strip()
         message = Message({"id": HUMAN_ID, "text": human_text, "episode_done": False})
         self.history.append({"speaker": HUMAN_ID, "text": human_text})
@@ -208,8 +214,8 @@ class PerTurnDialogue:
                     text, extra = _reply_record(reply)
                     if not text:
                         raise ValueError("the model returned an empty reply")
-                    results[name] = Candidate(name, text, seconds, attempt, extra=extra,
-                                              context_digest=digests[name])
+                    results[name] = Candidate(name, text, time.monotonic() - began, attempt, extra=extra,
+                                              context_digest=digests[name], generation_seconds=seconds)
                 except concurrent.futures.TimeoutError:
                     error = f"no reply within {self.pool.timeout:g} s"
                 except Exception as exc:  # the model's own failure: recorded, never fatal to the dialogue
@@ -218,10 +224,13 @@ class PerTurnDialogue:
                     pass
                 elif attempt <= self.pool.retries:
                     pending[name] = (self._start(name, observations[name]), time.monotonic(), attempt + 1)
+                    if on_retry is not None:
+                        on_retry(name, attempt + 1, error)
                     continue
                 else:
-                    results[name] = Candidate(name, "", time.monotonic() - started, attempt, error=error,
-                                              context_digest=digests[name])
+                    results[name] = Candidate(name, "", time.monotonic() - began, attempt, error=error,
+                                              context_digest=digests[name],
+                                              generation_seconds=time.monotonic() - started)
                 if on_ready is not None:
                     on_ready(len(results))
         return [results[name] for name in self.models]

@@ -192,3 +192,22 @@ def test_no_trim_that_would_turn_a_reply_into_a_repeat():
     cand = Candidate("A great start to a tale. The life of a vampire is", num_tokens=8)
     choose([cand], history, config)
     assert cand.truncated and not cand.trimmed and cand.text.endswith("vampire is")
+    assert cand.extra["untrimmed_reason"] == "trimming would leave only a repeat of an earlier turn"
+
+
+def test_a_budget_cut_reply_is_trimmed_or_says_why_not():
+    """Issue 25: budget-cut replies in a self-chat log ended mid-sentence with ``trimmed: false`` and no reason."""
+    from parlai_acute.agents.decoding import Candidate, Choice, DecodingConfig, choose, package
+
+    config = DecodingConfig(inference="sample_rank", num_samples=3, max_new_tokens=10)
+    one = Candidate("My favourite is the clown (Laughing Gas Lola LaRosa) might", score=-1.0, num_tokens=10)
+    done = Candidate("I like clowns a lot.", score=-2.0, num_tokens=10)  # the budget ran out at a sentence end
+    cut = Candidate("I like clowns. They are", score=-3.0, num_tokens=10)
+    choice = choose([one, done, cut], [], config)
+    assert not one.trimmed and one.extra["untrimmed_reason"].startswith("no sentence ends before the cut")
+    assert not done.trimmed and "untrimmed_reason" not in done.extra  # nothing unfinished to explain
+    assert cut.trimmed and cut.text == "I like clowns." and "untrimmed_reason" not in cut.extra
+    for c in (one, done, cut):  # every budget-cut reply: trimmed, ends a sentence, or says why not
+        assert c.trimmed or c.text.rstrip().endswith(".") or c.to_dict()["untrimmed_reason"]
+    act = package({}, Choice(choice.candidates, 0), config)
+    assert act["decoding"]["trimmed"] is False and act["decoding"]["untrimmed_reason"] == one.extra["untrimmed_reason"]

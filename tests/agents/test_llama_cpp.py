@@ -337,3 +337,22 @@ def test_configurations_of_one_gguf_are_spread_over_one_thread_engines_one_per_c
     alone = opts(f"{smol} --inference greedy")
     share_engines(alone)
     assert alone[0]["llama_threads"] == 2 and not alone[0]["llama_process"]  # one engine on every core, in-process
+
+
+def test_a_dropped_in_process_engine_lets_the_process_exit():
+    """Issue 25: xllamacpp's Server destructor joins its HTTP listener, blocked in accept() for good, so a
+    process that dropped an in-process engine (a relaunch that found nothing to launch) never exited."""
+    import subprocess
+    import sys
+
+    code = ("import gc\n"
+            "from parlai_acute.paths import default_gguf\n"
+            "from parlai_acute.agents.llama_engine import LlamaEngine\n"
+            "engine = LlamaEngine(str(default_gguf()))\n"
+            "engine.close()\n"
+            "del engine\n"
+            "gc.collect()\n"
+            "print('dropped', flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and "dropped" in done.stdout, done.stderr[-2000:]

@@ -147,3 +147,42 @@ def test_interactive_ssa_stops_at_its_label_budget(tmp_path, launch_per_turn):
     [decision] = decisions_of(units)
     assert decision["stopped"] == "budget" and decision["judgments"] == 3 and decision["budget"] == 3
     assert len({r["dialogue"] for r in records}) == 3
+
+
+def test_after_the_stop_rule_a_new_worker_is_told_there_is_no_more_work(launch_per_turn, chromium):
+    """Issue 25: after the stop rule fired, a new worker was told "All the work in this task is taken right
+    now ... try again later", and 4 s later the server was gone. Now the page says there is no more work,
+    the server stays up long enough to say it, and then the run ends by itself."""
+    import json
+    import time
+    import urllib.request
+
+    from parlai_acute.mephisto_tasks.live.texts import NO_WORK
+    from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
+
+    task = launch_per_turn("--model", GENERIC, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
+                           "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.min_turns=1",
+                           "mephisto.blueprint.max_turns=1", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=10", "mephisto.blueprint.stop_budget=1")
+    task.wait_ready()
+
+    def label(view) -> Choice:
+        return Choice(sensible=True, specific=False)
+
+    first = pw.run_sync(lambda: pw.run_protocol_worker(task.url, "first", "f1", write, label, turns=1))
+    assert first.status == "complete"  # its one label spends the budget: the stop rule fires
+
+    def config() -> dict:
+        with urllib.request.urlopen(f"{task.url}/task_config.json?mephisto_task_version=2.0.3", timeout=10) as r:
+            return json.loads(r.read())
+
+    deadline = time.monotonic() + 60  # the run says so to the page's configuration as soon as it knows
+    while NO_WORK not in config()["texts"]["failure_reasons"].values() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    late = sw.run_worker(chromium, task.url, "late", "l1", write, label, turns=1)
+    assert late.status == "unavailable"
+    assert late.message == NO_WORK and "try again later" not in late.message
+    assert task.proc.poll() is None  # still serving when the late worker came
+    assert task.wait_exit(timeout=120) == 0  # then the run ends by itself
+    _, units, _ = stored(task.data_dir)
+    assert [u["data"]["stop_decision"]["stopped"] for u in units if u["data"].get("stop_decision")] == ["budget"]

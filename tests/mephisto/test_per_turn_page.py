@@ -118,3 +118,51 @@ def test_mm_four_replies_fit_1280x800_and_the_wait_counts_them(launch_per_turn, 
     assert task.wait_exit(timeout=120) == 0
     _, units, _ = stored(task.data_dir)
     assert len(units[0]["data"]["turns"]) == 2
+
+
+def test_the_message_limit_is_the_servers_shown_at_the_box_and_a_refusal_keeps_the_text(launch_per_turn, chromium):
+    """Issue 25: a 5,000-character message was refused far from the box (in the judging column) and
+    emptied, with no counter beforehand. Now the box counts against the limit the server sends, a
+    message over it is refused beside the box before anything is sent, a refusal by the server shows
+    there too, and the words stay in the box to be shortened."""
+    from parlai_acute.mephisto_tasks.live.browser import open_worker_page, wait_view
+    from parlai_acute.mephisto_tasks.per_turn.runner import MAX_MESSAGE_CHARS
+
+    task = launch_per_turn("--model", f"g1={BOT}", "--model", f"g2={BOT}", "mephisto.blueprint.min_turns=1",
+                           "mephisto.blueprint.max_turns=1", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=1")
+    task.wait_ready()
+    url, _, page, ms = open_worker_page(chromium, task.url, "longwinded", "l1", 120)
+    page.set_default_timeout(ms)
+    page.goto(url)
+    view = wait_view(page, "__perTurnView", "v.can_send", ms)
+    assert view["max_message_chars"] == MAX_MESSAGE_CHARS  # the page's limit is the server's
+    long = " ".join(["word"] * 1000)  # 4,999 characters
+    page.fill("#message", "Hello there")
+    assert page.inner_text("#message-note") == f"11 of {MAX_MESSAGE_CHARS} characters"
+    page.fill("#message", long)
+    refusal = f"Please keep your message under {MAX_MESSAGE_CHARS} characters (yours has 4999)."
+    assert page.inner_text("#message-note") == refusal
+    page.click("#send")  # refused at the box: nothing sent, nothing lost
+    assert page.input_value("#message") == long and page.inner_text("#message-note") == refusal
+    assert page.evaluate("MephistoLive.busy()") is False and page.inner_text("#error") == ""
+    shown = page.evaluate("window.__perTurnView")  # nothing reached the server: no refusal, no message
+    assert shown["error"] is None and shown["messages"] == [] and shown["can_send"]
+
+    # a page that lets it through (an old page, a script): the server refuses, said beside the box, text kept
+    page.evaluate("window.__perTurnView.max_message_chars = 100000")
+    page.click("#send")
+    view = wait_view(page, "__perTurnView", f"v.version > {shown['version']} && v.error", ms)
+    assert view["error"] == refusal and view["messages"] == []
+    page.wait_for_function("() => !MephistoLive.busy()")
+    assert page.inner_text("#message-note") == refusal and page.inner_text("#error") == ""
+    assert page.input_value("#message") == long
+
+    page.fill("#message", "Hello there, how are you?")  # shortened: the note counts again, and it is sent
+    # the server's next view brought its own limit back: the page never keeps a limit of its own
+    assert page.inner_text("#message-note") == f"25 of {MAX_MESSAGE_CHARS} characters"
+    page.click("#send")
+    view = wait_view(page, "__perTurnView", "v.candidates && v.candidates.length", ms)
+    assert [m["text"] for m in view["messages"] if m["speaker"] == "human"] == ["Hello there, how are you?"]
+    assert page.input_value("#message") == "" and page.inner_text("#message-note") == ""
+    page.close()

@@ -265,3 +265,53 @@ def test_interactive_ssa_labels_every_reply_and_the_convai2_survey(tmp_path, lau
     analysis, export = analyze_and_export("per-turn", "per_turn_test", task.data_dir, tmp_path, "turns.csv")
     assert "2 of 2 turns kept" in analysis.out
     assert len(read_turns(tmp_path / "turns.csv")) == len(records)
+
+
+def test_a_slow_model_is_retried_and_the_wait_says_so_and_the_stored_latency_is_the_workers_wait(
+        launch_per_turn):
+    """Issue 25: a worker waited 106.9 s (a 60 s model timeout, then a retry) while the page said only
+    "1 of 2 ready" and latency_seconds stored 46.8 s. The wait now says a reply is asked for again, the
+    console names the model, and the stored latency runs from the worker's message, retries included."""
+    import os
+    from pathlib import Path
+
+    from per_turn_task_helpers import GENERIC, stored
+
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    here = str(Path(__file__).parent)
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)}
+    task = launch_per_turn("--model", "slow=slow_agents:SlowFirstAgent", "--model", GENERIC,
+                           "mephisto.blueprint.min_turns=1", "mephisto.blueprint.max_turns=1",
+                           "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1",
+                           "mephisto.blueprint.model_timeout=2", "mephisto.blueprint.model_retries=1", env=env)
+    task.wait_ready()
+
+    async def worker():
+        c = pw.Client(task.url, "patient", "p1")
+        assert await c.open() == ""
+        view = await c.send({"type": "message", "text": "Do you like mountains?"})
+        waits = [v["text"]["waiting"] for v in c.seen if v.get("waiting")]
+        view = await c.send({"type": "choice", "turn": view["turn"], "picked": [0]})
+        await c.submit()
+        await c.close()
+        return waits, view
+
+    waits, view = pw.run_sync(worker)
+    assert view["status"] == "complete"
+    assert "Waiting for 2 replies: 0 of 2 ready..." in waits
+    retry = [w for w in waits if "asked for again" in w]
+    assert retry and retry[0] == ("Waiting for 2 replies: 1 of 2 ready... One reply is taking longer than expected "
+                                  "and is being asked for again (attempt 2 of 2). Thank you for waiting.")
+    assert not any("slow" in w for w in waits)  # the page stays blind: which model it is, only the console says
+    assert "model slow failed (no reply within 2 s); asking it again (attempt 2 of 2)" in task.log()
+    _, units, records = stored(task.data_dir)
+    [turn] = units[0]["data"]["turns"]
+    slow = next(c for c in turn["candidates"] if c["model"] == "slow")
+    generic = next(c for c in turn["candidates"] if c["model"] != "slow")
+    assert slow["attempts"] == 2 and slow["position"] is not None
+    # the worker's wait: at least the timed-out first attempt, far more than the model's own time on the retry
+    assert slow["latency"] >= 2.0 > slow["generation_seconds"]
+    assert turn["wait_seconds"] >= max(slow["latency"], generic["latency"])
+    by_model = {r["model"]: r["latency_seconds"] for r in records}
+    assert by_model == {"slow": slow["latency"], "generic_bot": generic["latency"]}

@@ -208,3 +208,35 @@ def test_demo_checks_its_arguments_before_loading_anything(tmp_path, args, messa
                              "--workdir", str(tmp_path / "demo"), *args], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "demo").exists()
+
+
+def test_relaunching_a_finished_task_in_the_background_exits_by_itself(tmp_path, launch_per_turn):
+    """Issue 25: a relaunch of a stopped task under `nohup ... &` printed "nothing to launch" and never
+    exited (its SmolLM2 engine hung the process when dropped). Here with SIGHUP ignored, stdin not a
+    terminal, in its own session: it ends by itself, with the line that says why."""
+    from pathlib import Path
+
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+    from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+
+    bot = "parlai_acute.agents.generic_bot:GenericBotAgent"
+    smol = "-m parlai_acute.agents.llama_cpp:LlamaCppAgent --max-new-tokens 8"
+    common = ["mephisto.blueprint.min_turns=1", "mephisto.blueprint.max_turns=1", "mephisto.blueprint.onboarding=false",
+              "mephisto.blueprint.target=1", "mephisto.task.task_name=per_turn_test"]
+    task = launch_per_turn("--model", f"g1={bot}", "--model", f"g2={bot}", *common[:-1])
+    task.wait_ready()
+    run = pw.run_sync(lambda: pw.run_protocol_worker(task.url, "w", "a1", write, lambda v: Choice(picked=[0]), turns=1))
+    assert run.status == "complete" and task.wait_exit(timeout=120) == 0
+
+    log = tmp_path / "relaunch.log"
+    with open(log, "w") as out:  # g1 is SmolLM2 now: its engine is loaded, then dropped
+        proc = subprocess.Popen(["nohup", *launch_cmd("--model", f"g1={smol}", "--model", f"g2={bot}", *common,
+                                                      f"mephisto.architect.port={free_port()}", group="per-turn")],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                env=dict(os.environ, PARLAI_ACUTE_MEPHISTO_DATA=str(task.data_dir)))
+        try:
+            assert proc.wait(timeout=240) == 0, Path(log).read_text()[-2000:]
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert "every model set has its dialogues; nothing to launch" in log.read_text()

@@ -53,7 +53,7 @@ def test_every_configuration_says_its_own_count_question_and_protocol(setting, p
     assert "at least 1 turn (at most 4)" in one  # never "1 turns"
 
     n = practice_size(d)
-    assert n == min(k, 3)
+    assert n == k  # the practice shows as many replies as every real turn (issue 25)
     practice = texts.page_texts(d, status="onboarding", k=0, turns_done=0, pending=False, practice_replies=n)
     said = (practice["intro"] + " " + practice["question"]).lower()
     assert "practice" in said and "check" in said and "told the outcome" in said
@@ -70,6 +70,9 @@ def test_every_configuration_says_its_own_count_question_and_protocol(setting, p
 def test_header_finish_and_thanks_follow_the_turns():
     d = design("pm", "soba", "appropriate", min_turns=3, max_turns=3)
     assert texts.progress(d, "chatting", 2, pending=True) == "Turn 3 of 3"
+    # issue 25: once turn 1 is judged (1 done, nothing pending) the header is at turn 2, never back at 1
+    assert [texts.progress(d, "chatting", n, pending=p) for n, p in ((0, False), (0, True), (1, False), (1, True))] \
+        == ["Turn 1 of 3", "Turn 1 of 3", "Turn 2 of 3", "Turn 2 of 3"]
     assert "at least" not in texts.progress(d, "chatting", 2, pending=False)
     done = texts.page_texts(d, status="complete", k=2, turns_done=3, pending=False)
     assert "3 turns" in done["done"] and "last turn" in done["done"] and "Done: 3 turns" == done["progress"]
@@ -106,9 +109,20 @@ def test_sm_practice_right_answer_is_randomised_and_scored_both_ways():
     good = next(i for i in shown if i != item["wrong"])
     assert onboarding.passed(item, "sm", [0], [good]) and not onboarding.passed(item, "sm", [], [good])
     assert onboarding.passed(item, "sm", [], [item["wrong"]]) and not onboarding.passed(item, "sm", [0], [item["wrong"]])
-    for k in (2, 3, 4):  # PM shows two, MM its k (at most the item's three): the wrong one always among them
+    for k in (2, 3, 4, 6):  # PM shows two, MM its k: the wrong one always among them
         order = onboarding.practice_order(item, k, random.Random(k))
-        assert len(order) == min(k, 3) and item["wrong"] in order and len(set(order)) == len(order)
+        assert len(order) == k and item["wrong"] in order and len(set(order)) == len(order)
+
+
+def test_practice_items_with_fewer_replies_than_a_real_turn_are_refused_at_launch():
+    """Issue 25: an MM practice showed 3 replies where every real turn showed 4."""
+    from parlai_acute.errors import UserError
+
+    onboarding.check_items(onboarding.ITEMS, 6, "packaged")
+    three = [dict(onboarding.ITEMS[0], replies=onboarding.ITEMS[0]["replies"][:3])]
+    onboarding.check_items(three, 3, "lab.json")
+    with pytest.raises(UserError, match=r"lab.json: practice item 0 has fewer than the 4 replies a real turn shows"):
+        onboarding.check_items(three, 4, "lab.json")
 
 
 def test_the_documented_survey_example_composes_and_unquoted_commas_say_how_to_quote():

@@ -82,9 +82,12 @@ def test_apply_carries_the_plan_out_once(study, tmp_path, capsys):
     db, db_file, rules = study
     log = tmp_path / "actions.jsonl"
     args = ["review", "--task-name", "study", "--mephisto-db", db_file, "--rules", str(rules), "--log", str(log)]
-    assert main(args) == 0  # dry run
+    assert main(args + ["--fee", "0.2"]) == 0  # dry run
     out = capsys.readouterr().out
     assert "dry run" in out and not log.exists()
+    # issue 25 item 3: the run's effective hourly pay, its time per judgment to plan with, its cost with the fee
+    assert "effective hourly pay: median " in out and "(`power ... --seconds-per-judgment`)" in out
+    assert "+ provider fee 20% " in out
     assert {a.db_status for a in (Agent.get(db, x.db_id) for x in db.find_agents())} == {"completed", "disconnect"}
 
     assert main(args + ["--apply"]) == 0

@@ -73,9 +73,16 @@ def test_a_failing_model_is_retried_then_recorded_and_the_others_go_on(tmp_path)
                      str(tmp_path), timeout=1.0, retries=1)
     try:
         dialogue = PerTurnDialogue(pool, ["flaky", "broken", "hangs", "generic"])
-        settled = []
-        flaky, broken, hangs, generic = dialogue.candidates("Are you there?", on_ready=settled.append)
+        settled, retried = [], []
+        flaky, broken, hangs, generic = dialogue.candidates("Are you there?", on_ready=settled.append,
+                                                            on_retry=lambda *a: retried.append(a))
         assert settled == [1, 2, 3, 4]  # the wait's progress: one call as each model is settled, for good
+        # the wait can say who is asked again and why (issue 25: a 107 s wait said only "1 of 2 ready")
+        assert sorted((name, attempt) for name, attempt, _ in retried) == [("broken", 2), ("flaky", 2), ("hangs", 2)]
+        assert next(e for n, _, e in retried if n == "hangs") == "no reply within 1 s"
+        # latency is what the person waited for the reply: both attempts of the one that hangs, not the last alone
+        assert hangs.latency >= 2 * pool.timeout > hangs.generation_seconds
+        assert flaky.latency >= flaky.generation_seconds and generic.latency >= generic.generation_seconds
         assert flaky.ok and flaky.attempts == 2 and flaky.text == "second try: Are you there?"
         assert not broken.ok and broken.attempts == 2 and "model crashed" in broken.error
         assert not hangs.ok and hangs.attempts == 2 and "no reply within 1 s" in hangs.error

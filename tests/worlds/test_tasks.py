@@ -89,3 +89,22 @@ def test_static_contexts_max_turns_option(datapath):
     t = teacher("parlai_acute.tasks.static_contexts", datapath, "--static-contexts-max-turns", "1",
                 "--static-contexts-num", "15")
     assert all(len(t.act()["context_turns"]) == 1 for _ in range(15))
+
+
+def test_long_openings_are_left_out_of_chitchat_seeds_and_contexts_are_cut_at_a_turn(datapath):
+    """Issue 25: one chitchat opening is 1,528 words (6 over 300) and made an ACUTE introduction promise
+    "about 20 minutes" for 5 comparisons. Seeds never open with more than MAX_OPENING_WORDS words; static
+    contexts are cut at a turn boundary to the same limit."""
+    limit = sources.MAX_OPENING_WORDS
+    longest = max(sources.chitchat("train"), key=lambda c: sources.opening_words(c, 1))
+    assert sources.opening_words(longest, 1) > limit  # the dataset does have them
+    for split in ("train", "test"):
+        for turns in (1, 3):
+            pool = sources._chitchat_pool(split, turns + 1, 0)
+            assert longest not in pool and all(sources.opening_words(c, turns) <= limit for c in pool)
+            assert len(pool) >= 0.95 * len(sources.chitchat(split, turns + 1))  # only the outliers go
+    seeds = [sources.chitchat_seed(i, 0, "train", 1) for i in range(300)]
+    assert max(len(" ".join(s.openers).split()) for s in seeds) <= limit
+    items = static_contexts(seed=0, num=200, max_turns=3, split="test")
+    assert max(len(" ".join(i["context_turns"]).split()) for i in items) <= limit
+    assert {len(i["context_turns"]) for i in items} == {1, 2, 3}

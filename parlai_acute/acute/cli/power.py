@@ -21,6 +21,7 @@ from parlai_acute.errors import UserError
 from parlai_acute.files import write_json
 from parlai_acute.acute import power as acute_power
 from parlai_acute.stats import power as pw
+from parlai_acute.scripts.cost_options import add_cost_options, print_cost
 from parlai_acute.scripts.options import add_alpha
 
 
@@ -40,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a pilot's judgments table (.csv/.jsonl): estimate the within-worker correlation")
     parser.add_argument("--seed", type=int, default=0, help="seed of the pilot's bootstrap")
     parser.add_argument("--json", metavar="FILE", help="also write the tables and configuration as JSON")
+    add_cost_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r.n:>7d} {r.delta_exact:>12.4f} {r.delta_normal:>13.4f}")
     if deltas and (args.pilot or args.icc is not None or args.judgments_per_worker):
         result["clustered"] = _clustered(args, sizes)
+    cost = print_cost(args, _needs(result), lambda: _pilot_seconds(args.pilot))
+    if cost is not None:
+        result["cost"] = cost
     if args.json:
         write_json(args.json, result)
         print(f"\nwrote {args.json}")
@@ -108,3 +113,19 @@ def _clustered(args, sizes) -> dict:
             print(f"{r.delta:>7.3f} {f'{value:.3f} ({label})':>14} {plan['design_effect']:>11.3f} "
                   f"{plan['judgments']:>10d} {plan['clusters']:>8d}")
     return {"pilot": pilot, "per_worker": m, "plans": rows}
+
+
+def _needs(result: dict) -> list[tuple[str, int]]:
+    """(label, judgments) to price: each delta's judgments (clustered by worker when planned so, at the
+    ICC given or estimated), and each budget."""
+    clustered = {r["delta"]: r["judgments"] for r in (result.get("clustered") or {}).get("plans", [])
+                 if r["icc_from"] in ("estimate", "given")}
+    needs = [(f"delta {r['delta']:.3f}", int(clustered.get(r["delta"], r["n_exact"]))) for r in result["sample_size"]]
+    return needs + [(f"budget {r['n']}", int(r["n"])) for r in result["detectable"]]
+
+
+def _pilot_seconds(path: str):
+    from parlai_acute.acute.judgments import read_judgments
+    from parlai_acute.review.cost import SOURCES, acute_judgment_seconds
+
+    return acute_judgment_seconds(read_judgments(path)), SOURCES["acute"]

@@ -32,7 +32,8 @@ from mephisto.abstractions.blueprint import TaskRunner
 from parlai_acute.mephisto_tasks.live.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
                                                   registration_of)
 from parlai_acute.mephisto_tasks.live.texts import FAILED, NOT_ELIGIBLE, UNKNOWN_ACTION
-from parlai_acute.mephisto_tasks.live.units import expire_launched_units, raise_if_gone, watch_completion
+from parlai_acute.mephisto_tasks.live.units import (STOP_LINGER_S, expire_launched_units, raise_if_gone,
+                                                   say_no_more_work, watch_completion)
 
 logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
@@ -66,6 +67,8 @@ class LiveRunner(TaskRunner):
         self.fail_message = b.get("onboarding_fail_message") or type(self).fail_message
         self.duration = task_run.get_task_args().assignment_duration_in_seconds
         self._watch = None
+        self._no_more_work_said = False
+        self._stopped_and_done_at = None  # when the stop rule had fired and the last unit under way ended
         self.sessions = Sessions(self.resumable)
 
     def start_watching(self) -> None:
@@ -75,7 +78,25 @@ class LiveRunner(TaskRunner):
 
         self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.resumable,
                                         with_agent=True))
-        self._watch = watch_completion(self.task_run, self.scheduler.complete)
+        self._watch = watch_completion(self.task_run, self.finished)
+
+    def finished(self) -> bool:
+        """Can the run end (its spare units expired)? Once nothing more will be handed out, new workers
+        are told "no more work"; after the stop rule fired, the run keeps serving :data:`STOP_LINGER_S`
+        more seconds once the units under way are done, so a worker who arrives then is told so
+        instead of finding the server gone."""
+        stop = getattr(self.scheduler, "stop", None)
+        stopped = bool(stop is not None and stop.stopped)
+        complete = self.scheduler.complete()
+        if (stopped or complete) and not self._no_more_work_said:
+            self._no_more_work_said = True
+            if say_no_more_work(self.task_run):
+                logger.debug("new workers are told there is no more work")
+        if not stopped or not complete:
+            return complete
+        if self._stopped_and_done_at is None:
+            self._stopped_and_done_at = time.monotonic()
+        return time.monotonic() - self._stopped_and_done_at >= STOP_LINGER_S
 
     # ------------------------------------------------------------------ for subclasses
     def view(self, state, **extra) -> dict:
@@ -234,7 +255,7 @@ class LiveRunner(TaskRunner):
                 agent.await_submit(timeout=remaining)
         finally:
             self._settle(agent)
-            if self.scheduler.complete():  # everything is collected: close the slots nobody took
+            if self.finished():  # everything is collected: close the slots nobody took
                 expire_launched_units(self.task_run)
 
     def _settle(self, agent) -> None:

@@ -40,6 +40,42 @@ def expire_launched_units(task_run) -> int:
         lock.release()
 
 
+#: seconds a run whose stop rule fired keeps serving once its last unit in progress is done, so a
+#: worker who opens the task then is told there is no more work instead of finding no server
+STOP_LINGER_S = 30.0
+
+
+def say_no_more_work(task_run) -> bool:
+    """From now on, a worker Mephisto gives no unit is told :data:`~.texts.NO_WORK` ("There is no more
+    work for you in this task"), not "All the work in this task is taken right now. Please try again
+    later": the page reads what to say from the router's ``task_config.json``
+    (:meth:`..task_blueprint.TaskBlueprint.get_frontend_args`), rewritten here in the running local
+    router. Returns False where there is no such file (another architect: its page keeps the
+    launch-time words)."""
+    import json
+    import os
+
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    from parlai_acute.files import atomic_write
+    from parlai_acute.mephisto_tasks.live.texts import NO_WORK
+
+    # where the local router runs (parlai_acute.compat's mephisto-local-server-dir: beside the run's build)
+    path = os.path.join(task_run.get_run_dir(), "local_server", "server", "static", "task_config.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    reasons = config.setdefault("texts", {}).setdefault("failure_reasons", {})
+    if reasons.get(WorkerFailureReasons.NO_AVAILABLE_UNITS) == NO_WORK:
+        return True
+    reasons[WorkerFailureReasons.NO_AVAILABLE_UNITS] = NO_WORK
+    with atomic_write(path) as fh:
+        json.dump(config, fh)
+    return True
+
+
 def watch_completion(task_run, complete: Callable[[], bool], every: float = 2.0) -> threading.Event:
     """Expire spare units whenever ``complete()`` holds; set the returned event to stop watching."""
     stop = threading.Event()

@@ -46,6 +46,9 @@ class LiveSetup:
         if int(b.target) < 1:
             raise UserError(f"mephisto.blueprint.target must be at least 1, got {b.target}")
         self.onboarding_items = onboarding.load_items(b.get("onboarding_file") or None)
+        if b.onboarding:
+            onboarding.check_items(self.onboarding_items, self.design.replies_per_turn,
+                                   b.get("onboarding_file") or "the packaged practice items")
         from parlai_acute.mephisto_tasks.per_turn import survey
 
         self.survey_questions = survey.questions(b.get("survey_questions") or "") if self.design.survey != "none" else []

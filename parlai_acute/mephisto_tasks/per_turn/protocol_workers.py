@@ -40,6 +40,7 @@ class Client:
         self.seq = 0
         self.tab = uuid.uuid4().hex
         self.view: dict = {}
+        self.seen: list[dict] = []  # every view the server sent, the waits' ones included
         self.agent_id = None
         self.sock = None
 
@@ -83,6 +84,7 @@ class Client:
             if view.get("version", 0) <= self.view.get("version", -1):
                 continue
             self.view = view
+            self.seen.append(view)
             if view.get("ack") == action_id and not view.get("waiting"):
                 return view
 

@@ -32,7 +32,7 @@ from parlai_acute.per_turn.design import decide
 from parlai_acute.worlds.per_turn import PerTurnDialogue
 
 logger = logging.getLogger(__name__)
-MAX_MESSAGE_CHARS = 1000
+MAX_MESSAGE_CHARS = 1000  # a chat turn, not an essay; sent in every view so the page's counter is this limit
 HI = "Hi!"
 
 
@@ -68,7 +68,10 @@ class PerTurnRunner(LiveRunner):
         ob = d.get("onboarding") or {}
         text = texts.page_texts(
             self.design, status=d["status"], k=k, turns_done=turns, pending=pending is not None,
-            ready=(pending or {}).get("ready", 0), practice_replies=len(ob.get("order") or ()),
+            ready=(pending or {}).get("ready", 0), retrying=len((pending or {}).get("retrying") or ()),
+            retry_attempt=max([r["attempt"] for r in ((pending or {}).get("retrying") or {}).values()] or [0]),
+            attempts=int(getattr(self.live.pool, "retries", 0)) + 1,
+            practice_replies=len(ob.get("order") or ()),
             passed_practice=bool(ob.get("passed")), worker_context=d.get("worker_context", ""),
             custom_question=self.custom_question, message=d.get("message", ""), assignment=d.get("assignment", ""))
         v = {"type": "state", "version": d.get("version", 0), "status": d["status"],
@@ -83,6 +86,7 @@ class PerTurnRunner(LiveRunner):
              "can_finish": d["status"] == "chatting" and pending is None and turns >= self.design.min_turns,
              "can_send": d["status"] == "chatting" and pending is None and turns < self.design.max_turns,
              "onboarding": None, "message": d.get("message", ""), "ack": None, "error": None,
+             "max_message_chars": MAX_MESSAGE_CHARS,  # the page counts against the limit the server enforces
              "first_message": HI if self.design.opening == "hi" and not d["turns"] else "",
              "label_mode": self.design.label_mode, "survey": None}
         if d["status"] == "survey":
@@ -207,12 +211,12 @@ class PerTurnRunner(LiveRunner):
         if not text:
             return texts.EMPTY_MESSAGE
         if len(text) > MAX_MESSAGE_CHARS:
-            return texts.TOO_LONG.format(limit=MAX_MESSAGE_CHARS, length=len(text))
+            return texts.TOO_LONG.format(limit=MAX_MESSAGE_CHARS, length=len(text))  # the page said so already
         self.accept(state, update)
         turn = len(d["turns"])
         d["messages"].append({"speaker": "human", "text": text, "source": "human"})
         d["pending"] = {"turn": turn, "worker_message": text, "candidates": [], "shown_at": None,
-                        "action": update["action_id"]}
+                        "action": update["action_id"], "received_at": time.time()}
         state.save_data()
         self.send_view(agent, ack=update["action_id"])  # "the models are replying": nobody stares at a frozen page
         self._generate(agent)
@@ -229,16 +233,30 @@ class PerTurnRunner(LiveRunner):
             if n < len(d["model_set"]):
                 self.send_view(agent, ack=d["pending"].get("action"))
 
-        candidates = self._dialogues[agent.get_agent_id()].candidates(text, on_ready=ready)
+        def retry(model: str, attempt: int, error: str) -> None:  # a long wait says why: the page, blind,
+            # that a reply is asked again; the researcher's console which model and what went wrong
+            d["pending"].setdefault("retrying", {})[model] = {"attempt": attempt, "error": error}
+            print(f"dialogue {d['dialogue_id']} turn {turn + 1}: model {model} failed ({error}); asking it again "
+                  f"(attempt {attempt} of {int(getattr(self.live.pool, 'retries', 0)) + 1})", flush=True)
+            self.send_view(agent, ack=d["pending"].get("action"))
+
+        asked = time.time()
+        candidates = self._dialogues[agent.get_agent_id()].candidates(text, on_ready=ready, on_retry=retry)
         ok = [c for c in candidates if c.ok]
         rng = random.Random(f"{self.seed}:{d['dialogue_id']}:{turn}:order")
         positions = rng.sample(range(len(ok)), len(ok))
         position_of = {c.model: p for c, p in zip(ok, positions)}
         d["pending"]["candidates"] = [
             {"model": c.model, "text": c.text, "position": position_of.get(c.model), "latency": round(c.latency, 4),
-             "attempts": c.attempts, "error": c.error, "context_digest": c.context_digest,
+             "generation_seconds": round(c.generation_seconds, 4), "attempts": c.attempts, "error": c.error, "context_digest": c.context_digest,
              **({"decoding": c.extra["decoding"]} if "decoding" in c.extra else {})} for c in candidates]
         d["pending"]["shown_at"] = time.time()
+        d["pending"].pop("retrying", None)
+        # what the worker waited, from their message: a relaunch may have made the candidates long after it
+        received = d["pending"].get("received_at") or asked
+        for c in d["pending"]["candidates"]:
+            c["latency"] = round(c["latency"] + (asked - received), 4)
+        d["pending"]["wait_seconds"] = round(d["pending"]["shown_at"] - received, 4)
         state.save_data()
 
     def _choice(self, agent, update: dict) -> str | None:
@@ -274,7 +292,7 @@ class PerTurnRunner(LiveRunner):
             candidates.append(c)
         turn = {"turn": pending["turn"], "worker_message": pending["worker_message"], "candidates": candidates,
                 "fallback": decision.fallback, "user_reply": decision.user_reply, "justification": justification,
-                "shown_at": pending["shown_at"], "decided_at": time.time()}
+                "shown_at": pending["shown_at"], "decided_at": time.time(), "wait_seconds": pending.get("wait_seconds")}
         if ssa is not None:
             turn["ssa"] = ssa
         d["turns"].append(turn)

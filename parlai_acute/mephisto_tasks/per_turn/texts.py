@@ -38,6 +38,7 @@ JUDGE_FIRST = "Please judge the replies shown before writing your next message."
 LAST_TURN = "The conversation is over: it has reached its last turn."
 CHAT_OVER = "The conversation is over; thank you."
 TOO_LONG = "Please keep your message under {limit} characters (yours has {length})."
+MESSAGE_COUNT = "{length} of {limit} characters"
 TURN_OVER = "That turn is over; please continue with the current one."
 EXPLAIN = "Please explain your choice in a few words."
 JUDGE_BEFORE_FINISH = "Please judge the replies shown first."
@@ -119,9 +120,9 @@ def progress(design: Design, status: str, turns_done: int, pending: bool) -> str
         return f"Conversation finished ({turns(turns_done)}) - last step"
     if status in ("complete", "blocked", "unavailable", "partial"):
         return f"Done: {turns(turns_done)}" if turns_done else ""
-    current = turns_done + (1 if pending else 0)
-    if current == 0:
-        current = 1
+    # the turn in hand: the one being judged (pending, not yet in turns_done) or the next one to write --
+    # once a turn is judged the header moves on at once
+    current = min(turns_done + 1, design.max_turns)
     if design.min_turns == design.max_turns:
         return f"Turn {current} of {design.max_turns}"
     return f"Turn {current} of at most {design.max_turns} (you may finish after turn {design.min_turns})"
@@ -142,11 +143,21 @@ def finish_button(design: Design, turns_done: int) -> str:
     return f"Finish (possible after {turns(design.min_turns)}; {turns_done} done)"
 
 
-def waiting(k: int, ready: int) -> str:
-    """The wait for the models' replies, with progress."""
+def waiting(k: int, ready: int, retrying: int = 0, attempt: int = 0, attempts: int = 0) -> str:
+    """The wait for the models' replies, with progress, and -- when a model failed or gave no reply in
+    time and is asked again -- that it is, so a long wait is explained. Which model it is stays off the
+    page (the replies are blind); the researcher's console names it."""
     if k == 1:
-        return "Your partner is writing a reply..."
-    return f"Waiting for {replies(k)}: {ready} of {k} ready..."
+        wait = "Your partner is writing a reply..."
+        who = "The reply"
+    else:
+        wait = f"Waiting for {replies(k)}: {ready} of {k} ready..."
+        who = "One reply" if retrying == 1 else f"{retrying} replies"
+    if not retrying:
+        return wait
+    verb = "is" if who in ("The reply", "One reply") else "are"
+    return (f"{wait} {who} {verb} taking longer than expected and {verb} being asked for again (attempt "
+            f"{attempt} of {attempts}). Thank you for waiting.")
 
 
 def done(status: str, turns_done: int, design: Design, message: str = "") -> str:
@@ -178,6 +189,7 @@ def survey_questions(keys: list[str]) -> list[dict]:
 
 
 def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending: bool, ready: int = 0,
+               retrying: int = 0, retry_attempt: int = 0, attempts: int = 0,
                practice_replies: int = 0, passed_practice: bool = False, worker_context: str = "",
                custom_question: str | None = None, message: str = "", assignment: str = "") -> dict:
     """Every string of one view of the page."""
@@ -187,12 +199,15 @@ def page_texts(design: Design, *, status: str, k: int, turns_done: int, pending:
         "intro": practice_intro(design, practice_replies) if onboarding else intro(design, k),
         "question": question(design, custom_question, practice=onboarding),
         "progress": progress(design, status, turns_done, pending),
-        "waiting": waiting(k, ready),
+        "waiting": waiting(k, ready, retrying, retry_attempt, attempts),
         "finish": finish_button(design, turns_done),
         "notice": (practice_passed(design) if passed_practice and status == "chatting" and not turns_done
                    and not pending else ""),
         "role": role(worker_context, design.opening),
         "empty_message": EMPTY_MESSAGE,
+        # beside the message box (the view's max_message_chars is the server's limit): what the box holds,
+        # and, over the limit, the refusal before anything is sent -- the text stays in the box
+        "message_count": MESSAGE_COUNT, "too_long": TOO_LONG,
         "done": done(status, turns_done, design, message),
         "reply_label": "Reply" if shown == 1 else "Reply {n}",
         "none": "None of these",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.per_turn.power import DESIGNS, Assumptions
+from parlai_acute.scripts.cost_options import add_cost_options, print_cost
 from parlai_acute.scripts.options import add_alpha
 
 DESCRIPTION = {
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=int, default=None,
                         help="turns you can afford (SM: per model): print its power and smallest detectable delta")
     parser.add_argument("--json", metavar="FILE", help="also write the answer, assumptions and version as JSON")
+    add_cost_options(parser)
 
 
 def run(args) -> int:
@@ -121,7 +123,26 @@ def run(args) -> int:
         print(f"budget {args.budget} turns{per} (effective {out['effective_turns']} after design effect "
               f"{out['design_effect']:.3f}): power {out['power']:.3f} for delta {a.delta:g}; smallest delta detectable "
               f"with power {a.power:g}: {out['detectable_delta']:.3f}")
+    cost = print_cost(args, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
+    if cost is not None:
+        out["cost"] = cost
     if args.json:
         write_json(args.json, {**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed})
         print(f"wrote {args.json}")
     return 0
+
+
+def _needs(a, out: dict, budget: int | None) -> list[tuple[str, int]]:
+    """(label, judged turns) to price: the turns the design needs (SM: per model, so two models' worth),
+    or the budget. A judged turn is one judgment: the worker writes, waits and judges its replies."""
+    per = 2 if a.design == "sm" else 1
+    if budget is not None:
+        return [(f"budget {budget} turns" + (" per model, two models" if per == 2 else ""), budget * per)]
+    return [(f"delta {a.delta:g}" + (", two models" if per == 2 else ""), int(out["turns"]) * per)]
+
+
+def _pilot_seconds(path: str):
+    from parlai_acute.per_turn.turns import read_turns
+    from parlai_acute.review.cost import SOURCES, per_turn_judgment_seconds
+
+    return per_turn_judgment_seconds(read_turns(path)), SOURCES["per-turn"]

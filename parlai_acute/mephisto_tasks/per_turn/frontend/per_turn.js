@@ -10,7 +10,7 @@
  */
 (function () {
   "use strict";
-  var view = null, submitting = false;
+  var view = null, submitting = false, messageAction = null, messageError = "";
   var $ = function (id) { return document.getElementById(id); };
 
   var el = MephistoLive.el;
@@ -34,6 +34,23 @@
     if (newTurn) clearChoice();
     render(v);
     if (newStep) reveal(v);
+  }
+
+  // the message as the server counts it (runs of white space are one space)
+  function messageLength() { return $("message").value.trim().split(/\s+/).join(" ").length; }
+  function tooLong() { return !!(view && view.max_message_chars && messageLength() > view.max_message_chars); }
+
+  // beside the box: how much it holds against the server's limit, or why it was refused (a refusal
+  // by the server of this page's last message shows here too, never far from the box)
+  function noteMessage() {
+    var v = view, note = $("message-note");
+    if (!v) return;
+    var words = { limit: String(v.max_message_chars), length: String(messageLength()) };
+    var fill = function (t) { return t.replace("{limit}", words.limit).replace("{length}", words.length); };
+    var text = messageError || (tooLong() ? fill(say(v, "too_long")) :
+               $("message").value.trim() && v.max_message_chars ? fill(say(v, "message_count")) : "");
+    note.textContent = text;
+    note.className = messageError || tooLong() ? "over" : "";
   }
 
   function clearChoice() {
@@ -159,7 +176,9 @@
     $("survey").hidden = true;
     $("task").hidden = false;
     setStatus(v.error ? "" : busy ? MephistoLive.say("sending") : "");
-    $("error").textContent = v.error || "";
+    var aboutMessage = !!(v.error && messageAction && v.ack === messageAction);
+    messageError = aboutMessage ? v.error : v.ack === messageAction ? "" : messageError;
+    $("error").textContent = aboutMessage ? "" : v.error || "";
     var onboarding = v.status === "onboarding";
     $("notice").textContent = say(v, "notice");
     $("notice").hidden = !say(v, "notice");
@@ -194,6 +213,7 @@
     MephistoLive.draft($("justification"), judged);
     if (v.first_message) { $("message").value = v.first_message; $("message").readOnly = true; }
     else { $("message").readOnly = false; }
+    noteMessage();
     $("finish").hidden = onboarding;
     $("finish").disabled = busy || !v.can_finish;
     $("finish").textContent = say(v, "finish");
@@ -322,7 +342,12 @@
     var text = $("message").value.trim();
     if (!view || MephistoLive.busy()) return;
     if (!text) { $("error").textContent = say(view, "empty_message"); $("message").focus(); return; }
-    if (sendPacket({ type: "message", text: text }, [$("message")])) $("message").value = "";
+    if (tooLong()) { noteMessage(); $("message").focus(); return; }  // refused here; the words stay in the box
+    // the box keeps the words until the server has stored them (the next step empties it); a refusal
+    // leaves them there to shorten
+    var packet = { type: "message", text: text };
+    messageError = "";
+    if (sendPacket(packet, [$("message")])) messageAction = packet.action_id;
   }
 
   function start() {
@@ -333,6 +358,7 @@
       if (ev.key === "Enter" && !ev.shiftKey) { onSend(ev); }
     });
     $("none").addEventListener("change", update);
+    $("message").addEventListener("input", function () { messageError = ""; noteMessage(); });
     $("finish").addEventListener("click", function () { if (!MephistoLive.busy()) sendPacket({ type: "finish" }); });
     MephistoLive.startPage({ onView: onView, setStatus: setStatus, ended: function () { return submitting; } });
   }
