@@ -19,8 +19,8 @@ from parlai_acute.scripts.options import DeprecatedAlias
 
 ROOT = Path(parlai_acute.__file__).parent
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
-#: Command lines of other tools quoted in a message (not options of ours): ParlAI's own help.
-ALLOWED = ["`parlai self_chat -m AGENT --help`"]
+#: Command lines of other tools quoted in a message (not options of ours): ParlAI's own help, pip.
+ALLOWED = ["`parlai self_chat -m AGENT --help`", "pip install --force-reinstall"]
 
 
 def library_modules() -> list[Path]:

@@ -42,6 +42,7 @@ import numpy as np
 
 from parlai_acute.errors import UserError
 from parlai_acute.metrics.base import CorpusMetric, ItemMetric
+from parlai_acute.metrics.normalise import rouge_tokenizer
 from parlai_acute.metrics.signature import Signature, library_version
 
 ORDERS = (1, 2, 3, 4)
@@ -176,27 +177,6 @@ def rouge_l_coco(hyp: Sequence[str], refs: Sequence[Sequence[str]], beta: float 
     if precision == 0 or recall == 0:
         return 0.0
     return (1 + beta ** 2) * precision * recall / (recall + beta ** 2 * precision)
-
-
-ROUGE_TOKENIZE = ("words", "rouge-score", "none")
-
-
-def rouge_tokenizer(name: str):
-    """``text -> tokens`` for ROUGE-L. ``words``: lowercase Unicode words, "n't" kept inside
-    its word (the project's); ``rouge-score``: rouge-score's own (lowercase, every non-[a-z0-9]
-    character a separator, so "don't" is "don t" and "café" is "caf"); ``none``: the text as
-    given, split on single spaces (coco's ROUGE-L)."""
-    if name == "words":
-        from parlai_acute.metrics.normalise import words
-
-        return words
-    if name == "rouge-score":
-        from rouge_score.tokenizers import DefaultTokenizer
-
-        return DefaultTokenizer(use_stemmer=False).tokenize
-    if name == "none":
-        return lambda text: [t for t in (text or "").split(" ")] if (text or "").strip() else []
-    raise UserError(f"rouge_tokenize {name!r} is not one of {', '.join(ROUGE_TOKENIZE)}", param="rouge_tokenize")
 
 
 class CocoRougeL(ItemMetric):

@@ -15,6 +15,8 @@ import re
 import string
 from collections import Counter
 
+from parlai_acute.errors import UserError
+
 _PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _WORDS = re.compile(r"\w+(?:['\u2019]\w+)*")
@@ -56,3 +58,22 @@ class ParlaiTokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         return parlai_tokens(text)
+
+
+ROUGE_TOKENIZE = ("words", "rouge-score", "none")
+
+
+def rouge_tokenizer(name: str):
+    """``text -> tokens`` for ROUGE-L. ``words``: lowercase Unicode words, "n't" kept inside
+    its word (the project's); ``rouge-score``: rouge-score's own (lowercase, every non-[a-z0-9]
+    character a separator, so "don't" is "don t" and "café" is "caf"); ``none``: the text as
+    given, split on single spaces (coco's ROUGE-L)."""
+    if name == "words":
+        return words
+    if name == "rouge-score":
+        from rouge_score.tokenizers import DefaultTokenizer
+
+        return DefaultTokenizer(use_stemmer=False).tokenize
+    if name == "none":
+        return lambda text: [t for t in (text or "").split(" ")] if (text or "").strip() else []
+    raise UserError(f"rouge_tokenize {name!r} is not one of {', '.join(ROUGE_TOKENIZE)}", param="rouge_tokenize")

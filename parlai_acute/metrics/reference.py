@@ -213,7 +213,7 @@ class RougeL(PairMetric):
 
     rouge-score's own tokeniser (``tokenize="rouge-score"``) drops every non-ASCII character
     and splits "don't" into "don t"; the default ``words`` keeps both (see
-    :func:`.coco.rouge_tokenizer`).
+    :func:`.normalise.rouge_tokenizer`).
     """
 
     columns = ("rougeL",)
@@ -221,7 +221,7 @@ class RougeL(PairMetric):
     def __init__(self, tokenize: str = "words"):
         from rouge_score import rouge_scorer
 
-        from parlai_acute.metrics.coco import rouge_tokenizer
+        from parlai_acute.metrics.normalise import rouge_tokenizer
 
         self.tokenize = tokenize
         self.scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(rouge_tokenizer(tokenize)))

@@ -60,7 +60,7 @@ class ScoreConfig:
             if wrong or not chosen:
                 raise UserError(f"{param} {(wrong or [''])[0]!r} is not one of {', '.join(names)}", param=param)
             setattr(self, param, tuple(dict.fromkeys(chosen)))
-        from parlai_acute.metrics.coco import ROUGE_TOKENIZE
+        from parlai_acute.metrics.normalise import ROUGE_TOKENIZE
 
         if self.rouge_tokenize not in (None, *ROUGE_TOKENIZE):
             raise UserError(f"rouge_tokenize {self.rouge_tokenize!r} is not one of {', '.join(ROUGE_TOKENIZE)}",

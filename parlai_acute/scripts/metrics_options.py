@@ -37,7 +37,7 @@ def load_test_set(args):
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
-    from parlai_acute.metrics.coco import ROUGE_TOKENIZE
+    from parlai_acute.metrics.normalise import ROUGE_TOKENIZE
     from parlai_acute.metrics.reference import SMOOTHING
     from parlai_acute.metrics.score import DEFAULT_METRICS, METRIC_NAMES, VARIANTS
 
