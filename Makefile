@@ -1,6 +1,6 @@
 # parlai_acute: every target sets up what is missing first (a project-local .venv), then runs.
 #   make demo   - end-to-end job on the embedded default model (SmolLM2-135M GGUF)
-#   make test   - the whole test suite
+#   make test   - the whole test suite (TEST_WORKERS=1 runs it in one process)
 #   make bench  - benchmarks, one JSON object per line
 SHELL := /bin/bash
 PY ?= python3.11
@@ -41,8 +41,12 @@ java:
 demo: install
 	$(BIN)/parlai-acute demo
 
+# Test files run in TEST_WORKERS processes (pytest-xdist; a file stays in one process, so its
+# module fixtures are shared): most tests wait on browsers, servers and models, not on the CPU.
+TEST_WORKERS ?= 3
+
 test: install browser wordnet fonts java
-	$(BIN)/python -m pytest -q --durations=15 tests
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile tests
 
 bench: install browser wordnet fonts java
 	$(BIN)/python -m benchmarks
