@@ -11,7 +11,8 @@ no registration, and every agent the run left behind was "completed".
 """
 from __future__ import annotations
 
-from chaos_helpers import MODELS, RELAUNCH, freeze, idle, open_page, reconnecting, relaunch, stop, wait
+from chaos_helpers import (MODELS, RELAUNCH, continue_here, elsewhere, freeze, idle, open_page, other_browser,
+                           reconnecting, relaunch, stop, wait)
 from per_turn_task_helpers import GENERIC, stored
 
 from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
@@ -20,19 +21,11 @@ OTHER = "other_bot=parlai_acute.agents.generic_bot:GenericBotAgent"
 TURN = "window.__perTurnView"
 ARGS = ["--model", GENERIC, "--model", OTHER, "mephisto.blueprint.min_turns=2", "mephisto.blueprint.max_turns=5",
         "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1"]
-TOLD = 10.0  # s: a page that is not the owner any more says so within this (it asks every 3 s)
 OWNER = f"{TURN} && {TURN}.tab === MephistoLive.tab()"
 
 
-def told_elsewhere(page) -> None:
-    wait(page, "document.body.dataset.connection === 'elsewhere'", TOLD, "'open in another tab'")
-    assert "open in another tab" in page.inner_text("#live-banner")
-    assert page.is_visible("#continue-here")
-
-
 def take_over(page) -> None:
-    page.click("#continue-here")
-    wait(page, f"{OWNER} && {idle(page)}", what="this page owning the assignment again")
+    continue_here(page, "__perTurnView")
 
 
 def a_turn(page, text: str) -> None:
@@ -72,9 +65,9 @@ def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs)
     a_turn(a, "Hello, do you like hiking?")
 
     a2 = open_page(home, run.url, "amy", "a1", "__perTurnView")  # a second tab, then back to the first
-    told_elsewhere(a)
+    elsewhere(a)
     take_over(a)
-    told_elsewhere(a2)
+    elsewhere(a2)
     a2.close()
 
     freeze(a, True)  # the home page hears nothing while the same address opens in the other browser
@@ -82,12 +75,12 @@ def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs)
     wait(b, f"{OWNER} && {idle(b)}", what="the other browser owning the assignment")
     freeze(a, False)
     type_and_send(a, "Typed at home after the office took over")  # before it heard: refused, and said so
-    told_elsewhere(a)
+    other_browser(a)
     assert a.input_value("#message") == "Typed at home after the office took over"  # the words are kept
     assert "Typed at home" not in " ".join(messages(b))
 
     take_over(a)  # back home: the office page hears it by itself, idle
-    told_elsewhere(b)
+    other_browser(b)
     assert a.input_value("#message") == "Typed at home after the office took over"
     a.click("#send")
     wait(a, f"({TURN}.candidates || []).length === 2 && {idle(a)}", MODELS, "the candidates")
@@ -114,7 +107,7 @@ def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs)
     assert a.evaluate(f"{TURN}.turns_done") == 2  # the same dialogue, never a new one at turn 1
 
     take_over(a)  # and home finishes the dialogue, with the words it kept
-    told_elsewhere(b)
+    other_browser(b)
     a.click("#send")
     wait(a, f"({TURN}.candidates || []).length === 2 && {idle(a)}", MODELS, "the candidates")
     a.click("#pick-0")
