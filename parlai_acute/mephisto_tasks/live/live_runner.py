@@ -225,8 +225,9 @@ class LiveRunner(TaskRunner):
             return
         if update.get("type") == "hello":
             tab = update.get("tab")
-            if isinstance(tab, str) and tab and (update.get("claim") or not d.get("tab")):
-                d["tab"] = tab  # saved with the next action: after a relaunch the first page back claims it
+            if isinstance(tab, str) and tab and tab != d.get("tab") and (update.get("claim") or not d.get("tab")):
+                d["tab"] = tab
+                state.save_data()  # the owner survives a relaunch: a page coming back first does not take it
             self.send_view(agent)
             return
         action = update.get("action_id")

@@ -21,6 +21,8 @@
  * before each packet (the answer comes back to it), and while it is shown it asks the server every
  * few seconds which tab owns the assignment ("ping", answered with {type: "owner", tab, version});
  * a page that is not the owner hears it within seconds, and the owner asks again for a view it missed.
+ * Pings and resends go at random moments: two pages in step (both every 3 s) would have the other's
+ * heartbeat land between each packet and its answer, every time.
  * Two pages registering at the same instant get one agent: the later one is told to register again
  * (init_task_data.again) and then reaches the same agent.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
@@ -58,6 +60,7 @@ var MephistoLive = (function () {
     return Array.prototype.map.call(a, function (x) { return x.toString(36); }).join("");
   }
   function now() { return Date.now() / 1000; }
+  function jitter(ms) { return ms * (0.5 + Math.random()); }
 
   // A shared line (written into the page, or from the task configuration), "{name}" filled from
   // values; the page's own loading line if the page has none.
@@ -167,7 +170,9 @@ var MephistoLive = (function () {
     clearTimeout(resendTimer);
     if (!inflight || displaced) return;
     raw("mephisto_bound_live_update", inflight);
-    resendTimer = setTimeout(resend, RESEND_MS);  // until a view acknowledges it; the server stores it once
+    // until a view acknowledges it (the server stores it once); at a random moment, never in step with
+    // another page's heartbeats (which would take every answer to it)
+    resendTimer = setTimeout(resend, jitter(RESEND_MS));
   }
   function send(data, boxes) {
     if (inflight || displaced || submitted) return false;
@@ -267,7 +272,7 @@ var MephistoLive = (function () {
       }
       agentId = d.agent_id;
       deliver(d.init_task_data);
-      openSocket();
+      if (!displaced) openSocket();  // the view named another tab as the owner: this one waits for a click
       return { started: true };
     });
   }
@@ -343,7 +348,7 @@ var MephistoLive = (function () {
       if (!socket || socket.readyState !== 1 || displaced) return;
       raw("heartbeat", {});
       if (Date.now() - lastHeard > SILENT_MS) { var s = socket; socket = null; s.close(); lost(); return; }
-      ping();
+      setTimeout(ping, Math.random() * HEARTBEAT_MS);  // at a random moment: see resend
     }, HEARTBEAT_MS);
     document.addEventListener("visibilitychange", ping);  // back to this tab: ask at once
   }
