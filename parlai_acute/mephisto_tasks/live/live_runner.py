@@ -199,6 +199,9 @@ class LiveRunner(TaskRunner):
                 data["registration"] = registration
                 self.resume_unit(agent, data)
                 mark_superseded(earlier["agent"], agent.db_id)
+                old = earlier["agent"]
+                if old.db.get_agent(old.db_id)["status"] not in AgentState.complete():
+                    expire_agent(old)  # a killed run left it "in task": its work is this agent's now
             else:
                 # saved with the unit's first state: registering runs in Mephisto's event loop, where a
                 # second fsync'd write per worker held up every page's packets while 200 registered
