@@ -135,3 +135,43 @@ def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs)
     assert approved == completed  # approved and paid once, through the agent that holds the work
     after = {str(row.db_id): Agent.get(db, row.db_id).db_status for row in db.find_agents()}
     assert list(after.values()).count("approved") == 1, after
+
+
+def test_pages_of_one_assignment_registering_at_once_get_one_agent(tmp_path, launch_per_turn):
+    """Two pages of one assignment registering at the same instant (two browsers back after a relaunch)
+    made Mephisto create two agents, the second starting a new dialogue with no registration. Now the
+    later one is told to register again and reaches the same agent; the extra agent is expired."""
+    import asyncio
+
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    task = launch_per_turn("--model", GENERIC, "--model", OTHER, "mephisto.blueprint.min_turns=2",
+                           "mephisto.blueprint.max_turns=2", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=4")
+    task.wait_ready()
+
+    async def both_at_once(assignment):
+        pages = [pw.Client(task.url, "zoe", assignment), pw.Client(task.url, "zoe", assignment)]
+        assert await asyncio.gather(*(p.open() for p in pages)) == ["", ""]
+        agents = {p.agent_id for p in pages}
+        for p in pages:
+            await p.close()
+        return agents
+
+    async def all_pairs():
+        first = pw.Client(task.url, "zoe", "z0")  # the worker exists (Mephisto's own race on a new worker's
+        assert await first.open() == ""  # row is not this one); then three assignments, two pages each
+        await first.close()
+        return [{first.agent_id}, *await asyncio.gather(*(both_at_once(f"z{k}") for k in range(1, 4)))]
+
+    pairs = pw.run_sync(all_pairs)
+    assert all(len(agents) == 1 for agents in pairs), pairs  # both pages of an assignment: one agent
+    db, units, _ = stored(task.data_dir)
+    started = [u for u in units if u["data"].get("status") not in (None, "unavailable")]
+    assert sorted(u["data"]["registration"] for u in started) == [f"z{k}-simulated-zoe" for k in range(4)]
+    for row in db.find_agents():  # any extra agent an instant made is expired, and holds nothing
+        if str(row.db_id) not in {a for agents in pairs for a in agents}:
+            assert Agent.get(db, row.db_id).db_status == "expired"
+    print(f"simultaneous registrations: {len(db.find_agents()) - 4} extra agents made and expired")
