@@ -18,6 +18,7 @@ from parlai_acute.mephisto_tasks.live.local_run import LocalRun, pid_alive
 STEP = 20.0  # s: a reload, a reconnection or an answer shows the worker's current step within this
 MODELS = 60.0  # s: a per-turn turn's candidates (SmolLM2 on two busy cores) are on the page within this
 RELAUNCH = 150.0  # s: from a relaunch (models loaded again) to the page showing the same step
+TOLD = 10.0  # s: a page in another browser hears that the assignment moved within this (it asks every 3 s)
 
 
 class Stuck(AssertionError):
@@ -61,9 +62,23 @@ def reload(page, view_var: str, same: str) -> float:
     return time.perf_counter() - started
 
 
-def elsewhere(page) -> None:
-    wait(page, "document.body.dataset.connection === 'elsewhere'", what="'open in another tab'")
+def elsewhere(page, bound: float = STEP) -> None:
+    wait(page, "document.body.dataset.connection === 'elsewhere'", bound, "'open in another tab'")
     assert "open in another tab" in page.inner_text("#live-banner")
+
+
+def other_browser(page) -> None:
+    """A page told the assignment is open in another browser (no shared storage, no BroadcastChannel:
+    only the server can say it) within :data:`TOLD`, with its "Continue here"."""
+    elsewhere(page, TOLD)
+    assert page.is_visible("#continue-here")
+
+
+def continue_here(page, view_var: str) -> None:
+    """Click "Continue here" and wait until the server's view names this page the owner."""
+    page.click("#continue-here")
+    wait(page, f"window.{view_var} && window.{view_var}.tab === MephistoLive.tab() && {idle(page)}",
+         what="this page owning the assignment again")
 
 
 def freeze(page, frozen: bool) -> None:

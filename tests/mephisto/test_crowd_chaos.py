@@ -3,7 +3,10 @@
 One launcher per task serves two scripted workers: one reloads the page at every step and
 double-clicks every submit (and, where the task takes text, sends an empty and a 5,000-character
 message); the other opens a second tab on the same assignment, moves back, and (SSA) lets the page
-sleep past the router's heartbeat. Then the launcher is stopped mid-step with SIGINT, SIGTERM or
+sleep past the router's heartbeat; (ACUTE, per-turn) the same worker then opens the assignment in a
+second browser (its own context: no shared storage), which takes it over, and after the relaunch
+clicks "Continue here" in the first browser again: the page not owning it is told so by the server
+within seconds, and nothing it sends is stored. The launcher is stopped mid-step with SIGINT, SIGTERM or
 SIGKILL while both pages stay open and relaunched on the same port and data: the pages say
 "Reconnecting to the task server..." while it is down, come back by themselves to the same
 comparison / turn / item, and the workers finish. Asserted for every task: every action stored
@@ -16,8 +19,8 @@ import time
 
 
 from acute_task_helpers import make_pairings, write_pairings
-from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, elsewhere, freeze, idle, open_page, reconnecting, relaunch,
-                           reload, stop, wait)
+from chaos_helpers import (MODELS, RELAUNCH, SIGNALS, continue_here, elsewhere, freeze, idle, open_page, other_browser,
+                           reconnecting, relaunch, reload, stop, wait)
 from label_task_helpers import SSA_ITEMS, label_like_a_person, open_db, write_jsonl
 from per_turn_task_helpers import GENERIC, SMOL
 
@@ -43,6 +46,18 @@ def _start(runs, tmp_path, chromium, group, args, task_name, view_var, workers):
     contexts = [chromium.new_context() for _ in workers]
     pages = [open_page(ctx, run.url, name, f"{name[0]}1", view_var) for ctx, name in zip(contexts, workers)]
     return run, contexts, pages
+
+
+def _one_completed_agent_each(run, units) -> None:
+    """Mephisto holds one completed agent per piece of work (each continued in the agent that holds it):
+    every other agent the relaunch and the second browser made is expired, never completed."""
+    from mephisto.data_model.agent import Agent
+
+    db = open_db(run.data_dir)
+    status = {str(a.db_id): (Agent.get(db, a.db_id).db_status, str(a.unit_id)) for a in db.find_agents()}
+    completed = sorted(unit for s, unit in status.values() if s == "completed")
+    assert completed == sorted(str(u["unit_id"]) for u in units), status
+    assert {s for s, _ in status.values()} <= {"completed", "expired"}, status
 
 
 def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args, before=None):
@@ -110,16 +125,22 @@ def test_acute_crowd_chaos(tmp_path, chromium, runs):
     tom.click("#continue-here")  # back to the first tab: it takes over, the second one stops
     elsewhere(tom2)
     wait(tom, f"{ACUTE}.comparison.position === 3 && {idle(tom)}", what="the first tab back at comparison 3")
+    office = open_page(chromium.new_context(), run.url, "tom", "t1", "__acuteView")  # tom's other browser
+    other_browser(tom)  # told by the server (no storage, no BroadcastChannel shared)
+    wait(office, f"{ACUTE}.comparison.position === 3 && {idle(office)}", what="the other browser at comparison 3")
 
-    run, _ = _stop_and_relaunch(runs, tmp_path, run, "SIGINT", [rita, tom], "acute", args)
-    for page in (rita, tom):  # back by themselves, at the same comparison, without a reload
+    run, _ = _stop_and_relaunch(runs, tmp_path, run, "SIGINT", [rita, office], "acute", args)
+    for page in (rita, office):  # back by themselves, at the same comparison, without a reload
         wait(page, f"{ACUTE}.comparison.position === 3 && {idle(page)}", RELAUNCH, "comparison 3 after the relaunch")
+    continue_here(tom, "__acuteView")  # the first browser again, after the relaunch
+    other_browser(office)
     for page in (rita, tom):
         while not page.evaluate(f"{ACUTE}.finished"):
             _judge(page)
         wait(page, "document.body.dataset.finished === 'true'", what="the thank-you")
     assert _ends_by_itself(run) == 0  # everything judged: the relaunched run ends by itself
 
+    _one_completed_agent_each(run, store.unit_data_for_task(open_db(run.data_dir), "acute_chaos"))
     df = store.judgments_for_task(open_db(run.data_dir), "acute_chaos")
     per_worker = df.groupby("worker").size().to_dict()
     # onboarding + 3 each, each judgment once
@@ -179,17 +200,22 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
     elsewhere(ben)
     wait(ben2, f"{TURN}.candidates && {TURN}.candidates.length === 2", what="the second tab with the candidates")
     _pick(ben2)
+    office = open_page(chromium.new_context(), run.url, "ben", "b1", "__perTurnView")  # ben's other browser
+    other_browser(ben2)
+    wait(office, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(office)}", what="the other browser at turn 2")
 
     _send(ana, "What else do you enjoy doing at weekends?")  # the turn in progress when the launcher dies
     wait(ana, f"{TURN}.waiting || ({TURN}.candidates || []).length > 0", what="the models writing")
     # killed while SmolLM2 writes (or, rarely, just after: then the candidates were shown and are kept)
-    run, writing = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, ben2], "per-turn", args,
+    run, writing = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, office], "per-turn", args,
                                       before=lambda: ana.evaluate(f"{TURN}.waiting"))
     wait(ana, f"{TURN}.turn === 1 && ({TURN}.candidates || []).length === 2 && {idle(ana)}", RELAUNCH,
          "the interrupted turn's candidates after the relaunch")
     assert ("the candidates of turn 2 were never made" in run.log()) == writing, writing
     assert [m["text"] for m in ana.evaluate(f"{TURN}.messages")][-1] == "What else do you enjoy doing at weekends?"
-    wait(ben2, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(ben2)}", RELAUNCH, "ben's turn 2")
+    wait(office, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(office)}", RELAUNCH, "ben's turn 2")
+    continue_here(ben2, "__perTurnView")  # ben's first browser again, after the relaunch
+    other_browser(office)
     _pick(ana)
     _send(ben2, "Tell me about your favourite book.")
     _wait_turn(ben2)
@@ -201,6 +227,7 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
 
     _, units, records = stored(run.data_dir, "per_turn_chaos")
     assert len(units) == 2 and {u["data"]["status"] for u in units} == {"complete"}
+    _one_completed_agent_each(run, units)
     by_dialogue = {}
     for r in records:
         by_dialogue.setdefault((r["worker"], r["dialogue"]), []).append((r["turn"], r["model"]))

@@ -140,6 +140,28 @@ def test_work_continued_in_a_second_agent_is_decided_and_paid_once(mephisto_db, 
     assert [e["action"] for e in plan.done if e["result"] == "done"] == ["approve", "bonus"]
 
 
+def test_an_agent_that_held_no_work_is_not_a_unit_nor_paid(mephisto_db, tmp_path):
+    """A run before the live runner expired them left, beside the worker's one piece of work, a
+    "completed" agent that stored nothing (a second registration, a "no more work" page): approving
+    from Mephisto's agents would pay it. Review counts one unit and approves one agent."""
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute import api
+
+    db = mephisto_db
+    task_id, requester_id, run = launched_run(db, "study", max_judgments_per_worker=20)
+    work, _ = add_unit(db, task_id, requester_id, run, "gus", [comparison(0, "smol"), comparison(1, "generic")],
+                       seconds=300)
+    empty, _ = add_unit(db, task_id, requester_id, run, "gus", [], seconds=5)
+    plan = api.review("study", mephisto_db=str(tmp_path / "mephisto_data" / "database.db"), apply=True,
+                      log=tmp_path / "log.jsonl")
+    assert plan.table.set_index("worker").loc["gus", "units"] == 1
+    assert [e["agent_id"] for e in plan.done if e["result"] == "done"] == [str(work)]
+    assert (Agent.get(db, work).db_status, Agent.get(db, empty).db_status) == ("approved", "completed")
+    skipped = next(e for e in plan.done if e["agent_id"] == str(empty))
+    assert skipped["result"] == "skipped: held no work (status completed)"
+
+
 def test_every_live_task_is_reviewed_by_its_protocol_and_others_are_named(mephisto_db):
     from parlai_acute.errors import UserError
     from parlai_acute.mephisto_tasks.live.review import protocol_of

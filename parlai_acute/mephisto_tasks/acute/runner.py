@@ -105,6 +105,10 @@ class AcuteEvalRunner(LiveRunner):
                                     "question": self.question, "question_key": self.question_key})
 
     @classmethod
+    def holds_work(cls, data: dict) -> bool:
+        return bool(data.get("plan"))  # an empty plan: nothing left for this worker
+
+    @classmethod
     def resumable(cls, data: dict) -> bool:
         return (data.get("schema") == SCHEMA and bool(data.get("plan")) and not data.get("blocked")
                 and len(data.get("comparisons") or ()) < len(data["plan"]))

@@ -11,8 +11,18 @@ once for every task. The server, not the page, knows where a worker is:
   is answered with the current view (``ack`` = its action id), so no page waits for an answer
   that will not come and no click is dropped silently;
 * a page (re)opening sends ``{"type": "hello", "tab": id, "claim": true}``: the newest tab owns
-  the assignment; actions from another tab are not stored, and the view it gets back names the
-  owner (``tab``) so that page says the assignment is open elsewhere;
+  the assignment (also over a relaunch: the owner is part of the stored work); actions from another
+  tab are not stored, and the view it gets back names the owner (``tab``) so that page says the
+  assignment is open elsewhere; a shown page asks every few seconds (``{"type": "ping"}``, answered
+  with ``{"type": "owner", "tab", "version"}``, no view made), as the router delivers an agent's
+  packets to one of its pages only (see ``frontend/mephisto_live.js``);
+* one agent per provider registration in a run: two pages of one assignment registering at the same
+  instant (two browsers coming back after a relaunch) would make Mephisto create two agents, the
+  second starting new work from the page's resent action; the later one is answered "register again"
+  (it then reaches the first agent) and expired, never completed;
+* an agent that ends without its worker submitting, its work continued elsewhere (a relaunch, a
+  page back after a drop) or holding no work at all ("no more work"), is expired rather than left for
+  Mephisto to mark completed: Mephisto records one completed agent per piece of work;
 * every view carries ``version``, a server-clock stamp that only grows (also over a relaunch),
   so a page drops views older than one it has shown;
 * a unit cut short with work left (relaunch, a page the router stopped hearing) is found again by
@@ -27,12 +37,14 @@ import random
 import threading
 import time
 
+from mephisto.abstractions._subcomponents.agent_state import AgentState
 from mephisto.abstractions.blueprint import TaskRunner
+from mephisto.data_model.exceptions import AgentShutdownError
 
-from parlai_acute.mephisto_tasks.live.sessions import (Sessions, carried_over, forget_registration, mark_superseded,
-                                                  registration_of)
+from parlai_acute.mephisto_tasks.live.sessions import (Sessions, carried_over, forget_registration, in_live_run,
+                                                  mark_superseded, registration_of, restore_registration)
 from parlai_acute.mephisto_tasks.live.texts import FAILED, NOT_ELIGIBLE, UNKNOWN_ACTION
-from parlai_acute.mephisto_tasks.live.units import (STOP_LINGER_S, expire_launched_units, raise_if_gone,
+from parlai_acute.mephisto_tasks.live.units import (STOP_LINGER_S, expire_agent, expire_launched_units, raise_if_gone,
                                                    say_no_more_work, watch_completion)
 
 logger = logging.getLogger(__name__)
@@ -70,6 +82,9 @@ class LiveRunner(TaskRunner):
         self._no_more_work_said = False
         self._stopped_and_done_at = None  # when the stop rule had fired and the last unit under way ended
         self.sessions = Sessions(self.resumable)
+        self._owners_lock = threading.Lock()
+        self._owners: dict[str, str] = {}  # registration -> the agent id holding its work in this run
+        self._extra: set[str] = set()  # agents made by a second registration at once: expired at start
 
     def start_watching(self) -> None:
         """Expire spare units whenever the scheduler is complete, and find the unfinished units of
@@ -132,6 +147,11 @@ class LiveRunner(TaskRunner):
         """Does this stored state still have work the worker can come back to?"""
         return False
 
+    @classmethod
+    def holds_work(cls, data: dict) -> bool:
+        """Did this unit get any work (not "no more work for you")? An agent without is expired."""
+        return data.get("status") not in (None, "unavailable")
+
     # ------------------------------------------------------------------ helpers
     @staticmethod
     def accept(state, update: dict) -> None:
@@ -177,7 +197,21 @@ class LiveRunner(TaskRunner):
     def get_init_data_for_agent(self, agent) -> dict:
         state = agent.state
         if state.get_init_state() is None:
-            registration = registration_of(agent)
+            with self._owners_lock:  # one registration at a time decides who holds an assignment's work
+                registration = registration_of(agent)
+                holder = self._owners.get(registration) if registration else None
+                if holder is not None or (registration is None and in_live_run(agent)):
+                    # a second page of this assignment registered at the same instant (Mephisto keeps the
+                    # later agent under the registration): this one does nothing, its page registers
+                    # again and reaches the agent that holds the work
+                    if holder is not None:
+                        restore_registration(agent, registration, holder)
+                    self._extra.add(agent.get_agent_id())
+                    logger.info("agent %s of worker %s: a second registration of one assignment at once; its "
+                                "page registers again", agent.db_id, agent.worker_id)
+                    return {"type": "again", "again": True}
+                if registration:
+                    self._owners[registration] = agent.get_agent_id()
             earlier = self.sessions.take(str(agent.worker_id), registration)
             if earlier is not None:
                 logger.info("worker %s continues the work of agent %s in agent %s", agent.worker_id,
@@ -186,6 +220,9 @@ class LiveRunner(TaskRunner):
                 data["registration"] = registration
                 self.resume_unit(agent, data)
                 mark_superseded(earlier["agent"], agent.db_id)
+                old = earlier["agent"]
+                if old.db.get_agent(old.db_id)["status"] not in AgentState.complete():
+                    expire_agent(old)  # a killed run left it "in task": its work is this agent's now
             else:
                 # saved with the unit's first state: registering runs in Mephisto's event loop, where a
                 # second fsync'd write per worker held up every page's packets while 200 registered
@@ -207,10 +244,14 @@ class LiveRunner(TaskRunner):
         """One packet from the page, always answered with the current view."""
         state = agent.state
         d = state.data
+        if update.get("type") == "ping":  # which tab owns it, and the latest view's number: no view made
+            agent.observe({"type": "owner", "tab": d.get("tab"), "version": d.get("version")})
+            return
         if update.get("type") == "hello":
             tab = update.get("tab")
-            if isinstance(tab, str) and tab and (update.get("claim") or not d.get("tab")):
-                d["tab"] = tab  # saved with the next action: after a relaunch the first page back claims it
+            if isinstance(tab, str) and tab and tab != d.get("tab") and (update.get("claim") or not d.get("tab")):
+                d["tab"] = tab
+                state.save_data()  # the owner survives a relaunch: a page coming back first does not take it
             self.send_view(agent)
             return
         action = update.get("action_id")
@@ -234,6 +275,9 @@ class LiveRunner(TaskRunner):
 
     # ------------------------------------------------------------------ mephisto hooks
     def run_unit(self, unit, agent) -> None:
+        if agent.get_agent_id() in self._extra:  # see get_init_data_for_agent: never a piece of work
+            expire_agent(agent)
+            raise AgentShutdownError(agent.db_id)  # Mephisto gives the unit back to the pool, uncompleted
         start = time.time()
         gone_check = time.monotonic() + random.uniform(0, GONE_EVERY)  # 200 units started together: spread their checks
         try:
@@ -255,10 +299,27 @@ class LiveRunner(TaskRunner):
                 agent.await_submit(timeout=remaining)
         finally:
             self._settle(agent)
+            self._expire_if_not_work(agent)
             if self.finished():  # everything is collected: close the slots nobody took
                 expire_launched_units(self.task_run)
 
+    def _expire_if_not_work(self, agent) -> None:
+        """Mephisto marks every agent whose unit thread ends without an error completed, a run that stops
+        included: an agent whose work goes on in a later one (the page comes back after a relaunch) or
+        that held none would be a second "completed" agent for one piece of work (paid twice by anyone
+        approving from Mephisto's agents). Expired instead; its time stays in the work's record."""
+        data = agent.state.data
+        unfinished = self.resumable(data) and data.get("final_submission") is None
+        if (unfinished or not self.holds_work(data)) and agent.get_status() not in AgentState.complete():
+            expire_agent(agent)
+
     def _settle(self, agent) -> None:
+        with self._owners_lock:
+            registration = agent.state.data.get("registration")
+            if registration and self._owners.get(registration) == agent.get_agent_id():
+                del self._owners[registration]
+        if agent.get_agent_id() in self._extra:
+            return
         self.end(agent)
         data = agent.state.data
         if self.resumable(data) and not data.get("superseded_by"):

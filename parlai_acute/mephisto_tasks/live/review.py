@@ -4,7 +4,9 @@ registry entry) and carry the plan out with Mephisto's own unit and worker API.
 Pay is keyed to the *work*, never to an agent row: a piece of work continued in a later agent (a
 relaunch, a page back after a drop: :mod:`.sessions`) is one unit of work, decided and paid once
 through the agent that holds it; the agents it continued get no action of their own (logged as
-such), so nobody is approved twice for one assignment. Rejected work is not paid; work cut short
+such), so nobody is approved twice for one assignment; an agent that held no work at all (a page told
+"no more work", or one that stored nothing; a run before the live runner expired such agents left
+them "completed") is neither a unit of the review nor approved. Rejected work is not paid; work cut short
 (the worker left, the run stopped) cannot be approved on the provider, so its time is paid through
 the wage bonus.
 
@@ -41,6 +43,16 @@ def protocol_of(db, task_name: str):
                     f"parlai_acute reviews; review it with `parlai-acute mephisto review`")
 
 
+def holds_work(data: dict) -> bool:
+    """Did this agent's stored state get work? Not when it was never started (no state, or no status /
+    ACUTE plan yet), was told "no more work" (status ``unavailable``) or got an empty ACUTE plan."""
+    if not data.get("schema"):
+        return False
+    if data.get("status") is not None:  # per-turn, SSA, multi-reference
+        return data["status"] != "unavailable"
+    return bool(data.get("plan") or data.get("comparisons"))  # ACUTE-Eval: comparisons planned or judged
+
+
 def agents(db, task_name: str) -> list[dict]:
     """Every agent of every run of ``task_name``: ids, worker, status, seconds worked (Mephisto's
     start and end), the unit's pay, and ``work``: the agent that holds the piece of work."""
@@ -59,7 +71,7 @@ def agents(db, task_name: str) -> list[dict]:
                               "task_run_id": str(run.db_id), "status": agent.db_status,
                               "seconds": (end - start) if start and end and end >= start else None,
                               "pay": float(db.get_unit(agent.unit_id)["pay_amount"]),
-                              "superseded_by": data.get("superseded_by"),
+                              "superseded_by": data.get("superseded_by"), "holds_work": holds_work(data),
                               "resumed_from": [str(a) for a in data.get("resumed_from") or ()]})
     by_id = {a["agent_id"]: a for a in found}
     continued = {old: a["agent_id"] for a in found for old in a["resumed_from"]}
@@ -80,6 +92,8 @@ def work_units(found: list[dict]) -> list[dict]:
     the pay of its unit when it was submitted (else 0: paid through the wage bonus, if any)."""
     by_work: dict[str, dict] = {}
     for a in found:
+        if a["agent_id"] == a["work"] and not a["holds_work"]:
+            continue
         w = by_work.setdefault(a["work"], {"worker": a["worker"], "unit_id": None, "seconds": None, "pay": 0.0})
         if a["seconds"] is not None:
             w["seconds"] = (w["seconds"] or 0.0) + a["seconds"]
@@ -177,6 +191,9 @@ def apply(db, plan, log_path: Path | None = None, *, dry_run: bool = True) -> li
             if a["agent_id"] != a["work"]:
                 record(dict(base, action="none", result=f"skipped: continued in agent {a['work']}, decided there"))
                 continue
+            if not a["holds_work"]:
+                record(dict(base, action="none", result=f"skipped: held no work (status {a['status']})"))
+                continue
             if a["status"] in DONE:
                 record(dict(base, result=f"skipped: already {a['status']}"))
                 continue
@@ -199,7 +216,7 @@ def apply(db, plan, log_path: Path | None = None, *, dry_run: bool = True) -> li
             continue
         # a bonus goes with a unit the worker submitted where there is one (MTurk pays bonuses on
         # submitted assignments); else with the last piece of work
-        holders = [a for a in mine if a["agent_id"] == a["work"]] or mine
+        holders = [a for a in mine if a["agent_id"] == a["work"] and a["holds_work"]] or mine
         holder = next((a for a in reversed(holders) if a["status"] in PAYABLE), holders[-1])
         for amount, why in proposal["bonuses"]:
             base = {"action": "bonus", "worker": worker, "worker_id": holder["worker_id"],

@@ -20,9 +20,10 @@ from typing import Any, Callable
 
 logger = logging.getLogger(__name__)
 
-# what a stored state carries about where it came from, never copied as work; nor the tab that
-# owned the assignment (the first page back claims it)
-_OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by", "tab")
+# what a stored state carries about where it came from, never copied as work. The tab that owned the
+# assignment is copied: after a relaunch it still owns it (another page coming back first, e.g. one in
+# another browser that had not heard it was displaced, must not take it with an action it had pending)
+_OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by")
 
 
 def registration_of(agent) -> str | None:
@@ -33,6 +34,23 @@ def registration_of(agent) -> str | None:
         return None
     agent_id = agent.get_agent_id()
     return next((reg for reg, aid in list(by_registration.items()) if aid == agent_id), None)
+
+
+def in_live_run(agent) -> bool:
+    """Is ``agent`` served by a live run (its page registered through Mephisto's client IO)?"""
+    try:
+        return agent.get_live_run().client_io is not None
+    except Exception:
+        return False
+
+
+def restore_registration(agent, registration: str, holder_id: str) -> None:
+    """Point ``registration`` back at the agent that holds its work (Mephisto pointed it at ``agent``, made
+    by a second registration at the same instant): the page's next registration reconnects to the holder."""
+    try:
+        agent.get_live_run().client_io.agents_by_registration_id[registration] = holder_id
+    except Exception:
+        logger.exception("pointing registration %s back at agent %s", registration, holder_id)
 
 
 def forget_registration(agent) -> None:

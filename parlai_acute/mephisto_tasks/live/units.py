@@ -108,3 +108,13 @@ def raise_if_gone(agent) -> None:
         raise AgentReturnedError(agent.db_id)
     if status in (AgentState.STATUS_TIMEOUT, AgentState.STATUS_EXPIRED):
         raise AgentTimeoutError(0, agent.db_id)
+
+
+def expire_agent(agent) -> None:
+    """Mark ``agent`` expired in Mephisto's database only: ``agent.update_status`` would also push the
+    status to the page, which would then say "no longer available" while it is about to continue
+    its work in another agent (or says "no more work" already)."""
+    from mephisto.abstractions._subcomponents.agent_state import AgentState
+
+    agent.db.update_agent(agent.db_id, status=AgentState.STATUS_EXPIRED)
+    agent.db_status = AgentState.STATUS_EXPIRED

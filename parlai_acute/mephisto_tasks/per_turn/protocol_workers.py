@@ -50,11 +50,15 @@ class Client:
 
         registration = {"worker_name": self.name, "agent_registration_id": f"{self.assignment}-{self.name}",
                         "assignment_id": self.assignment, "provider_type": "mock"}
-        details = await post_json(f"{self.base}/request_agent",
-                                  {"provider_data": registration, "client_timestamp": time.time()})
-        data = details.get("data") or {}
-        if not data.get("agent_id"):
-            return data.get("failure_reason") or "no agent"
+        while True:
+            details = await post_json(f"{self.base}/request_agent",
+                                      {"provider_data": registration, "client_timestamp": time.time()})
+            data = details.get("data") or {}
+            if not data.get("agent_id"):
+                return data.get("failure_reason") or "no agent"
+            if not (data.get("init_task_data") or {}).get("again"):
+                break
+            await asyncio.sleep(1)  # another page of this assignment registered at the same instant: again
         self.agent_id, self.view = data["agent_id"], data["init_task_data"]
         url = self.base.replace("http://", "ws://").replace("https://", "wss://") + "/"
         self.sock = await websockets.connect(url, max_size=None, ping_interval=None)

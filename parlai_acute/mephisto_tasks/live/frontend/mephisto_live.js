@@ -14,7 +14,17 @@
  * process reconnects the same agent; a relaunched one continues the worker's unit in a new
  * agent), then shows the server's current view. Tabs: the newest tab on an assignment owns it
  * (hello with claim); another tab of the same browser hears it at once (BroadcastChannel), any
- * other from the server's views (view.tab); it says so, stops sending, and offers to continue here.
+ * other from the server's views (view.tab); it says so, stops sending, puts the words of the action
+ * it was sending back in their boxes, and offers to continue here.
+ * The router sends an agent's packets to the one socket that last sent a heartbeat, and every page of
+ * an assignment (two browsers, two profiles) is the same agent: so a page sends a heartbeat right
+ * before each packet (the answer comes back to it), and while it is shown it asks the server every
+ * few seconds which tab owns the assignment ("ping", answered with {type: "owner", tab, version});
+ * a page that is not the owner hears it within seconds, and the owner asks again for a view it missed.
+ * Pings and resends go at random moments: two pages in step (both every 3 s) would have the other's
+ * heartbeat land between each packet and its answer, every time.
+ * Two pages registering at the same instant get one agent: the later one is told to register again
+ * (init_task_data.again) and then reaches the same agent.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
  * lines shared by every task (connection, tabs, saving, preview; mephisto_tasks/live/texts.py) are
  * written into the page when it is built (#live-texts), so a server down at the first load is
@@ -40,6 +50,7 @@ var MephistoLive = (function () {
   var agentId = null, socket = null, handlers = {}, registration = null, channel = null;
   var submitted = false, displaced = false, reconnecting = false, lostAt = 0, retryTimer = null, registering = false;
   var inflight = null, resendTimer = null, lastVersion = -1, lastHeard = 0, claimNext = true, claiming = true;
+  var shown = null;  // the last view shown (shown again, not busy, when this tab is displaced)
   var inflightDrafts = [], draftBoxes = [], DRAFT_PREFIX = "parlai-acute:draft:";
   var GIVE_UP_MS = 90000;  // a relaunched task opens its units within seconds; after this, "no work" is final
 
@@ -49,6 +60,7 @@ var MephistoLive = (function () {
     return Array.prototype.map.call(a, function (x) { return x.toString(36); }).join("");
   }
   function now() { return Date.now() / 1000; }
+  function jitter(ms) { return ms * (0.5 + Math.random()); }
 
   // A shared line (written into the page, or from the task configuration), "{name}" filled from
   // values; the page's own loading line if the page has none.
@@ -119,6 +131,8 @@ var MephistoLive = (function () {
   }
   function raw(packetType, data) {
     if (!socket || socket.readyState !== 1 || displaced) return false;
+    // the answer goes to the socket that sent the last heartbeat: this one
+    if (packetType === "mephisto_bound_live_update") raw("heartbeat", {});
     socket.send(JSON.stringify({ packet_type: packetType, subject_id: agentId, data: data || {},
                                  client_timestamp: now() }));
     return true;
@@ -139,13 +153,26 @@ var MephistoLive = (function () {
       inflightDrafts = [];
     }
     if (!reconnecting) banner("");
+    shown = v;
     handlers.onView(v);
+  }
+  // the server's answer to a ping: which tab owns the assignment, and its latest view's version
+  function owner(o) {
+    if (displaced || submitted) return;
+    if (o.tab && o.tab !== tab && !claiming) { displace(); return; }
+    if (o.version !== undefined && o.version > lastVersion) raw("mephisto_bound_live_update", { type: "hello", tab: tab });
+  }
+  function ping() {
+    if (!socket || socket.readyState !== 1 || displaced || submitted || document.visibilityState === "hidden") return;
+    raw("mephisto_bound_live_update", { type: "ping", tab: tab });
   }
   function resend() {
     clearTimeout(resendTimer);
     if (!inflight || displaced) return;
     raw("mephisto_bound_live_update", inflight);
-    resendTimer = setTimeout(resend, RESEND_MS);  // until a view acknowledges it; the server stores it once
+    // until a view acknowledges it (the server stores it once); at a random moment, never in step with
+    // another page's heartbeats (which would take every answer to it)
+    resendTimer = setTimeout(resend, jitter(RESEND_MS));
   }
   function send(data, boxes) {
     if (inflight || displaced || submitted) return false;
@@ -203,8 +230,17 @@ var MephistoLive = (function () {
   // ---------------------------------------------------------------- tabs
   function displace() {
     displaced = true;
+    // the action on its way was not stored: its words go back in their boxes (still drafts)
+    draftBoxes.forEach(function (box) {
+      if (box.__draftKey && inflightDrafts.indexOf(box.__draftKey) >= 0 && !box.value) {
+        box.value = storage("getItem", box.__draftKey) || "";
+      }
+    });
     inflight = null;
+    inflightDrafts = [];
     clearTimeout(resendTimer);
+    if (shown) handlers.onView(shown);  // shown again, no longer "Sending..."
+
     if (socket) { var s = socket; socket = null; s.close(); }
     banner(say("elsewhere"), { label: say("continue_here"), action: claim });
     document.body.setAttribute("data-connection", "elsewhere");
@@ -229,9 +265,14 @@ var MephistoLive = (function () {
     return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
       var d = packet.data || {};
       if (!d.agent_id) return { unavailable: failureText(d.failure_reason) };
+      if (d.init_task_data && d.init_task_data.again) {  // another page of this assignment registered at once
+        if (!reconnecting) { reconnecting = true; lostAt = Date.now(); }
+        later(RETRY_MS);
+        return { again: true };
+      }
       agentId = d.agent_id;
       deliver(d.init_task_data);
-      openSocket();
+      if (!displaced) openSocket();  // the view named another tab as the owner: this one waits for a click
       return { started: true };
     });
   }
@@ -288,6 +329,8 @@ var MephistoLive = (function () {
   function onPacket(packet) {
     if (packet.packet_type === "client_bound_live_update" && packet.data && packet.data.type === "state") {
       deliver(packet.data);
+    } else if (packet.packet_type === "client_bound_live_update" && packet.data && packet.data.type === "owner") {
+      owner(packet.data);
     } else if (packet.packet_type === "update_status" && packet.data) {
       var status = packet.data.status;
       if (status === "disconnect" && !submitted) {
@@ -304,8 +347,10 @@ var MephistoLive = (function () {
     setInterval(function () {
       if (!socket || socket.readyState !== 1 || displaced) return;
       raw("heartbeat", {});
-      if (Date.now() - lastHeard > SILENT_MS) { var s = socket; socket = null; s.close(); lost(); }
+      if (Date.now() - lastHeard > SILENT_MS) { var s = socket; socket = null; s.close(); lost(); return; }
+      setTimeout(ping, Math.random() * HEARTBEAT_MS);  // at a random moment: see resend
     }, HEARTBEAT_MS);
+    document.addEventListener("visibilitychange", ping);  // back to this tab: ask at once
   }
 
   function loadTitle(el) {

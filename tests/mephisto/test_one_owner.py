@@ -1,0 +1,177 @@
+"""Exactly one owner per assignment, whatever the browsers (issue 25, item 1): a per-turn assignment
+open in two browser contexts (two browsers or profiles: no shared storage, no BroadcastChannel), a
+second tab and "Continue here" back and forth, a launcher relaunched while a page that had not heard
+it was displaced has an action on its way. Real local architect (Node router), Mephisto database,
+headless Chromium.
+
+Before: the page in the first browser showed "Sending..." for 30 s and more with no banner and its
+typed text gone (the router delivers an agent's packets to one of its pages only), and after the
+relaunch both pages registered at once: Mephisto made a second agent, which started a new unit with
+no registration, and every agent the run left behind was "completed".
+"""
+from __future__ import annotations
+
+from chaos_helpers import (MODELS, RELAUNCH, continue_here, elsewhere, freeze, idle, open_page, other_browser,
+                           reconnecting, relaunch, stop, wait)
+from per_turn_task_helpers import GENERIC, stored
+
+from parlai_acute.mephisto_tasks.live.local_run import LocalRun, free_port
+
+OTHER = "other_bot=parlai_acute.agents.generic_bot:GenericBotAgent"
+TURN = "window.__perTurnView"
+ARGS = ["--model", GENERIC, "--model", OTHER, "mephisto.blueprint.min_turns=2", "mephisto.blueprint.max_turns=5",
+        "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1"]
+OWNER = f"{TURN} && {TURN}.tab === MephistoLive.tab()"
+
+
+def take_over(page) -> None:
+    continue_here(page, "__perTurnView")
+
+
+def a_turn(page, text: str) -> None:
+    done = page.evaluate(f"{TURN}.turns_done")
+    page.fill("#message", text)
+    page.click("#send")
+    wait(page, f"({TURN}.candidates || []).length === 2 && {idle(page)}", MODELS, "the candidates")
+    page.click("#pick-0")
+    page.click("#submit-choice")
+    wait(page, f"{TURN}.turns_done === {done + 1} && {idle(page)}", MODELS, "the choice stored")
+
+
+def type_and_send(page, text: str) -> None:
+    """Type and click Send at once, as a worker does (in script: a page told it is displaced in the
+    meantime is greyed out and takes no clicks, and must keep the words all the same)."""
+    page.evaluate("""text => { const box = document.getElementById('message'); box.value = text;
+        box.dispatchEvent(new Event('input', {bubbles: true})); document.getElementById('send').click(); }""", text)
+
+
+def messages(page) -> list[str]:
+    return [m["text"] for m in page.evaluate(f"{TURN}.messages") if m["speaker"] != "bot"]
+
+
+def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs):
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.live import setup
+
+    run = LocalRun(tmp_path / "data", ARGS, free_port(), tmp_path / "launch0.log", group="per-turn",
+                   task_name="one_owner")
+    runs.append(run)
+    run.wait_ready()
+    home, office = chromium.new_context(), chromium.new_context()  # two browsers: nothing shared
+    a = open_page(home, run.url, "amy", "a1", "__perTurnView")
+    wait(a, f"{TURN}.can_send && {idle(a)}", MODELS, "the first turn")
+    a_turn(a, "Hello, do you like hiking?")
+
+    a2 = open_page(home, run.url, "amy", "a1", "__perTurnView")  # a second tab, then back to the first
+    elsewhere(a)
+    take_over(a)
+    elsewhere(a2)
+    a2.close()
+
+    freeze(a, True)  # the home page hears nothing while the same address opens in the other browser
+    b = open_page(office, run.url, "amy", "a1", "__perTurnView")
+    wait(b, f"{OWNER} && {idle(b)}", what="the other browser owning the assignment")
+    freeze(a, False)
+    type_and_send(a, "Typed at home after the office took over")  # before it heard: refused, and said so
+    other_browser(a)
+    assert a.input_value("#message") == "Typed at home after the office took over"  # the words are kept
+    assert "Typed at home" not in " ".join(messages(b))
+
+    take_over(a)  # back home: the office page hears it by itself, idle
+    other_browser(b)
+    assert a.input_value("#message") == "Typed at home after the office took over"
+    a.click("#send")
+    wait(a, f"({TURN}.candidates || []).length === 2 && {idle(a)}", MODELS, "the candidates")
+    a.click("#pick-0")
+    a.click("#submit-choice")
+    wait(a, f"{TURN}.turns_done === 2 && {idle(a)}", MODELS, "turn 2 stored")
+
+    # the office takes it again while the home laptop sleeps; the launcher stops; home wakes up and
+    # sends while the task is down (whether or not it heard of the office before the stop): the
+    # relaunched task takes no action from a page that is not the owner, nor starts new work for it
+    freeze(a, True)
+    take_over(b)
+    stop(run, 15)
+    freeze(a, False)
+    reconnecting(b)
+    wait(a, "['reconnecting', 'elsewhere'].indexOf(document.body.dataset.connection) >= 0",
+         what="home reconnecting (or told already)")
+    type_and_send(a, "Sent at home while the task was down")
+    run = relaunch(run, ARGS, tmp_path / "launch1.log", "per-turn")
+    runs.append(run)
+    wait(b, f"{OWNER} && {TURN}.turns_done === 2 && {idle(b)}", RELAUNCH, "the office back at turn 3")
+    wait(a, "document.body.dataset.connection === 'elsewhere'", RELAUNCH, "home told the office owns it")
+    assert a.input_value("#message") == "Sent at home while the task was down"
+    assert a.evaluate(f"{TURN}.turns_done") == 2  # the same dialogue, never a new one at turn 1
+
+    take_over(a)  # and home finishes the dialogue, with the words it kept
+    other_browser(b)
+    a.click("#send")
+    wait(a, f"({TURN}.candidates || []).length === 2 && {idle(a)}", MODELS, "the candidates")
+    a.click("#pick-0")
+    a.click("#submit-choice")
+    wait(a, f"{TURN}.turns_done === 3 && {idle(a)}", MODELS, "turn 3 stored")
+    a.click("#finish")
+    wait(a, "document.body.dataset.finished === 'true'", what="the thank-you")
+    assert run.wait_exit(timeout=120) == 0  # the one dialogue needed is done: the run ends by itself
+
+    _, units, records = stored(run.data_dir, "one_owner")
+    assert len(units) == 1 and units[0]["data"]["status"] == "complete"
+    assert units[0]["data"]["registration"] == "a1-simulated-amy"
+    sent = [r["worker_message"] for r in records if r["model"] == "generic_bot"]
+    assert sent == ["Hello, do you like hiking?", "Typed at home after the office took over",
+                    "Sent at home while the task was down"]  # each once, in the one dialogue
+    db = setup.open_db(run.data_dir)
+    agents = {str(row.db_id): Agent.get(db, row.db_id).db_status for row in db.find_agents()}
+    completed = [agent for agent, status in agents.items() if status == "completed"]
+    assert len(completed) == 1, agents  # one piece of work, one completed agent
+    assert set(agents.values()) <= {"completed", "expired"}, agents  # the others expired, never completed
+
+    plan = api.review("one_owner", mephisto_db=run.data_dir / "database.db", apply=True,
+                      log=tmp_path / "review.jsonl")
+    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+    assert approved == completed  # approved and paid once, through the agent that holds the work
+    after = {str(row.db_id): Agent.get(db, row.db_id).db_status for row in db.find_agents()}
+    assert list(after.values()).count("approved") == 1, after
+
+
+def test_pages_of_one_assignment_registering_at_once_get_one_agent(tmp_path, launch_per_turn):
+    """Two pages of one assignment registering at the same instant (two browsers back after a relaunch)
+    made Mephisto create two agents, the second starting a new dialogue with no registration. Now the
+    later one is told to register again and reaches the same agent; the extra agent is expired."""
+    import asyncio
+
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    task = launch_per_turn("--model", GENERIC, "--model", OTHER, "mephisto.blueprint.min_turns=2",
+                           "mephisto.blueprint.max_turns=2", "mephisto.blueprint.onboarding=false",
+                           "mephisto.blueprint.target=4")
+    task.wait_ready()
+
+    async def both_at_once(assignment):
+        pages = [pw.Client(task.url, "zoe", assignment), pw.Client(task.url, "zoe", assignment)]
+        assert await asyncio.gather(*(p.open() for p in pages)) == ["", ""]
+        agents = {p.agent_id for p in pages}
+        for p in pages:
+            await p.close()
+        return agents
+
+    async def all_pairs():
+        first = pw.Client(task.url, "zoe", "z0")  # the worker exists (Mephisto's own race on a new worker's
+        assert await first.open() == ""  # row is not this one); then three assignments, two pages each
+        await first.close()
+        return [{first.agent_id}, *await asyncio.gather(*(both_at_once(f"z{k}") for k in range(1, 4)))]
+
+    pairs = pw.run_sync(all_pairs)
+    assert all(len(agents) == 1 for agents in pairs), pairs  # both pages of an assignment: one agent
+    db, units, _ = stored(task.data_dir)
+    started = [u for u in units if u["data"].get("status") not in (None, "unavailable")]
+    assert sorted(u["data"]["registration"] for u in started) == [f"z{k}-simulated-zoe" for k in range(4)]
+    for row in db.find_agents():  # any extra agent an instant made is expired, and holds nothing
+        if str(row.db_id) not in {a for agents in pairs for a in agents}:
+            assert Agent.get(db, row.db_id).db_status == "expired"
+    print(f"simultaneous registrations: {len(db.find_agents()) - 4} extra agents made and expired")
