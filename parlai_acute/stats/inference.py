@@ -742,7 +742,9 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
     count the other labellers' tastes once per shared worker, (k - 1)^2 / (W - 1) too much
     (k labels per item, W workers): 2.3 times at 8 workers and 5 labels per item. If the sum is not
     positive, V_C alone. A t on min(contexts, workers) - 1 df. ``column`` maps items to columns,
-    ``label_item`` labels to items. Arrays (m,): estimate, se, df, p, low, high, levels (2, m)."""
+    ``label_item`` labels to items. Several statistics over the same items and labels at once:
+    scores of shape (items, q) and (labels, q), estimate (m, q). Arrays (m,) (or (m, q)): estimate,
+    se, df, p, low, high; levels (2, m)."""
     from scipy import stats
 
     column = np.asarray(column, dtype=np.int64)
@@ -752,20 +754,24 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
 
     def part(col, codes, score, size=None):
         key, owner = _group(col, codes)
-        totals = np.bincount(key, weights=score)
+        score = np.asarray(score, float)
+        totals = np.stack([np.bincount(key, weights=x) for x in score.reshape(len(key), -1).T], axis=-1)
         if size is not None:  # CR3
             with np.errstate(invalid="ignore", divide="ignore"):
                 lev = np.bincount(key) / size[owner]
-                totals = totals / np.where(lev < 1, 1 - lev, np.inf)
-        return np.bincount(owner, weights=totals ** 2, minlength=columns), np.bincount(owner, minlength=columns)
+                totals = totals / np.where(lev < 1, 1 - lev, np.inf)[:, None]
+        v = np.stack([np.bincount(owner, weights=t ** 2, minlength=columns) for t in totals.T], axis=-1)
+        return v.reshape((columns,) + score.shape[1:]), np.bincount(owner, minlength=columns)
 
     context = np.asarray(item_context, dtype=np.int64)
     worker = np.asarray(label_worker, dtype=np.int64)
-    v_c, g_c = part(column, [context], np.asarray(item_score, float), items)
-    v_w, g_w = part(label_column, [worker], np.asarray(label_score, float))
-    v_cw, _ = part(label_column, [context[label_item], worker], np.asarray(label_score, float))
+    v_c, g_c = part(column, [context], item_score, items)
+    v_w, g_w = part(label_column, [worker], label_score)
+    v_cw, _ = part(label_column, [context[label_item], worker], label_score)
     var = v_c + v_w - v_cw
     var = np.where(var > 0, var, v_c)
+    if var.ndim > 1:
+        g_c, g_w, items = g_c[:, None], g_w[:, None], items[:, None]
     df = np.minimum(g_c, g_w) - 1.0
     estimate = np.asarray(estimate, dtype=float)
     ok = (df >= 1) & (var > 0) & (items > 0)
@@ -774,7 +780,7 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
         p = np.where(ok, 2 * stats.t.sf(np.abs(estimate) / se, np.maximum(df, 1)), np.nan)
         half = stats.t.ppf(0.5 + confidence / 2, np.maximum(df, 1)) * se
     return {"estimate": estimate, "se": se, "df": df, "p": p, "low": estimate - half, "high": estimate + half,
-            "levels": np.vstack([g_c, g_w])}
+            "levels": np.vstack([np.ravel(g_c), np.ravel(g_w)])}
 
 
 def pivotal(others_yes, labels) -> np.ndarray:
@@ -800,24 +806,31 @@ def difference_split_tests(column, is_b, item_value, item_context, label_item, l
                            columns: int, confidence: float = 0.95) -> dict:
     """:func:`split_facet_tests` of B's mean item value minus A's in each column (items with
     ``is_b`` are B's): item scores (value - its model's mean) / n_model with the sign of the model,
-    label scores (``label_part`` - its model's mean part) with the same weight. Returns the dict of
-    :func:`split_facet_tests` plus ``n_a``, ``n_b`` (items per model and column)."""
+    label scores (``label_part`` - its model's mean part) with the same weight. ``item_value`` and
+    ``label_part`` may have a second axis (several measures over the same items and labels).
+    Returns the dict of :func:`split_facet_tests` plus ``n_a``, ``n_b`` (items per model and column)."""
     column = np.asarray(column, dtype=np.int64)
     is_b = np.asarray(is_b, dtype=bool)
     value = np.asarray(item_value, dtype=float)
+    part = np.asarray(label_part, dtype=float)
     label_item = np.asarray(label_item, dtype=np.int64)
     group = 2 * column + is_b
+    label_group = group[label_item]
     n = np.bincount(group, minlength=2 * columns).astype(float)
+    n_label = np.bincount(label_group, minlength=2 * columns).astype(float)
+
+    def means(key, x, count):
+        return np.stack([np.bincount(key, weights=c, minlength=2 * columns) / count
+                         for c in x.reshape(len(key), -1).T], axis=-1).reshape((2 * columns,) + x.shape[1:])
+
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(group, weights=value, minlength=2 * columns) / n
+        mean = means(group, value, n)
+        centre = means(label_group, part, n_label)
         weight = np.where(is_b, 1.0, -1.0) / n[group]
-        label_group = group[label_item]
-        part = np.asarray(label_part, dtype=float)
-        centre = np.bincount(label_group, weights=part, minlength=2 * columns) / np.bincount(label_group,
-                                                                                             minlength=2 * columns)
+    shape = (-1,) + (1,) * (value.ndim - 1)
     estimate = mean[1::2] - mean[0::2]
-    item_score = weight * (value - mean[group])
-    label_score = weight[label_item] * (part - centre[label_group])
+    item_score = weight.reshape(shape) * (value - mean[group])
+    label_score = weight[label_item].reshape(shape) * (part - centre[label_group])
     out = split_facet_tests(column, estimate, item_score, item_context, label_item, label_worker, label_score,
                             columns, confidence)
     out["n_a"], out["n_b"] = n[0::2], n[1::2]
