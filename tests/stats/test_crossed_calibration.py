@@ -94,3 +94,62 @@ def test_per_turn_analysis_reads_nesting_from_the_table():
     assert result.config.cluster == "dialogue" and result.designs[0].comparisons.iloc[0].clusters == 40
     asked = analyze(df, AnalysisConfig(bootstrap=0, cluster="worker"))
     assert asked.config.cluster == "worker" and asked.design == "clustered by worker as asked"
+
+
+@pytest.mark.parametrize("size", [8, 20, 60])
+def test_static_ssa_mark_holds_its_level_over_workers_and_contexts(size):
+    """400 seeded A/A studies of static SSA (workers x contexts crossed, worker x model taste): the
+    influence-split two-way test holds its level and covers; the split that puts each item's whole
+    residual into every one of its workers' cells (measured 7-12 %) is what it replaced."""
+    result = calibrate("ssa-static", size, 0.3, 400, seed=100 + size)
+    names = list(result)
+    mark = result[names[0]]
+    assert names[0].startswith("mark") and "workers x contexts" in names[0]
+    assert 0.015 <= mark["null"] <= 0.095, mark
+    assert 0.90 <= mark["coverage"] <= 0.985 and 0.90 <= mark["coverage_at_effect"] <= 0.985, mark
+
+
+def test_split_facet_variance_is_the_context_variance_when_workers_stay_in_one_context():
+    from parlai_acute.stats.inference import difference_split_tests, pivotal, scaled_votes
+
+    rng = np.random.default_rng(1)
+    contexts, k = 10, 3
+    is_b = np.repeat([False, True], contexts)
+    context = np.tile(np.arange(contexts), 2)
+    label_item = np.repeat(np.arange(2 * contexts), k)
+    worker = context[label_item] * k + np.tile(np.arange(k), 2 * contexts)  # each worker labels one context
+    vote = (rng.random(len(label_item)) < 0.6).astype(float)
+    yes = np.bincount(label_item, weights=vote)
+    value = (2 * yes > k).astype(float)
+    part = scaled_votes(is_b[label_item].astype(int), vote, pivotal(yes[label_item] - vote, k))
+    res = difference_split_tests(np.zeros(2 * contexts, int), is_b, value, context, label_item, worker, part, 1)
+    diff = value[is_b] - value[~is_b]
+    # CR3 over contexts: each context's residual total / (1 - 2/20), squared, over n_model^2
+    resid = (diff - diff.mean()) / contexts / (1 - 2 / 20)
+    assert res["se"][0] == pytest.approx(np.sqrt((resid ** 2).sum()))
+    assert res["estimate"][0] == pytest.approx(diff.mean()) and res["df"][0] == contexts - 1
+    assert list(pivotal([1, 2, 0, 1], [3, 3, 3, 2])) == [1.0, 0.0, 0.0, 1.0]
+
+
+def test_ssa_analysis_reads_crossing_from_the_table_and_needs_six_workers():
+    from parlai_acute.ssa.analysis import SSAConfig, analyze
+    from parlai_acute.ssa.simulate import simulate_labels
+
+    df = simulate_labels({"a": (0.6, 0.4), "b": (0.75, 0.5)}, contexts=40, labels_per_item=3, workers=12, seed=1)
+    result = analyze(df, SSAConfig(bootstrap=0))
+    assert result.design.startswith("workers x contexts crossed") and result.meta()["design"] == result.design
+    pair = result.pairs.set_index("measure").loc["sensibleness"]
+    assert pair["unit"] == "worker x context" and pair["clusters"] == 12 and "t on 11 df" in pair["cluster_method"]
+    assert np.isfinite(pair["context_pvalue"]) and pair["context_pvalue"] != pair["cluster_pvalue"]
+    assert pair["cluster_low"] < pair["diff"] < pair["cluster_high"]
+    few = analyze(simulate_labels({"a": (0.2, 0.4), "b": (0.9, 0.5)}, contexts=40, labels_per_item=3, workers=4,
+                                  seed=1), SSAConfig(bootstrap=0))
+    pair = few.pairs.set_index("measure").loc["sensibleness"]
+    assert pair["context_pvalue"] < 0.01 and pair["mark"] == "" and np.isnan(pair["cluster_pvalue"])
+    assert pair["cluster_note"].startswith("4 workers: the difference holds for these workers")
+    assert any(note.startswith("FEW WORKERS OR CONTEXTS") for note in few.notes)
+    # one worker per context: workers nested in contexts, the test over contexts is the mark
+    df["worker"] = "w-" + df["context_id"].astype(str)
+    nested = analyze(df, SSAConfig(bootstrap=0))
+    assert "nested in contexts" in nested.design and (nested.pairs["unit"] == "context").all()
+    assert nested.pairs["context_pvalue"].isna().all()
