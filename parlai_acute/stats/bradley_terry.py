@@ -36,6 +36,19 @@ is the cluster-robust sandwich instead (:func:`sandwich_intervals`: the penalise
 information on both sides of the sum of the workers' score outer products, G/(G-1), t on
 G - 1 df): with that many workers the two agree (tested), and a million judgments then
 cost one pass instead of a thousand resampled fits.
+
+Conversations reused (issue 23). When ``conversations`` names the columns of each side's
+conversation and some conversation serves more than one judgment, a worker interval treats the
+sampled conversations as fixed. Then the headline interval treats both as sampled: below
+:data:`SANDWICH_FROM` workers the **pigeonhole bootstrap** (Owen 2007): workers and each model's
+conversations are resampled independently, and a judgment counts as often as the product of its
+worker's and its two conversations' multiplicities; from :data:`SANDWICH_FROM` workers on the
+**two-way sandwich**: the meat is the workers' score outer products plus the conversations'
+minus those of the (worker, conversation) cells (Cameron, Gelbach and Miller 2011), where a
+judgment's score on each model's strength is credited to that model's conversation, each part
+times G/(G-1), a t on min(workers, conversations) - 1 df. The pigeonhole bootstrap counts the
+judgment noise once per facet, so it errs wide (Owen 2007 shows it is conservative); it is the
+one resampling scheme that keeps the crossed structure at all. ``interval`` names the method.
 """
 from __future__ import annotations
 
@@ -43,7 +56,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import optimize, sparse, stats
 from scipy.sparse.csgraph import connected_components
 
 from parlai_acute.errors import UserError
@@ -54,7 +67,7 @@ from parlai_acute.stats.winrates import outcome_matrices, scored
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
            "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
            "penalised_loglik", "profile_loglik", "profile_intervals", "cluster_bootstrap_counts",
-           "sandwich_intervals", "bradley_terry"]
+           "sandwich_intervals", "pigeonhole_counts", "crossed_sandwich_intervals", "bradley_terry"]
 
 DEFAULT_ALPHA = 0.01
 #: Fewer judgments of some model than this and bootstrap intervals are not trusted.
@@ -65,6 +78,8 @@ BOOTSTRAP = "percentile bootstrap (judgments)"
 PROFILE = "profile likelihood (penalised)"
 WORKERS = "percentile bootstrap of whole workers"
 SANDWICH = "cluster-robust (sandwich) over workers, t on G-1 df"
+PIGEONHOLE = "pigeonhole bootstrap of workers and conversations (Owen 2007)"
+SANDWICH_CROSSED = "two-way cluster-robust (sandwich) over workers and conversations, t on min(G)-1 df"
 #: From this many workers the worker interval is the sandwich (its cost does not grow with resamples).
 SANDWICH_FROM = 200
 
@@ -306,9 +321,90 @@ def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta:
     return theta - t * se, theta + t * se
 
 
+def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str]):
+    """(first, second, score, conversation of first, conversation of second, model of each
+    conversation): conversations coded 0..C-1, each within its model."""
+    first, second, score = scored(df)
+    left = df["model_left"].to_numpy(dtype=object)
+    dl, dr = df[conversations[0]].astype(str).to_numpy(), df[conversations[1]].astype(str).to_numpy()
+    first_is_left = first == left
+    conv_f, conv_s = np.where(first_is_left, dl, dr), np.where(first_is_left, dr, dl)
+    index = pd.Index(models)
+    f, s = index.get_indexer(first), index.get_indexer(second)
+    codes, uniques = pd.factorize(pd.Series(np.concatenate([f.astype(str), s.astype(str)]))
+                                  + "\x1f" + np.concatenate([conv_f, conv_s]))
+    owner = np.empty(len(uniques), dtype=np.int64)
+    owner[codes] = np.concatenate([f, s])
+    return f, s, score, codes[: len(df)], codes[len(df):], owner
+
+
+def conversations_reused(df: pd.DataFrame, conversations: tuple[str, str] | None) -> bool:
+    """True when some conversation (per model) serves more than one judgment."""
+    if conversations is None or not set(conversations) <= set(df.columns) or not len(df):
+        return False
+    sides = pd.concat([df["model_left"].astype(str) + "\x1f" + df[conversations[0]].astype(str),
+                       df["model_right"].astype(str) + "\x1f" + df[conversations[1]].astype(str)])
+    return bool(sides.duplicated().any())
+
+
+def pigeonhole_counts(df: pd.DataFrame, cluster: str, conversations: tuple[str, str], models: list[str],
+                      resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``(resamples, K, K)`` win matrices of the pigeonhole bootstrap: workers drawn with
+    replacement, each model's conversations drawn with replacement within the model, and every
+    judgment counted worker multiplicity x first conversation's x second's times."""
+    k = len(models)
+    f, s, score, cf, cs, owner = _sides(df, conversations, models)
+    workers, g = pd.factorize(df[cluster])
+    w = resample_weights(len(g), resamples, rng).astype(float)
+    c = np.empty((resamples, len(owner)))
+    for m in np.unique(owner):  # stratified: each model keeps its number of conversations
+        mine = np.flatnonzero(owner == m)
+        c[:, mine] = resample_weights(len(mine), resamples, rng)
+    weight = w[:, workers] * c[:, cf] * c[:, cs]  # (resamples, judgments)
+    cells = np.concatenate([f * k + s, s * k + f])
+    values = np.concatenate([score, 1 - score])
+    table = sparse.coo_matrix((values, (np.concatenate([np.arange(len(df))] * 2), cells)),
+                              shape=(len(df), k * k)).tocsr()
+    return np.asarray((table.T @ weight.T).T).reshape(resamples, k, k)
+
+
+def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tuple[str, str], models: list[str],
+                               theta: np.ndarray, wins: np.ndarray, alpha: float,
+                               confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wald intervals of the (mean-zero) strengths with the two-way (workers x conversations)
+    cluster-robust covariance (module docstring)."""
+    k = len(models)
+    f, s, score, cf, cs, owner = _sides(df, conversations, models)
+    workers, uniques = pd.factorize(df[cluster])
+    g_w, g_c = len(uniques), len(owner)
+    r = score - 1.0 / (1.0 + np.exp(theta[s] - theta[f]))
+    by_worker = (np.bincount(workers * k + f, weights=r, minlength=g_w * k)
+                 - np.bincount(workers * k + s, weights=r, minlength=g_w * k)).reshape(g_w, k)
+    meat = by_worker.T @ by_worker * g_w / max(g_w - 1, 1)
+    # a conversation's score lies on its own model's strength: its part of the meat is diagonal
+    by_conv = np.bincount(cf, weights=r, minlength=g_c) - np.bincount(cs, weights=r, minlength=g_c)
+    meat += np.diag(np.bincount(owner, weights=by_conv ** 2, minlength=k)) * g_c / max(g_c - 1, 1)
+    cell, cell_owner = pd.factorize(np.concatenate([workers * g_c + cf, workers * g_c + cs]))
+    by_cell = np.bincount(cell, weights=np.concatenate([r, -r]))
+    meat -= np.diag(np.bincount(owner[np.asarray(cell_owner) % g_c], weights=by_cell ** 2, minlength=k))
+    total = wins + wins.T
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    weight = total * p * (1 - p)
+    info = np.diag(weight.sum(axis=1)) - weight + 2 * alpha * np.eye(k)
+    bread = (np.eye(k) - 1.0 / k) @ np.linalg.pinv(info)
+    var = np.diag(bread @ meat @ bread.T)
+    if (var <= 0).any():  # the inclusion-exclusion sum is not positive: the workers' part alone
+        var = np.diag(bread @ (by_worker.T @ by_worker * g_w / max(g_w - 1, 1)) @ bread.T)
+    per_model = np.bincount(owner, minlength=k)
+    t = stats.t.ppf(0.5 + confidence / 2, max(min(g_w, int(per_model[per_model > 0].min())) - 1, 1))
+    se = np.sqrt(np.maximum(var, 0))
+    return theta - t * se, theta + t * se
+
+
 def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: float = DEFAULT_ALPHA,
                   confidence: float = 0.95, models: list[str] | None = None, cluster: str | None = None,
-                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP, min_clusters: int = 5) -> pd.DataFrame:
+                  min_judgments: int = MIN_JUDGMENTS_FOR_BOOTSTRAP, min_clusters: int = 5,
+                  conversations: tuple[str, str] | None = None) -> pd.DataFrame:
     """Rank the models of a judgments table (``winner``/``loser`` columns; a tie, ``outcome``
     "tie" or "both_bad", counts as half a win for each side: Davidson's model in
     :mod:`parlai_acute.stats.davidson` fits ties as ties).
@@ -322,7 +418,9 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     likelihood interval (see the module docstring). With ``cluster`` (a column, e.g.
     "worker") also: workers (distinct clusters per model) and ci_low_workers /
     ci_high_workers, a percentile bootstrap over clusters, given only where the
-    judgment bootstrap is.
+    judgment bootstrap is. ``conversations`` (the columns of the left and right conversation):
+    where some conversation serves more than one judgment, that interval treats workers and
+    conversations both as sampled (module docstring), and ``interval`` says so.
     """
     if alpha < 0:
         raise UserError(f"the penalty alpha must be 0 or more, got {alpha}", param="alpha")
@@ -373,12 +471,22 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
                                       "interval": "interval_judgments"})
         c_low, c_high, why = nan, nan, ""
         workers = df[cluster].nunique()
+        crossed = conversations_reused(df, conversations)
         if bootstrap <= 0:
             why = "no bootstrap asked (0 resamples)"
         elif method != BOOTSTRAP:
             why = "no interval over workers: the data are separated or small (see the judgment interval)"
         elif workers < min_clusters:
             why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
+        elif crossed and workers >= SANDWICH_FROM:
+            c_low, c_high = crossed_sandwich_intervals(df, cluster, conversations, models, theta, wins, alpha,
+                                                       confidence)
+        elif crossed:
+            counts = pigeonhole_counts(df, cluster, conversations, models, bootstrap, rng)
+            c_low, c_high = percentile_interval(fit_counts(counts, alpha=alpha, init=theta), confidence)
+            if np.isnan(c_low).any():
+                c_low, c_high = nan, nan
+                why = "no interval over workers and conversations: the resamples do not vary or are too often undefined"
         elif workers >= SANDWICH_FROM:
             c_low, c_high = sandwich_intervals(df, cluster, models, theta, wins, alpha, confidence)
         else:
@@ -388,6 +496,8 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
                 c_low, c_high = nan, nan
                 why = "no interval over workers: the worker resamples do not vary or are too often undefined"
         table["ci_low"], table["ci_high"] = c_low, c_high
-        table["interval"] = (SANDWICH if workers >= SANDWICH_FROM else WORKERS) if np.isfinite(c_low).all() else ""
+        named = ((SANDWICH_CROSSED if workers >= SANDWICH_FROM else PIGEONHOLE) if crossed else
+                 (SANDWICH if workers >= SANDWICH_FROM else WORKERS))
+        table["interval"] = named if np.isfinite(c_low).all() else ""
         table["note"] = [n or why for n in table["note"]]
     return table.sort_values("rank").reset_index(drop=True)

@@ -153,3 +153,26 @@ def test_ssa_analysis_reads_crossing_from_the_table_and_needs_six_workers():
     nested = analyze(df, SSAConfig(bootstrap=0))
     assert "nested in contexts" in nested.design and (nested.pairs["unit"] == "context").all()
     assert nested.pairs["context_pvalue"].isna().all()
+
+
+def test_bradley_terry_and_status_say_which_facets_their_intervals_treat_as_sampled():
+    from parlai_acute.monitoring.status import status, status_lines
+    from parlai_acute.stats.bradley_terry import PIGEONHOLE, SANDWICH_CROSSED, WORKERS, bradley_terry
+
+    df = simulate_judgments({"a": 0.0, "b": 0.4, "c": 0.8}, 600, seed=4, workers=40, dialogues_per_model=12,
+                            worker_sd=0.5)
+    sides = ("dialogue_left", "dialogue_right")
+    workers = bradley_terry(df, cluster="worker", seed=1).set_index("model")
+    both = bradley_terry(df, cluster="worker", seed=1, conversations=sides).set_index("model")
+    assert (workers["interval"] == WORKERS).all() and (both["interval"] == PIGEONHOLE).all()
+    assert ((both["ci_high"] - both["ci_low"]) > (workers["ci_high"] - workers["ci_low"])).all()
+    assert (both["ci_low"] < both["strength"]).all() and (both["strength"] < both["ci_high"]).all()
+    df["worker"] = [f"w{i % 300}" for i in range(len(df))]  # many workers: the two-way sandwich
+    many = bradley_terry(df, cluster="worker", conversations=sides).set_index("model")
+    assert (many["interval"] == SANDWICH_CROSSED).all() and (many["ci_low"] < many["strength"]).all()
+    once = df.assign(dialogue_left=[f"l{i}" for i in range(len(df))], dialogue_right=[f"r{i}" for i in range(len(df))])
+    assert (bradley_terry(once, cluster="worker", conversations=sides)["interval"] != SANDWICH_CROSSED).all()
+    lines = status_lines(status(simulate_judgments({"a": 0.0, "b": 0.4}, 300, seed=4, workers=25,
+                                                   dialogues_per_model=12)))
+    assert lines[1].startswith("unit: intervals run over workers; conversations are reused")
+    assert "treat the conversations as fixed" in lines[1]
