@@ -157,19 +157,27 @@ def test_ssa_analysis_reads_crossing_from_the_table_and_needs_six_workers():
 
 def test_bradley_terry_and_status_say_which_facets_their_intervals_treat_as_sampled():
     from parlai_acute.monitoring.status import status, status_lines
-    from parlai_acute.stats.bradley_terry import PIGEONHOLE, SANDWICH_CROSSED, WORKERS, bradley_terry
+    from parlai_acute.stats.bradley_terry import (SANDWICH_CROSSED, WORKERS, bradley_terry, fit_counts,
+                                                  pigeonhole_counts)
 
-    df = simulate_judgments({"a": 0.0, "b": 0.4, "c": 0.8}, 600, seed=4, workers=40, dialogues_per_model=12,
-                            worker_sd=0.5)
+    from parlai_acute.stats.crossed_designs import simulate
+
+    s = simulate("acute-pool", 20, 0.0, 1, seed=5)  # 20 conversation pairs (quality sd 1) reused by 20 workers
+    d = s["d"]
+    df = pd.DataFrame({"model_left": "a", "model_right": "b", "winner": np.where(d > 0, "b", "a"),
+                       "loser": np.where(d > 0, "a", "b"), "worker": s["worker"].astype(str),
+                       "dialogue_left": s["conv_a"].astype(str), "dialogue_right": s["conv_b"].astype(str)})
     sides = ("dialogue_left", "dialogue_right")
     workers = bradley_terry(df, cluster="worker", seed=1).set_index("model")
     both = bradley_terry(df, cluster="worker", seed=1, conversations=sides).set_index("model")
-    assert (workers["interval"] == WORKERS).all() and (both["interval"] == PIGEONHOLE).all()
+    assert (workers["interval"] == WORKERS).all() and (both["interval"] == SANDWICH_CROSSED).all()
     assert ((both["ci_high"] - both["ci_low"]) > (workers["ci_high"] - workers["ci_low"])).all()
     assert (both["ci_low"] < both["strength"]).all() and (both["strength"] < both["ci_high"]).all()
-    df["worker"] = [f"w{i % 300}" for i in range(len(df))]  # many workers: the two-way sandwich
-    many = bradley_terry(df, cluster="worker", conversations=sides).set_index("model")
-    assert (many["interval"] == SANDWICH_CROSSED).all() and (many["ci_low"] < many["strength"]).all()
+    # the pigeonhole bootstrap (measured, not adopted): wider still, it counts the judgment noise once per facet
+    models = sorted(both.index)
+    spread = fit_counts(pigeonhole_counts(df, "worker", sides, models, 300, np.random.default_rng(0))).std(axis=0)
+    sandwich_se = (both.loc[models, "ci_high"] - both.loc[models, "ci_low"]).to_numpy() / (2 * 2.2)
+    assert (spread > sandwich_se).all()
     once = df.assign(dialogue_left=[f"l{i}" for i in range(len(df))], dialogue_right=[f"r{i}" for i in range(len(df))])
     assert (bradley_terry(once, cluster="worker", conversations=sides)["interval"] != SANDWICH_CROSSED).all()
     lines = status_lines(status(simulate_judgments({"a": 0.0, "b": 0.4}, 300, seed=4, workers=25,
