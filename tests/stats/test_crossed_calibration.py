@@ -184,3 +184,27 @@ def test_bradley_terry_and_status_say_which_facets_their_intervals_treat_as_samp
                                                    dialogues_per_model=12)))
     assert lines[1].startswith("unit: intervals run over workers; conversations are reused")
     assert "treat the conversations as fixed" in lines[1]
+
+
+def test_ppi_interval_runs_over_workers_when_they_answer_many_items():
+    from parlai_acute.judges.ppi import ppi_table
+    from parlai_acute.stats.ppi import ppi_mean, ppi_mean_clustered
+
+    rng = np.random.default_rng(2)
+    worker = np.repeat(np.arange(20), 15)  # 20 workers x 15 items
+    taste = rng.normal(0, 1.0, 20)[worker]
+    y = (rng.random(300) < 1 / (1 + np.exp(-taste))).astype(float)
+    f = np.where(rng.random(300) < 0.8, y, 1 - y)
+    fu = (rng.random(600) < 0.5).astype(float)
+    plain, clustered = ppi_mean(y, f, fu, 0.05), ppi_mean_clustered(y, f, fu, worker, 0.05)
+    assert clustered["estimate"] == pytest.approx(plain["estimate"]) and clustered["clusters"] == 20
+    assert clustered["se"] > 1.5 * plain["se"]  # worker taste sd 1: the items are far from independent
+    # one item per worker: the clustered variance is the item variance times n / (n - 1)
+    alone = ppi_mean_clustered(y, f, fu, np.arange(300), 0.05)
+    assert alone["se"] ** 2 - plain["lambda"] ** 2 * fu.var(ddof=1) / 600 == pytest.approx(
+        (y - plain["lambda"] * f).var(ddof=1) / 300)
+    # through the table: ACUTE people whose workers judge many pairs, a judge on more pairs
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2, "d": 0.1}, 600, seed=0, workers=20)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")
+    row = ppi_table(people[people["pair_id"].isin(judged["pair_id"].iloc[::3])], judged, "acute").iloc[0]
+    assert row["note"].startswith("interval over ") and "workers (each worker's items together" in row["note"]
