@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import outcome_matrices, scored
+from parlai_acute.stats.winrates import models_of, outcome_matrices, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
            "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
@@ -325,28 +325,32 @@ def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta:
 
 def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str]):
     """(first, second, score, conversation of first, conversation of second, model of each
-    conversation): conversations coded 0..C-1, each within its model."""
+    conversation): conversations coded 0..C-1, each within its model (integer keys throughout:
+    a million judgments cost a second, not ten)."""
     first, second, score = scored(df)
-    left = df["model_left"].to_numpy(dtype=object)
-    dl, dr = df[conversations[0]].astype(str).to_numpy(), df[conversations[1]].astype(str).to_numpy()
-    first_is_left = first == left
-    conv_f, conv_s = np.where(first_is_left, dl, dr), np.where(first_is_left, dr, dl)
     index = pd.Index(models)
     f, s = index.get_indexer(first), index.get_indexer(second)
-    codes, uniques = pd.factorize(pd.Series(np.concatenate([f.astype(str), s.astype(str)]))
-                                  + "\x1f" + np.concatenate([conv_f, conv_s]))
-    owner = np.empty(len(uniques), dtype=np.int64)
-    owner[codes] = np.concatenate([f, s])
-    return f, s, score, codes[: len(df)], codes[len(df):], owner
+    left = index.get_indexer(df["model_left"].to_numpy(dtype=object))
+    dialogue, names = pd.factorize(np.concatenate([df[conversations[0]].to_numpy(dtype=object),
+                                                   df[conversations[1]].to_numpy(dtype=object)]))
+    n = len(df)
+    dl, dr = dialogue[:n].astype(np.int64), dialogue[n:].astype(np.int64)
+    first_is_left = f == left
+    conv_f, conv_s = np.where(first_is_left, dl, dr), np.where(first_is_left, dr, dl)
+    size = max(len(names), 1)
+    codes, uniques = pd.factorize(np.concatenate([f * size + conv_f, s * size + conv_s]))
+    owner = (np.asarray(uniques) // size).astype(np.int64)
+    return f, s, score, codes[:n], codes[n:], owner
 
 
-def conversations_reused(df: pd.DataFrame, conversations: tuple[str, str] | None) -> bool:
-    """True when some conversation (per model) serves more than one judgment."""
+def conversations_reused(df: pd.DataFrame, conversations: tuple[str, str] | None,
+                         models: list[str] | None = None):
+    """The coded sides (:func:`_sides`) when some conversation (per model) serves more than one
+    judgment, else None."""
     if conversations is None or not set(conversations) <= set(df.columns) or not len(df):
-        return False
-    sides = pd.concat([df["model_left"].astype(str) + "\x1f" + df[conversations[0]].astype(str),
-                       df["model_right"].astype(str) + "\x1f" + df[conversations[1]].astype(str)])
-    return bool(sides.duplicated().any())
+        return None
+    sides = _sides(df, conversations, models or models_of(df))
+    return sides if len(sides[5]) < 2 * len(df) else None
 
 
 def pigeonhole_counts(df: pd.DataFrame, cluster: str, conversations: tuple[str, str], models: list[str],
@@ -370,19 +374,24 @@ def pigeonhole_counts(df: pd.DataFrame, cluster: str, conversations: tuple[str, 
     return np.asarray((table.T @ weight.T).T).reshape(resamples, k, k)
 
 
-def _outer_sums(cells: np.ndarray, rows: np.ndarray, values: np.ndarray, k: int, correct: bool) -> np.ndarray:
+def _outer_sums(cells: np.ndarray, rows: np.ndarray, values: np.ndarray, k: int, correct: bool,
+                levels: int | None = None) -> np.ndarray:
     """sum over cells of (the cell's total score vector) outer itself, times G/(G-1) when
-    ``correct``: one part of the multiway meat. ``rows``: the model coordinate of each value."""
-    codes, uniques = pd.factorize(cells)
-    g = len(uniques)
+    ``correct``: one part of the multiway meat. ``rows``: the model coordinate of each value;
+    ``levels``: the cells are already coded 0..levels-1."""
+    if levels is None:
+        codes, uniques = pd.factorize(cells)
+        g = len(uniques)
+    else:
+        codes, g = cells, levels
     totals = sparse.coo_matrix((values, (codes, rows)), shape=(g, k)).tocsr()
     out = np.asarray((totals.T @ totals).todense())
     return out * g / max(g - 1, 1) if correct else out
 
 
 def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tuple[str, str], models: list[str],
-                               theta: np.ndarray, wins: np.ndarray, alpha: float,
-                               confidence: float) -> tuple[np.ndarray, np.ndarray]:
+                               theta: np.ndarray, wins: np.ndarray, alpha: float, confidence: float,
+                               sides: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Wald intervals of the (mean-zero) strengths with the multiway (workers x conversations)
     cluster-robust covariance: a judgment belongs to one worker and two conversations, so the meat
     is V_W + V_C - V_WxC - V_P + V_WxP (C: each judgment's score vector in both its conversations'
@@ -390,26 +399,31 @@ def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tu
     a conversation exactly once; each part times G/(G-1), a t on min(workers, conversations per
     model) - 1 df (module docstring)."""
     k = len(models)
-    f, s, score, cf, cs, owner = _sides(df, conversations, models)
+    f, s, score, cf, cs, owner = sides or _sides(df, conversations, models)
     workers, uniques = pd.factorize(df[cluster])
     g_w, g_c = len(uniques), len(owner)
     r = score - 1.0 / (1.0 + np.exp(theta[s] - theta[f]))
     n = len(df)
     rows, values = np.concatenate([f, s]), np.concatenate([r, -r])  # each judgment's score vector r (e_f - e_s)
 
-    def part(cell, correct=True):  # cell: one code per judgment
-        return _outer_sums(np.concatenate([cell, cell]), rows, values, k, correct)
+    def part(cell, correct=True, levels=None):  # cell: one code per judgment
+        if levels is None:
+            cell, uniques = pd.factorize(cell)
+            levels = len(uniques)
+        return _outer_sums(np.concatenate([cell, cell]), rows, values, k, correct, levels)
 
-    def member(cell_f, cell_s, correct=True):  # each judgment's vector in two cells
+    def member(cell_f, cell_s, correct=True, levels=None):  # each judgment's vector in two cells
+        if levels is None:
+            codes, uniques = pd.factorize(np.concatenate([cell_f, cell_s]))
+            cell_f, cell_s, levels = codes[:n], codes[n:], len(uniques)
         return _outer_sums(np.concatenate([cell_f, cell_f, cell_s, cell_s]), np.concatenate([rows, rows]),
-                           np.concatenate([values, values]), k, correct)
+                           np.concatenate([values, values]), k, correct, levels)
 
     lo, hi = np.minimum(cf, cs), np.maximum(cf, cs)
     pair = lo * g_c + hi
     w = workers.astype(np.int64)
-    meat = (part(w) + member(cf, cs) - member(w * g_c + cf, w * g_c + cs, False) - part(pair, False)
+    meat = (part(w, levels=g_w) + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False) - part(pair, False)
             + part(w * g_c * g_c + pair, False))
-    del n
     total = wins + wins.T
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     weight = total * p * (1 - p)
@@ -417,7 +431,7 @@ def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tu
     bread = (np.eye(k) - 1.0 / k) @ np.linalg.pinv(info)
     var = np.diag(bread @ meat @ bread.T)
     if (var <= 0).any():  # the inclusion-exclusion sum is not positive: the workers' part alone
-        var = np.diag(bread @ part(w) @ bread.T)
+        var = np.diag(bread @ part(w, levels=g_w) @ bread.T)
     per_model = np.bincount(owner, minlength=k)
     t = stats.t.ppf(0.5 + confidence / 2, max(min(g_w, int(per_model[per_model > 0].min())) - 1, 1))
     se = np.sqrt(np.maximum(var, 0))
@@ -494,16 +508,16 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
                                       "interval": "interval_judgments"})
         c_low, c_high, why = nan, nan, ""
         workers = df[cluster].nunique()
-        crossed = conversations_reused(df, conversations)
+        crossed = conversations_reused(df, conversations, models)
         if bootstrap <= 0:
             why = "no bootstrap asked (0 resamples)"
         elif method != BOOTSTRAP:
             why = "no interval over workers: the data are separated or small (see the judgment interval)"
         elif workers < min_clusters:
             why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
-        elif crossed:
+        elif crossed is not None:
             c_low, c_high = crossed_sandwich_intervals(df, cluster, conversations, models, theta, wins, alpha,
-                                                       confidence)
+                                                       confidence, sides=crossed)
         elif workers >= SANDWICH_FROM:
             c_low, c_high = sandwich_intervals(df, cluster, models, theta, wins, alpha, confidence)
         else:
@@ -513,7 +527,7 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
                 c_low, c_high = nan, nan
                 why = "no interval over workers: the worker resamples do not vary or are too often undefined"
         table["ci_low"], table["ci_high"] = c_low, c_high
-        named = SANDWICH_CROSSED if crossed else SANDWICH if workers >= SANDWICH_FROM else WORKERS
+        named = SANDWICH_CROSSED if crossed is not None else SANDWICH if workers >= SANDWICH_FROM else WORKERS
         table["interval"] = named if np.isfinite(c_low).all() else ""
         table["note"] = [n or why for n in table["note"]]
     return table.sort_values("rank").reset_index(drop=True)
