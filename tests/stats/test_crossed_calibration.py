@@ -208,3 +208,23 @@ def test_ppi_interval_runs_over_workers_when_they_answer_many_items():
     judged = people.drop_duplicates("pair_id").assign(worker="judge")
     row = ppi_table(people[people["pair_id"].isin(judged["pair_id"].iloc[::3])], judged, "acute").iloc[0]
     assert row["note"].startswith("interval over ") and "workers (each worker's items together" in row["note"]
+
+
+def test_planning_estimates_both_variance_components_and_needs_conversations_too():
+    from parlai_acute.stats.crossed_designs import simulate
+    from parlai_acute.stats.power import crossed_plan, pilot_components
+
+    s = simulate("acute-pool", 60, 0.0, 1, seed=3)  # conversation quality sd 1 (each side), worker taste sd 0.5
+    comp = pilot_components(s["d"] - s["d"].mean(), s["worker"], [s["conv_a"], s["conv_b"]])
+    assert comp["conversation"] > 2 * comp["worker"] > 0 and comp["workers"] == 60 and comp["conversations"] == 60
+    assert comp["total"] == pytest.approx(comp["worker"] + comp["conversation"] + comp["residual"])
+    plan = crossed_plan(0.3, comp, 10, [5, 10, 20, 50, 200], 0.05, 0.8)
+    rows = {r["conversations"]: r for r in plan["rows"]}
+    assert rows[5]["workers"] is None and "fewer than 6" in rows[5]["why"]  # below what the test needs
+    assert plan["conversations_min"] > 10 and rows[10]["workers"] is None  # conversations cap the precision
+    assert "conversations per model are needed" in rows[10]["why"]
+    assert rows[50]["workers"] > rows[200]["workers"] >= 6  # more conversations, fewer workers
+    # the plan holds its promise on the model it assumes: Var = s_w/W + s_c/C + s_e/(W m) at the target
+    w, c = rows[200]["workers"], 200
+    var = comp["worker"] / w + comp["conversation"] / c + comp["residual"] / (w * 10)
+    assert var <= plan["variance_target"] * (1 + 1e-9)
