@@ -34,7 +34,7 @@ from parlai_acute.errors import UserError
 
 __all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
            "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "icc_anova", "pilot_icc",
-           "clustered_plan", "pilot_components", "crossed_plan"]
+           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan"]
 
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
@@ -314,3 +314,50 @@ def crossed_plan(delta: float, components: dict, per_worker: float, conversation
         rows.append({"conversations": c, "workers": workers, "judgments": math.ceil(workers * per_worker - 1e-9),
                      "why": ""})
     return {"delta": delta, "variance_target": target, "conversations_min": need_c, "rows": rows}
+
+
+def nested_components(values, outer, inner) -> dict:
+    """Variance components of a pilot's outcomes whose ``inner`` units (dialogues) are nested in
+    ``outer`` ones (workers who did several dialogues): outer = the mean product of two outcomes of
+    one worker in *different* dialogues, inner = that of two outcomes of one dialogue less the
+    outer part, residual = what is left of the total. Returns total, outer, inner, residual (each
+    at least 0), outers, inners."""
+    d = np.asarray(values, dtype=float)
+    if len(d) < 3:
+        raise UserError(f"a pilot needs at least 3 outcomes to estimate variance components, got {len(d)}")
+
+    def pair_sums(codes) -> tuple[float, float, int]:
+        codes = pd.factorize(pd.Series(np.asarray(codes).astype(str)))[0]
+        sums, squares = np.bincount(codes, weights=d), np.bincount(codes, weights=d * d)
+        sizes = np.bincount(codes).astype(float)
+        return float((sums ** 2 - squares).sum()), float((sizes * (sizes - 1)).sum()), len(sizes)
+
+    o_sum, o_pairs, n_outer = pair_sums(outer)
+    i_sum, i_pairs, n_inner = pair_sums(pd.Series(np.asarray(outer).astype(str)) + "\x1f"
+                                        + np.asarray(inner).astype(str))
+    cov_inner = i_sum / i_pairs if i_pairs else 0.0
+    cov_outer = (o_sum - i_sum) / (o_pairs - i_pairs) if o_pairs > i_pairs else 0.0
+    total = float(d.var())
+    outer_part = max(cov_outer, 0.0)
+    inner_part = max(cov_inner - outer_part, 0.0)
+    return {"total": total, "outer": outer_part, "inner": inner_part,
+            "residual": max(total - outer_part - inner_part, 0.0), "outers": n_outer, "inners": n_inner}
+
+
+def nested_plan(delta: float, components: dict, inner_per_outer: list[int], per_inner: float, alpha: float = 0.05,
+                power: float = 0.8) -> dict:
+    """Workers (outer units) needed to detect a mean difference ``delta`` when each does
+    q = ``inner_per_outer`` dialogues of ``per_inner`` outcomes: Var(mean) = s_o / W + s_i / (W q)
+    + s_e / (W q m), a normal test; never fewer than the test over workers needs to mark."""
+    from parlai_acute.stats.inference import min_clusters
+
+    if delta == 0:
+        raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    target = (abs(delta) / z) ** 2
+    rows = []
+    for q in inner_per_outer:
+        per_worker = components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner)
+        workers = max(math.ceil(per_worker / target - 1e-9), min_clusters(alpha))
+        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q})
+    return {"delta": delta, "variance_target": target, "rows": rows}

@@ -228,3 +228,18 @@ def test_planning_estimates_both_variance_components_and_needs_conversations_too
     w, c = rows[200]["workers"], 200
     var = comp["worker"] / w + comp["conversation"] / c + comp["residual"] / (w * 10)
     assert var <= plan["variance_target"] * (1 + 1e-9)
+
+
+def test_nested_planning_splits_worker_and_dialogue_variance():
+    from parlai_acute.stats.crossed_designs import simulate
+    from parlai_acute.stats.power import nested_components, nested_plan
+
+    s = simulate("per-turn-nested", 60, 0.0, 1, seed=4)  # worker sd 1.0, dialogue sd 0.6, 4 dialogues x 8 turns
+    comp = nested_components(s["d"], s["worker"], s["dialogue"])
+    assert comp["outer"] > comp["inner"] > 0 and comp["outers"] == 60 and comp["inners"] == 240
+    assert comp["total"] == pytest.approx(comp["outer"] + comp["inner"] + comp["residual"])
+    plan = nested_plan(0.3, comp, [1, 4, 64], 8, 0.05, 0.8)
+    workers = [r["workers"] for r in plan["rows"]]
+    assert workers[0] > workers[1] > workers[2]  # more dialogues per worker, fewer workers
+    # however many dialogues each does, the workers' own variance sets a floor
+    assert workers[2] >= comp["outer"] / plan["variance_target"]
