@@ -83,7 +83,9 @@ facets at once over-counts the judgment noise (Owen 2007), the percentile bootst
 fired 10-13 % with one facet at 8 clusters, and negating one worker's judgments is not a
 symmetry of the null once conversations are shared. A facet with too few levels for a verdict
 about the models (fewer than :func:`min_clusters`) gives no mark; the analysis says what the
-one-facet test shows about these conversations and how many are needed.
+one-facet test shows about these conversations and how many are needed. Static SSA's replies are
+labelled by several workers each, so a worker is not one cell of a partition of the replies:
+:func:`split_facet_tests` splits the statistic's residual instead (module function docstring).
 """
 from __future__ import annotations
 
