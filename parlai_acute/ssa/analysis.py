@@ -251,7 +251,9 @@ def crossed_arrays(df: pd.DataFrame, items: pd.DataFrame) -> dict:
         others = items[f"{question}_votes"].to_numpy(float)[label_item] - vote
         parts.append(inference.scaled_votes(model[label_item], vote, inference.pivotal(others, n_labels)))
     parts.append((parts[0] + parts[1]) / 2)
-    return {"names": items["model"].to_numpy(), "model": model, "context": pd.factorize(items["context_id"].astype(str))[0],
+    context = items["context_id"].astype(str).to_numpy()  # a reply without a context is its own cluster
+    context = np.where(context != "", context, "item:" + items["item"].astype(str).to_numpy())
+    return {"names": items["model"].to_numpy(), "model": model, "context": pd.factorize(context)[0],
             "values": _item_values(items), "label_item": label_item,
             "worker": pd.factorize(df["worker"].astype(str))[0], "parts": np.column_stack(parts)}
 
