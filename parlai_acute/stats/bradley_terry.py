@@ -422,8 +422,10 @@ def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tu
     lo, hi = np.minimum(cf, cs), np.maximum(cf, cs)
     pair = lo * g_c + hi
     w = workers.astype(np.int64)
-    meat = (part(w, levels=g_w) + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False) - part(pair, False)
-            + part(w * g_c * g_c + pair, False))
+    meat = part(w, levels=g_w) + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False)
+    pair_codes, pairs = pd.factorize(pair)
+    if len(pairs) < n:  # a pair of conversations judged twice; else its cells and the worker's are the same singletons
+        meat += part(w * g_c * g_c + pair, False) - part(pair_codes, False, levels=len(pairs))
     total = wins + wins.T
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     weight = total * p * (1 - p)
