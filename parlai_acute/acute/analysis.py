@@ -335,7 +335,7 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: b
     try:
         ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
                                 confidence=config.confidence, models=models, cluster="worker",
-                                min_clusters=config.min_workers)
+                                min_clusters=config.min_workers, conversations=("dialogue_left", "dialogue_right"))
     except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
         error = str(exc)
     texts = [t for t in df["question"].unique() if t]

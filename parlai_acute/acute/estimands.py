@@ -125,12 +125,31 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
         "cluster": df["worker"].astype(str).to_numpy(),
         "item": np.char.add(np.char.add(df["pair_id"].astype(str).to_numpy(str), "#"), question),
         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
-    if not tie.any():
-        return base
-    parts = [base, base.assign(measure=TIE_RATE.measure, value=tie.astype(float))]
-    if (outcome == BOTH_BAD).any():
-        parts.append(base.assign(measure=BOTH_BAD_RATE.measure, value=(outcome == BOTH_BAD).astype(float)))
-    return pd.concat(parts, ignore_index=True)
+    out = base
+    if tie.any():
+        parts = [base, base.assign(measure=TIE_RATE.measure, value=tie.astype(float))]
+        if (outcome == BOTH_BAD).any():
+            parts.append(base.assign(measure=BOTH_BAD_RATE.measure, value=(outcome == BOTH_BAD).astype(float)))
+        out = pd.concat(parts, ignore_index=True)
+    out.attrs["facet_note"] = reuse_note(df)
+    return out
+
+
+def reuse_note(df: pd.DataFrame) -> str:
+    """'' or the sentence a worker-only interval owes its reader: conversations serve several
+    judgments, so an interval over workers treats them as fixed (a statement about these
+    conversations), while the analysis' headline treats workers and conversations both as sampled."""
+    if not {"dialogue_left", "dialogue_right"} <= set(df.columns) or not len(df):
+        return ""
+    sides = pd.concat([df["model_left"].astype(str) + "\x1f" + df["dialogue_left"].astype(str),
+                       df["model_right"].astype(str) + "\x1f" + df["dialogue_right"].astype(str)])
+    counts = sides.value_counts()
+    if (counts <= 1).all():
+        return ""
+    return (f"conversations are reused ({len(counts)} conversations serve {len(df)} judgments, up to "
+            f"{int(counts.max())} each): these intervals run over workers and treat the conversations as fixed, a "
+            f"statement about these conversations; the analysis' marks and Bradley-Terry intervals treat workers and "
+            f"conversations both as sampled")
 
 
 def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,

@@ -130,8 +130,9 @@ def make_pairings(cfg: FastConfig, logs: dict[str, str]) -> Path:
     # "unseeded": our self-chats open with a human-written line; never credit a model with it.
     made = write_pairings_file(cfg.pairings, [f"{name}={path}" for name, path in logs.items()],
                                cfg.comparisons_per_pair, cfg.seed, self_chat_side="unseeded", force=True)
-    if made.warning:
-        print(f"parlai-acute: warning: {made.warning}", file=sys.stderr, flush=True)
+    for warning in (made.warning, made.reuse):
+        if warning:
+            print(f"parlai-acute: warning: {warning}", file=sys.stderr, flush=True)
     print("\n".join(made.summary_lines()), flush=True)
     return cfg.pairings
 

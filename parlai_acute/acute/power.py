@@ -17,7 +17,10 @@ from parlai_acute.errors import UserError
 from parlai_acute.stats.power import (detectable_delta_exact, detectable_delta_normal,
                                       required_n_exact)
 
-__all__ = ["sample_size_table", "detectable_table", "pilot_outcomes"]
+__all__ = ["sample_size_table", "detectable_table", "pilot_outcomes", "pilot_facets", "CONVERSATION_STEPS"]
+
+#: Conversations per model the two-facet plan is printed for (beside the fewest that can do).
+CONVERSATION_STEPS = (10, 20, 50, 100, 200, 500)
 
 
 def sample_size_table(deltas, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
@@ -59,3 +62,29 @@ def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     value = pd.Series(np.where(first == b, 2 * score - 1, 1 - 2 * score))
     centred = value - value.groupby(matchup).transform("mean")
     return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()
+
+
+def pilot_facets(df: pd.DataFrame) -> dict:
+    """A pilot's outcomes with both sampled facets, for the two-facet plan: value (+1 when the
+    later-named model won, -1 when it lost, 0 a tie; centred per matchup), worker (per matchup),
+    and the conversation of each side (per matchup); ``reused``: some conversation served more
+    than one judgment (without reuse the conversation facet cannot be told from the residual)."""
+    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
+    from parlai_acute.stats.winrates import scored
+
+    kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
+    if kept.empty:
+        raise UserError("the pilot has no judgments left after quality control; check its workers")
+    first, second, score = scored(kept)
+    first, second = first.astype(str), second.astype(str)
+    a, b = np.where(first < second, first, second), np.where(first < second, second, first)
+    matchup = pd.Series(np.char.add(np.char.add(a, " vs "), b))
+    value = pd.Series(np.where(first == b, 2 * score - 1, 1 - 2 * score))
+    centred = (value - value.groupby(matchup).transform("mean")).to_numpy()
+    left = kept["model_left"].astype(str).to_numpy() == a
+    dl, dr = kept["dialogue_left"].astype(str).to_numpy(), kept["dialogue_right"].astype(str).to_numpy()
+    conv_a = matchup + "|" + np.where(left, dl, dr)
+    conv_b = matchup + "|" + np.where(left, dr, dl)
+    reused = bool(conv_a.duplicated().any() or conv_b.duplicated().any())
+    return {"value": centred, "worker": (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy(),
+            "conversations": [conv_a.to_numpy(), conv_b.to_numpy()], "reused": reused}

@@ -51,7 +51,10 @@ def summary_lines(result) -> list[str]:
                        + (" (FEW)" if m.few_workers else "") + f"; (exact {_bounds(m.ci_low_exact, m.ci_high_exact, True)} "
                        f"p={m.pvalue_exact:.3g}){why}")
         if q.ranking is not None:
-            out.append(f"  Bradley-Terry strength [{level} resampling workers] "
+            named = q.ranking["interval"].iloc[0] if "interval" in q.ranking else ""
+            over = ("workers and conversations (multiway sandwich)" if "conversations" in str(named)
+                    else "resampling workers")
+            out.append(f"  Bradley-Terry strength [{level} {over}] "
                        f"[{level} {q.ranking['interval_judgments'].iloc[0] or 'no'} interval, judgments independent]")
             for r in q.ranking.itertuples(index=False):
                 out.append(f"  {r.rank}. {r.model} {interval_text(r.strength, r.ci_low, r.ci_high, signed=True)} "
@@ -173,4 +176,6 @@ def _crossed_sentence(result) -> str:
             f"and each model's conversations (Cameron, Gelbach and Miller 2011) with the CR3 small-sample correction "
             f"and a t on min(workers, conversations) - 1 degrees of freedom, and pairs with fewer than "
             f"{min_clusters(result.config.alpha)} conversations per model carry no mark; the sign-flip test over "
-            f"workers alone (a statement about these conversations) is reported beside it. ")
+            f"workers alone (a statement about these conversations) is reported beside it; the Bradley-Terry "
+            f"intervals of such a question used the multiway cluster-robust sandwich over workers and conversations "
+            f"(t on min(workers, conversations per model) - 1 degrees of freedom). ")

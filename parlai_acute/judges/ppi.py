@@ -15,6 +15,17 @@ estimate weighs items equally and the row says so.
 No row shows what cannot be true: intervals are clipped to the estimand's range (the true value
 lies in it, so coverage is kept), an interval of zero width or none at all is said in words, and
 a judge that adds nothing leaves the people's result as it is.
+
+Workers who answer many items (issue 23). The items are the unit of PPI, but one worker's taste
+runs through all the items they answered: where each people's item has one unit (the protocol's
+cluster: the worker for ACUTE-Eval) and units repeat across items, the people's term of the
+variance is cluster-robust over those units and the interval a t on G - 1 df
+(:func:`parlai_acute.stats.ppi.ppi_mean_clustered`), and the note names the units. Where items
+have answers from several units that also answer other items (static SSA labelled by 5 workers
+each), no such variance is built: the note says that the interval treats items as independent.
+The judge-only items keep the item variance (one fixed judge). Where the protocol's unit is not
+the worker (SSA: the context) and workers label several items, the note says the interval holds
+those workers fixed. The Bradley-Terry ranking (:func:`ppi_ranking`) treats items as independent.
 """
 from __future__ import annotations
 
@@ -24,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.ppi import bradley_terry_rank_sets, judge_tracks_people, plan, ppi_bradley_terry, ppi_mean
+from parlai_acute.stats.ppi import (bradley_terry_rank_sets, judge_tracks_people, plan, ppi_bradley_terry, ppi_mean,
+                                   ppi_mean_clustered)
 
 __all__ = ["ppi_table", "ppi_ranking", "plan_row", "ROW_COLUMNS", "RANKING_COLUMNS"]
 
@@ -70,6 +82,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
                         "to the people's items and more)")
     hp, jp = item_means(h_obs), item_means(j_obs)
     repeated = h_obs.groupby(_KEYS + ["item"]).size()
+    units = h_obs.groupby(_KEYS + ["item"])["cluster"].agg(["first", "nunique"])
     rows = []
     for r in head.itertuples(index=False):
         key = (r.group, r.comparison, r.measure)
@@ -91,7 +104,12 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
             continue
         y, f, fu = h.loc[both].to_numpy(), j.loc[both].to_numpy(), j.loc[only].to_numpy()
         tracks = judge_tracks_people(y, f, alpha)
-        res = ppi_mean(y, f, fu, alpha, lam=None if tracks["tracks"] else 0.0)
+        lam = None if tracks["tracks"] else 0.0
+        mine = units.loc[key].loc[both]
+        nested = bool((mine["nunique"] == 1).all())
+        repeat = mine["first"].nunique() < len(mine)  # some unit (worker) answered several items
+        res = (ppi_mean_clustered(y, f, fu, mine["first"].to_numpy(), alpha, lam) if nested and repeat
+               else ppi_mean(y, f, fu, alpha, lam=lam))
         row |= {"lambda": res["lambda"], "judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
         if res["lambda"] < 0.01:  # the judge adds nothing: the result is the people's, as it is
             row |= {"estimate": r.estimate, "lower": row["people_lower"], "upper": row["people_upper"],
@@ -109,6 +127,18 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
             notes.append("no interval: the answers on the items people and the judge both answered do not vary")
         if _finite(res["effective_n"]):
             row["effective_n"] = float(res["effective_n"])
+        unit = module.MONITOR.unit if hasattr(module, "MONITOR") else "unit"
+        if nested and repeat:
+            notes.append(f"interval over {res['clusters']} {unit}s (each {unit}'s items together, t on "
+                         f"{res['clusters'] - 1} df) and the judge's items")
+        elif repeat:
+            notes.append(f"items have answers from several {unit}s who also answer other items: the prediction-"
+                         f"powered interval treats items as independent and is too narrow by an unknown amount "
+                         f"(a variance over {unit}s and items at once is not built for PPI here); the people's "
+                         f"column treats them as the analysis does")
+        if unit != "worker" and "worker" in people.columns and people["worker"].duplicated().any():
+            notes.append(f"workers answered several items: this interval runs over {unit}s and holds the workers "
+                         f"fixed")
         if (repeated.loc[key] > 1).any() if key in repeated.index.droplevel(3) else False:
             notes.append("some items have several people's answers: the prediction-powered estimate weighs items "
                          "equally, the people's pools answers")

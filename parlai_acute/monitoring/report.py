@@ -45,6 +45,8 @@ def build_report(result: dict, source: str) -> Report:
     for decision in result.get("stop_lines", []):
         report.banner(decision, kind="info")
     section = report.section("Comparisons")
+    if result.get("units"):
+        section.note(f"Unit: {result['units']}.")
     section.note("estimate, lower, upper: the comparison's measure and its confidence sequence now. decided: above "
                  "(the first is ahead), below (the second is ahead), undecided, or a rate with no null. more: "
                  "judgments still to collect before the interval would exclude no difference if the estimate "

@@ -87,7 +87,7 @@ def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
         values = (part["value"] + 1) / 2 if difference else part["value"]
         out.append({"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
                     "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
-                    "difference": difference, "unit": unit,
+                    "difference": difference, "unit": unit, "facet_note": obs.attrs.get("facet_note", ""),
                     "estimate": float(part["value"].mean()), "observations": int(len(part)),
                     "stream": cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")})
     return out
@@ -142,8 +142,11 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
                 result |= {k: 2 * result[k] - 1 for k in ("estimate", "lower", "upper")} | {"m0": 0.0}
             row = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
             rows.append(_centred(row | result, s))
+    units = sorted({s["unit"] for s in found}) or [spec.unit]
+    note = next((s["facet_note"] for s in found if s.get("facet_note")), "")
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
-            "judgments": int(len(df)), "rows": rows}
+            "judgments": int(len(df)), "rows": rows,
+            "units": f"intervals run over {' and '.join(u + 's' for u in units)}" + (f"; {note}" if note else "")}
 
 
 def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
@@ -296,6 +299,8 @@ def status_lines(result: dict) -> list[str]:
     lines = [f"{result['protocol']}: {result['judgments']} rows, {result['comparisons']} comparison(s); "
              f"intervals are confidence sequences valid at every look (alpha {result['alpha']:g} over all, "
              f"{result['per_comparison_alpha']:.3g} each)"]
+    if result.get("units"):
+        lines.append(f"unit: {result['units']}")
     group = None
     for row in result["rows"]:
         if row["group"] != group:

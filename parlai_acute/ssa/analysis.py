@@ -26,6 +26,16 @@ From a labels table (:mod:`parlai_acute.ssa.labels`):
   for sensibleness and specificity, Fisher's exact test on the item counts (items
   independent). Each family of p-values is Holm-corrected over the pairs (statsmodels).
   Too few clusters for a calibrated test: no mark, and a "FEW ..." note says how many more.
+* **workers x contexts** (issue 23): in static SSA a worker labels replies to many contexts, so
+  the test over contexts holds *these* workers fixed, and a worker's taste for one model runs
+  through all their labels. Where the table shows a worker across several contexts (unit
+  ``auto``), the mark and interval treat both as sampled
+  (:func:`parlai_acute.stats.inference.difference_split_tests`: the majorities' residuals over
+  contexts with CR3, their linear part in each label over workers, a t on min(contexts,
+  workers) - 1 df; measured 2.9-5.4 % at a nominal 5 %, coverage 94.6-96.4 %, at 8 to 60 levels,
+  where putting each reply's whole residual in its workers' cells fired 7-12 %), the test over
+  contexts stays as ``context_pvalue``, fewer than 6 workers or contexts give no mark with the
+  sentence of what is needed, and :attr:`SSAResult.design` says what was read and why.
 * **agreement** among workers on items labelled at least twice: percent agreement (share
   of agreeing pairs of labels) and Krippendorff's alpha (nominal) with a bootstrap interval
   over items, for each question.
@@ -218,6 +228,107 @@ def cluster_tests(df: pd.DataFrame, items: pd.DataFrame, a: str, b: str, unit: s
     return inference.paired_cluster_tests(diffs, np.flatnonzero(both) if both.any() else [0], **kwargs)
 
 
+def workers_cross_contexts(df: pd.DataFrame) -> bool:
+    """True when some worker labelled replies to more than one static context: workers and contexts
+    are then crossed, and a worker's taste runs through many contexts (each context's labels are
+    not independent of the others')."""
+    static = df[(df["context_id"].astype(str) != "") & (df["conversation"].astype(str) == "")]
+    if static.empty:
+        return False
+    return bool((static.groupby("worker")["context_id"].nunique() > 1).any())
+
+
+def crossed_arrays(df: pd.DataFrame, items: pd.DataFrame) -> dict:
+    """The integer arrays :func:`crossed_tests` needs, built once for every pair: each item's model,
+    context and values; each label's item, worker and linear part (vote times its model's share of
+    pivotal labels, per question; SSA their mean)."""
+    model, _ = pd.factorize(items["model"])
+    label_item = pd.Index(items["item"]).get_indexer(df["item"])
+    n_labels = items["labels"].to_numpy()[label_item]
+    parts = []
+    for question in ("sensible", "specific"):
+        vote = df[question].to_numpy(float)
+        others = items[f"{question}_votes"].to_numpy(float)[label_item] - vote
+        parts.append(inference.scaled_votes(model[label_item], vote, inference.pivotal(others, n_labels)))
+    parts.append((parts[0] + parts[1]) / 2)
+    context = items["context_id"].astype(str).to_numpy()  # a reply without a context is its own cluster
+    context = np.where(context != "", context, "item:" + items["item"].astype(str).to_numpy())
+    return {"names": items["model"].to_numpy(), "model": model, "context": pd.factorize(context)[0],
+            "values": _item_values(items), "label_item": label_item,
+            "worker": pd.factorize(df["worker"].astype(str))[0], "parts": np.column_stack(parts)}
+
+
+def crossed_tests(arrays: dict, a: str, b: str, config: SSAConfig,
+                  one_facet: list[inference.ClusterTest]) -> list[inference.ClusterTest]:
+    """The headline test of b - a for each measure when workers and contexts are crossed: both
+    sampled (:func:`parlai_acute.stats.inference.difference_split_tests`: the item majorities'
+    residuals over contexts with CR3, their linear part in each label over workers, a t on
+    min(contexts, workers) - 1 df; ``arrays`` from :func:`crossed_arrays`). Fewer than
+    :func:`~parlai_acute.stats.inference.min_clusters` levels of either facet: no test, and the
+    reason says what the test over contexts shows and how many are needed (``one_facet``: the
+    tests over contexts, per measure)."""
+    names = arrays["names"]
+    keep = np.flatnonzero((names == a) | (names == b))
+    position = np.full(len(names), -1)
+    position[keep] = np.arange(len(keep))
+    label_item = position[arrays["label_item"]]
+    mine = label_item >= 0
+    label_item = label_item[mine]
+    is_b = names[keep] == b
+    m, n_labels = len(MEASURES), len(label_item)
+    res = inference.difference_split_tests(
+        np.zeros(len(keep), np.int64), is_b, arrays["values"][keep], arrays["context"][keep], label_item,
+        arrays["worker"][mine], arrays["parts"][mine], 1, config.confidence)
+    res = {k: v[0] if k != "levels" else v for k, v in res.items()}
+    g_c, g_w = int(res["levels"][0, 0]), int(res["levels"][1, 0])
+    need = max(inference.min_clusters(config.alpha), inference.min_clusters(1 - config.confidence))
+    method = (f"two-way cluster-robust t over workers and contexts (CR3 on contexts, item majorities split into "
+              f"their labels' linear parts, t on {min(g_c, g_w) - 1} df)")
+    out = []
+    for q in range(m):
+        base = dict(estimate=float(res["estimate"][q]), method=method, unit="worker x context",
+                    n_clusters=min(g_c, g_w), n_judgments=n_labels, confidence=config.confidence,
+                    interval_method="t interval")
+        short = min(g_c, g_w) < need
+        if short:
+            facet, g = ("workers", g_w) if g_w <= g_c else ("contexts", g_c)
+            p_one = one_facet[q].p_value
+            shown = "no p-value" if p_one is None else f"p = {p_one:.3g}"
+            reason = (f"{g} {facet}: the difference holds for these {facet} (test over contexts, {shown}); at least "
+                      f"{need} {facet} are needed for a verdict about the models")
+            out.append(inference.ClusterTest(p_value=None, low=None, high=None, reason=reason, clusters_needed=need,
+                                             **base))
+        elif not np.isfinite(res["p"][q]):
+            out.append(inference.ClusterTest(
+                p_value=1.0 if base["estimate"] == 0 else None, low=None, high=None, clusters_needed=None,
+                reason="every context and worker has the same difference, so no test or interval follows", **base))
+        else:
+            out.append(inference.ClusterTest(p_value=float(res["p"][q]), low=float(res["low"][q]),
+                                             high=float(res["high"][q]), reason=None, clusters_needed=None, **base))
+    return out
+
+
+def design_text(df: pd.DataFrame, items: pd.DataFrame, config: SSAConfig) -> str:
+    """One sentence for the terminal, the report and run.json: which facets the marks treat as
+    sampled, and why (what :func:`pair_table` read from the table)."""
+    unit = _unit_of(items, config)
+    if config.unit != "auto":
+        return f"clustered by {unit} as asked"
+    if unit == "conversation":
+        return ("every reply belongs to a conversation, so conversations are the sampled unit: marks from the "
+                "randomisation test over conversations")
+    if workers_cross_contexts(df):
+        static = df[df["context_id"].astype(str) != ""]
+        return (f"workers x contexts crossed ({static['worker'].nunique()} workers labelled replies to "
+                f"{static['context_id'].nunique()} contexts, a worker across several contexts): both sampled, so marks "
+                f"and intervals come from the two-way cluster-robust t over workers and contexts (CR3 on contexts, "
+                f"each item majority split into its labels' linear parts over workers, t on min(contexts, workers) - 1 "
+                f"df); the sign-flip test over contexts, a verdict about these workers, is the secondary column "
+                f"context_pvalue")
+    return ("each worker labelled replies to one context, so workers are nested in contexts: marks from the "
+            "sign-flip test over contexts")
+
+
 def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: pd.DataFrame,
                config: SSAConfig) -> pd.DataFrame:
     """Every pair (a, b), a before b in ``models``: difference b - a per measure, the
@@ -225,19 +336,29 @@ def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: 
     specificity, Fisher's exact test on the item counts (items independent)."""
     by_model = table.set_index("model")
     unit = _unit_of(items, config)
+    crossed = config.unit == "auto" and unit == "context" and workers_cross_contexts(df)
+    arrays = crossed_arrays(df, items) if crossed else None
     rows = []
     for a, b in itertools.combinations(models, 2):
         tests = cluster_tests(df, items, a, b, unit, config)
-        for measure, test in zip(MEASURES, tests):
+        one_facet = tests
+        if crossed:
+            tests = crossed_tests(arrays, a, b, config, one_facet)
+        for measure, test, one in zip(MEASURES, tests, one_facet):
             row = {"model_a": a, "model_b": b, "measure": measure, "value_a": by_model.at[a, measure],
                    "value_b": by_model.at[b, measure], "diff": by_model.at[b, measure] - by_model.at[a, measure],
-                   "unit": unit, "clusters": test.n_clusters, "cluster_estimate": test.estimate,
+                   "unit": test.unit, "clusters": test.n_clusters, "cluster_estimate": test.estimate,
                    # a difference of rates lies in [-1, 1]: the inverted interval is clipped to it
                    "cluster_low": np.nan if test.low is None else max(-1.0, test.low),
                    "cluster_high": np.nan if test.high is None else min(1.0, test.high),
                    "cluster_pvalue": np.nan if test.p_value is None else test.p_value,
-                   "cluster_note": inference.shortfall(test) or (test.reason or ""), "cluster_method": test.method,
-                   "clusters_needed": test.clusters_needed}
+                   "cluster_note": (test.reason or "") if crossed else inference.shortfall(test) or (test.reason or ""), "cluster_method": test.method,
+                   "clusters_needed": test.clusters_needed,
+                   "context_pvalue": np.nan if one.p_value is None else one.p_value,
+                   "context_low": np.nan if one.low is None else max(-1.0, one.low),
+                   "context_high": np.nan if one.high is None else min(1.0, one.high)}
+            if not crossed:  # the one-facet test is the headline: no secondary column
+                row["context_pvalue"] = row["context_low"] = row["context_high"] = np.nan
             if measure == "ssa":
                 row["fisher_pvalue"] = float("nan")
             else:
@@ -257,11 +378,13 @@ def pair_table(df: pd.DataFrame, items: pd.DataFrame, models: list[str], table: 
 PAIR_COLUMNS = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "unit", "clusters",
                 "cluster_estimate", "cluster_low",
                 "cluster_high", "cluster_pvalue", "cluster_note", "cluster_method", "clusters_needed",
+                "context_pvalue", "context_low", "context_high",
                 "fisher_pvalue", "fisher_p_holm", "cluster_p_holm", "mark"]
 #: The test columns in words (report and exports).
 PAIR_HEADERS = {"cluster_estimate": "difference tested", "cluster_low": "low", "cluster_high": "high", "cluster_pvalue": "p (cluster-aware)",
                 "cluster_p_holm": "Holm p (cluster-aware)", "cluster_note": "note",
                 "fisher_pvalue": "p (Fisher exact, items independent)",
+                "context_pvalue": "p (sign-flip over contexts, these workers)",
                 "fisher_p_holm": "Holm p (Fisher exact, items independent)"}
 
 
@@ -316,13 +439,14 @@ class SSAResult(Result):
     agreement: pd.DataFrame
     workers: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    design: str = ""  # which facets the marks treat as sampled, and why (design_text)
 
     def provenance(self) -> dict:
         """What was labelled (labels, items, workers, models, sources), the tie rule and the intervals."""
         return {"labels": len(self.labels), "items": len(self.items), "workers": int(self.labels["worker"].nunique()),
                 "models": self.models["model"].tolist(), "sources": sorted(self.labels["source"].unique()),
                 "normalised_specific": int(self.labels.attrs.get("normalised_specific", 0)),
-                "tie_rule": TIE_RULE, "intervals": self.config.interval_names()}
+                "tie_rule": TIE_RULE, "intervals": self.config.interval_names(), "design": self.design}
 
     def own_tables(self) -> dict[str, pd.DataFrame]:
         return {"models": self.models, "pairs": self.pairs, "items": self.items, "agreement": self.agreement,
@@ -351,6 +475,9 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     needed = pd.to_numeric(pairs["clusters_needed"], errors="coerce")
     short = pairs[needed.notna() & (pairs["clusters"] < needed)]
     for p in short.drop_duplicates(["model_a", "model_b"]).itertuples(index=False):
+        if p.unit == "worker x context":
+            notes.append(f"FEW WORKERS OR CONTEXTS: {p.model_b} vs {p.model_a}: {p.cluster_note}; no mark")
+            continue
         notes.append(f"FEW {p.unit.upper()}S: {p.model_b} vs {p.model_a} rests on {p.clusters} {p.unit}"
                      f"{'s' if p.clusters != 1 else ''}; replies of one {p.unit} are not independent, so no mark can "
                      f"be given ({p.cluster_note})")
@@ -361,4 +488,5 @@ def analyze(df: pd.DataFrame, config: SSAConfig | None = None) -> SSAResult:
     if df.attrs.get("normalised_specific"):
         notes.append(f"{df.attrs['normalised_specific']} label(s) said specific but not sensible; "
                      f"counted as not specific")
-    return SSAResult(config, df, items, table, pairs, agreement_table(items, config), worker_table(df, items), notes)
+    return SSAResult(config, df, items, table, pairs, agreement_table(items, config), worker_table(df, items), notes,
+                     design_text(df, items, config))

@@ -109,7 +109,9 @@ def headline(result: SSAResult) -> pd.DataFrame:
         rows.append({"group": "", "comparison": label(p.model_a, p.model_b), "measure": f"{p.measure} difference",
                      "estimate": float(p.diff), "n": int(items[p.model_a] + items[p.model_b]),
                      "clusters": int(p.clusters), "low": float(p.cluster_low),
-                     "high": float(p.cluster_high), "interval": f"{level} cluster-aware test over {p.unit}s, inverted",
+                     "high": float(p.cluster_high), "interval": (f"{level} two-way cluster-robust t, workers x contexts"
+                                     if p.unit == "worker x context" else
+                                     f"{level} cluster-aware test over {p.unit}s, inverted"),
                      "why_no_interval": "" if p.cluster_low == p.cluster_low else (p.cluster_note or "no interval")})
     return headline_table(rows)
 

@@ -37,6 +37,8 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                        f"{measure}_intervals", caption=f"{_NAMES[measure]} per model; bars: {names['bootstrap']}")
     pairs = report.section("Pairwise comparisons")
     unit = result.pairs["unit"].iloc[0] if len(result.pairs) else "cluster"
+    if result.design:
+        pairs.note(f"Design read from the table: {result.design}.")
     pairs.note(f"difference = model B - model A. interval: {100 * config.confidence:g}% interval of the difference, "
                f"the inverted "
                f"cluster-aware test over {unit}s (method column); p (Fisher exact, items independent): secondary. "
@@ -46,6 +48,8 @@ def build_report(result: SSAResult, title: str = "Sensibleness and Specificity A
                    f"{int(result.pairs['clusters'].max())} {unit}s at most (pairs.csv has every column).")
     columns = ["model_a", "model_b", "measure", "value_a", "value_b", "diff", "cluster_low", "cluster_high",
                "cluster_pvalue", "cluster_p_holm", "mark", "cluster_note", "fisher_pvalue", "fisher_p_holm"]
+    if result.pairs["context_pvalue"].notna().any():  # crossed: the one-facet test as a secondary column
+        columns.insert(columns.index("fisher_pvalue"), "context_pvalue")
     if (result.pairs["unit"] == "worker").any():
         columns.insert(6, "cluster_estimate")
     pairs.table(result.pairs.rename(columns=PAIR_HEADERS), "pairs", caption="Pairwise differences",
@@ -77,5 +81,17 @@ def methods(result: SSAResult) -> str:
         family="each measure over all pairs of models",
         secondary=("Fisher's exact test on the item counts, which assumes independent items, is reported as a "
                    f"secondary column; rates carry Clopper-Pearson intervals and {config.bootstrap}-resample "
-                   "percentile cluster-bootstrap intervals"))
+                   "percentile cluster-bootstrap intervals"), extra=_crossed_sentence(result))
+
+
+def _crossed_sentence(result: SSAResult) -> str:
+    """The methods sentence when workers and contexts were crossed ('' otherwise)."""
+    if not len(result.pairs) or not (result.pairs["unit"] == "worker x context").any():
+        return ""
+    return ("Workers labelled replies to many contexts, so workers and contexts were both treated as sampled: the "
+            "test and interval of each difference used a two-way cluster-robust variance (Cameron, Gelbach and "
+            "Miller 2011) in which each item majority's residual is clustered by context with the CR3 correction "
+            "and its linear part in each label (the label's residual times the share of labels that decide their "
+            "item's majority) by worker, with a t on min(contexts, workers) - 1 degrees of freedom; the sign-flip "
+            "test over contexts, a statement about these workers, is reported beside it")
 

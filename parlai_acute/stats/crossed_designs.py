@@ -17,6 +17,12 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
 * ``per-turn-nested``: per-turn PM-SOBA, ``size`` workers x 4 dialogues x 8 turns, worker
   sd 1.0, dialogue sd 0.6; the mark: the sign-flip test over workers (the unit the per-turn
   analysis picks when workers repeat), beside the sign-flip test over dialogues it used before.
+* ``ssa-static``: static SSA, two models reply to ``size`` contexts, each reply labelled by 5
+  distinct workers of a pool of ``size`` (about 10 labels per worker); logit P(yes) = 0.4 +
+  effect (B) + context difficulty (sd 1.0) + context x model (sd 0.5) + worker leniency (sd 0.5)
+  + worker x model taste (sd 1.0); the measure is the share of replies with a yes majority. The
+  mark: :func:`~parlai_acute.stats.inference.difference_split_tests` over contexts and workers
+  (what the SSA analysis runs), beside the sign-flip test over contexts it used before.
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power
 at the effect, beside a reference that knows the true design: a Wald test with the estimator's
@@ -27,16 +33,19 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from parlai_acute.stats.inference import multiway_tests, sign_flip_pvalues
+from parlai_acute.stats.inference import (difference_split_tests, multiway_tests, pivotal, scaled_votes,
+                                          sign_flip_pvalues)
 
 __all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate"]
 
-DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested")
+DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static")
 #: Effects on the logit scale: weak and strong.
 EFFECTS = {"weak": 0.3, "strong": 0.8}
 PER_WORKER = 10  # ACUTE judgments per worker
 DIALOGUES_PER_WORKER, TURNS = 4, 8  # per-turn
 SD = {"acute": (0.5, 1.0), "per-turn": (1.0, 0.6)}  # (worker sd, conversation / dialogue sd)
+#: static SSA: labels per reply, base logit, sds of context, context x model, worker, worker x model
+SSA = {"labels": 5, "base": 0.4, "context": 1.0, "context_model": 0.5, "worker": 0.5, "worker_model": 1.0}
 
 
 def simulate(design: str, size: int, effect: float, replicates: int, seed: int) -> dict:
@@ -47,6 +56,8 @@ def simulate(design: str, size: int, effect: float, replicates: int, seed: int) 
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     rng = np.random.default_rng(seed)
     r = replicates
+    if design == "ssa-static":
+        return _simulate_ssa(rng, size, effect, r)
     if design.startswith("acute"):
         sd_w, sd_c = SD["acute"]
         n = size * PER_WORKER
@@ -71,10 +82,43 @@ def simulate(design: str, size: int, effect: float, replicates: int, seed: int) 
     return {"column": column, "d": d, "worker": worker, "dialogue": dialogue}
 
 
+def _simulate_ssa(rng, size: int, effect: float, r: int) -> dict:
+    """Static SSA studies: items (r x 2 models x ``size`` contexts), each with 5 labels by distinct
+    workers of ``size``. Items: column, is_b, context, value (yes majority); labels: item, worker,
+    vote, pivotal."""
+    k = SSA["labels"]
+    items = r * 2 * size
+    column = np.repeat(np.arange(r), 2 * size)
+    is_b = np.tile(np.repeat([False, True], size), r)
+    context = np.tile(np.arange(size), 2 * r)
+    eta = (SSA["base"] + effect * is_b + rng.normal(0, SSA["context"], (r, size))[column, context]
+           + rng.normal(0, SSA["context_model"], items))
+    worker = np.argsort(rng.random((items, size)), axis=1)[:, :k]  # k distinct workers per item
+    label_item = np.repeat(np.arange(items), k)
+    worker = worker.ravel()
+    lenient = rng.normal(0, SSA["worker"], (r, size))
+    taste = rng.normal(0, SSA["worker_model"], (r, size, 2))
+    lc = column[label_item]
+    eta_l = eta[label_item] + lenient[lc, worker] + taste[lc, worker, is_b[label_item].astype(int)]
+    vote = (rng.random(len(label_item)) < 1 / (1 + np.exp(-eta_l))).astype(float)
+    yes = np.bincount(label_item, weights=vote, minlength=items)
+    value = (2 * yes > k).astype(float)
+    return {"column": column, "is_b": is_b, "context": context, "value": value, "label_item": label_item,
+            "worker": worker, "vote": vote, "pivotal": pivotal(yes[label_item] - vote, k)}
+
+
 def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 99) -> float:
     """The mean difference (+1 / -1) over the population of workers and conversations: what a
     verdict about the models estimates (Monte Carlo integral of the design's logistic model)."""
     rng = np.random.default_rng(seed)
+    if design == "ssa-static":  # a fresh context and 5 fresh workers per reply: P(yes majority | B) - (| A)
+        k, n = SSA["labels"], draws // SSA["labels"]
+        shares = []
+        for b in (0.0, effect):
+            eta = (SSA["base"] + b + rng.normal(0, SSA["context"], n) + rng.normal(0, SSA["context_model"], n))[:, None]
+            eta = eta + rng.normal(0, SSA["worker"], (n, k)) + rng.normal(0, SSA["worker_model"], (n, k))
+            shares.append(np.mean((2 * (rng.random((n, k)) < 1 / (1 + np.exp(-eta))).sum(axis=1)) > k))
+        return float(shares[1] - shares[0])
     if design.startswith("acute"):
         sd_w, sd_c = SD["acute"]
         spread = np.sqrt(sd_w ** 2 + 2 * sd_c ** 2)
@@ -83,6 +127,20 @@ def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 9
         spread = np.sqrt(sd_w ** 2 + sd_d ** 2)
     eta = effect + rng.normal(0, spread, draws)
     return float(np.mean(2 / (1 + np.exp(-eta)) - 1))
+
+
+def _whole_residual(s: dict, r: int, alpha: float) -> dict:
+    """The split the SSA analysis does not use (kept to measure why): every label carries its whole
+    item's residual, so a worker's cell also holds the other labellers' tastes."""
+    from parlai_acute.stats.inference import split_facet_tests
+
+    column, is_b, value = s["column"], s["is_b"], s["value"]
+    group = 2 * column + is_b
+    n = np.bincount(group).astype(float)
+    mean = np.bincount(group, weights=value) / n
+    score = np.where(is_b, 1.0, -1.0) / n[group] * (value - mean[group])
+    return split_facet_tests(column, mean[1::2] - mean[0::2], score, s["context"], s["label_item"], s["worker"],
+                             score[s["label_item"]], r, 1 - alpha)
 
 
 def _totals(column, codes, d, r, levels):
@@ -101,9 +159,27 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
     for kind, eff in (("null", 0.0), ("power", effect)):
         s = simulate(design, size, eff, replicates, seed + (0 if kind == "null" else 1))
         truth = 0.0 if eff == 0 else true_value(design, eff)
-        column, d, r = s["column"], s["d"], replicates
-        estimate = np.bincount(column, weights=d, minlength=r) / np.bincount(column, minlength=r)
+        r = replicates
         results = {}
+        if design == "ssa-static":
+            column, is_b = s["column"], s["is_b"]
+            part = scaled_votes(2 * column[s["label_item"]] + is_b[s["label_item"]], s["vote"], s["pivotal"])
+            mark = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
+                                          r, 1 - alpha)
+            estimate = mark["estimate"]
+            results["mark: two-way cluster-robust t (CR3, influence split), workers x contexts"] = (
+                mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
+            whole = _whole_residual(s, r, alpha)
+            results["two-way CR3, whole item residual in each of its workers' cells"] = (
+                whole["p"], (whole["low"] <= truth) & (truth <= whole["high"]))
+            # one facet: each context's B - A majority, sign-flipped over contexts (workers fixed)
+            per_context = (s["value"] * np.where(is_b, 1.0, -1.0)).reshape(r, 2, size).sum(axis=1).T
+            p = sign_flip_pvalues(per_context, n_resamples=n_resamples, seed=1)
+            covered = sign_flip_pvalues(per_context - truth, n_resamples=n_resamples, seed=1) >= alpha
+            results["sign-flip over contexts (workers fixed)"] = (p, covered)
+        else:
+            column, d = s["column"], s["d"]
+            estimate = np.bincount(column, weights=d, minlength=r) / np.bincount(column, minlength=r)
         if design.startswith("acute"):
             mark = multiway_tests(column, d, [s["worker"], s["conv_a"], s["conv_b"]], r, 1 - alpha)
             results["mark: two-way cluster-robust t (CR3), workers x conversations"] = (
@@ -112,17 +188,18 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             results["two-way cluster-robust t (CR1)"] = (cr1["p"], (cr1["low"] <= truth) & (truth <= cr1["high"]))
             one = (s["worker"], size)
             results_name = "sign-flip over workers (conversations fixed)"
-        else:
+        elif design == "per-turn-nested":
             one = (s["dialogue"], size * DIALOGUES_PER_WORKER)
             results_name = "sign-flip over dialogues (workers ignored)"
             sums, counts = _totals(column, s["worker"], d, r, size)
             p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
             covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
             results["mark: sign-flip over workers (dialogues nested)"] = (p, covered)
-        sums, counts = _totals(column, one[0], d, r, one[1])
-        p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
-        covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
-        results[results_name] = (p, covered)
+        if design != "ssa-static":
+            sums, counts = _totals(column, one[0], d, r, one[1])
+            p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
+            covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
+            results[results_name] = (p, covered)
         sd = float(np.sqrt(np.mean((estimate - truth) ** 2)))
         z = stats.norm.ppf(1 - alpha / 2)
         results["reference: Wald with the true sd"] = (2 * stats.norm.sf(np.abs(estimate) / sd),

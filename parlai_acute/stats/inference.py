@@ -83,7 +83,9 @@ facets at once over-counts the judgment noise (Owen 2007), the percentile bootst
 fired 10-13 % with one facet at 8 clusters, and negating one worker's judgments is not a
 symmetry of the null once conversations are shared. A facet with too few levels for a verdict
 about the models (fewer than :func:`min_clusters`) gives no mark; the analysis says what the
-one-facet test shows about these conversations and how many are needed.
+one-facet test shows about these conversations and how many are needed. Static SSA's replies are
+labelled by several workers each, so a worker is not one cell of a partition of the replies:
+:func:`split_facet_tests` splits the statistic's residual instead (module function docstring).
 """
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ import pandas as pd
 __all__ = ["ClusterTest", "paired_cluster_test", "paired_cluster_tests", "paired_test_from_totals",
            "two_sample_cluster_test",
            "omnibus_cluster_test", "normal_sign_flip", "NORMAL_FROM", "sign_flip_pvalues", "permutation_pvalues", "omnibus_pvalues", "min_clusters", "min_clusters_two_sample", "mark", "legend",
-           "shortfall", "multiway_components", "multiway_tests"]
+           "shortfall", "multiway_components", "multiway_tests", "split_facet_tests", "pivotal", "scaled_votes", "difference_split_tests"]
 
 _BISECT_STEPS = 60
 #: Clusters from which every test is taken in its normal (t / chi-squared) limit.
@@ -720,3 +722,118 @@ def multiway_tests(column, values, facets, columns: int, confidence: float = 0.9
 
 def _subset_sizes(k: int) -> list[int]:
     return [size for size in range(1, k + 1) for _ in itertools.combinations(range(k), size)]
+
+
+def split_facet_tests(column, estimate, item_score, item_context, label_item, label_worker, label_score,
+                      columns: int, confidence: float = 0.95) -> dict:
+    """Two-sided test of "0" and interval for a statistic built from *items* that each belong to
+    one context and were labelled by several workers (static SSA: a majority label per item), both
+    facets random (module section "two sampled facets").
+
+    A worker is not one cell of an item, so the items cannot be the observations of
+    :func:`multiway_tests`. The statistic's residual is split instead (an influence-function
+    split): ``item_score`` (per item, summing to the statistic minus its estimate) carries
+    everything that moves with a context; ``label_score`` (per label, its linear part: the label's
+    residual times the chance that it decides its item's majority) carries what moves with a
+    worker. The variance is V_C(items) + V_W(labels) - V_{WxC}(labels): the context totals'
+    squares, each divided by (1 - the context's share of the items)^2 (CR3), plus the
+    cross-products of one worker's labels in *different* contexts (the worker total's square minus
+    its within-context squares). The leverage correction is for the squared terms; the worker part
+    has none, and correcting its two sums separately made the test conservative (2.5 % at 8
+    levels, against 3.6 % without; docs/inference.md). A split that put the whole item residual into every one of its workers' cells would
+    count the other labellers' tastes once per shared worker, (k - 1)^2 / (W - 1) too much
+    (k labels per item, W workers): 2.3 times at 8 workers and 5 labels per item. If the sum is not
+    positive, V_C alone. A t on min(contexts, workers) - 1 df. ``column`` maps items to columns,
+    ``label_item`` labels to items. Several statistics over the same items and labels at once:
+    scores of shape (items, q) and (labels, q), estimate (m, q). Arrays (m,) (or (m, q)): estimate,
+    se, df, p, low, high; levels (2, m)."""
+    from scipy import stats
+
+    column = np.asarray(column, dtype=np.int64)
+    label_item = np.asarray(label_item, dtype=np.int64)
+    label_column = column[label_item]
+    items = np.bincount(column, minlength=columns).astype(float)
+
+    def part(col, codes, score, size=None):
+        key, owner = _group(col, codes)
+        score = np.asarray(score, float)
+        totals = np.stack([np.bincount(key, weights=x) for x in score.reshape(len(key), -1).T], axis=-1)
+        if size is not None:  # CR3
+            with np.errstate(invalid="ignore", divide="ignore"):
+                lev = np.bincount(key) / size[owner]
+                totals = totals / np.where(lev < 1, 1 - lev, np.inf)[:, None]
+        v = np.stack([np.bincount(owner, weights=t ** 2, minlength=columns) for t in totals.T], axis=-1)
+        return v.reshape((columns,) + score.shape[1:]), np.bincount(owner, minlength=columns)
+
+    context = np.asarray(item_context, dtype=np.int64)
+    worker = np.asarray(label_worker, dtype=np.int64)
+    v_c, g_c = part(column, [context], item_score, items)
+    v_w, g_w = part(label_column, [worker], label_score)
+    v_cw, _ = part(label_column, [context[label_item], worker], label_score)
+    var = v_c + v_w - v_cw
+    var = np.where(var > 0, var, v_c)
+    if var.ndim > 1:
+        g_c, g_w, items = g_c[:, None], g_w[:, None], items[:, None]
+    df = np.minimum(g_c, g_w) - 1.0
+    estimate = np.asarray(estimate, dtype=float)
+    ok = (df >= 1) & (var > 0) & (items > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(ok, np.sqrt(var), np.nan)
+        p = np.where(ok, 2 * stats.t.sf(np.abs(estimate) / se, np.maximum(df, 1)), np.nan)
+        half = stats.t.ppf(0.5 + confidence / 2, np.maximum(df, 1)) * se
+    return {"estimate": estimate, "se": se, "df": df, "p": p, "low": estimate - half, "high": estimate + half,
+            "levels": np.vstack([np.ravel(g_c), np.ravel(g_w)])}
+
+
+def pivotal(others_yes, labels) -> np.ndarray:
+    """Per label: 1.0 when its vote decides its item's majority (more than half of ``labels`` say
+    yes), given how many of the *other* labels of the item say yes: the label's exact influence
+    on the majority, whose mean is the slope of the majority in one label (pivot probability)."""
+    o, k = np.asarray(others_yes, float), np.asarray(labels, float)
+    return ((2 * (o + 1) > k) != (2 * o > k)).astype(float)
+
+
+def scaled_votes(key, vote, pivot) -> np.ndarray:
+    """Each label's vote times the share of pivotal labels (:func:`pivotal`) among the labels with
+    its ``key`` (e.g. its model): the linear part of an item majority in that label, to second
+    order the label's contribution to the majority share (``label_part`` of
+    :func:`difference_split_tests`)."""
+    key = np.asarray(key, dtype=np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.bincount(key, weights=np.asarray(pivot, float)) / np.bincount(key)
+    return np.asarray(vote, float) * np.nan_to_num(slope)[key]
+
+
+def difference_split_tests(column, is_b, item_value, item_context, label_item, label_worker, label_part,
+                           columns: int, confidence: float = 0.95) -> dict:
+    """:func:`split_facet_tests` of B's mean item value minus A's in each column (items with
+    ``is_b`` are B's): item scores (value - its model's mean) / n_model with the sign of the model,
+    label scores (``label_part`` - its model's mean part) with the same weight. ``item_value`` and
+    ``label_part`` may have a second axis (several measures over the same items and labels).
+    Returns the dict of :func:`split_facet_tests` plus ``n_a``, ``n_b`` (items per model and column)."""
+    column = np.asarray(column, dtype=np.int64)
+    is_b = np.asarray(is_b, dtype=bool)
+    value = np.asarray(item_value, dtype=float)
+    part = np.asarray(label_part, dtype=float)
+    label_item = np.asarray(label_item, dtype=np.int64)
+    group = 2 * column + is_b
+    label_group = group[label_item]
+    n = np.bincount(group, minlength=2 * columns).astype(float)
+    n_label = np.bincount(label_group, minlength=2 * columns).astype(float)
+
+    def means(key, x, count):
+        return np.stack([np.bincount(key, weights=c, minlength=2 * columns) / count
+                         for c in x.reshape(len(key), -1).T], axis=-1).reshape((2 * columns,) + x.shape[1:])
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = means(group, value, n)
+        centre = means(label_group, part, n_label)
+        weight = np.where(is_b, 1.0, -1.0) / n[group]
+    shape = (-1,) + (1,) * (value.ndim - 1)
+    estimate = mean[1::2] - mean[0::2]
+    item_score = weight.reshape(shape) * (value - mean[group])
+    label_score = weight[label_item].reshape(shape) * (part - centre[label_group])
+    out = split_facet_tests(column, estimate, item_score, item_context, label_item, label_worker, label_score,
+                            columns, confidence)
+    out["n_a"], out["n_b"] = n[0::2], n[1::2]
+    return out

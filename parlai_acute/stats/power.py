@@ -34,7 +34,7 @@ from parlai_acute.errors import UserError
 
 __all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
            "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "icc_anova", "pilot_icc",
-           "clustered_plan"]
+           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan"]
 
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
@@ -243,3 +243,121 @@ def clustered_plan(n_independent: int, per_cluster: float, icc: float, alpha: fl
     clusters = max(math.ceil(judgments / per_cluster - 1e-9), min_clusters(alpha))
     return {"design_effect": effect, "judgments": max(judgments, math.ceil(clusters * per_cluster - 1e-9)),
             "clusters": clusters, "min_clusters": min_clusters(alpha)}
+
+
+def pilot_components(values, worker, conversations) -> dict:
+    """Variance components of a pilot's per-judgment outcomes (centred per comparison) whose
+    judgments share workers and conversations (crossed facets): each facet's component is the
+    mean product of two different judgments that share a level of it (a moment estimator: the
+    covariance that facet induces), the residual what is left of the total variance.
+    ``conversations``: one array of codes per conversation facet (ACUTE: A's and B's
+    conversation; SSA: the context); their components are summed into ``conversation``, less
+    that of judgments sharing both (a reused pair of conversations, else counted twice). Returns
+    total, worker, conversation, residual (variances, each at least 0), workers and
+    conversations (levels: the fewer of the conversation facets)."""
+    d = np.asarray(values, dtype=float)
+    if len(d) < 3:
+        raise UserError(f"a pilot needs at least 3 judgments to estimate variance components, got {len(d)}")
+
+    def shared(codes) -> tuple[float, int]:
+        codes = pd.factorize(pd.Series(np.asarray(codes).astype(str)))[0]
+        sums = np.bincount(codes, weights=d)
+        squares = np.bincount(codes, weights=d * d)
+        sizes = np.bincount(codes).astype(float)
+        pairs = float((sizes * (sizes - 1)).sum())
+        return (float((sums ** 2 - squares).sum()) / pairs if pairs else 0.0), len(sizes)
+
+    total = float(d.var())
+    worker_part, workers = shared(worker)
+    parts = [shared(c) for c in conversations]
+    conv_part = sum(p for p, _ in parts)
+    if len(conversations) == 2:  # judgments sharing both conversations (a reused pair) were counted twice
+        joint = pd.Series(np.asarray(conversations[0]).astype(str)) + "\x1f" + np.asarray(conversations[1]).astype(str)
+        conv_part -= shared(joint.to_numpy())[0]
+    conv_part = max(conv_part, 0.0)
+    worker_part = max(worker_part, 0.0)
+    return {"total": total, "worker": worker_part, "conversation": conv_part,
+            "residual": max(total - worker_part - conv_part, 0.0), "workers": workers,
+            "conversations": min(g for _, g in parts) if parts else 0, "judgments": len(d)}
+
+
+def crossed_plan(delta: float, components: dict, per_worker: float, conversations: list[int], alpha: float = 0.05,
+                 power: float = 0.8) -> dict:
+    """Workers needed to detect a mean difference ``delta`` (on the outcome's scale, e.g. +1/-1
+    judgments: twice the win-rate difference) for each number of conversations per model, when
+    workers and conversations are both sampled: Var(mean) = s_w^2 / W + s_c^2 / C + s_e^2 / (W m)
+    (m = ``per_worker`` judgments per worker), a normal test at ``alpha`` with ``power``. The
+    conversations alone cap what any number of workers can reach: with C below
+    ``conversations_min`` = s_c^2 / Var* no number of workers is enough. Neither facet ever goes
+    below what the test over it needs to mark (:func:`~parlai_acute.stats.inference.min_clusters`)."""
+    from parlai_acute.stats.inference import min_clusters
+
+    if delta == 0:
+        raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+    if per_worker < 1:
+        raise UserError(f"judgments per worker must be at least 1, got {per_worker}", param="per_worker")
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    target = (abs(delta) / z) ** 2
+    floor = min_clusters(alpha)
+    s_w, s_c, s_e = components["worker"], components["conversation"], components["residual"]
+    need_c = max(math.ceil(s_c / target - 1e-9) + 1 if s_c > 0 else floor, floor)
+    rows = []
+    for c in conversations:
+        left = target - s_c / c
+        if left <= 0 or c < floor:
+            rows.append({"conversations": c, "workers": None, "judgments": None,
+                         "why": (f"fewer than {floor} conversations per model: no mark at all" if c < floor else
+                                 f"the conversations alone leave more variance than the difference allows: at least "
+                                 f"{need_c} conversations per model are needed")})
+            continue
+        workers = max(math.ceil((s_w + s_e / per_worker) / left - 1e-9), floor)
+        rows.append({"conversations": c, "workers": workers, "judgments": math.ceil(workers * per_worker - 1e-9),
+                     "why": ""})
+    return {"delta": delta, "variance_target": target, "conversations_min": need_c, "rows": rows}
+
+
+def nested_components(values, outer, inner) -> dict:
+    """Variance components of a pilot's outcomes whose ``inner`` units (dialogues) are nested in
+    ``outer`` ones (workers who did several dialogues): outer = the mean product of two outcomes of
+    one worker in *different* dialogues, inner = that of two outcomes of one dialogue less the
+    outer part, residual = what is left of the total. Returns total, outer, inner, residual (each
+    at least 0), outers, inners."""
+    d = np.asarray(values, dtype=float)
+    if len(d) < 3:
+        raise UserError(f"a pilot needs at least 3 outcomes to estimate variance components, got {len(d)}")
+
+    def pair_sums(codes) -> tuple[float, float, int]:
+        codes = pd.factorize(pd.Series(np.asarray(codes).astype(str)))[0]
+        sums, squares = np.bincount(codes, weights=d), np.bincount(codes, weights=d * d)
+        sizes = np.bincount(codes).astype(float)
+        return float((sums ** 2 - squares).sum()), float((sizes * (sizes - 1)).sum()), len(sizes)
+
+    o_sum, o_pairs, n_outer = pair_sums(outer)
+    i_sum, i_pairs, n_inner = pair_sums(pd.Series(np.asarray(outer).astype(str)) + "\x1f"
+                                        + np.asarray(inner).astype(str))
+    cov_inner = i_sum / i_pairs if i_pairs else 0.0
+    cov_outer = (o_sum - i_sum) / (o_pairs - i_pairs) if o_pairs > i_pairs else 0.0
+    total = float(d.var())
+    outer_part = max(cov_outer, 0.0)
+    inner_part = max(cov_inner - outer_part, 0.0)
+    return {"total": total, "outer": outer_part, "inner": inner_part,
+            "residual": max(total - outer_part - inner_part, 0.0), "outers": n_outer, "inners": n_inner}
+
+
+def nested_plan(delta: float, components: dict, inner_per_outer: list[int], per_inner: float, alpha: float = 0.05,
+                power: float = 0.8) -> dict:
+    """Workers (outer units) needed to detect a mean difference ``delta`` when each does
+    q = ``inner_per_outer`` dialogues of ``per_inner`` outcomes: Var(mean) = s_o / W + s_i / (W q)
+    + s_e / (W q m), a normal test; never fewer than the test over workers needs to mark."""
+    from parlai_acute.stats.inference import min_clusters
+
+    if delta == 0:
+        raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    target = (abs(delta) / z) ** 2
+    rows = []
+    for q in inner_per_outer:
+        per_worker = components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner)
+        workers = max(math.ceil(per_worker / target - 1e-9), min_clusters(alpha))
+        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q})
+    return {"delta": delta, "variance_target": target, "rows": rows}

@@ -30,11 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from scipy import special, stats
 
 from parlai_acute.errors import UserError
 
-__all__ = ["tuned_lambda", "ppi_mean", "plan", "MIN_PILOT", "judge_tracks_people", "ppi_bradley_terry",
+__all__ = ["ppi_mean_clustered", "tuned_lambda", "ppi_mean", "plan", "MIN_PILOT", "judge_tracks_people", "ppi_bradley_terry",
            "bradley_terry_rank_sets"]
 
 
@@ -86,6 +87,35 @@ def ppi_mean(y, f, f_unlabeled, alpha: float = 0.05, lam: float | None = None) -
            "people_se": people_se, "effective_n": effective, "n_people": n, "n_judge_only": big_n, "alpha": alpha}
     if y.ndim == 1:
         out = {k: (float(v) if isinstance(v, np.ndarray) else v) for k, v in out.items()}
+    return out
+
+
+def ppi_mean_clustered(y, f, f_unlabeled, clusters, alpha: float = 0.05, lam: float | None = None) -> dict:
+    """:func:`ppi_mean` where the people's items are nested in sampled units that repeat across
+    items (``clusters``: each labelled item's unit, e.g. its worker): the people's term of the
+    variance is cluster-robust -- the squared unit totals of y - lambda f, times G / (G - 1) --
+    and the interval a t on G - 1 df, because one worker's taste runs through all their items.
+    The judge-only term keeps its item variance (the judge is one fixed model; its items are the
+    sampled unit there). Same keys as :func:`ppi_mean`, plus ``clusters``."""
+    from scipy import stats as sps
+
+    out = ppi_mean(y, f, f_unlabeled, alpha, lam)
+    y, f, fu = (np.asarray(a, dtype=float) for a in (y, f, f_unlabeled))
+    codes, uniques = pd.factorize(pd.Series(np.asarray(clusters).astype(str)))
+    g, n = len(uniques), len(y)
+    lam_ = out["lambda"]
+
+    def clustered(values):
+        totals = np.bincount(codes, weights=values - values.mean(), minlength=g)
+        return float((totals ** 2).sum()) / n ** 2 * g / max(g - 1, 1)
+
+    var = clustered(y - lam_ * f) + lam_ ** 2 * fu.var(ddof=1) / len(fu)
+    people_var = clustered(y)
+    t = float(sps.t.ppf(1 - alpha / 2, max(g - 1, 1)))
+    se, people_se = math.sqrt(var), math.sqrt(people_var)
+    out |= {"lower": out["estimate"] - t * se, "upper": out["estimate"] + t * se, "se": se,
+            "people_lower": out["people_estimate"] - t * people_se, "people_upper": out["people_estimate"] + t * people_se,
+            "people_se": people_se, "effective_n": n * people_var / var if var > 0 else float("nan"), "clusters": g}
     return out
 
 

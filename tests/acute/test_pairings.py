@@ -446,6 +446,8 @@ def test_warns_once_when_a_human_model_log_meets_self_chats(tmp_path, capsys):
     assert main(["acute", "pairings", f"generic={selfchat}", f"smol={human_model}", f"human={human_human}",
                  "-o", str(out), "-n", "3"]) == 0
     err = capsys.readouterr().err.strip()
+    # 4 conversations for 6 comparisons each: the reuse warning is a line of its own
+    err = "\n".join(line for line in err.splitlines() if "conversations are reused" not in line)
     assert len(err.splitlines()) == 1
     assert err.startswith("parlai-acute: warning: smol talked to people") and "generic" in err
     assert "human," not in err and "human " not in err.split("but")[1]  # human-human logs are not self-chats
@@ -453,3 +455,23 @@ def test_warns_once_when_a_human_model_log_meets_self_chats(tmp_path, capsys):
     assert main(["acute", "pairings", f"generic={selfchat}", f"human={human_human}", "-o", str(out), "-n", "3",
                  "--force"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_pairings_take_conversations_per_model_and_warn_when_they_are_reused(tmp_path, capsys):
+    from parlai_acute.scripts.main import main
+
+    a = write_log(tmp_path / "a.jsonl", 30, ["bot_a", "human"], tag="a")
+    b = write_log(tmp_path / "b.jsonl", 30, ["bot_b", "human"], tag="b")
+    args = ["acute", "pairings", f"a={a}:bot_a", f"b={b}:bot_b", "-n", "20", "--no-onboarding"]
+    assert main(args + ["-o", str(tmp_path / "all.jsonl")]) == 0
+    assert "reused" not in capsys.readouterr().err  # 30 conversations for 20 comparisons: each used once
+    assert main(args + ["-o", str(tmp_path / "ten.jsonl"), "--num-conversations", "10"]) == 0
+    captured = capsys.readouterr()
+    assert "conversations are reused: a 10 for 20 comparisons (about 2.0 uses each)" in captured.err
+    lines = [json.loads(x) for x in (tmp_path / "ten.jsonl").read_text().splitlines()]
+    assert len({ln["dialogue_ids"][0] for ln in lines}) == 10
+    twelve = ["acute", "pairings", f"a={a}:bot_a", f"b={b}:bot_b", "-n", "12", "--no-onboarding"]
+    assert main(twelve + ["-o", str(tmp_path / "four.jsonl"), "--num-conversations", "4"]) == 0
+    assert "fewer than 6 conversations: no comparison of them can carry a mark" in capsys.readouterr().err
+    assert main(args + ["-o", str(tmp_path / "many.jsonl"), "--num-conversations", "40"]) == 2
+    assert "fewer than --num-conversations 40" in capsys.readouterr().err

@@ -56,7 +56,10 @@ def test_sanity_check_generic_bot_is_sensible_but_not_specific(tmp_path):
     assert by.at["generic", "sensibleness"] - by.at["generic", "specificity"] > 0.5
     assert by.at["human", "ssa"] > by.at["generic", "ssa"]
     pair = result.pairs[(result.pairs["measure"] == "ssa")].iloc[0]
-    assert pair["cluster_p_holm"] < 0.05
+    # the same five workers label every context: about these workers the difference is clear (the test over
+    # contexts), but five workers are too few for a verdict about workers in general, so no mark
+    assert pair["context_pvalue"] < 0.05 and pair["mark"] == "" and pair["unit"] == "worker x context"
+    assert "at least 6 workers are needed for a verdict about the models" in pair["cluster_note"]
 
 
 def test_items_from_a_log_use_the_turns_before_each_reply(tmp_path):

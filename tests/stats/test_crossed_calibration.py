@@ -94,3 +94,152 @@ def test_per_turn_analysis_reads_nesting_from_the_table():
     assert result.config.cluster == "dialogue" and result.designs[0].comparisons.iloc[0].clusters == 40
     asked = analyze(df, AnalysisConfig(bootstrap=0, cluster="worker"))
     assert asked.config.cluster == "worker" and asked.design == "clustered by worker as asked"
+
+
+@pytest.mark.parametrize("size", [8, 20, 60])
+def test_static_ssa_mark_holds_its_level_over_workers_and_contexts(size):
+    """400 seeded A/A studies of static SSA (workers x contexts crossed, worker x model taste): the
+    influence-split two-way test holds its level and covers; the split that puts each item's whole
+    residual into every one of its workers' cells (measured 7-12 %) is what it replaced."""
+    result = calibrate("ssa-static", size, 0.3, 400, seed=100 + size)
+    names = list(result)
+    mark = result[names[0]]
+    assert names[0].startswith("mark") and "workers x contexts" in names[0]
+    assert 0.015 <= mark["null"] <= 0.095, mark
+    assert 0.90 <= mark["coverage"] <= 0.985 and 0.90 <= mark["coverage_at_effect"] <= 0.985, mark
+
+
+def test_split_facet_variance_is_the_context_variance_when_workers_stay_in_one_context():
+    from parlai_acute.stats.inference import difference_split_tests, pivotal, scaled_votes
+
+    rng = np.random.default_rng(1)
+    contexts, k = 10, 3
+    is_b = np.repeat([False, True], contexts)
+    context = np.tile(np.arange(contexts), 2)
+    label_item = np.repeat(np.arange(2 * contexts), k)
+    worker = context[label_item] * k + np.tile(np.arange(k), 2 * contexts)  # each worker labels one context
+    vote = (rng.random(len(label_item)) < 0.6).astype(float)
+    yes = np.bincount(label_item, weights=vote)
+    value = (2 * yes > k).astype(float)
+    part = scaled_votes(is_b[label_item].astype(int), vote, pivotal(yes[label_item] - vote, k))
+    res = difference_split_tests(np.zeros(2 * contexts, int), is_b, value, context, label_item, worker, part, 1)
+    diff = value[is_b] - value[~is_b]
+    # CR3 over contexts: each context's residual total / (1 - 2/20), squared, over n_model^2
+    resid = (diff - diff.mean()) / contexts / (1 - 2 / 20)
+    assert res["se"][0] == pytest.approx(np.sqrt((resid ** 2).sum()))
+    assert res["estimate"][0] == pytest.approx(diff.mean()) and res["df"][0] == contexts - 1
+    assert list(pivotal([1, 2, 0, 1], [3, 3, 3, 2])) == [1.0, 0.0, 0.0, 1.0]
+
+
+def test_ssa_analysis_reads_crossing_from_the_table_and_needs_six_workers():
+    from parlai_acute.ssa.analysis import SSAConfig, analyze
+    from parlai_acute.ssa.simulate import simulate_labels
+
+    df = simulate_labels({"a": (0.6, 0.4), "b": (0.75, 0.5)}, contexts=40, labels_per_item=3, workers=12, seed=1)
+    result = analyze(df, SSAConfig(bootstrap=0))
+    assert result.design.startswith("workers x contexts crossed") and result.meta()["design"] == result.design
+    pair = result.pairs.set_index("measure").loc["sensibleness"]
+    assert pair["unit"] == "worker x context" and pair["clusters"] == 12 and "t on 11 df" in pair["cluster_method"]
+    assert np.isfinite(pair["context_pvalue"]) and pair["context_pvalue"] != pair["cluster_pvalue"]
+    assert pair["cluster_low"] < pair["diff"] < pair["cluster_high"]
+    few = analyze(simulate_labels({"a": (0.2, 0.4), "b": (0.9, 0.5)}, contexts=40, labels_per_item=3, workers=4,
+                                  seed=1), SSAConfig(bootstrap=0))
+    pair = few.pairs.set_index("measure").loc["sensibleness"]
+    assert pair["context_pvalue"] < 0.01 and pair["mark"] == "" and np.isnan(pair["cluster_pvalue"])
+    assert pair["cluster_note"].startswith("4 workers: the difference holds for these workers")
+    assert any(note.startswith("FEW WORKERS OR CONTEXTS") for note in few.notes)
+    # one worker per context: workers nested in contexts, the test over contexts is the mark
+    df["worker"] = "w-" + df["context_id"].astype(str)
+    nested = analyze(df, SSAConfig(bootstrap=0))
+    assert "nested in contexts" in nested.design and (nested.pairs["unit"] == "context").all()
+    assert nested.pairs["context_pvalue"].isna().all()
+
+
+def test_bradley_terry_and_status_say_which_facets_their_intervals_treat_as_sampled():
+    from parlai_acute.monitoring.status import status, status_lines
+    from parlai_acute.stats.bradley_terry import (SANDWICH_CROSSED, WORKERS, bradley_terry, fit_counts,
+                                                  pigeonhole_counts)
+
+    from parlai_acute.stats.crossed_designs import simulate
+
+    s = simulate("acute-pool", 20, 0.0, 1, seed=5)  # 20 conversation pairs (quality sd 1) reused by 20 workers
+    d = s["d"]
+    df = pd.DataFrame({"model_left": "a", "model_right": "b", "winner": np.where(d > 0, "b", "a"),
+                       "loser": np.where(d > 0, "a", "b"), "worker": s["worker"].astype(str),
+                       "dialogue_left": s["conv_a"].astype(str), "dialogue_right": s["conv_b"].astype(str)})
+    sides = ("dialogue_left", "dialogue_right")
+    workers = bradley_terry(df, cluster="worker", seed=1).set_index("model")
+    both = bradley_terry(df, cluster="worker", seed=1, conversations=sides).set_index("model")
+    assert (workers["interval"] == WORKERS).all() and (both["interval"] == SANDWICH_CROSSED).all()
+    assert ((both["ci_high"] - both["ci_low"]) > (workers["ci_high"] - workers["ci_low"])).all()
+    assert (both["ci_low"] < both["strength"]).all() and (both["strength"] < both["ci_high"]).all()
+    # the pigeonhole bootstrap (measured, not adopted): wider still, it counts the judgment noise once per facet
+    models = sorted(both.index)
+    spread = fit_counts(pigeonhole_counts(df, "worker", sides, models, 300, np.random.default_rng(0))).std(axis=0)
+    sandwich_se = (both.loc[models, "ci_high"] - both.loc[models, "ci_low"]).to_numpy() / (2 * 2.2)
+    assert (spread > sandwich_se).all()
+    once = df.assign(dialogue_left=[f"l{i}" for i in range(len(df))], dialogue_right=[f"r{i}" for i in range(len(df))])
+    assert (bradley_terry(once, cluster="worker", conversations=sides)["interval"] != SANDWICH_CROSSED).all()
+    lines = status_lines(status(simulate_judgments({"a": 0.0, "b": 0.4}, 300, seed=4, workers=25,
+                                                   dialogues_per_model=12)))
+    assert lines[1].startswith("unit: intervals run over workers; conversations are reused")
+    assert "treat the conversations as fixed" in lines[1]
+
+
+def test_ppi_interval_runs_over_workers_when_they_answer_many_items():
+    from parlai_acute.judges.ppi import ppi_table
+    from parlai_acute.stats.ppi import ppi_mean, ppi_mean_clustered
+
+    rng = np.random.default_rng(2)
+    worker = np.repeat(np.arange(20), 15)  # 20 workers x 15 items
+    taste = rng.normal(0, 1.0, 20)[worker]
+    y = (rng.random(300) < 1 / (1 + np.exp(-taste))).astype(float)
+    f = np.where(rng.random(300) < 0.8, y, 1 - y)
+    fu = (rng.random(600) < 0.5).astype(float)
+    plain, clustered = ppi_mean(y, f, fu, 0.05), ppi_mean_clustered(y, f, fu, worker, 0.05)
+    assert clustered["estimate"] == pytest.approx(plain["estimate"]) and clustered["clusters"] == 20
+    assert clustered["se"] > 1.5 * plain["se"]  # worker taste sd 1: the items are far from independent
+    # one item per worker: the clustered variance is the item variance times n / (n - 1)
+    alone = ppi_mean_clustered(y, f, fu, np.arange(300), 0.05)
+    assert alone["se"] ** 2 - plain["lambda"] ** 2 * fu.var(ddof=1) / 600 == pytest.approx(
+        (y - plain["lambda"] * f).var(ddof=1) / 300)
+    # through the table: ACUTE people whose workers judge many pairs, a judge on more pairs
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2, "d": 0.1}, 600, seed=0, workers=20)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")
+    row = ppi_table(people[people["pair_id"].isin(judged["pair_id"].iloc[::3])], judged, "acute").iloc[0]
+    assert row["note"].startswith("interval over ") and "workers (each worker's items together" in row["note"]
+
+
+def test_planning_estimates_both_variance_components_and_needs_conversations_too():
+    from parlai_acute.stats.crossed_designs import simulate
+    from parlai_acute.stats.power import crossed_plan, pilot_components
+
+    s = simulate("acute-pool", 60, 0.0, 1, seed=3)  # conversation quality sd 1 (each side), worker taste sd 0.5
+    comp = pilot_components(s["d"] - s["d"].mean(), s["worker"], [s["conv_a"], s["conv_b"]])
+    assert comp["conversation"] > 2 * comp["worker"] > 0 and comp["workers"] == 60 and comp["conversations"] == 60
+    assert comp["total"] == pytest.approx(comp["worker"] + comp["conversation"] + comp["residual"])
+    plan = crossed_plan(0.3, comp, 10, [5, 10, 20, 50, 200], 0.05, 0.8)
+    rows = {r["conversations"]: r for r in plan["rows"]}
+    assert rows[5]["workers"] is None and "fewer than 6" in rows[5]["why"]  # below what the test needs
+    assert plan["conversations_min"] > 10 and rows[10]["workers"] is None  # conversations cap the precision
+    assert "conversations per model are needed" in rows[10]["why"]
+    assert rows[50]["workers"] > rows[200]["workers"] >= 6  # more conversations, fewer workers
+    # the plan holds its promise on the model it assumes: Var = s_w/W + s_c/C + s_e/(W m) at the target
+    w, c = rows[200]["workers"], 200
+    var = comp["worker"] / w + comp["conversation"] / c + comp["residual"] / (w * 10)
+    assert var <= plan["variance_target"] * (1 + 1e-9)
+
+
+def test_nested_planning_splits_worker_and_dialogue_variance():
+    from parlai_acute.stats.crossed_designs import simulate
+    from parlai_acute.stats.power import nested_components, nested_plan
+
+    s = simulate("per-turn-nested", 60, 0.0, 1, seed=4)  # worker sd 1.0, dialogue sd 0.6, 4 dialogues x 8 turns
+    comp = nested_components(s["d"], s["worker"], s["dialogue"])
+    assert comp["outer"] > comp["inner"] > 0 and comp["outers"] == 60 and comp["inners"] == 240
+    assert comp["total"] == pytest.approx(comp["outer"] + comp["inner"] + comp["residual"])
+    plan = nested_plan(0.3, comp, [1, 4, 64], 8, 0.05, 0.8)
+    workers = [r["workers"] for r in plan["rows"]]
+    assert workers[0] > workers[1] > workers[2]  # more dialogues per worker, fewer workers
+    # however many dialogues each does, the workers' own variance sets a floor
+    assert workers[2] >= comp["outer"] / plan["variance_target"]

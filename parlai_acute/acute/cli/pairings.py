@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--comparisons-per-pair", type=int, default=20,
                         help="comparisons for every unordered model pair (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--num-conversations", type=int, default=None, metavar="N",
+                        help="use the first N conversations of each model's log (default: all); a warning says when "
+                             "the comparisons reuse them")
     parser.add_argument("--self-chat-side", choices=P.SELF_CHAT_SIDES, default=P.DEFAULT_SELF_CHAT_SIDE,
                         help="which side of a self-chat (or human-human) conversation is evaluated: unseeded "
                              "(default: the side that did not speak the dataset's human-written opening our "
@@ -39,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     made = write_pairings_file(args.output, args.models, args.comparisons_per_pair, args.seed, args.self_chat_side,
-                               args.onboarding, args.no_onboarding, args.normalize, args.force)
-    if made.warning:
-        print(f"parlai-acute: warning: {made.warning}", file=sys.stderr)
+                               args.onboarding, args.no_onboarding, args.normalize, args.force,
+                               num_conversations=args.num_conversations)
+    for warning in (made.warning, made.reuse):
+        if warning:
+            print(f"parlai-acute: warning: {warning}", file=sys.stderr)
     print("\n".join(made.summary_lines()))
     return 0

@@ -7,7 +7,10 @@ One worker's judgments of a matchup share that worker's taste, and the marks com
 test over workers: ``--judgments-per-worker`` (per matchup) and ``--icc`` turn independent
 judgments into workers (design effect 1 + (m - 1) ICC); ``--pilot`` estimates both from a
 pilot's judgments table (after the analysis' quality control) and also plans at the
-upper end of the ICC's interval.
+upper end of the ICC's interval. Where the pilot reused conversations, the worker, conversation
+and residual variance components are estimated from it and the plan says how many workers each
+number of conversations per model needs, and the fewest conversations any number of workers can
+do with (conversations are sampled too, and the analysis treats them so).
 
   parlai-acute acute power --delta 0.05 0.1 0.15 0.2 --budget 100 300 1000
   parlai-acute acute power --delta 0.1 --pilot pilot/judgments.csv
@@ -112,7 +115,39 @@ def _clustered(args, sizes) -> dict:
             rows.append({"delta": r.delta, "icc": value, "icc_from": label, "per_worker": m, **plan})
             print(f"{r.delta:>7.3f} {f'{value:.3f} ({label})':>14} {plan['design_effect']:>11.3f} "
                   f"{plan['judgments']:>10d} {plan['clusters']:>8d}")
-    return {"pilot": pilot, "per_worker": m, "plans": rows}
+    out = {"pilot": pilot, "per_worker": m, "plans": rows}
+    if args.pilot:
+        out["crossed"] = _crossed(args, sizes, m)
+    return out
+
+
+def _crossed(args, sizes, m: float) -> dict | None:
+    """Workers and conversations per model the plan needs when the pilot reused conversations:
+    both facets' variance components from the pilot (:func:`parlai_acute.stats.power.pilot_components`)."""
+    from parlai_acute.acute.judgments import read_judgments
+
+    facets = acute_power.pilot_facets(read_judgments(args.pilot))
+    if not facets["reused"]:
+        print("\nthe pilot used each conversation once per matchup: the conversations' share of the variance cannot be "
+              "told from the judgment noise; plan conversations per model at least as many as workers, or run a "
+              "pilot that reuses conversations")
+        return None
+    comp = pw.pilot_components(facets["value"], facets["worker"], facets["conversations"])
+    print(f"\nworkers and conversations both sampled (the pilot reused conversations): variance of a judgment "
+          f"{comp['total']:.3f} = worker {comp['worker']:.3f} + conversations {comp['conversation']:.3f} + "
+          f"residual {comp['residual']:.3f} ({comp['workers']} worker-matchups, {comp['conversations']} "
+          f"conversations per side)")
+    print(f"{'delta':>7} {'conversations/model':>20} {'workers':>8} {'judgments':>10}")
+    plans = []
+    for r in sizes.itertuples():
+        plan = pw.crossed_plan(2 * r.delta, comp, m, list(acute_power.CONVERSATION_STEPS), args.alpha, args.power)
+        plans.append({"delta": r.delta, **plan})
+        for row in plan["rows"]:
+            shown = (f"{row['workers']:>8d} {row['judgments']:>10d}" if row["workers"] else
+                     f"  {row['why']}")
+            print(f"{r.delta:>7.3f} {row['conversations']:>20d} {shown}")
+        print(f"{r.delta:>7.3f}  at least {plan['conversations_min']} conversations per model whatever the workers")
+    return {"components": comp, "plans": plans}
 
 
 def _needs(result: dict) -> list[tuple[str, int]]:

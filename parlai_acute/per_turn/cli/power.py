@@ -123,6 +123,8 @@ def run(args) -> int:
         print(f"budget {args.budget} turns{per} (effective {out['effective_turns']} after design effect "
               f"{out['design_effect']:.3f}): power {out['power']:.3f} for delta {a.delta:g}; smallest delta detectable "
               f"with power {a.power:g}: {out['detectable_delta']:.3f}")
+    if pilot and args.budget is None:
+        out["nested"] = _nested(turns, a)
     cost = print_cost(args, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
     if cost is not None:
         out["cost"] = cost
@@ -146,3 +148,24 @@ def _pilot_seconds(path: str):
     from parlai_acute.review.cost import SOURCES, per_turn_judgment_seconds
 
     return per_turn_judgment_seconds(read_turns(path)), SOURCES["per-turn"]
+
+
+def _nested(turns, a) -> dict | None:
+    """Workers and dialogues per worker the plan needs when the pilot's workers did several
+    dialogues (dialogues nested in workers; the analysis then tests over workers): the worker,
+    dialogue and turn variance components from the pilot."""
+    from parlai_acute.per_turn.power import pilot_outcomes
+    from parlai_acute.stats.power import nested_components, nested_plan
+
+    workers = turns.groupby("dialogue")["worker"].first()
+    if not a.design.startswith("pm") or workers.nunique() == len(workers):
+        return None
+    values, dialogues = pilot_outcomes(turns)
+    comp = nested_components(values, workers.reindex(dialogues).astype(str).to_numpy(), dialogues)
+    plan = nested_plan(2 * a.delta, comp, [1, 2, 4, 8], a.turns_per_dialogue, a.alpha, a.power)
+    print(f"workers repeat across dialogues (the analysis tests over workers): variance of a turn's outcome "
+          f"{comp['total']:.3f} = worker {comp['outer']:.3f} + dialogue {comp['inner']:.3f} + turn "
+          f"{comp['residual']:.3f} ({comp['outers']} workers, {comp['inners']} dialogues)")
+    print("  " + "; ".join(f"{r['dialogues_per_worker']} dialogue(s) per worker: {r['workers']} workers "
+                           f"({r['dialogues']} dialogues)" for r in plan["rows"]))
+    return {"components": comp, **plan}

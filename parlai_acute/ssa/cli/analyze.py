@@ -64,6 +64,12 @@ def _rate(m, q: str) -> tuple[str, bool]:
     return interval_text(value, low, high, 1, scale=100), False
 
 
+def _levels(p) -> str:
+    if p.unit == "worker x context":
+        return f"workers and contexts sampled, {p.clusters} levels of the smaller"
+    return f"{p.clusters} {p.unit}s"
+
+
 def run(args) -> int:
     import contextlib
     import io
@@ -108,7 +114,7 @@ def run(args) -> int:
                  else "")
         print(f"  {p.measure} {p.model_b} - {p.model_a}: {number_text(p.diff, 1, scale=100, signed=True)} points"
               f"{interval} {verdict} "
-              f"({p.cluster_note or f'{p.clusters} {p.unit}s'}){exact}")
+              f"({p.cluster_note or _levels(p)}){exact}")
     for a in result.agreement.itertuples(index=False):
         alpha = interval_text(a.krippendorff_alpha, a.alpha_low, a.alpha_high)
         agree = number_text(a.percent_agreement, 1, scale=100, unit="% agree")
@@ -116,8 +122,12 @@ def run(args) -> int:
               f"Krippendorff's alpha {alpha}" + (f" ({a.note})" if a.note else ""))
     for note in result.notes:
         print(f"note: {note}")
+    if result.design:
+        print(f"design: {result.design}")
     print(f"marks: {legend(config.alpha)}")
-    print(f"intervals of differences: {level}, inverted cluster-aware test")
+    crossed = bool(len(result.pairs)) and (result.pairs["unit"] == "worker x context").any()
+    print(f"intervals of differences: {level}, "
+          + ("two-way cluster-robust t over workers and contexts" if crossed else "inverted cluster-aware test"))
     print(judged.getvalue(), end="")  # the judge's lines, printed once every file is in place
     print(outputs_line(paths))  # the last line: where the report is
     return 0
