@@ -295,7 +295,7 @@ def crossed_plan(delta: float, components: dict, per_worker: float, conversation
     if delta == 0:
         raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
     if per_worker < 1:
-        raise UserError(f"judgments per worker must be at least 1, got {per_worker}", param="per_worker")
+        raise UserError(f"per_worker (judgments per worker) must be at least 1, got {per_worker}", param="per_worker")
     z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
     target = (abs(delta) / z) ** 2
     floor = min_clusters(alpha)
