@@ -139,8 +139,10 @@ class AnalysisResult(Result):
     flags: list[str] = field(default_factory=list)  # judges/workers whose verdicts should not be trusted
 
     def provenance(self) -> dict:
-        """The cap applied, and per question how the design was read (which facets the marks treat as random)."""
-        return {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions}}
+        """The cap applied, per question how the design was read (which facets the marks treat as random),
+        and what each exclusion rule removed with its setting (so run.json says it too)."""
+        return {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions},
+                "exclusions": self.exclusion_summary()}
 
     def warnings(self) -> list[str]:
         """Untrustworthy judges, matchups resting on few workers, and the default cap's drops."""
