@@ -53,7 +53,7 @@ class AcuteProtocol(Protocol):
             raise UserError(f"template {self.template.id} is not an ACUTE-Eval template; use one named acute_*")
         offers = TIE in self.template.extra_labels
         if offers != allow_tie:
-            raise UserError(f"template {self.template.id} {'offers' if offers else 'does not offer'} a tie but "
+            raise UserError(f"template_id {self.template.id} {'offers' if offers else 'does not offer'} a tie but "
                             f"allow_tie is {allow_tie}; use an acute_*_tie template with allow_tie=True, a forced-choice "
                             f"one without", param=("template_id", "allow_tie"))
 

@@ -145,8 +145,8 @@ def usr_ratings(path: str | Path, quality: str = "Overall") -> pd.DataFrame:
                 continue
             scores = r.get(quality)
             if not isinstance(scores, list) or not scores:
-                raise UserError(f"{at}: response of {r.get('model')!r} has no list of {quality!r} scores; the "
-                                f"qualities are Understandable, Natural, Maintains Context, Engaging, Uses Knowledge, "
+                raise UserError(f"{at}: response of {r.get('model')!r} has no list of scores of quality "
+                                f"{quality!r}; the qualities are Understandable, Natural, Maintains Context, Engaging, Uses Knowledge, "
                                 f"Overall", param="quality")
             annotators = record.get("annotators") or [f"annotator-{i + 1}" for i in range(len(scores))]
             for annotator, score in zip(annotators, scores):

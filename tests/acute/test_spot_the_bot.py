@@ -119,3 +119,34 @@ def test_without_the_conversations_file_it_says_which_to_pass(tmp_path):
     assert err.value.param == "dialogues"
     table = spot_the_bot_judgments(tmp_path / "annotations.json", FIXTURE / "sampled-dialogues-full-convai2.json")
     assert len(table) == 24
+
+
+def test_status_takes_the_same_switches_as_analyze_for_released_data(tmp_path, capsys):
+    """Arena-like and Spot The Bot data carry no reasons: status keeps what analyze keeps with the
+    same two settings, and says why it sees nothing without them."""
+    from parlai_acute import api
+    from parlai_acute.acute.imports import spot_the_bot_judgments
+    from parlai_acute.acute.judgments import write_judgments
+    from parlai_acute.monitoring.status import status
+    from parlai_acute.scripts.main import main
+
+    table = spot_the_bot_judgments(ANNOTATIONS)
+    settings = {"min_reason_chars": 0, "max_per_worker": "none"}
+    result = status(table, "acute", settings=settings)
+    analysed = api.analyze("acute", table, warn=False, bootstrap=0, **settings).questions[0].matchups
+    by_name = {f"{m.model_b} vs {m.model_a}": m for m in analysed.itertuples()}
+    wins = [r for r in result["rows"] if r["measure"] == "win rate"]
+    assert len(wins) == 3 and result["settings"] == settings
+    for row in wins:
+        assert row["estimate"] == pytest.approx(by_name[row["comparison"]].winrate_b)
+        assert row["judgments"] == by_name[row["comparison"]].n
+    assert status(table, "acute")["rows"] == [] and "none of the 24 rows" in status(table, "acute")["note"]
+    write_judgments(tmp_path / "j.csv", table)
+    assert main(["status", "--table", str(tmp_path / "j.csv"), "--min-reason-chars", "0", "--max-per-worker",
+                 "none", "-o", str(tmp_path / "s"), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "settings: min_reason_chars=0, max_per_worker='none'" in out and "kvmemnn vs huggingface" in out
+    assert json.loads((tmp_path / "s" / "run.json").read_text())["config"]["settings"] == settings
+    with pytest.raises(UserError) as err:
+        status(pd.DataFrame({"label": []}), "ssa", settings={"min_reason_chars": 0})
+    assert err.value.param == "settings"
