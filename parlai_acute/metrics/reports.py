@@ -145,6 +145,7 @@ def correlation_methods(tables: dict, config, fits: pd.DataFrame | None, ratings
     if fits is not None:
         parts.append("Perplexity is related to each human score across models by a least-squares line, with r and "
                      "its 95% Fisher-z interval.")
-    parts.append("P-values are scipy's tests of no correlation over the same units; no correction for the many "
-                 "metrics is applied: read the intervals.")
+    parts.append("P-values test no correlation over the same units: scipy's t tests per response, and per system "
+                 "the exact permutation test over every pairing of the systems (up to 8 systems; scipy's above); no "
+                 "correction for the many metrics is applied: read the intervals.")
     return " ".join(parts)

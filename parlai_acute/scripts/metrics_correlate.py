@@ -126,8 +126,10 @@ def _correlate(args, config, outdir: Path) -> None:
             write_csv(shaped, outdir / f"correlations_{level}.csv")
             out[level] = shaped
             how = "bootstrap over responses" if level == "response" else "Fisher z over systems"
-            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.confidence:.0%} {how}] p "
-                  f"(+ p > {args.alpha:g}: not significant)")
+            tests = ("exact permutation test over systems" if level == "system" and n <= correlation.EXACT_SYSTEMS
+                     else "scipy's t tests")
+            print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.confidence:.0%} {how}] p ({tests}; "
+                  f"+ p > {args.alpha:g}: not significant)")
             print(f"  {'metric':<12} {'single-ref':^72} {'multi-ref':^72}")
             for row in shaped.to_dict("records"):
                 cells = [_stat(row, f"{stat}_{kind}", args.alpha) for kind in ("single", "multi")

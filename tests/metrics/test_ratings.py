@@ -112,3 +112,21 @@ def test_p_values_are_scipys():
     row = correlation.response_level(table, ["x_single"], resamples=50).iloc[0]
     assert row["pearson_p"] == pytest.approx(stats.pearsonr(table["x_single"], table["rating"]).pvalue)
     assert row["spearman_p"] == pytest.approx(stats.spearmanr(table["x_single"], table["rating"]).pvalue)
+
+
+def test_system_level_p_values_are_exact_over_few_systems():
+    """Three systems in the same order by metric and by people: chance alone gives that (or its
+    mirror) in 2 of the 6 pairings, so p = 1/3, not scipy's t approximation's ~0."""
+    from parlai_acute.metrics import correlation
+
+    table = pd.DataFrame({"model": ["a", "a", "b", "b", "c", "c"], "rating": [1, 2, 3, 3, 5, 6],
+                          "x_single": [0.1, 0.2, 0.25, 0.3, 0.9, 0.8]})
+    row = correlation.system_level(table, ["x_single"], resamples=0).iloc[0]
+    assert row["spearman"] == 1 and row["spearman_p"] == pytest.approx(1 / 3)
+    # Pearson: the model means (0.15, 0.275, 0.85) are unevenly spaced, so the reversed pairing's |r| is
+    # smaller than the observed one: only the observed pairing of the 6 is as extreme
+    assert row["pearson_p"] == pytest.approx(1 / 6)
+    many = pd.DataFrame({"model": [f"m{k}" for k in range(12)], "rating": np.arange(12.0)})
+    many["x_single"] = many["rating"] + np.sin(np.arange(12))
+    row = correlation.system_level(many, ["x_single"], resamples=0).iloc[0]
+    assert row["pearson_p"] == pytest.approx(stats.pearsonr(many["x_single"], many["rating"]).pvalue)
