@@ -130,11 +130,11 @@ def _correlate(args, config, outdir: Path) -> None:
                      else "scipy's t tests")
             print(f"per {level} ({n} {unit}): Spearman and Pearson [{config.confidence:.0%} {how}] p ({tests}; "
                   f"+ p > {args.alpha:g}: not significant)")
-            print(f"  {'metric':<12} {'single-ref':^72} {'multi-ref':^72}")
+            print(f"  {'metric':<12} {'single-ref':^72} {'multi-ref':^72}".rstrip())
             for row in shaped.to_dict("records"):
                 cells = [_stat(row, f"{stat}_{kind}", args.alpha) for kind in ("single", "multi")
                          for stat in ("spearman", "pearson")]
-                print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}")
+                print(f"  {row['metric']:<12} {cells[0]} {cells[1]}   {cells[2]} {cells[3]}".rstrip())
             notes = sorted({row[c] for row in shaped.to_dict("records") for c in shaped.columns
                             if c.endswith("_note") and isinstance(row[c], str) and row[c]})
             for note in notes:
