@@ -149,8 +149,10 @@ class AnalysisResult(Result):
     flags: list[str] = field(default_factory=list)  # judges/workers whose verdicts should not be trusted
 
     def provenance(self) -> dict:
-        """The cap applied, and per question how the design was read (which facets the marks treat as random)."""
-        out = {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions}}
+        """The cap applied, per question how the design was read (which facets the marks treat as random),
+        what each exclusion rule removed with its setting (so run.json says it too), and the style control."""
+        out = {"per_worker_cap": self.cap, "design": {q.question_key: design_note(q.matchups) for q in self.questions},
+               "exclusions": self.exclusion_summary()}
         if self.config.style_control:  # the model, how ties count, the coefficients: in run.json and every JSON
             out["style_control"] = {q.question_key: q.style.describe() if q.style is not None else
                                     {"error": q.style_error} for q in self.questions}

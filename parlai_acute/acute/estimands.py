@@ -89,10 +89,13 @@ def config_for(table: pd.DataFrame, config: AnalysisConfig | None = None, judges
     return config
 
 
-def kept(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None) -> pd.DataFrame:
-    """The judgments the protocol keeps (exclusions and cap as :func:`config_for` settles them).
-    Rows without reasons (the live stop rule's, as judged) are not judged on reasons."""
-    config = config_for(table, config, judges)
+def kept(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
+         **options) -> pd.DataFrame:
+    """The judgments the protocol keeps (exclusions and cap as :func:`config_for` settles them;
+    ``options``: :class:`AnalysisConfig` fields when no ``config`` is given, e.g.
+    ``min_reason_chars=0``). Rows without reasons (the live stop rule's, as judged) are not
+    judged on reasons."""
+    config = config_for(table, config, judges, **options)
     if "reason" not in table.columns:
         config = dataclasses.replace(config, min_reason_chars=0)
     return apply_exclusions(complete(table, COLUMNS, _TEXT, ["is_onboarding"]), config)[0]
@@ -184,7 +187,14 @@ def headline(result: AnalysisResult) -> pd.DataFrame:
 
 
 def observe(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,
-            judge: bool = False) -> pd.DataFrame:
+            judge: bool = False, min_reason_chars: int | None = None, max_per_worker: int | str | None = None
+            ) -> pd.DataFrame:
     """The observations of a judgments table after the protocol's exclusions and cap (``judge``:
-    the table is a model judge's, whose verdicts are not capped)."""
-    return observations(kept(table, config, judges or ([{"judge": "model"}] if judge else None)))
+    the table is a model judge's, whose verdicts are not capped). ``min_reason_chars`` and
+    ``max_per_worker`` (without ``config``): the two switchable rules as analyze takes them
+    (``status`` of released data: 0 and "none")."""
+    options = {name: value for name, value in (("min_reason_chars", min_reason_chars),
+                                               ("max_per_worker", max_per_worker)) if value is not None}
+    if config is not None and options:
+        config = dataclasses.replace(config, **options)
+    return observations(kept(table, config, judges or ([{"judge": "model"}] if judge else None), **options))

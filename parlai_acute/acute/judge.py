@@ -9,7 +9,9 @@ Answers become rows of the judgments table (:mod:`parlai_acute.acute.judgments`)
 ``worker`` = the judge's name, so ``parlai-acute acute analyze`` reads them unchanged:
 
 * ``judgments.csv``: one row per resolved item. A consistent item gives one judgment
-  (shown left/right as in its first order). An inconsistent item is left out (rule
+  (shown left/right as in its first order); with ``allow_tie`` (a study that offers people a
+  tie) the judge may answer ``tie`` (template ``acute_<question>_tie``), and a tie in every
+  order is one judgment with ``outcome`` tie. An inconsistent item is left out (rule
   ``drop``) or, with rule ``tie``, written as one judgment with ``outcome`` tie (shown as in
   its first order): half a win for each model, as the estimand counts a person's tie;
 * ``raw_judgments.csv``: every answered order as shown (for position bias, "as for people");
@@ -23,7 +25,7 @@ from __future__ import annotations
 import time
 from typing import Optional, Sequence
 
-from parlai_acute.acute.judgments import normalize_row, to_frame
+from parlai_acute.acute.judgments import TIE, normalize_row, to_frame
 from parlai_acute.acute.pairings import OTHER_SPEAKER
 from parlai_acute.errors import UserError
 from parlai_acute.judges import orders as order_mod
@@ -43,11 +45,17 @@ class AcuteProtocol(Protocol):
     name = "acute"
 
     def __init__(self, question_key: str = "engaging", custom_question: Optional[str] = None,
-                 template_id: Optional[str] = None):
+                 template_id: Optional[str] = None, allow_tie: bool = False):
         self.question_key, self.question = resolve_question(question_key, custom_question)
-        self.template = templates.get(template_id or f"acute_{self.question_key}")
+        self.allow_tie = allow_tie
+        self.template = templates.get(template_id or f"acute_{self.question_key}" + ("_tie" if allow_tie else ""))
         if self.template.answer != "one" or "{conversation_1}" not in self.template.body:
             raise UserError(f"template {self.template.id} is not an ACUTE-Eval template; use one named acute_*")
+        offers = TIE in self.template.extra_labels
+        if offers != allow_tie:
+            raise UserError(f"template_id {self.template.id} {'offers' if offers else 'does not offer'} a tie but "
+                            f"allow_tie is {allow_tie}; use an acute_*_tie template with allow_tie=True, a forced-choice "
+                            f"one without", param=("template_id", "allow_tie"))
 
     def items(self, pairings: Sequence[dict]) -> list:
         out = []
@@ -72,10 +80,12 @@ class AcuteProtocol(Protocol):
 
     # ------------------------------------------------------------------ rows
 
-    def row(self, item: Item, order: Sequence[int], winner: int | None, reason: str, judge_name: str, run_id: str,
-            duration: float, correct=None) -> dict:
-        """One judgment as shown in ``order``; ``winner`` None: a tie (the judge's verdict changed with
-        the order, kept under rule ``tie``)."""
+    def row(self, item: Item, order: Sequence[int], winner: int | str | None, reason: str, judge_name: str,
+            run_id: str, duration: float, correct=None) -> dict:
+        """One judgment as shown in ``order``; ``winner`` None (the judge's verdict changed with the
+        order, kept under rule ``tie``) or ``"tie"`` (the judge's own answer): a tie."""
+        if winner == TIE:
+            winner = None
         pairing, ids = item.data["pairing"], item.data["dialogue_ids"]
         left, right = order[0], order[1]
         raw = {"run_id": run_id, "worker": judge_name, "pair_id": pairing.get("pair_id", ""),

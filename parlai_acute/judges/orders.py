@@ -50,9 +50,10 @@ def orders(k: int, mode: str = "rotations", offset: int = 0, seed: int = 0) -> l
 
 
 def to_options(value, order: Sequence[int], kind: str):
-    """A verdict in positions (0-based) -> the same verdict in option indices."""
+    """A verdict in positions (0-based) -> the same verdict in option indices (an extra label
+    such as ACUTE's "tie" picks no position and stays as it is)."""
     if kind == "one":
-        return order[value]
+        return order[value] if isinstance(value, int) else value
     if kind == "any":
         return tuple(sorted(order[p] for p in value))
     return value  # yes_no: nothing to map

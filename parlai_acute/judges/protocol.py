@@ -47,7 +47,8 @@ class Protocol:
 
     @staticmethod
     def labels(item: Item) -> list:
-        """The answer labels of the positions: "1".."k" (yes_no: "yes", "no")."""
+        """The answer labels of the positions: "1".."k" (yes_no: "yes", "no"), then the template's
+        ``extra_labels`` (ACUTE's "tie")."""
         if item.kind == "yes_no":
             return ["yes", "no"]
-        return [str(p + 1) for p in range(len(item.options))]
+        return [str(p + 1) for p in range(len(item.options))] + list(item.template.extra_labels)

@@ -23,9 +23,9 @@ def costs(runner: Runner) -> dict:
 
 
 def bias(results: Sequence[ItemResult]) -> list:
-    """Position bias over every answered order of single-choice items."""
+    """Position bias over every answered order of single-choice items (a tie picks no position)."""
     picks = [(len(r.item.options), j.position_value) for r in results if r.item.kind == "one"
-             for j in r.judged if not j.missing]
+             for j in r.judged if not j.missing and isinstance(j.position_value, int)]
     return json_ready(position_bias(picks))
 
 

@@ -210,8 +210,8 @@ class Runner:
             if parsed is None:
                 return
             value, judged.reason = parsed.value, parsed.reason
-        if item.kind == "one":
-            judged.position_value = labels.index(value)
+        if item.kind == "one":  # an extra label (a tie) picks no position: it stays itself in every order
+            judged.position_value = value if value in item.template.extra_labels else labels.index(value)
         elif item.kind == "any":
             judged.position_value = tuple(labels.index(v) for v in value)
         else:

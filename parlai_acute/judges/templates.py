@@ -18,7 +18,9 @@ SYSTEM = ("You are a careful, impartial annotator of conversations. Judge only w
 @dataclass(frozen=True)
 class Template:
     """``body`` is a ``str.format`` string; ``answer``: one (a single label), any (a set of
-    labels or none) or yes_no; ``reason_required``: the reply must carry a ``Reason:`` line."""
+    labels or none) or yes_no; ``reason_required``: the reply must carry a ``Reason:`` line;
+    ``extra_labels``: answers beside the options' positions that pick no option (ACUTE's
+    ``tie`` where the study allows ties), kept as themselves through every order."""
 
     name: str
     version: int
@@ -26,6 +28,7 @@ class Template:
     answer: str
     reason_required: bool
     system: str = SYSTEM
+    extra_labels: tuple = ()
 
     @property
     def id(self) -> str:
@@ -42,6 +45,16 @@ _ACUTE_BODY = (
     "Question: {question}\n"
     "Reply with exactly two lines:\n"
     "Answer: 1 or 2 (the number of the speaker you choose)\n"
+    "Reason: one short sentence explaining why")
+
+#: the same with a tie offered (a study with ``allow_tie``: "They are about the same" for people)
+_ACUTE_TIE_BODY = (
+    "Below are two conversations. In each, judge only the lines of the highlighted speaker "
+    "(Speaker 1 in conversation 1, Speaker 2 in conversation 2); the lines marked Partner are the other person.\n\n"
+    "Conversation 1:\n{conversation_1}\n\nConversation 2:\n{conversation_2}\n\n"
+    "Question: {question}\n"
+    "Reply with exactly two lines:\n"
+    "Answer: 1 or 2 (the number of the speaker you choose), or tie if neither is better\n"
     "Reason: one short sentence explaining why")
 
 _CONTEXT = ("Conversation so far:\n{history}\n\n")
@@ -77,6 +90,8 @@ _SSA_SPECIFIC_BODY = (_SSA_INTRO + "Question: Is the response specific? A specif
 TEMPLATES: dict[str, Template] = {}
 for _key in list(ACUTE_QUESTIONS) + ["custom"]:
     _t = Template(f"acute_{_key}", 1, _ACUTE_BODY, "one", reason_required=True)
+    TEMPLATES[_t.id] = _t
+    _t = Template(f"acute_{_key}_tie", 1, _ACUTE_TIE_BODY, "one", reason_required=True, extra_labels=("tie",))
     TEMPLATES[_t.id] = _t
 for _t in (Template("perturn_soba", 1, _SOBA_BODY, "one", reason_required=False),
            Template("perturn_sata", 1, _SATA_BODY, "any", reason_required=False),

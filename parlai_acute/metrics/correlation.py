@@ -14,6 +14,13 @@ model (``*_within_low/high``), says only how sure the ordering of *these* system
 3 systems it printed +1.00 [+1.00, +1.00]; it is kept as a secondary column, named so.
 Where no interval can be given ``*_note`` says why in words. With fewer than 3 systems a
 system-level correlation is not computed (NaN).
+
+P-values (``*_p``) test no correlation over each level's units. Per response: scipy's
+(Pearson: the t test under normality; Spearman: its t approximation), as the published tables
+computed them. Per system, with at most :data:`EXACT_SYSTEMS` systems: the exact permutation
+test over every pairing of the two columns (two-sided), because the t approximation gives
+p ~ 0 to a perfect correlation of three systems, where chance alone makes one in three; above
+that, scipy's. Papers print them beside the correlations and mark those above .05.
 """
 from __future__ import annotations
 
@@ -37,12 +44,35 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (xc * yc).sum(axis=1) / np.where(denom > 0, denom, 1), np.nan)
 
 
-def _point(x, y) -> tuple[float, float]:
+#: up to this many systems, system-level p-values come from the exact permutation test (8! pairings)
+EXACT_SYSTEMS = 8
+
+
+def _tests(x, y, exact: bool = False) -> tuple[float, float, float, float]:
+    """(Pearson r, Spearman rho, Pearson p, Spearman p); NaN where undefined (a constant column).
+    ``exact``: the p-values of the exact permutation test when there are at most
+    :data:`EXACT_SYSTEMS` pairs, scipy's otherwise."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan"), float("nan")
+        return (float("nan"),) * 4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(stats.pearsonr(x, y).statistic), float(stats.spearmanr(x, y).statistic)
+        pearson, spearman = stats.pearsonr(x, y), stats.spearmanr(x, y)
+    r, rho, p_r, p_rho = (float(pearson.statistic), float(spearman.statistic), float(pearson.pvalue),
+                          float(spearman.pvalue))
+    if exact and len(x) <= EXACT_SYSTEMS:
+        p_r, p_rho = _permutation_p(x, y, r), _permutation_p(stats.rankdata(x), stats.rankdata(y), rho)
+    return r, rho, p_r, p_rho
+
+
+def _permutation_p(x: np.ndarray, y: np.ndarray, observed: float) -> float:
+    """Two-sided exact permutation p of Pearson's r of ``x`` and ``y``: the share of all pairings
+    (every permutation of ``x``) whose |r| reaches the observed one."""
+    import itertools
+
+    perms = np.array(list(itertools.permutations(range(len(x)))))
+    draws = _pearson_rows(x[perms], np.broadcast_to(y, perms.shape))
+    return float(np.mean(np.abs(draws) >= abs(observed) - 1e-12))
 
 
 def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
@@ -78,8 +108,9 @@ def response_level(table: pd.DataFrame, metric_columns: list[str], rating: str =
     rows = []
     for column in metric_columns:
         x = table[column].to_numpy(dtype=float)
-        pearson, spearman = _point(x, y)
-        row = {"metric": column, "n": n, "pearson": pearson, "spearman": spearman}
+        pearson, spearman, pearson_p, spearman_p = _tests(x, y)
+        row = {"metric": column, "n": n, "pearson": pearson, "spearman": spearman, "pearson_p": pearson_p,
+               "spearman_p": spearman_p}
         if index is not None:
             xb, yb = x[index], y[index]
             row["pearson_low"], row["pearson_high"] = _interval(_pearson_rows(xb, yb), level)
@@ -98,8 +129,10 @@ def system_level(table: pd.DataFrame, metric_columns: list[str], rating: str = "
     rows = []
     for column in metric_columns:
         means = np.array([[g[column].mean(), g[rating].mean()] for g in groups], dtype=float)
-        pearson, spearman = _point(means[:, 0], means[:, 1]) if k >= 3 else (float("nan"), float("nan"))
-        row = {"metric": column, "n": k, "pearson": pearson, "spearman": spearman}
+        pearson, spearman, pearson_p, spearman_p = (_tests(means[:, 0], means[:, 1], exact=True) if k >= 3
+                                                    else (float("nan"),) * 4)
+        row = {"metric": column, "n": k, "pearson": pearson, "spearman": spearman, "pearson_p": pearson_p,
+               "spearman_p": spearman_p}
         for stat, value in (("pearson", pearson), ("spearman", spearman)):
             row[f"{stat}_low"], row[f"{stat}_high"], row[f"{stat}_note"] = fisher_z_interval(
                 value, k, level, spearman=stat == "spearman")
@@ -127,7 +160,7 @@ def gupta_table(correlations: pd.DataFrame, base_metrics: list[str]) -> pd.DataF
             key = f"{metric}_{kind}"
             for stat in ("spearman", "pearson"):
                 row[f"{stat}_{kind}"] = by.loc[key, stat] if key in by.index else float("nan")
-                for end in ("low", "high"):
+                for end in ("low", "high", "p"):
                     name = f"{stat}_{end}"
                     row[f"{stat}_{kind}_{end}"] = by.loc[key, name] if key in by.index and name in by else float("nan")
                 if f"{stat}_note" in by:

@@ -79,8 +79,21 @@ def logs_report(table: pd.DataFrame, config: dict) -> Report:
     return report
 
 
-def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Report:
+def correlation_report(tables: dict, config, fits: pd.DataFrame | None, ratings: dict | None = None) -> Report:
+    """``ratings``: how per-annotator ratings were aggregated and the annotators' agreement (a
+    section before the correlations, and a sentence in the methods)."""
     report = Report("Do the metrics agree with people?")
+    if ratings and ratings.get("aggregate"):
+        a = ratings["annotator_agreement"]
+        section = report.section("Ratings and the annotators' agreement")
+        section.table(pd.DataFrame([{"replies": ratings["replies"], "ratings": ratings["ratings"],
+                                     "annotators": ratings["annotators"], "aggregate": ratings["aggregate"],
+                                     "krippendorff_alpha": a["krippendorff_alpha"], "alpha_ci_low": a["alpha_ci_low"],
+                                     "alpha_ci_high": a["alpha_ci_high"]}]), "ratings_agreement",
+                      caption=f"per-annotator ratings, aggregated per reply by the {ratings['aggregate']}; "
+                              f"Krippendorff's alpha (interval level) [{_interval_label(config.confidence, 'replies')}]")
+        if a["note"]:
+            section.note(f"No interval: {a['note']}.")
     for level, shaped in tables.items():
         section = report.section(f"Correlation with ratings per {level}")
         what = "responses" if level == "response" else "systems (Fisher z)"
@@ -104,14 +117,20 @@ def correlation_report(tables: dict, config, fits: pd.DataFrame | None) -> Repor
         section.table(fits, "perplexity_vs_human",
                       caption="linear fit of each human score on perplexity; r with its 95% Fisher-z interval")
     report.configuration("Run", {**vars(config), "metrics": list(config.metrics)})
-    report.methods(correlation_methods(tables, config, fits))
+    report.methods(correlation_methods(tables, config, fits, ratings))
     return report
 
 
-def correlation_methods(tables: dict, config, fits: pd.DataFrame | None) -> str:
+def correlation_methods(tables: dict, config, fits: pd.DataFrame | None, ratings: dict | None = None) -> str:
     """The report's closing Methods paragraph: the levels, the correlations, their intervals and units."""
     sizes = {level: len(shaped) for level, shaped in tables.items()}
-    parts = [f"We correlated the scores of {len(config.metrics)} reference-based metrics "
+    parts = []
+    if ratings and ratings.get("aggregate"):
+        parts.append(f"Each of {ratings['replies']} replies was rated by several of {ratings['annotators']} annotators "
+                     f"({ratings['ratings']} ratings); a reply's rating is the {ratings['aggregate']} of its "
+                     f"annotators', and their agreement is Krippendorff's alpha at the interval level with a "
+                     f"{100 * config.confidence:g}% percentile bootstrap over replies.")
+    parts += [f"We correlated the scores of {len(config.metrics)} reference-based metrics "
              f"({', '.join(config.metrics)}), single- and multi-reference, with human ratings using parlai_acute "
              f"{__version__}, at {' and '.join(f'the {level} level' for level in sizes)}, by Spearman's rank "
              f"correlation and Pearson's r."]
@@ -126,6 +145,7 @@ def correlation_methods(tables: dict, config, fits: pd.DataFrame | None) -> str:
     if fits is not None:
         parts.append("Perplexity is related to each human score across models by a least-squares line, with r and "
                      "its 95% Fisher-z interval.")
-    parts.append("No significance marks are claimed and no correction for the many metrics is applied: read the "
-                 "intervals.")
+    parts.append("P-values test no correlation over the same units: scipy's t tests per response, and per system "
+                 "the exact permutation test over every pairing of the systems (up to 8 systems; scipy's above); no "
+                 "correction for the many metrics is applied: read the intervals.")
     return " ".join(parts)

@@ -64,20 +64,32 @@ def detect_protocol(df: pd.DataFrame) -> str:
                     + "; pass one of those")
 
 
-def observations(df: pd.DataFrame, protocol: str) -> pd.DataFrame:
+def observations(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> pd.DataFrame:
     """The protocol's observations of its estimands (after its exclusions and caps), from the
-    protocol's own estimands module: the one definition every surface shares."""
+    protocol's own estimands module: the one definition every surface shares. ``settings``: the
+    protocol's analysis settings its ``observe`` takes (ACUTE: ``min_reason_chars``,
+    ``max_per_worker``), so status keeps the rows analyze keeps with the same settings."""
+    import inspect
+
     from parlai_acute.registry import protocol as lookup
 
-    return lookup(protocol).estimands_module("observe").observe(df)
+    observe = lookup(protocol).estimands_module("observe").observe
+    settings = dict(settings or {})
+    accepted = inspect.signature(observe).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(settings) - set(accepted))
+        if unknown:
+            raise UserError(f"the {protocol} protocol has no setting {', '.join(unknown)} for its status; leave it "
+                            f"out of settings", param="settings")
+    return observe(df, **settings)
 
 
-def streams(df: pd.DataFrame, protocol: str) -> list[dict]:
+def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> list[dict]:
     """One stream per watched comparison: the protocol's estimate (pooled, as ``analyze`` gives
     it) and the per-cluster means in the order the clusters finished, on [0, 1] (a difference d
     in [-1, 1] as (d + 1) / 2), which the confidence sequences need."""
     spec = monitor(protocol)
-    obs = observations(df, protocol)
+    obs = observations(df, protocol, settings)
     unit = obs.attrs.get("unit") or spec.unit  # the unit the analysis reads from the design, where it does
     obs = obs[obs["measure"].isin(list(spec.watch))]
     out = []
@@ -106,7 +118,7 @@ def _centred(row: dict, s: dict) -> dict:
 
 
 def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, budget: int = 1_000_000,
-           grid: int = GRID) -> dict:
+           grid: int = GRID, settings: dict | None = None) -> dict:
     """Every comparison's anytime-valid state. Returns ``{"protocol", "alpha", "per_comparison_alpha",
     "rows": [...]}``; each row has the comparison (named and oriented as the protocol's estimand,
     with ``model_a`` < ``model_b``), ``estimate`` (the protocol's estimate, what ``analyze``
@@ -118,12 +130,16 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
     ACUTE win rates are decided against 1/2, per-turn pick rate differences against 0. SSA rates
     have no null; two models' rates are decided apart when their sequences (each at half the
     comparison's level) are disjoint, listed as extra rows ``"B vs A"`` (B minus A).
+
+    ``settings``: the protocol's exclusion settings, as analyze takes them (ACUTE:
+    ``min_reason_chars=0`` for data collected without reasons, ``max_per_worker="none"``);
+    recorded in the result.
     """
     if not 0 < alpha < 1:
         raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
     protocol = protocol or detect_protocol(df)
     spec = monitor(protocol)
-    found = streams(df, protocol)
+    found = streams(df, protocol, settings)
     if any(m0 is None for m0 in spec.watch.values()):  # rates with no null: pairs decided apart
         pairs = [(s, t) for s, t in itertools.combinations(found, 2) if s["group"] == t["group"]]
         count = max(len(pairs), 1)
@@ -143,14 +159,19 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
             row = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
             rows.append(_centred(row | result, s))
     units = sorted({s["unit"] for s in found}) or [spec.unit]
-    note = next((s["facet_note"] for s in found if s.get("facet_note")), "")
+    facet = next((s["facet_note"] for s in found if s.get("facet_note")), "")
+    note = "" if found or not len(df) else (
+        f"none of the {len(df)} rows passes the protocol's exclusions with these settings; analyze says which rule "
+        f"removed them (released data collected without reasons, or with many judgments per worker, need the "
+        f"protocol's settings for that)")
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
-            "judgments": int(len(df)), "rows": rows,
-            "units": f"intervals run over {' and '.join(u + 's' for u in units)}" + (f"; {note}" if note else "")}
+            "judgments": int(len(df)), "settings": dict(settings or {}), "note": note, "rows": rows,
+            "units": f"intervals run over {' and '.join(u + 's' for u in units)}" + (f"; {facet}" if facet else "")}
 
 
 def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
-          budget: int = 1_000_000, details: bool = True, protocol: str | None = None) -> dict:
+          budget: int = 1_000_000, details: bool = True, protocol: str | None = None,
+          settings: dict | None = None) -> dict:
     """Is the set of the top ``k`` models decided, per question, from an ACUTE judgments table?
 
     Every model pair gets the anytime-valid test of :func:`status` (confidence sequences over
@@ -164,6 +185,7 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     ``undecided``: the pairs across the current boundary still open, with (``details``) their
     estimate, interval and the judgments they likely still need. Only those pairs' intervals
     are computed: the decisions alone are cheap (435 pairs of 30 models in about a second).
+    ``settings``: the protocol's exclusion settings (as :func:`status`).
     """
     if not 0 < alpha < 1:
         raise UserError(f"alpha {alpha} must be strictly between 0 and 1; 0.05 is usual", param="alpha")
@@ -175,7 +197,7 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
         raise UserError(f"the best models are ranked by win rates, and {protocol} has none; leave k out", param="k")
     # value 1: model_b (the later name) won, 1/2 a tie, as the estimand reads; a table with ties also holds
     # its tie rates, which are not win rates
-    obs = observations(df, protocol)
+    obs = observations(df, protocol, settings)
     obs = obs[obs["measure"].isin(pairwise)]
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
                          "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})
@@ -301,6 +323,11 @@ def status_lines(result: dict) -> list[str]:
              f"{result['per_comparison_alpha']:.3g} each)"]
     if result.get("units"):
         lines.append(f"unit: {result['units']}")
+    if result.get("note"):
+        lines.append(f"NOTE: {result['note']}")
+    if result.get("settings"):
+        lines.append("settings: " + ", ".join(f"{k}={v!r}" for k, v in result["settings"].items()) +
+                     " (the rows analyze keeps with the same settings)")
     group = None
     for row in result["rows"]:
         if row["group"] != group:

@@ -110,6 +110,31 @@ def add_table_source(parser: argparse.ArgumentParser, option: str, what: str, ta
     add_mephisto_db(parser)
 
 
+def add_exclusion_rules(parser: argparse.ArgumentParser, cap_default: str) -> None:
+    """ACUTE's two switchable quality rules, one spelling for ``acute analyze`` and ``status``:
+    ``--max-per-worker N|none`` (read with :func:`cap_value`) and ``--min-reason-chars N`` (0: no
+    reasons were collected, as in released data such as Chatbot Arena's or Spot The Bot's)."""
+    parser.add_argument("--max-per-worker", default=None, metavar="N|none",
+                        help="cap on judgments per worker, or 'none' for no cap (released data whose workers judged "
+                             f"a pair many times); default: {cap_default}")
+    parser.add_argument("--min-reason-chars", type=int, default=3,
+                        help="a reason with fewer letters/digits counts as no reason; 0: no reasons were collected "
+                             "(the rule is off; the summary says so)")
+
+
+def cap_value(text: str | None):
+    """``--max-per-worker``: a whole number of at least 1, or ``none`` (no cap); one line otherwise."""
+    from parlai_acute.errors import UserError
+
+    if text is None or text.strip().lower() == "none":
+        return text and "none"
+    try:
+        return int(text)  # 0 or less: the analysis refuses it, in words the command line gives its flag
+    except ValueError:
+        raise UserError(f"--max-per-worker must be a whole number of at least 1, or 'none' for no cap; got {text!r}") \
+            from None
+
+
 def add_mephisto_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mephisto-db", metavar="PATH", default=None,
                         help="Mephisto database.db (default: the one in Mephisto's configured data directory)")

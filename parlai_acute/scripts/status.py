@@ -21,7 +21,8 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.errors import UserError
-from parlai_acute.scripts.options import add_alpha, add_mephisto_db, add_output_dir, add_report_switch
+from parlai_acute.scripts.options import (add_alpha, add_exclusion_rules, add_mephisto_db, add_output_dir,
+                                          add_report_switch, cap_value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-k", dest="k", type=int, default=None, metavar="K",
                         help="ACUTE: also say whether the set of the top K models is decided (at --alpha over all "
                              "model pairs), and which pairs across the boundary are still open")
+    rules = parser.add_argument_group("ACUTE exclusion rules (as acute analyze takes them)")
+    add_exclusion_rules(rules, "the paper's, number of model pairs x questions")
     add_output_dir(parser, "results.json, run.json, status.csv and the report", required=False)
     add_report_switch(parser)
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the status as JSON")
@@ -92,6 +95,20 @@ def _read_run(args):
                     f"{', '.join(tried)}); check the task name and --mephisto-db")
 
 
+def exclusion_settings(args, protocol: str) -> dict:
+    """The ACUTE rules' settings the command line changed (only those: a run's launched cap stays
+    the default); for another protocol a changed one is a one-line error."""
+    settings = {}
+    if args.min_reason_chars != 3:
+        settings["min_reason_chars"] = args.min_reason_chars
+    if args.max_per_worker is not None:
+        settings["max_per_worker"] = cap_value(args.max_per_worker)
+    if settings and protocol != "acute":
+        flags = " and ".join(f"--{name.replace('_', '-')}" for name in settings)
+        raise UserError(f"{flags} set ACUTE's exclusion rules; the {protocol} table has none: leave them out")
+    return settings
+
+
 def run(args) -> int:
     from parlai_acute import __version__
     from parlai_acute.monitoring.status import status, status_lines
@@ -103,12 +120,14 @@ def run(args) -> int:
 
         check_outdir(args.outdir)
     df, protocol = _read_table(args.table, args.protocol) if args.table else _read_run(args)
-    result = status(df, protocol, alpha=args.alpha, budget=args.budget)
+    settings = exclusion_settings(args, protocol)
+    result = status(df, protocol, alpha=args.alpha, budget=args.budget, settings=settings)
     print("\n".join(status_lines(result)))
     if args.k is not None:
         from parlai_acute.monitoring.status import top_k, top_k_lines
 
-        result["top_k"] = top_k(df, args.k, alpha=args.alpha, budget=args.budget, protocol=protocol)
+        result["top_k"] = top_k(df, args.k, alpha=args.alpha, budget=args.budget, protocol=protocol,
+                                settings=settings)
         print("\n".join(top_k_lines(result["top_k"])))
     if args.task_name:
         from parlai_acute.mephisto_tasks.live.database import open_mephisto_db
@@ -144,7 +163,7 @@ def write_outputs(result: dict, args, source: str) -> dict:
 
     outdir = Path(args.outdir)
     config = {"protocol": result["protocol"], "alpha": args.alpha, "budget": args.budget, "top_k": args.k,
-              "source": source, "mephisto_db": args.mephisto_db, "seed": None}
+              "source": source, "mephisto_db": args.mephisto_db, "seed": None, "settings": result.get("settings", {})}
     result["run"] = {"command": "status", "version": __version__, "config": config,
                      "randomness": "none: the same rows give the same status"}
     paths = {"results.json": outdir / "results.json",

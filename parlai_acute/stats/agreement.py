@@ -7,6 +7,10 @@ judgments of the same item, the share that chose the same conversation. Krippend
 alpha (nominal) corrects it for chance agreement; its interval is a percentile bootstrap
 over items (an item's judgments stay together). When no item was judged twice there is
 nothing to agree on: the summary says so in ``note`` instead of leaving empty numbers.
+
+Ratings on a scale (per-annotator scores of one reply, e.g. USR's 1-5 "Overall") take the
+interval level of Krippendorff's alpha instead (:func:`interval_agreement`): a 4 against a 5
+is a smaller disagreement than a 1 against a 5, as the nominal level would not say.
 """
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.winrates import tied
 
 __all__ = ["ITEM", "item_labels", "label_counts", "percent_agreement", "krippendorff_alpha",
-           "nominal_alpha_weighted", "alpha_interval", "agreement", "agreement_of_counts"]
+           "nominal_alpha_weighted", "alpha_interval", "agreement", "agreement_of_counts", "interval_alpha_weighted",
+           "interval_agreement"]
 
 ITEM = ["pair_id", "question_key"]
 
@@ -129,4 +134,48 @@ def agreement_of_counts(counts: pd.DataFrame, resamples: int, seed: int, confide
     elif not np.isfinite(low):
         note = "too few repeated items for an interval of Krippendorff's alpha"
     return {"items": int(len(counts)), "percent_agreement": percent_agreement(None, counts),
+            "krippendorff_alpha": alpha, "alpha_ci_low": low, "alpha_ci_high": high, "note": note}
+
+
+def interval_alpha_weighted(sums: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Krippendorff's interval alpha of items given by ``sums`` (items x 3: values m, their sum,
+    their sum of squares; items with m >= 2) taken ``weights[b, item]`` times, for each row b at
+    once (a bootstrap); NaN where undefined. With the squared difference as the metric, the sum
+    over ordered pairs of an item's values is 2 (m S2 - S1^2), so every term is linear in the
+    weights. Equals ``krippendorff.alpha(level_of_measurement="interval")`` for weights of one."""
+    m, s1, s2 = (np.asarray(sums, dtype=float)[:, k] for k in range(3))
+    within = (m * s2 - s1 ** 2) / (m - 1)          # per item: half its pairwise squared differences / (m - 1)
+    n, t1, t2 = weights @ m, weights @ s1, weights @ s2
+    observed = weights @ within
+    expected = (n * t2 - t1 ** 2) / (n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected > 1e-12 * np.maximum(n * t2, 1), 1 - observed / expected, np.nan)
+
+
+def interval_agreement(items, values, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+                       item: str = "reply", verb: str = "rated", label: str = "rating") -> dict:
+    """Krippendorff's alpha (interval level) of numeric ratings, ``items[i]`` the rated thing of
+    ``values[i]``, over items rated at least twice, with a percentile bootstrap over items and a
+    ``note`` in words where a value cannot be given (as :func:`agreement_of_counts`)."""
+    codes, _ = pd.factorize(pd.Series(items).astype(str))
+    values = np.asarray(values, dtype=float)
+    m = np.bincount(codes, minlength=codes.max() + 1 if len(codes) else 0).astype(float)
+    s1 = np.bincount(codes, weights=values, minlength=len(m))
+    s2 = np.bincount(codes, weights=values ** 2, minlength=len(m))
+    sums = np.column_stack([m, s1, s2])[m >= 2]
+    alpha, low, high, note = float("nan"), float("nan"), float("nan"), ""
+    if len(sums) == 0:
+        note = f"no {item} was {verb} more than once, so agreement cannot be measured"
+    else:
+        alpha = float(interval_alpha_weighted(sums, np.ones((1, len(sums))))[0])
+        if not np.isfinite(alpha):
+            note = f"every {label} of the repeated items was the same, so Krippendorff's alpha is undefined"
+        elif len(sums) >= 2 and resamples >= 1:
+            weights = np.random.default_rng(seed).multinomial(len(sums), np.full(len(sums), 1 / len(sums)),
+                                                              size=resamples).astype(float)
+            lo, hi = percentile_interval(interval_alpha_weighted(sums, weights)[:, None], confidence)
+            low, high = float(lo[0]), float(hi[0])
+        if np.isfinite(alpha) and not np.isfinite(low):
+            note = "too few repeated items for an interval of Krippendorff's alpha"
+    return {"items": int(len(sums)), "ratings": int(sums[:, 0].sum()) if len(sums) else 0, "level": "interval",
             "krippendorff_alpha": alpha, "alpha_ci_low": low, "alpha_ci_high": high, "note": note}

@@ -5,7 +5,8 @@
 ``longest``: an order-invariant judge that prefers the speaker/reply with more words;
 ``ssa``: answers the SSA questions -- not sensible when the reply has a word of ``NONSENSE``,
 not specific when it is a generic reply (``GENERIC``: "I don't know", "ok", ...);
-``yes`` / ``no``: always that answer.
+``yes`` / ``no``: always that answer; ``close``: as ``longest``, but "tie" where the prompt
+offers one and neither speaker says more than 20 words (both say too little to prefer one).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import re
 
 from parlai.core.agents import Agent
 
-SCRIPTS = ("first", "garbage", "longest", "ssa", "yes", "no")
+SCRIPTS = ("first", "garbage", "longest", "ssa", "yes", "no", "close")
 NONSENSE = ("bananas", "purple", "the the")
 GENERIC = ("i don't know", "ok", "okay", "that's nice", "cool")
 
@@ -22,12 +23,24 @@ def _words(lines) -> int:
     return sum(len(line.split()) for line in lines)
 
 
+def speaker_words(prompt: str) -> tuple[int, int]:
+    """Words of the highlighted speaker in ACUTE's conversation 1 and 2."""
+    one = prompt.split("Conversation 1:", 1)[1].split("Conversation 2:", 1)[0]
+    two = prompt.split("Conversation 2:", 1)[1].split("Question:", 1)[0]
+    return (_words(line for line in one.splitlines() if line.startswith("Speaker 1:")),
+            _words(line for line in two.splitlines() if line.startswith("Speaker 2:")))
+
+
+def close_answer(prompt: str) -> str:
+    a, b = speaker_words(prompt)
+    if "or tie" in prompt and max(a, b) <= 20:
+        return "Answer: tie\nReason: they say about as much as each other"
+    return longest_answer(prompt)
+
+
 def longest_answer(prompt: str) -> str:
     if "Conversation 1:" in prompt:  # ACUTE
-        one = prompt.split("Conversation 1:", 1)[1].split("Conversation 2:", 1)[0]
-        two = prompt.split("Conversation 2:", 1)[1].split("Question:", 1)[0]
-        a = _words(line for line in one.splitlines() if line.startswith("Speaker 1:"))
-        b = _words(line for line in two.splitlines() if line.startswith("Speaker 2:"))
+        a, b = speaker_words(prompt)
         return f"Answer: {1 if a >= b else 2}\nReason: that speaker says more, and more specifically"
     candidates = re.findall(r"^(\d+)\. (.*)$", prompt, flags=re.MULTILINE)
     if "yes or no" in prompt:
@@ -74,6 +87,8 @@ class ScriptedJudgeAgent(Agent):
             text = f"Answer: {script}\nReason: always"
         elif script == "ssa":
             text = ssa_answer(self.prompt)
+        elif script == "close":
+            text = close_answer(self.prompt)
         else:
             text = longest_answer(self.prompt)
         return {"id": self.id, "text": text, "episode_done": False}

@@ -163,3 +163,38 @@ def test_endpoint_timeouts_are_missing_reported_and_not_cached(tmp_path, flaky_p
     assert summary_of(tmp_path / "o")["costs"]["failed_calls"] == 2
     assert len(slow.bodies) == 4  # each order: one call and one retry
     assert len(JudgeCache(tmp_path / "c.sqlite")) == 0  # a rerun will ask again
+
+
+def test_a_judge_may_answer_tie_where_the_study_allows_ties(tmp_path, capsys):
+    from judge_fixtures import SCRIPTED as _  # noqa: F401  (the scripted judge answers "tie" only when offered)
+
+    forced = read_judgments(judge(tmp_path, "close", "--no-onboarding", name="forced") / "judgments.csv")
+    assert (forced["outcome"] == "win").all()  # the paper's forced choice: no tie is offered
+    outdir = judge(tmp_path, "close", "--no-onboarding", "--allow-tie", name="ties")
+    df = read_judgments(outdir / "judgments.csv")
+    ties = df[df["outcome"] == "tie"]
+    assert 0 < len(ties) < len(df) and (ties["winner"] == "").all() and (ties["winner_side"] == "").all()
+    items = read_jsonl(outdir / "items.jsonl")
+    tied = [i for i in items if i["verdict"] == "tie"]
+    assert len(tied) == len(ties) and all(o["verdict"] == "tie" for i in tied for o in i["orders"])
+    assert all("or tie if neither is better" in i["orders"][0]["attempts"][0]["prompt"] for i in items)
+    summary = summary_of(outdir)
+    assert summary["allow_tie"] is True and summary["templates"] == ["acute_engaging_tie@1"]
+    # position bias counts the orders that picked a position, never a tie
+    assert summary["position_bias"][0]["n"] == 2 * (len(df) - len(ties))
+    result = analyze(df, AnalysisConfig(bootstrap=0, max_per_worker="none"))
+    assert result.questions[0].matchups["ties"].sum() == len(ties)
+
+
+def test_a_tie_template_needs_allow_tie_and_the_other_way_round():
+    from parlai_acute.acute.judge import AcuteProtocol
+    from parlai_acute.errors import UserError
+
+    with pytest.raises(UserError) as err:
+        AcuteProtocol(template_id="acute_engaging_tie")
+    assert "offers a tie but allow_tie is False" in str(err.value)
+    with pytest.raises(UserError):
+        AcuteProtocol(template_id="acute_engaging@1", allow_tie=True)
+    protocol = AcuteProtocol(allow_tie=True)
+    assert parse_reply("Answer: tie\nReason: the same", "one", ["1", "2", "tie"], True).value == "tie"
+    assert protocol.template.extra_labels == ("tie",)

@@ -49,8 +49,8 @@ def test_gupta_table_shape(ratings):
     frame = correlation.response_level(ratings.assign(good_multi=ratings["good_single"]),
                                        ["good_single", "good_multi"], resamples=50)
     table = correlation.gupta_table(frame, ["good"])
-    assert list(table.columns[:5]) == ["metric", "spearman_single", "spearman_single_low", "spearman_single_high",
-                                      "pearson_single"]
+    assert list(table.columns[:6]) == ["metric", "spearman_single", "spearman_single_low", "spearman_single_high",
+                                      "spearman_single_p", "pearson_single"]  # the p-value beside its interval
     assert table.loc[0, "spearman_single"] == table.loc[0, "spearman_multi"]
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.options import (add_alpha, add_confidence, add_output_dir, add_report_switch, add_resampling,
-                                          add_table_source, outputs_line)
+from parlai_acute.scripts.options import (add_alpha, add_confidence, add_exclusion_rules, add_output_dir,
+                                          add_report_switch, add_resampling, add_table_source, cap_value, outputs_line)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,13 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "configuration (agent, options, decoding) from its logs (default for --task-name: "
                              "the run's own pairings file)")
     add_resampling(parser, "bootstrap resamples for ranking intervals")
-    parser.add_argument("--max-per-worker", default=None, metavar="N|none",
-                        help="cap on judgments per worker, or 'none' for no cap (released data whose workers judged "
-                             "a pair many times); default: with --task-name the cap the run was launched with, read "
-                             "from the Mephisto database; otherwise number of model pairs x questions")
-    parser.add_argument("--min-reason-chars", type=int, default=3,
-                        help="a reason with fewer letters/digits counts as no reason; 0: no reasons were collected "
-                             "(the rule is off; the summary says so)")
+    add_exclusion_rules(parser, "with --task-name the cap the run was launched with, read from the Mephisto "
+                                "database; otherwise number of model pairs x questions")
     add_confidence(parser)
     parser.add_argument("--bt-alpha", type=float, default=0.01, metavar="ALPHA",
                         help="Bradley-Terry regularisation: penalty ALPHA * sum(strength^2) keeps strengths finite "
@@ -66,19 +61,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-table", metavar="FILE", default=None,
                         help="a model judge's table of the same protocol: also report the prediction-powered "
                              "result beside the people's (ppi.json; see `parlai-acute ppi`)")
-
-
-def cap_value(text: str | None):
-    """``--max-per-worker``: a whole number of at least 1, or ``none`` (no cap); one line otherwise."""
-    from parlai_acute.errors import UserError
-
-    if text is None or text.strip().lower() == "none":
-        return text and "none"
-    try:
-        return int(text)  # 0 or less: the analysis refuses it, in words the command line gives its flag
-    except ValueError:
-        raise UserError(f"--max-per-worker must be a whole number of at least 1, or 'none' for no cap; got {text!r}") \
-            from None
 
 
 def load(args, config) -> "pd.DataFrame":

@@ -32,7 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--question", default="engaging",
                         help="question preset: engaging, interesting, humanlike, knowledgeable (default: engaging)")
     parser.add_argument("--custom-question", default=None, help="your own question text (key 'custom')")
-    parser.add_argument("--template", default=None, help="prompt template id NAME@VERSION (default: acute_<question>, newest)")
+    parser.add_argument("--template", default=None,
+                        help="prompt template id NAME@VERSION (default: acute_<question>, or acute_<question>_tie with "
+                             "--allow-tie; newest)")
+    parser.add_argument("--allow-tie", action="store_true",
+                        help="the judge may answer 'tie' (a study that offers people a tie); a tie in every order is "
+                             "a judgment with outcome tie (default: the paper's forced choice)")
     add_onboarding_arguments(parser, "gold pairs to score the judge on", "the pairings file's own, else the "
                                                                           "package's five")
     parser.add_argument("--analyze", action="store_true",
@@ -49,7 +54,7 @@ def run(args) -> int:
     from parlai_acute.judges import record
     from parlai_acute.acute.judge import AcuteProtocol, onboarding_score
 
-    protocol = AcuteProtocol(args.question, args.custom_question, args.template)
+    protocol = AcuteProtocol(args.question, args.custom_question, args.template, allow_tie=args.allow_tie)
     lines = read_pairings(args.pairings)
     comparisons = [p for p in lines if not p["is_onboarding"]][: args.limit]
     if not comparisons:
@@ -68,7 +73,8 @@ def run(args) -> int:
     counts = record.status_counts(real)
     onboarding = onboarding_score(results)
     summary = {**record.provenance(runner, [protocol.template.id]), "protocol": "acute", "pairings": str(args.pairings),
-               "question_key": protocol.question_key, "question": protocol.question, "items": counts,
+               "question_key": protocol.question_key, "question": protocol.question, "allow_tie": protocol.allow_tie,
+               "items": counts,
                "judgments_written": len(tables["judgments"]), "position_bias": record.bias(real),
                "onboarding": onboarding, "costs": record.costs(runner)}
     with output_dir(args.outdir) as outdir:  # all or nothing (the judge's calls stay in its cache)
