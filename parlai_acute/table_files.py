@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +100,26 @@ class RowLabels(Sequence):
         return f"{self._prefix}:{self._lines[index]}"
 
 
+def is_arrow_table(table) -> bool:
+    """Whether ``table`` is an Arrow table (a file as :func:`read_frame` read it for a columnar validator)."""
+    return type(table).__name__ == "Table" and type(table).__module__.startswith("pyarrow")
+
+
+def columns_of(table) -> dict:
+    """{name: column} of a DataFrame or an Arrow table (a column a Series or an Arrow array)."""
+    if is_arrow_table(table):
+        return {name: table.column(i) for i, name in enumerate(table.column_names)}
+    return {name: table[name] for name in table.columns}
+
+
+def row_of(table, index: int) -> dict:
+    """Row ``index`` (by position) of a DataFrame or an Arrow table as a dict of plain Python values,
+    as the row-by-row checks read one."""
+    if is_arrow_table(table):
+        return table.slice(index, 1).to_pylist()[0]
+    return table.iloc[[index]].to_dict(orient="records")[0]
+
+
 def row_labels(where, n: int) -> Sequence:
     """The ``where`` a validator was given (a list or :class:`RowLabels`), else ``row N`` for ``n`` rows."""
     return RowLabels(n) if where is None else where
@@ -112,11 +131,69 @@ def _cells(column, n: int):
 
     if column is None:
         return pd.Series([None] * n, dtype=object)
+    if _is_arrow(column):
+        column = column.to_pandas()
     series = column if isinstance(column, pd.Series) else pd.Series(column)
     if isinstance(series.dtype, pd.api.extensions.ExtensionDtype) and not isinstance(series.dtype,
                                                                                        pd.CategoricalDtype):
         series = series.astype(object)  # nullable and Arrow types: their NA is pd.NA, a MISSING spelling
     return series
+
+
+def _is_arrow(column) -> bool:
+    """Whether ``column`` is an Arrow array (a file's column as Arrow read it)."""
+    return type(column).__module__.startswith("pyarrow")
+
+
+def _is_arrow_text(column) -> bool:
+    import pyarrow as pa
+
+    return _is_arrow(column) and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+
+
+def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`text_cells` of an Arrow text column (what a CSV or Parquet file holds), without making
+    a Python string of every cell twice: a column of few distinct values is checked once per value
+    and its cells share them; any other is trimmed and measured by Arrow, as :func:`text_cells` does."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    sample = column.slice(0, 10_000)
+    if len(pc.unique(sample)) * 10 <= len(sample):  # few distinct values
+        encoded = pc.dictionary_encode(column)
+        values = encoded.dictionary.to_numpy(zero_copy_only=False)
+        text, missing, blank = text_cells(np.asarray(values, dtype=object), len(values))
+        slot = len(values)  # a null cell (Parquet) is missing
+        codes = pc.fill_null(encoded.indices, slot).to_numpy(zero_copy_only=False)
+        text, missing, blank = (np.append(text, np.array([""], dtype=object)), np.append(missing, True),
+                                np.append(blank, True))
+        return text[codes], missing[codes], blank[codes]
+    length, missing = _arrow_missing(column)
+    strings = column.to_pandas(deduplicate_objects=False).to_numpy(dtype=object)
+    text = np.where(missing, "", strings) if missing.any() else strings
+    return text, missing, (length == 0) | missing
+
+
+def _arrow_missing(column) -> tuple[np.ndarray, np.ndarray]:
+    """(length once trimmed, missing) of an Arrow text array: null, or a MISSING spelling (only a cell
+    four characters or shorter once trimmed can be one: those are looked at in Python)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    trimmed = pc.utf8_trim_whitespace(column)
+    length = pc.fill_null(pc.utf8_length(trimmed), 0).to_numpy(zero_copy_only=False)
+    # an ASCII cell: Arrow's trim is Python's strip (tests/test_table_files.py), its lower-casing ASCII's
+    spelled = pc.fill_null(pc.is_in(pc.ascii_lower(trimmed), value_set=pa.array(sorted(MISSING))), True)
+    missing = spelled.to_numpy(zero_copy_only=False).copy()
+    other = np.flatnonzero((length <= 4) & ~pc.fill_null(pc.string_is_ascii(column), True).to_numpy(
+        zero_copy_only=False))
+    if other.size:  # a short cell with other characters: Python's own rule
+        values = np.asarray(column.take(pa.array(other)).to_pylist(), dtype=object)
+        codes, uniques = pd.factorize(values)
+        missing[other] = np.array([u.strip().lower() in MISSING for u in uniques], dtype=bool)[codes]
+    return length, missing
 
 
 def _strings(series) -> np.ndarray:
@@ -144,6 +221,8 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     if column is None:
         return np.full(n, "", dtype=object), np.ones(n, dtype=bool), np.ones(n, dtype=bool)
+    if _is_arrow_text(column):
+        return _arrow_text(column, n)
     series = _cells(column, n)
     strings = series.to_numpy()
     if strings.dtype == object and pd.api.types.infer_dtype(strings, skipna=False) == "string":
@@ -195,9 +274,37 @@ def flag_cells(column, n: int, optional: bool = False) -> tuple[np.ndarray, np.n
     return decided == True, missing, bad  # noqa: E712 - elementwise
 
 
+#: a decimal number as Python's float() and Arrow's cast both read it (correctly rounded, alike)
+_PLAIN_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+
+
+def _arrow_numbers(column, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`number_cells` of an Arrow text column (a CSV's): Arrow converts it when every present
+    cell is a plain decimal number, else Python's float() does, cell by cell, as for any column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    _, missing = _arrow_missing(column)
+    present = column.filter(pa.array(~missing))
+    if pc.all(pc.match_substring_regex(present, _PLAIN_NUMBER)).as_py() is not False:
+        try:
+            converted = pc.cast(present, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowException:
+            converted = None
+        if converted is not None:
+            values = np.full(n, np.nan)
+            values[~missing] = converted
+            with np.errstate(invalid="ignore"):
+                return values, ~missing & (~np.isfinite(values) | (values < 0))
+    return number_cells(column.to_pandas(deduplicate_objects=False), n)
+
+
 def number_cells(column, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(value, bad) of a column of seconds: a MISSING cell is NaN, else ``float(cell)``, bad unless
     finite and 0 or more; by columns (numpy's float of each object, Python's own conversion)."""
+    if _is_arrow_text(column):
+        return _arrow_numbers(column, n)
     series = _cells(column, n)
     if series.dtype.kind in "biuf":
         values = series.to_numpy(dtype=float)
@@ -270,7 +377,7 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
 
 
 #: what splits a line for str.splitlines (read_rows's line count) but not for a CSV parser, and NUL
-_ODD_LINES = re.compile(rb"[\x00\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+_ODD_LINES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 def _csv_frame(path: Path, required: list[str]):
@@ -284,9 +391,9 @@ def _csv_frame(path: Path, required: list[str]):
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if not data.strip() or _ODD_LINES.search(data):
+    if not data or data.isspace() or any(odd in data for odd in _ODD_LINES):
         return None
-    first = data.split(b"\n", 1)[0]
+    first = data[:data.find(b"\n")] if b"\n" in data[:1 << 20] else data[:1 << 20]
     try:
         names = next(csv.reader([first.decode("utf-8").rstrip("\r")]), [])
     except UnicodeDecodeError:
@@ -303,26 +410,30 @@ def _csv_frame(path: Path, required: list[str]):
         return None
     if table.column_names != names or table.num_rows == 0:
         return None
-    return table.to_pandas()
+    return table
 
 
 def read_frame(path: str | Path, *, noun: str, row: str, required: list[str], missing_hint: str,
-               empty_hint: str):
+               empty_hint: str, arrow: bool = False):
     """(table, where) of the table file ``path``: what :func:`read_rows` gives, by columns -- a
-    ``.csv`` or ``.parquet`` file as a DataFrame with :class:`RowLabels` (a CSV's cells are text as
-    there), a ``.jsonl`` file as its records. Arguments as :func:`read_rows`'s."""
+    ``.csv`` or ``.parquet`` file as a DataFrame (with ``arrow``: the Arrow table, for a validator
+    that reads one) and :class:`RowLabels` (a CSV's cells are text as there), a ``.jsonl`` file as
+    its records. Other arguments as :func:`read_rows`'s."""
     path = input_file(path, noun, missing_hint)
     suffix = path.suffix.lower()
+    table = None
     if suffix == ".parquet":
-        return _parquet_frame(path, noun=noun, row=row, required=required, empty_hint=empty_hint)
-    if suffix == ".csv":
+        table, where = _parquet_frame(path, noun=noun, row=row, required=required, empty_hint=empty_hint)
+    elif suffix == ".csv":
         try:
-            frame = _csv_frame(path, required)
+            table = _csv_frame(path, required)
         except OSError:
-            frame = None
-        if frame is not None:
-            return frame, RowLabels(len(frame), str(path), csv_file=path)
-    return read_rows(path, noun=noun, row=row, required=required, missing_hint=missing_hint, empty_hint=empty_hint)
+            table = None
+        where = RowLabels(table.num_rows, str(path), csv_file=path) if table is not None else None
+    if table is None:
+        return read_rows(path, noun=noun, row=row, required=required, missing_hint=missing_hint,
+                         empty_hint=empty_hint)
+    return (table if arrow else table.to_pandas()), where
 
 
 def _parquet_frame(path: Path, *, noun: str, row: str, required: list[str], empty_hint: str):
@@ -333,16 +444,18 @@ def _parquet_frame(path: Path, *, noun: str, row: str, required: list[str], empt
         raise UserError(f"reading the Parquet {noun} {path} needs pyarrow (pip install pyarrow); or pass the table "
                         f"as .csv or .jsonl") from None
     try:
-        frame = pq.read_table(path).to_pandas()
+        table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - Arrow's errors have many types; each is one line here
         raise UserError(f"cannot read {noun} {path}: {str(exc).splitlines()[0]}; it must be a Parquet file "
                         f"(write it with pandas' to_parquet)") from None
-    missing = [name for name in required if name not in frame.columns]
+    index = [name for name in table.column_names if name.startswith("__index_level_")]
+    table = table.drop(index) if index else table  # a DataFrame's index written with it: not a column
+    missing = [name for name in required if name not in table.column_names]
     if missing:
         raise UserError(f"{path}: missing column {missing[0]!r}; the columns needed are {', '.join(required)}")
-    if frame.empty:
+    if table.num_rows == 0:
         raise UserError(f"{noun} {path} is empty (no {row}s); {empty_hint}")
-    return frame.reset_index(drop=True), RowLabels(len(frame), str(path))
+    return table, RowLabels(table.num_rows, str(path))
 
 
 def write_table_file(path: str | Path, table, columns: list[str], noun: str) -> None:
@@ -375,12 +488,13 @@ class TableFile:
     validate: Callable
     missing_hint: str
     empty_hint: str
+    arrow: bool = False  # validate also takes an Arrow table (a CSV or Parquet file as read), not only a DataFrame
 
     def read(self, path: str | Path, **checks):
         """The validated table of a ``.csv`` (UTF-8, with or without BOM), ``.jsonl`` or ``.parquet`` file."""
         required = [name for name, (needed, _) in self.columns.items() if needed]
         rows, where = read_frame(path, noun=self.noun, row=self.row, required=required,
-                                 missing_hint=self.missing_hint, empty_hint=self.empty_hint)
+                                 missing_hint=self.missing_hint, empty_hint=self.empty_hint, arrow=self.arrow)
         return self.validate(rows, where, **checks)
 
     def write(self, path: str | Path, table) -> None:

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, flag_cells, number_cells, plain,
-                                      row_labels, text_cells)
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, columns_of, flag_cells, is_arrow_table,
+                                      number_cells, plain, row_labels, row_of, text_cells)
 
 # name -> (required in files?, description). Order is the column order of written tables.
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -190,7 +190,7 @@ def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
     as a mask over the rows; a row any mask flags goes through :func:`normalize_row` itself, in
     order, so the first bad row's message is that function's, word for word, and a row flagged by
     caution alone (a cell that only looks odd) gets its values from it too."""
-    if isinstance(records, pd.DataFrame):
+    if isinstance(records, pd.DataFrame) or is_arrow_table(records):
         raw, rows = records, None  # read by position: its index plays no part
     else:
         rows = records if isinstance(records, list) else list(records)
@@ -209,7 +209,7 @@ def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
     if flagged.any():
         frame = {name: values.copy() for name, values in frame.items()}
     for i in np.flatnonzero(flagged):  # each raises (the first bad row's own message) or is fine after all
-        row = rows[i] if rows is not None else raw.iloc[[i]].to_dict(orient="records")[0]
+        row = rows[i] if rows is not None else row_of(raw, i)
         fixed = normalize_row(row, where[i])
         for name in COLUMNS:
             frame[name][i] = fixed[name]
@@ -219,6 +219,7 @@ def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
 def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarray]:
     """({column: values} as :func:`normalize_row` makes them, the rows it might refuse)."""
     flagged = np.zeros(n, dtype=bool)
+    raw = columns_of(raw)
     for name in REQUIRED:
         if name not in raw:
             flagged[0] = True  # every row lacks it; the first says so
@@ -284,8 +285,9 @@ def _frame(columns: dict, n: int) -> pd.DataFrame:
 
 
 FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,
-                 "pass a .jsonl or .csv written by `parlai-acute acute export` or `acute analyze`, or your own "
-                 "export", "export the judgments again (a header line and one line per judgment)")
+                 "pass a .jsonl, .csv or .parquet written by `parlai-acute acute export` or `acute analyze`, or "
+                 "your own export", "export the judgments again (a header line and one line per judgment)",
+                 arrow=True)
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:
