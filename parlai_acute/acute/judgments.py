@@ -200,7 +200,7 @@ def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
             labels = row_labels(where, len(rows))
             judgments_table(rows[:first], labels[:first] if first else [])
             normalize_row(rows[first], labels[first])
-        raw = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
+        raw = pd.DataFrame(rows, dtype=object) if rows else pd.DataFrame()  # cells as given: 7 stays 7, not 7.0
     n = len(raw)
     where = row_labels(where, n)
     if n == 0:
