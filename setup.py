@@ -22,6 +22,7 @@ CORE = [
     "scikit-learn>=1.3",
     "krippendorff>=0.6",
     "tqdm>=4.62",
+    "pyarrow>=12",  # tables read and checked by columns (CSV, Parquet); ParlAI's own requirement too
 ]
 LIVE = [
     "mephisto>=1.1.1,<1.2",

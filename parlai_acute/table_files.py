@@ -243,6 +243,55 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return text, missing, (length == 0) | missing
 
 
+def plain_cells(column, n: int) -> np.ndarray:
+    """:func:`plain` of every cell (None, NaN and NA as "", anything else ``str(cell)``), by columns."""
+    import pandas as pd
+
+    if column is None:
+        return np.full(n, "", dtype=object)
+    if _is_arrow_text(column):
+        return plain_cells(column.to_pandas(), n)
+    series = _cells(column, n)
+    values = series.to_numpy()
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values.copy()
+    strings = _strings(series)
+    null = pd.isna(values) & (strings != "NaT") if values.dtype == object or values.dtype.kind == "f" else None
+    return np.where(null, "", strings) if null is not None and null.any() else strings
+
+
+def stripped_cells(column, n: int) -> np.ndarray:
+    """``plain(cell).strip()`` of every cell, trimmed by Arrow (whose whitespace is Python's)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    strings = plain_cells(column, n)
+    try:
+        return pc.utf8_trim_whitespace(pa.array(strings, type=pa.string())).to_numpy(zero_copy_only=False)
+    except (pa.ArrowException, UnicodeError):  # not UTF-8 (a lone surrogate): Python's strip, one by one
+        return np.array([v.strip() for v in strings], dtype=object)
+
+
+def lowered_cells(column, n: int) -> np.ndarray:
+    """``plain(cell).strip().lower()`` of every cell, once per distinct value (for columns of few
+    spellings: true/false, a source, a setting)."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(plain_cells(column, n))
+    return np.array([u.strip().lower() for u in uniques], dtype=object)[codes] if n else np.array([], dtype=object)
+
+
+def per_value(values: np.ndarray, rule) -> np.ndarray:
+    """``rule(value)`` of every cell of a column of hashable values, worked out once per distinct value."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    decided = np.empty(len(uniques) + 1, dtype=object)  # the last: a null cell's (code -1)
+    for i, value in enumerate(uniques):
+        decided[i] = rule(value)
+    return decided[codes]
+
+
 def flag_cells(column, n: int, optional: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(value, missing, bad) of a true/false column, cell by cell as the tables read one: a bool as
     it is, 0 and 1 as false and true, else ``str(cell).strip().lower()`` in TRUE or FALSE; with

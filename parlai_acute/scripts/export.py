@@ -24,7 +24,7 @@ NEEDS = ("live",)  # the extras this command needs beyond the analysis core (mai
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-name", required=True, help="the Mephisto task (its mephisto.task.task_name)")
     add_mephisto_db(parser)
-    add_output_file(parser, "the table file (.csv or .jsonl)")
+    add_output_file(parser, "the table file (.csv, .jsonl or .parquet)")
 
 
 def run(args) -> int:
