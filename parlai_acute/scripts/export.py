@@ -2,7 +2,7 @@
 
 Reads every row stored for ``--task-name`` (every run of that name, finished units or not)
 straight from the Mephisto database and the stored state files, without importing the task's
-blueprint, and writes the protocol's tidy table (``.csv`` or ``.jsonl``): the file that
+blueprint, and writes the protocol's tidy table (``.csv``, ``.jsonl`` or ``.parquet``): the file that
 ``analyze``, ``judge agreement`` and ``parlai_acute.api.load_table`` read back. SSA labels
 include interactive SSA of per-turn runs (label_mode=ssa); ConvAI2 ratings come from the
 survey at the end of per-turn runs (survey=convai2).
