@@ -210,6 +210,7 @@ def _strings(series) -> np.ndarray:
 
 def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(text, missing, blank) of a column, cell by cell the same as ``"" if missing else str(cell)``
+    (``text`` may be the column's own array: copy it before changing it)
     with ``missing = plain(cell).strip().lower() in MISSING`` and ``blank = not text.strip()``,
     computed by columns: Arrow trims and measures every cell (its whitespace is Python's, tested in
     tests/test_table_files.py), and only a cell four characters or shorter once trimmed -- the
@@ -226,7 +227,7 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     series = _cells(column, n)
     strings = series.to_numpy()
     if strings.dtype == object and pd.api.types.infer_dtype(strings, skipna=False) == "string":
-        strings = strings.copy()  # already text: the table gets its own array, not the caller's
+        pass  # already text: the caller's array (a table built from it copies it)
     else:
         strings = _strings(series)
     try:

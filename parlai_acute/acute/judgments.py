@@ -277,11 +277,11 @@ def _outcome(text: np.ndarray, n: int) -> np.ndarray:
 
 
 def _frame(columns: dict, n: int) -> pd.DataFrame:
-    """The judgments table of validated columns, with :func:`to_frame`'s dtypes (each column its own
-    array: gathering a million rows of text into one block would copy it all again)."""
+    """The judgments table of validated columns, with :func:`to_frame`'s dtypes: its own copy of
+    them, gathered into one block per dtype (the analysis copies its subsets, and pandas would
+    gather the blocks of each copy again)."""
     dtypes = {"is_onboarding": bool, "onboarding_correct": object, "timestamp": float, "duration": float}
-    return pd.DataFrame({name: np.asarray(columns[name], dtype=dtypes.get(name, object)) for name in COLUMNS},
-                        copy=False)
+    return pd.DataFrame({name: np.asarray(columns[name], dtype=dtypes.get(name, object)) for name in COLUMNS})
 
 
 FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,
