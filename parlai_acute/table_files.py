@@ -230,6 +230,10 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pass  # already text: the caller's array (a table built from it copies it)
     else:
         strings = _strings(series)
+    if len(strings) > 10_000 and len(pd.unique(strings[:10_000])) <= 1_000:  # few distinct values: each once
+        codes, uniques = pd.factorize(strings)
+        text, missing, blank = text_cells(np.asarray(uniques, dtype=object), len(uniques))
+        return text[codes], missing[codes], blank[codes]
     try:
         trimmed = pc.utf8_length(pc.utf8_trim_whitespace(pa.array(strings, type=pa.string())))
         length = trimmed.to_numpy(zero_copy_only=False)
