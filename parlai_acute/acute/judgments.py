@@ -36,10 +36,12 @@ import math
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, columns_of, flag_cells, is_arrow_table,
+                                      number_cells, plain, row_labels, row_of, text_cells)
 
 # name -> (required in files?, description). Order is the column order of written tables.
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -182,15 +184,110 @@ def to_frame(rows: Iterable[dict]) -> pd.DataFrame:
 
 def judgments_table(records, where: list[str] | None = None) -> pd.DataFrame:
     """Validate judgment rows (dicts or a DataFrame) into the :data:`COLUMNS` table; errors name the
-    row (``where``, default ``row N``) and the field."""
-    rows = records.to_dict(orient="records") if isinstance(records, pd.DataFrame) else list(records)
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(rows))]
-    return to_frame(normalize_row(raw, w) for raw, w in zip(rows, where))
+    row (``where``, default ``row N``) and the field.
+
+    Checked by columns (a million judgments in about a second): every rule of :func:`normalize_row`
+    as a mask over the rows; a row any mask flags goes through :func:`normalize_row` itself, in
+    order, so the first bad row's message is that function's, word for word, and a row flagged by
+    caution alone (a cell that only looks odd) gets its values from it too."""
+    if isinstance(records, pd.DataFrame) or is_arrow_table(records):
+        raw, rows = records, None  # read by position: its index plays no part
+    else:
+        rows = records if isinstance(records, list) else list(records)
+        kinds = set(map(type, rows))
+        if kinds - {dict}:  # a row that is no object: the rows before it are checked first, as one by one
+            first = next(i for i, row in enumerate(rows) if not isinstance(row, dict))
+            labels = row_labels(where, len(rows))
+            judgments_table(rows[:first], labels[:first] if first else [])
+            normalize_row(rows[first], labels[first])
+        raw = pd.DataFrame(rows, dtype=object) if rows else pd.DataFrame()  # cells as given: 7 stays 7, not 7.0
+    n = len(raw)
+    where = row_labels(where, n)
+    if n == 0:
+        return to_frame([])
+    frame, flagged = _columns(raw, n, dict_rows=rows is not None)
+    if flagged.any():
+        frame = {name: values.copy() for name, values in frame.items()}
+    for i in np.flatnonzero(flagged):  # each raises (the first bad row's own message) or is fine after all
+        row = rows[i] if rows is not None else row_of(raw, i)
+        fixed = normalize_row(row, where[i])
+        for name in COLUMNS:
+            frame[name][i] = fixed[name]
+    return _frame(frame, n)
+
+
+def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarray]:
+    """({column: values} as :func:`normalize_row` makes them, the rows it might refuse)."""
+    flagged = np.zeros(n, dtype=bool)
+    raw = columns_of(raw)
+    for name in REQUIRED:
+        if name not in raw:
+            flagged[0] = True  # every row lacks it; the first says so
+        elif dict_rows:  # a row without the key (pandas filled in NaN; a null in the row stays None)
+            values = raw[name].to_numpy()
+            flagged |= pd.isna(values) & (values != None)  # noqa: E711 - elementwise
+    text, blank = {}, {}
+    for name in _TEXT:
+        text[name], _, blank[name] = text_cells(raw[name] if name in raw else None, n)
+    outcome = _outcome(text["outcome"], n)
+    tie = np.isin(outcome, TIES)
+    flagged |= ~np.isin(outcome, OUTCOMES)
+    for name in ("worker", "model_left", "model_right", "question_key"):
+        flagged |= blank[name]
+    flagged |= blank["winner"] & ~tie
+    left, right, winner = text["model_left"], text["model_right"], text["winner"]
+    loser, side = text["loser"], text["winner_side"]
+    flagged |= tie & ((winner != "") | (loser != "") | (side != ""))
+    win = ~tie
+    flagged |= win & (winner != left) & (winner != right)
+    flagged |= win & (side != "") & (side != "left") & (side != "right")
+    same = left == right
+    flagged |= win & same & (side == "")
+    derived = np.where(winner == left, "left", "right").astype(object)
+    flagged |= win & ~same & (side != "") & (side != derived)
+    side = np.where(win & ~same, derived, side)
+    other = np.where(side == "left", right, left)
+    flagged |= win & (loser != "") & (loser != other)
+    text["loser"] = np.where(win, other, loser)
+    text["winner_side"], text["outcome"] = side, outcome
+    no_pair = text["pair_id"] == ""
+    if no_pair.any():
+        dl, dr = text["dialogue_left"][no_pair], text["dialogue_right"][no_pair]
+        pair = text["pair_id"].copy()
+        pair[no_pair] = np.where(dl <= dr, dl + "|" + dr, dr + "|" + dl)
+        text["pair_id"] = pair
+    onboarding, _, bad = flag_cells(raw["is_onboarding"] if "is_onboarding" in raw else None, n)
+    flagged |= bad
+    correct, unknown, bad = flag_cells(raw["onboarding_correct"] if "onboarding_correct" in raw else None, n,
+                                       optional=True)
+    flagged |= bad | (onboarding & unknown)
+    frame = dict(text)
+    frame["is_onboarding"] = onboarding.astype(bool)
+    frame["onboarding_correct"] = np.where(unknown, None, correct).astype(object)
+    for name in ("timestamp", "duration"):
+        frame[name], bad = number_cells(raw[name] if name in raw else None, n)
+        flagged |= bad
+    return {name: frame[name] for name in COLUMNS}, flagged
+
+
+def _outcome(text: np.ndarray, n: int) -> np.ndarray:
+    """``outcome.strip().lower() or "win"`` of every row, once per distinct spelling."""
+    codes, uniques = pd.factorize(text)
+    return np.array([u.strip().lower() or WIN for u in uniques], dtype=object)[codes]
+
+
+def _frame(columns: dict, n: int) -> pd.DataFrame:
+    """The judgments table of validated columns, with :func:`to_frame`'s dtypes: its own copy of
+    them, gathered into one block per dtype (the analysis copies its subsets, and pandas would
+    gather the blocks of each copy again)."""
+    dtypes = {"is_onboarding": bool, "onboarding_correct": object, "timestamp": float, "duration": float}
+    return pd.DataFrame({name: np.asarray(columns[name], dtype=dtypes.get(name, object)) for name in COLUMNS})
 
 
 FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,
-                 "pass a .jsonl or .csv written by `parlai-acute acute export` or `acute analyze`, or your own "
-                 "export", "export the judgments again (a header line and one line per judgment)")
+                 "pass a .jsonl, .csv or .parquet written by `parlai-acute acute export` or `acute analyze`, or "
+                 "your own export", "export the judgments again (a header line and one line per judgment)",
+                 arrow=True)
 
 
 def read_judgments(path: str | Path) -> pd.DataFrame:

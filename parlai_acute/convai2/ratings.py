@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, row_labels,
+                                      stripped_cells)
 
 COLUMNS: dict[str, tuple[bool, str]] = {
     "dialogue": (True, "dialogue id, unique within the collection"),
@@ -41,7 +42,7 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
     ``scale`` (lowest, highest): ConvAI2's 1-4 unless a study used another."""
     raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
         list(records))
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+    where = row_labels(where, len(raw))
 
     def fail(i, message, param=None):
         raise UserError(f"{where[int(i)]}: {message}", param=param)
@@ -53,12 +54,12 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
             fail(0, f"missing field {name!r}; every rating row needs {', '.join(REQUIRED)}")
     out = pd.DataFrame(index=raw.index)
     for name in ("dialogue", "worker", "model", "question", "reason"):
-        out[name] = raw[name].map(plain).astype(object) if name in raw else ""
+        out[name] = plain_cells(raw[name], len(raw)) if name in raw else ""
     for name in ("dialogue", "worker", "model", "question"):
         empty = (out[name].str.strip() == "").to_numpy()
         if empty.any():
             fail(np.flatnonzero(empty)[0], f"field {name!r} is empty; fill it in or drop the row")
-    text = raw["score"].map(lambda v: plain(v).strip())
+    text = pd.Series(stripped_cells(raw["score"], len(raw)), index=raw.index)
     score = pd.to_numeric(text, errors="coerce")
     low, high = scale
     values = score.to_numpy(float)
@@ -70,7 +71,7 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
                 f"that value (or give the study's range as scale=(LOW, HIGH))", "scale")
     out["score"] = score.astype(float)
     if "persona_choice_correct" in raw:
-        flag = raw["persona_choice_correct"].map(lambda v: plain(v).strip().lower())
+        flag = pd.Series(lowered_cells(raw["persona_choice_correct"], len(raw)), index=raw.index)
         bad = ~(flag.isin(TRUE) | flag.isin(FALSE) | flag.isin(MISSING))
         if bad.any():
             i = np.flatnonzero(bad.to_numpy())[0]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import TableFile, plain
+from parlai_acute.table_files import TableFile, plain_cells, row_labels
 
 __all__ = ["COLUMNS", "REQUIRED", "references_table", "read_references", "write_references", "collection_records"]
 
@@ -36,7 +36,7 @@ def references_table(records, where: list[str] | None = None) -> pd.DataFrame:
     row (``where``, default ``row N``) and the field."""
     raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
         list(records))
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+    where = row_labels(where, len(raw))
     if raw.empty:
         raise UserError("no references: the references table has no rows")
     missing = [name for name in REQUIRED if name not in raw]
@@ -45,7 +45,10 @@ def references_table(records, where: list[str] | None = None) -> pd.DataFrame:
     out = pd.DataFrame(index=raw.index)
     for name in COLUMNS:
         values = raw[name] if name in raw else pd.Series("", index=raw.index)
-        out[name] = values.map(lambda v: "\n".join(map(str, v)) if isinstance(v, (list, tuple)) else plain(v))
+        if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
+            # a context given as a list of turns (JSON lines): its turns joined by newlines
+            values = values.map(lambda v: "\n".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+        out[name] = plain_cells(values, len(raw))
         empty = (out[name].str.strip() == "").to_numpy()
         if name in REQUIRED and empty.any():
             raise UserError(f"{where[int(np.flatnonzero(empty)[0])]}: field {name!r} is empty; fill it in or drop "

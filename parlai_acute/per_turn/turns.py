@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, per_value, row_labels,
+                                      text_cells)
 
 SETTINGS = ("pm", "mm", "sm")
 PROTOCOLS = ("soba", "sata_random", "sata_user", "sm")
@@ -91,7 +92,7 @@ def _bool_column(df: pd.DataFrame, name: str, where, default=None) -> pd.Series:
     col = df[name]
     if col.dtype == bool:
         return col
-    text = col.map(lambda v: plain(v).strip().lower())
+    text = pd.Series(lowered_cells(col, len(col)), index=col.index)
     true, false = text.isin(TRUE), text.isin(FALSE)
     missing = text.isin(MISSING)
     if default is not None:
@@ -112,7 +113,7 @@ def _number_column(df: pd.DataFrame, name: str, where, integer=False, required=F
             _fail(where, 0, f"missing field {name!r}; every turn row needs {', '.join(REQUIRED)}")
         return pd.Series(np.nan, index=df.index, dtype=float)
     col = df[name]
-    blank = col.isna() | col.map(lambda v: isinstance(v, str) and v.strip().lower() in MISSING)
+    blank = col.isna() | pd.Series(text_cells(col, len(col))[1], index=col.index)  # a MISSING spelling
     values = pd.to_numeric(col.where(~blank, np.nan), errors="coerce")
     bad = (values.isna() & ~blank) | (values < 0) | np.isinf(values)
     if integer:
@@ -191,8 +192,8 @@ def check_consistency(df: pd.DataFrame, where) -> pd.DataFrame:
             i = rows[np.argmax(values != values[0])]
             _fail(where, i, f"field {name!r} is {values[np.argmax(values != values[0])]!r} but earlier rows of "
                             f"dialogue {dialogue!r} say {values[0]!r}; one dialogue has one {name}")
-    members = df["model_set"].map(lambda s: tuple(m for m in s.split("|")))
-    set_sizes = members.map(len).to_numpy()
+    members = pd.Series(per_value(df["model_set"].to_numpy(), lambda s: tuple(s.split("|"))), index=df.index)
+    set_sizes = per_value(df["model_set"].to_numpy(), lambda s: len(s.split("|"))).astype(np.int64)
     for setting, (low, high) in MODELS_PER_SETTING.items():
         bad = (df["setting"].to_numpy() == setting) & ((set_sizes < low) | (set_sizes > (high or 10**9)))
         if bad.any():
@@ -200,12 +201,13 @@ def check_consistency(df: pd.DataFrame, where) -> pd.DataFrame:
             need = f"exactly {low}" if low == high else f"at least {low}"
             _fail(where, i, f"field 'model_set' {df['model_set'].iloc[i]!r} has {set_sizes[i]} model(s) but setting "
                             f"{setting} shows {need} per turn")
-    unsorted = members.map(lambda m: list(m) != sorted(set(m))).to_numpy()
+    unsorted = per_value(df["model_set"].to_numpy(), lambda s: s.split("|") != sorted(set(s.split("|")))).astype(bool)
     if unsorted.any():
         i = int(np.flatnonzero(unsorted)[0])
         _fail(where, i, f"field 'model_set' {df['model_set'].iloc[i]!r} must list distinct models sorted and "
                         f"joined by '|' (e.g. {'|'.join(sorted(set(members.iloc[i])))!r})")
-    outside = ~np.array([m in s for m, s in zip(df["model"], members)])
+    pairs = df["model"].astype(str).to_numpy() + "\x1f" + df["model_set"].to_numpy()  # one key per (model, set)
+    outside = ~per_value(pairs, lambda key: key.split("\x1f")[0] in key.split("\x1f")[1].split("|")).astype(bool)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
         _fail(where, i, f"field 'model' is {df['model'].iloc[i]!r}, not one of the model_set "
@@ -296,12 +298,12 @@ def turns_table(records, where: list[str] | None = None) -> pd.DataFrame:
         raw = records.reset_index(drop=True)
     else:
         records = list(records)
-        for number, record in enumerate(records):
-            if not isinstance(record, dict):
-                label = where[number] if where else f"row {number + 1}"
-                raise UserError(f"{label}: a turn row must be an object with the fields {', '.join(REQUIRED)}")
+        if set(map(type, records)) - {dict}:
+            number = next(i for i, record in enumerate(records) if not isinstance(record, dict))
+            label = where[number] if where else f"row {number + 1}"
+            raise UserError(f"{label}: a turn row must be an object with the fields {', '.join(REQUIRED)}")
         raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(COLUMNS))
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+    where = row_labels(where, len(raw))
     if raw.empty:
         return _empty()
     df = _normalise_columns(raw, where)

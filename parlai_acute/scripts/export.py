@@ -2,7 +2,7 @@
 
 Reads every row stored for ``--task-name`` (every run of that name, finished units or not)
 straight from the Mephisto database and the stored state files, without importing the task's
-blueprint, and writes the protocol's tidy table (``.csv`` or ``.jsonl``): the file that
+blueprint, and writes the protocol's tidy table (``.csv``, ``.jsonl`` or ``.parquet``): the file that
 ``analyze``, ``judge agreement`` and ``parlai_acute.api.load_table`` read back. SSA labels
 include interactive SSA of per-turn runs (label_mode=ssa); ConvAI2 ratings come from the
 survey at the end of per-turn runs (survey=convai2).
@@ -24,7 +24,7 @@ NEEDS = ("live",)  # the extras this command needs beyond the analysis core (mai
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-name", required=True, help="the Mephisto task (its mephisto.task.task_name)")
     add_mephisto_db(parser)
-    add_output_file(parser, "the table file (.csv or .jsonl)")
+    add_output_file(parser, "the table file (.csv, .jsonl or .parquet)")
 
 
 def run(args) -> int:

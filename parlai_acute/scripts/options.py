@@ -104,7 +104,7 @@ def add_table_source(parser: argparse.ArgumentParser, option: str, what: str, ta
                      required: bool = True) -> None:
     """A table file (``option``) or a Mephisto run (``--task-name``), and ``--mephisto-db``."""
     source = parser.add_mutually_exclusive_group(required=required)
-    source.add_argument(option, metavar="FILE", help=f"read the {what} table from a .csv or .jsonl file")
+    source.add_argument(option, metavar="FILE", help=f"read the {what} table from a .csv, .jsonl or .parquet file")
     source.add_argument("--task-name", help=f"read every {what.rstrip('s')} stored for this Mephisto {task} task "
                                             f"(its mephisto.task.task_name)")
     add_mephisto_db(parser)

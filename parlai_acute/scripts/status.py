@@ -28,7 +28,7 @@ from parlai_acute.scripts.options import (add_alpha, add_exclusion_rules, add_me
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--task-name", help="read what this Mephisto task has stored so far")
-    source.add_argument("--table", metavar="FILE", help="read a tidy table (.csv or .jsonl) of judgments, turns or labels")
+    source.add_argument("--table", metavar="FILE", help="read a tidy table (.csv, .jsonl or .parquet) of judgments, turns or labels")
     parser.add_argument("--protocol", choices=["acute", "per-turn", "ssa"], default=None,
                         help="which protocol the data are (default: found from the table's columns or the run)")
     add_mephisto_db(parser)
@@ -56,19 +56,22 @@ def _read_table(path: str, protocol: str | None):
     if protocol is None:
         from parlai_acute.jsonl import input_file
 
+        from parlai_acute.table_files import header
+
         try:
-            with open(input_file(path, "table file", "pass a judgments, turns or labels .csv/.jsonl"),
-                      encoding="utf-8-sig") as handle:
-                head = handle.readline()
+            table_file = input_file(path, "table file", "pass a judgments, turns or labels .csv/.jsonl/.parquet")
+            if table_file.suffix.lower() == ".parquet":  # binary: its columns from its schema
+                head = ",".join(header(table_file))
+            else:
+                with open(table_file, encoding="utf-8-sig") as handle:
+                    head = handle.readline()
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror}); check the path") from None
         if not head.strip():
-            raise UserError(f"table file {path} is empty; pass a judgments, turns or labels .csv/.jsonl")
+            raise UserError(f"table file {path} is empty; pass a judgments, turns or labels .csv/.jsonl/.parquet")
         watched = {p: m.signature for p, m in monitors().items()}
         found = [p for p, column in watched.items() if f'"{column}"' in head or column in head.strip().split(",")]
         if len(found) != 1:
-            from parlai_acute.table_files import header
-
             raise UserError(f"{path}: cannot tell the protocol from the columns ({api.describe_columns(header(path))}); "
                             f"pass a table of {', '.join(watched)}, or --protocol {'|'.join(watched)}")
         protocol = found[0]

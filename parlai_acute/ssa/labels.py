@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import FALSE, MISSING, TRUE, TableFile, plain
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, row_labels,
+                                      stripped_cells, text_cells)
 
 SOURCES = ("static", "interactive", "log")
 
@@ -76,12 +77,12 @@ def _first(mask) -> int:
 def _text(raw: pd.DataFrame, name: str) -> pd.Series:
     if name not in raw:
         return pd.Series("", index=raw.index, dtype=object)
-    return raw[name].map(plain).astype(object)
+    return pd.Series(plain_cells(raw[name], len(raw)), index=raw.index, dtype=object)
 
 
 def _bools(raw: pd.DataFrame, name: str, where) -> tuple[pd.Series, pd.Series]:
     """(value, missing) of a true/false column; anything else is an error naming the row."""
-    text = raw[name].map(lambda v: plain(v).strip().lower())
+    text = pd.Series(lowered_cells(raw[name], len(raw)), index=raw.index)
     true, false, missing = text.isin(TRUE), text.isin(FALSE), text.isin(MISSING)
     bad = ~(true | false | missing)
     if bad.any():
@@ -93,8 +94,8 @@ def _bools(raw: pd.DataFrame, name: str, where) -> tuple[pd.Series, pd.Series]:
 def _numbers(raw: pd.DataFrame, name: str, where, integer: bool = False) -> pd.Series:
     if name not in raw:
         return pd.Series(np.nan, index=raw.index, dtype=float)
-    text = raw[name].map(lambda v: plain(v).strip())
-    blank = text.str.lower().isin(MISSING)
+    text = pd.Series(stripped_cells(raw[name], len(raw)), index=raw.index)
+    blank = pd.Series(text_cells(raw[name], len(raw))[1], index=raw.index)  # plain(v).strip().lower() in MISSING
     values = pd.to_numeric(text.where(~blank, None), errors="coerce")
     bad = (values.isna() & ~blank) | (values < 0) | np.isinf(values)
     if integer:
@@ -117,12 +118,12 @@ def labels_table(records, where: list[str] | None = None) -> pd.DataFrame:
         raw = records.reset_index(drop=True)
     else:
         records = list(records)
-        for number, record in enumerate(records):
-            if not isinstance(record, dict):
-                label = where[number] if where else f"row {number + 1}"
-                raise UserError(f"{label}: a label row must be an object with the fields {', '.join(REQUIRED)}")
+        if set(map(type, records)) - {dict}:
+            number = next(i for i, record in enumerate(records) if not isinstance(record, dict))
+            label = where[number] if where else f"row {number + 1}"
+            raise UserError(f"{label}: a label row must be an object with the fields {', '.join(REQUIRED)}")
         raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(COLUMNS))
-    where = list(where) if where is not None else [f"row {i + 1}" for i in range(len(raw))]
+    where = row_labels(where, len(raw))
     if raw.empty:
         return empty_labels()
     for name in REQUIRED:

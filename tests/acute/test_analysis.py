@@ -86,7 +86,7 @@ def test_unreadable_inputs(tmp_path):
     with pytest.raises(UserError, match="no judgments"):
         read_judgments(tmp_path / "header.csv")
     (tmp_path / "x.txt").write_text("hi")
-    with pytest.raises(UserError, match=".csv or .jsonl"):
+    with pytest.raises(UserError, match=r"\.csv, \.jsonl or \.parquet"):
         read_judgments(tmp_path / "x.txt")
 
 

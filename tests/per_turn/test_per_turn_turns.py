@@ -49,7 +49,7 @@ def test_empty_and_missing_files(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         read_turns(tmp_path / "none.csv")
     (tmp_path / "x.txt").write_text("a")
-    with pytest.raises(UserError, match=r"must end in \.csv or \.jsonl"):
+    with pytest.raises(UserError, match=r"must end in \.csv, \.jsonl or \.parquet"):
         read_turns(tmp_path / "x.txt")
 
 
