@@ -182,8 +182,10 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
                                            "__perTurnView", ("ana", "ben"))
     _wait_turn(ana)
     _send(ana, "   ")  # an empty message is never sent
-    _send(ana, LONG)  # refused by the server, nothing stored
-    wait(ana, f"({TURN}.error || '').indexOf('under 1000 characters') >= 0", what="the too-long message refused")
+    _send(ana, LONG)  # refused beside the box before anything is sent, the words kept to be shortened
+    wait(ana, "(document.getElementById('message-note').textContent || '').indexOf('under 1000 characters') >= 0",
+         what="the too-long message refused at the box")
+    assert ana.input_value("#message") == LONG
     assert ana.evaluate(f"{TURN}.turns_done") == 0 and ana.evaluate(f"{TURN}.messages.length") == 0
     _send(ana, "Hello! Do you like hiking in the mountains?")
     _wait_turn(ana)
