@@ -380,44 +380,69 @@ def pigeonhole_counts(df: pd.DataFrame, cluster: str, conversations: tuple[str, 
 
 #: Cells x models up to which a part of the multiway meat sums its cells densely (32 MB).
 _DENSE_CELLS = 2 ** 22
+#: Buckets of the repeated-cell filter (:func:`_repeated`, 40 MB).
+_BUCKETS = 2 ** 23
+
+
+def _repeated(cells: np.ndarray, levels: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(which entries share their cell with another entry, those entries' cells coded 0..m-1,
+    m). Cells are integers 0..levels-1 (any non-negative integers if ``levels`` is None); an
+    entry alone in its bucket (the cell modulo 2**23) is alone in its cell, so only the few
+    entries of shared buckets are hashed exactly."""
+    exact = levels is not None and levels <= _BUCKETS
+    size = levels if exact else _BUCKETS
+    bucket = cells if exact else cells % _BUCKETS
+    index = np.arange(len(cells), dtype=np.int32 if len(cells) < 2 ** 31 else np.int64)
+    last = np.empty(size, dtype=index.dtype)
+    last[bucket] = index  # one entry's index per bucket: the others of that bucket differ from it
+    shared = np.zeros(size, dtype=bool)
+    shared[bucket[last[bucket] != index]] = True
+    candidate = shared[bucket]
+    if exact:  # the shared cells in order, without hashing
+        return candidate, (np.cumsum(shared, dtype=index.dtype) - 1)[cells[candidate]], int(shared.sum())
+    codes, uniques = pd.factorize(cells[candidate])
+    several = np.bincount(codes)[codes] > 1
+    out = np.zeros(len(cells), dtype=bool)
+    out[np.flatnonzero(candidate)[several]] = True
+    codes, uniques = pd.factorize(codes[several])
+    return out, codes, len(uniques)
+
+
+def _own_outer(f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
+    """sum of each entry's r (e_f - e_s) outer itself: what the cells of one entry add."""
+    sq = r ** 2
+    return np.bincount(np.concatenate([f * k + f, s * k + s, f * k + s, s * k + f]),
+                       weights=np.concatenate([sq, sq, -sq, -sq]), minlength=k * k).reshape(k, k)
+
+
+def _cell_outer(cells: np.ndarray, f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int, levels: int) -> np.ndarray:
+    """sum over cells 0..levels-1 of (the cell's total of r (e_f - e_s)) outer itself."""
+    if levels * k > _DENSE_CELLS:  # many cells: sparse totals
+        totals = sparse.coo_matrix((np.concatenate([r, -r]), (np.concatenate([cells, cells]), np.concatenate([f, s]))),
+                                   shape=(levels, k)).tocsr()
+        return np.asarray((totals.T @ totals).todense())
+    totals = np.bincount(np.concatenate([cells * k + f, cells * k + s]), weights=np.concatenate([r, -r]),
+                         minlength=levels * k).reshape(levels, k)
+    return totals.T @ totals
 
 
 def _outer_sums(cells: np.ndarray, f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int, correct: bool,
-                levels: int | None = None) -> np.ndarray:
+                levels: int | None = None, own: np.ndarray | None = None) -> np.ndarray:
     """sum over cells of (the cell's total score vector) outer itself, times G/(G-1) when
     ``correct``: one part of the multiway meat. Each entry (a judgment's membership of a cell)
     adds the vector r (e_f - e_s) to its cell; ``levels``: the cells are already coded
-    0..levels-1 (G = levels), else they are coded here. A cell with one entry adds that
-    vector's outer product, four numbers, so only the cells with several entries are summed as
-    vectors: densely (bincount, then one k x k product), no sparse matrix to sort."""
-    if levels is None:
-        cells, uniques = pd.factorize(cells)
-        levels = len(uniques)
-    g = levels
-    rr = np.concatenate([r, -r])
-    if levels * k > _DENSE_CELLS:
-        single = np.bincount(cells, minlength=levels)[cells] == 1
-        fs, ss, sq = f[single], s[single], r[single] ** 2
-        out = np.bincount(np.concatenate([fs * k + fs, ss * k + ss, fs * k + ss, ss * k + fs]),
-                          weights=np.concatenate([sq, sq, -sq, -sq]), minlength=k * k).reshape(k, k)
-        several = ~single
-        if several.any():
-            cells, uniques = pd.factorize(cells[several])
-            levels = len(uniques)
-            f, s, r = f[several], s[several], r[several]
-            rr = np.concatenate([r, -r])
-            if levels * k > _DENSE_CELLS:  # many repeated cells: sparse sums
-                totals = sparse.coo_matrix((rr, (np.concatenate([cells, cells]), np.concatenate([f, s]))),
-                                           shape=(levels, k)).tocsr()
-                out = out + np.asarray((totals.T @ totals).todense())
-            else:
-                totals = np.bincount(np.concatenate([cells * k + f, cells * k + s]), weights=rr,
-                                     minlength=levels * k).reshape(levels, k)
-                out = out + totals.T @ totals
+    0..levels-1 (G = levels); ``own``: :func:`_own_outer` of all the entries. Few cells are
+    summed densely (bincount, one k x k product); of many, mostly of one entry each (worker x
+    conversation), a cell of one entry adds its own outer product, so only the entries that
+    share a cell are summed as vectors: no sparse matrix of a million rows to sort."""
+    if levels is not None and levels * k <= _DENSE_CELLS:
+        out, g = _cell_outer(cells, f, s, r, k, levels), levels
     else:
-        totals = np.bincount(np.concatenate([cells * k + f, cells * k + s]), weights=rr,
-                             minlength=levels * k).reshape(levels, k)
-        out = totals.T @ totals
+        several, codes, m = _repeated(cells, levels)
+        f2, s2, r2 = f[several], s[several], r[several]
+        own = _own_outer(f, s, r, k) if own is None else own
+        out = own - _own_outer(f2, s2, r2, k) + _cell_outer(codes.astype(np.int64), f2, s2, r2, k, m)
+        g = levels if levels is not None else int(len(cells) - several.sum()) + m
     return out * g / max(g - 1, 1) if correct else out
 
 
@@ -440,22 +465,21 @@ def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tu
     g_w, g_c = int(w.max()) + 1 if len(w) else 0, len(owner)
     r = score - 1.0 / (1.0 + np.exp(theta[s] - theta[f]))  # each judgment's score vector r (e_f - e_s)
     f, s, cf, cs = (np.asarray(a, dtype=np.int64) for a in (f, s, cf, cs))
-    n = len(df)
     both = (np.concatenate([f, f]), np.concatenate([s, s]), np.concatenate([r, r]))  # in two conversations
+    own = _own_outer(f, s, r, k)  # each judgment's vector outer itself, summed: the cells of one judgment
 
     def part(cell, correct=True, levels=None):  # cell: one code per judgment
-        return _outer_sums(cell, f, s, r, k, correct, levels)
+        return _outer_sums(cell, f, s, r, k, correct, levels, own)
 
     def member(cell_f, cell_s, correct=True, levels=None):  # each judgment's vector in two cells
-        return _outer_sums(np.concatenate([cell_f, cell_s]), *both, k, correct, levels)
+        return _outer_sums(np.concatenate([cell_f, cell_s]), *both, k, correct, levels, 2 * own)
 
     lo, hi = np.minimum(cf, cs), np.maximum(cf, cs)
     pair = lo * g_c + hi
     worker_part = part(w, levels=g_w)
     meat = worker_part + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False)
-    pair_codes, pairs = pd.factorize(pair)
-    if len(pairs) < n:  # a pair of conversations judged twice; else its cells and the worker's are the same singletons
-        meat += part(w * g_c * g_c + pair, False) - part(pair_codes, False, levels=len(pairs))
+    if _repeated(pair, g_c * g_c)[0].any():  # a pair of conversations judged twice; else its cells and the worker's are the same singletons
+        meat += part(w * g_c * g_c + pair, False) - part(pair, False, levels=g_c * g_c)
     total = wins + wins.T
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     weight = total * p * (1 - p)
