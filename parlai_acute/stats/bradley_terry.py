@@ -558,8 +558,13 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         codes = codes.astype(np.int64)
         i, j, tie, _ = coded(df, models)
         size = int(codes.max()) + 1
-        seen = np.unique(np.concatenate([i * size + codes, j * size + codes]))
-        table["workers"] = np.bincount(seen // size, minlength=len(models))
+        if len(models) * size <= 2 ** 26:  # a flag per (model, worker): no sort of two million keys
+            seen = np.zeros(len(models) * size, dtype=bool)
+            seen[i * size + codes] = seen[j * size + codes] = True
+            table["workers"] = seen.reshape(len(models), size).sum(axis=1)
+        else:
+            seen = np.unique(np.concatenate([i * size + codes, j * size + codes]))
+            table["workers"] = np.bincount(seen // size, minlength=len(models))
         table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
                                       "interval": "interval_judgments"})
         c_low, c_high, why = nan, nan, ""
