@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import models_of, outcome_matrices, scored
+from parlai_acute.stats.winrates import coded, models_of, outcome_matrices, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
            "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
@@ -323,13 +323,17 @@ def sandwich_intervals(df: pd.DataFrame, cluster: str, models: list[str], theta:
     return theta - t * se, theta + t * se
 
 
-def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str]):
+def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str], coded_sides: tuple | None = None):
     """(first, second, score, conversation of first, conversation of second, model of each
     conversation): conversations coded 0..C-1, each within its model (integer keys throughout:
-    a million judgments cost a second, not ten)."""
-    first, second, score = scored(df)
+    a million judgments cost a second, not ten). ``coded_sides``: (first, second, score) already
+    coded as positions in ``models``, so the names are not hashed again."""
     index = pd.Index(models)
-    f, s = index.get_indexer(first), index.get_indexer(second)
+    if coded_sides is None:
+        first, second, score = scored(df)
+        f, s = index.get_indexer(first), index.get_indexer(second)
+    else:
+        f, s, score = coded_sides
     left = index.get_indexer(df["model_left"].to_numpy(dtype=object))
     dialogue, names = pd.factorize(np.concatenate([df[conversations[0]].to_numpy(dtype=object),
                                                    df[conversations[1]].to_numpy(dtype=object)]))
@@ -344,12 +348,12 @@ def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str]):
 
 
 def conversations_reused(df: pd.DataFrame, conversations: tuple[str, str] | None,
-                         models: list[str] | None = None):
+                         models: list[str] | None = None, coded_sides: tuple | None = None):
     """The coded sides (:func:`_sides`) when some conversation (per model) serves more than one
     judgment, else None."""
     if conversations is None or not set(conversations) <= set(df.columns) or not len(df):
         return None
-    sides = _sides(df, conversations, models or models_of(df))
+    sides = _sides(df, conversations, models or models_of(df), coded_sides)
     return sides if len(sides[5]) < 2 * len(df) else None
 
 
@@ -374,58 +378,108 @@ def pigeonhole_counts(df: pd.DataFrame, cluster: str, conversations: tuple[str, 
     return np.asarray((table.T @ weight.T).T).reshape(resamples, k, k)
 
 
-def _outer_sums(cells: np.ndarray, rows: np.ndarray, values: np.ndarray, k: int, correct: bool,
-                levels: int | None = None) -> np.ndarray:
+#: Cells x models up to which a part of the multiway meat sums its cells densely (32 MB).
+_DENSE_CELLS = 2 ** 22
+#: Buckets of the repeated-cell filter (:func:`_repeated`, 40 MB).
+_BUCKETS = 2 ** 23
+
+
+def _repeated(cells: np.ndarray, levels: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(which entries share their cell with another entry, those entries' cells coded 0..m-1,
+    m). Cells are integers 0..levels-1 (any non-negative integers if ``levels`` is None); an
+    entry alone in its bucket (the cell modulo 2**23) is alone in its cell, so only the few
+    entries of shared buckets are hashed exactly."""
+    exact = levels is not None and levels <= _BUCKETS
+    size = levels if exact else _BUCKETS
+    bucket = cells if exact else cells % _BUCKETS
+    index = np.arange(len(cells), dtype=np.int32 if len(cells) < 2 ** 31 else np.int64)
+    last = np.empty(size, dtype=index.dtype)
+    last[bucket] = index  # one entry's index per bucket: the others of that bucket differ from it
+    shared = np.zeros(size, dtype=bool)
+    shared[bucket[last[bucket] != index]] = True
+    candidate = shared[bucket]
+    if exact:  # the shared cells in order, without hashing
+        return candidate, (np.cumsum(shared, dtype=index.dtype) - 1)[cells[candidate]], int(shared.sum())
+    codes, uniques = pd.factorize(cells[candidate])
+    several = np.bincount(codes)[codes] > 1
+    out = np.zeros(len(cells), dtype=bool)
+    out[np.flatnonzero(candidate)[several]] = True
+    codes, uniques = pd.factorize(codes[several])
+    return out, codes, len(uniques)
+
+
+def _own_outer(f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
+    """sum of each entry's r (e_f - e_s) outer itself: what the cells of one entry add."""
+    sq = r ** 2
+    return np.bincount(np.concatenate([f * k + f, s * k + s, f * k + s, s * k + f]),
+                       weights=np.concatenate([sq, sq, -sq, -sq]), minlength=k * k).reshape(k, k)
+
+
+def _cell_outer(cells: np.ndarray, f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int, levels: int) -> np.ndarray:
+    """sum over cells 0..levels-1 of (the cell's total of r (e_f - e_s)) outer itself."""
+    if levels * k > _DENSE_CELLS:  # many cells: sparse totals
+        totals = sparse.coo_matrix((np.concatenate([r, -r]), (np.concatenate([cells, cells]), np.concatenate([f, s]))),
+                                   shape=(levels, k)).tocsr()
+        return np.asarray((totals.T @ totals).todense())
+    totals = np.bincount(np.concatenate([cells * k + f, cells * k + s]), weights=np.concatenate([r, -r]),
+                         minlength=levels * k).reshape(levels, k)
+    return totals.T @ totals
+
+
+def _outer_sums(cells: np.ndarray, f: np.ndarray, s: np.ndarray, r: np.ndarray, k: int, correct: bool,
+                levels: int | None = None, own: np.ndarray | None = None) -> np.ndarray:
     """sum over cells of (the cell's total score vector) outer itself, times G/(G-1) when
-    ``correct``: one part of the multiway meat. ``rows``: the model coordinate of each value;
-    ``levels``: the cells are already coded 0..levels-1."""
-    if levels is None:
-        codes, uniques = pd.factorize(cells)
-        g = len(uniques)
+    ``correct``: one part of the multiway meat. Each entry (a judgment's membership of a cell)
+    adds the vector r (e_f - e_s) to its cell; ``levels``: the cells are already coded
+    0..levels-1 (G = levels); ``own``: :func:`_own_outer` of all the entries. Few cells are
+    summed densely (bincount, one k x k product); of many, mostly of one entry each (worker x
+    conversation), a cell of one entry adds its own outer product, so only the entries that
+    share a cell are summed as vectors: no sparse matrix of a million rows to sort."""
+    if levels is not None and levels * k <= _DENSE_CELLS:
+        out, g = _cell_outer(cells, f, s, r, k, levels), levels
     else:
-        codes, g = cells, levels
-    totals = sparse.coo_matrix((values, (codes, rows)), shape=(g, k)).tocsr()
-    out = np.asarray((totals.T @ totals).todense())
+        several, codes, m = _repeated(cells, levels)
+        f2, s2, r2 = f[several], s[several], r[several]
+        own = _own_outer(f, s, r, k) if own is None else own
+        out = own - _own_outer(f2, s2, r2, k) + _cell_outer(codes.astype(np.int64), f2, s2, r2, k, m)
+        g = levels if levels is not None else int(len(cells) - several.sum()) + m
     return out * g / max(g - 1, 1) if correct else out
 
 
 def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tuple[str, str], models: list[str],
                                theta: np.ndarray, wins: np.ndarray, alpha: float, confidence: float,
-                               sides: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+                               sides: tuple | None = None, workers: np.ndarray | None = None
+                               ) -> tuple[np.ndarray, np.ndarray]:
     """Wald intervals of the (mean-zero) strengths with the multiway (workers x conversations)
     cluster-robust covariance: a judgment belongs to one worker and two conversations, so the meat
     is V_W + V_C - V_WxC - V_P + V_WxP (C: each judgment's score vector in both its conversations'
     cells; P: the pair of conversations), which counts every two judgments that share a worker or
     a conversation exactly once; each part times G/(G-1), a t on min(workers, conversations per
-    model) - 1 df (module docstring)."""
+    model) - 1 df (module docstring). ``sides`` (:func:`_sides`) and ``workers`` (the cluster's
+    codes 0..G-1): the table already coded, so a million judgments are not hashed again."""
     k = len(models)
     f, s, score, cf, cs, owner = sides or _sides(df, conversations, models)
-    workers, uniques = pd.factorize(df[cluster])
-    g_w, g_c = len(uniques), len(owner)
-    r = score - 1.0 / (1.0 + np.exp(theta[s] - theta[f]))
-    n = len(df)
-    rows, values = np.concatenate([f, s]), np.concatenate([r, -r])  # each judgment's score vector r (e_f - e_s)
+    if workers is None:
+        workers = pd.factorize(df[cluster])[0]
+    w = np.asarray(workers, dtype=np.int64)
+    g_w, g_c = int(w.max()) + 1 if len(w) else 0, len(owner)
+    r = score - 1.0 / (1.0 + np.exp(theta[s] - theta[f]))  # each judgment's score vector r (e_f - e_s)
+    f, s, cf, cs = (np.asarray(a, dtype=np.int64) for a in (f, s, cf, cs))
+    both = (np.concatenate([f, f]), np.concatenate([s, s]), np.concatenate([r, r]))  # in two conversations
+    own = _own_outer(f, s, r, k)  # each judgment's vector outer itself, summed: the cells of one judgment
 
     def part(cell, correct=True, levels=None):  # cell: one code per judgment
-        if levels is None:
-            cell, uniques = pd.factorize(cell)
-            levels = len(uniques)
-        return _outer_sums(np.concatenate([cell, cell]), rows, values, k, correct, levels)
+        return _outer_sums(cell, f, s, r, k, correct, levels, own)
 
     def member(cell_f, cell_s, correct=True, levels=None):  # each judgment's vector in two cells
-        if levels is None:
-            codes, uniques = pd.factorize(np.concatenate([cell_f, cell_s]))
-            cell_f, cell_s, levels = codes[:n], codes[n:], len(uniques)
-        return _outer_sums(np.concatenate([cell_f, cell_f, cell_s, cell_s]), np.concatenate([rows, rows]),
-                           np.concatenate([values, values]), k, correct, levels)
+        return _outer_sums(np.concatenate([cell_f, cell_s]), *both, k, correct, levels, 2 * own)
 
     lo, hi = np.minimum(cf, cs), np.maximum(cf, cs)
     pair = lo * g_c + hi
-    w = workers.astype(np.int64)
-    meat = part(w, levels=g_w) + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False)
-    pair_codes, pairs = pd.factorize(pair)
-    if len(pairs) < n:  # a pair of conversations judged twice; else its cells and the worker's are the same singletons
-        meat += part(w * g_c * g_c + pair, False) - part(pair_codes, False, levels=len(pairs))
+    worker_part = part(w, levels=g_w)
+    meat = worker_part + member(cf, cs, levels=g_c) - member(w * g_c + cf, w * g_c + cs, False)
+    if _repeated(pair, g_c * g_c)[0].any():  # a pair of conversations judged twice; else its cells and the worker's are the same singletons
+        meat += part(w * g_c * g_c + pair, False) - part(pair, False, levels=g_c * g_c)
     total = wins + wins.T
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     weight = total * p * (1 - p)
@@ -433,7 +487,7 @@ def crossed_sandwich_intervals(df: pd.DataFrame, cluster: str, conversations: tu
     bread = (np.eye(k) - 1.0 / k) @ np.linalg.pinv(info)
     var = np.diag(bread @ meat @ bread.T)
     if (var <= 0).any():  # the inclusion-exclusion sum is not positive: the workers' part alone
-        var = np.diag(bread @ part(w, levels=g_w) @ bread.T)
+        var = np.diag(bread @ worker_part @ bread.T)
     per_model = np.bincount(owner, minlength=k)
     t = stats.t.ppf(0.5 + confidence / 2, max(min(g_w, int(per_model[per_model > 0].min())) - 1, 1))
     se = np.sqrt(np.maximum(var, 0))
@@ -500,17 +554,22 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         "p_beats_average": 1 / (1 + np.exp(-theta)),
     })
     if cluster is not None:
-        index = pd.Index(models)
-        codes = pd.factorize(df[cluster])[0].astype(np.int64)
-        first, second, _ = scored(df)
-        seen = np.unique(np.concatenate([index.get_indexer(first) * (codes.max() + 1) + codes,
-                                         index.get_indexer(second) * (codes.max() + 1) + codes]))
-        table["workers"] = np.bincount(seen // (codes.max() + 1), minlength=len(models))
+        codes, names = pd.factorize(df[cluster])  # coded once: the counts and the intervals share them
+        codes = codes.astype(np.int64)
+        i, j, tie, _ = coded(df, models)
+        size = int(codes.max()) + 1
+        if len(models) * size <= 2 ** 26:  # a flag per (model, worker): no sort of two million keys
+            seen = np.zeros(len(models) * size, dtype=bool)
+            seen[i * size + codes] = seen[j * size + codes] = True
+            table["workers"] = seen.reshape(len(models), size).sum(axis=1)
+        else:
+            seen = np.unique(np.concatenate([i * size + codes, j * size + codes]))
+            table["workers"] = np.bincount(seen // size, minlength=len(models))
         table = table.rename(columns={"ci_low": "ci_low_judgments", "ci_high": "ci_high_judgments",
                                       "interval": "interval_judgments"})
         c_low, c_high, why = nan, nan, ""
-        workers = df[cluster].nunique()
-        crossed = conversations_reused(df, conversations, models)
+        workers = len(names)
+        crossed = conversations_reused(df, conversations, models, (i, j, np.where(tie, 0.5, 1.0)))
         if bootstrap <= 0:
             why = "no bootstrap asked (0 resamples)"
         elif method != BOOTSTRAP:
@@ -519,7 +578,8 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
             why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
         elif crossed is not None:
             c_low, c_high = crossed_sandwich_intervals(df, cluster, conversations, models, theta, wins, alpha,
-                                                       confidence, sides=crossed)
+                                                       confidence, sides=crossed,
+                                                       workers=codes)
         elif workers >= SANDWICH_FROM:
             c_low, c_high = sandwich_intervals(df, cluster, models, theta, wins, alpha, confidence)
         else:

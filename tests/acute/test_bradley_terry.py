@@ -85,3 +85,71 @@ def test_unpenalised_fit_without_maximum_warns():
     wins = np.array([[0, 5], [0, 0]])  # b never wins: the likelihood has no maximum
     with pytest.warns(RuntimeWarning, match="did not converge"):
         fit_counts(wins, alpha=0.0, max_iter=30)
+
+
+def _crossed_reference(df, strength, alpha, confidence):
+    """The multiway sandwich of the ranking over workers and conversations, cell by cell with
+    dictionaries: V_W + V_C - V_WxC - V_P + V_WxP, workers' and conversations' parts times
+    G/(G-1), a t on min(workers, conversations per model) - 1 df."""
+    from scipy import stats
+
+    models = sorted(strength)
+    k, at = len(models), {m: i for i, m in enumerate(models)}
+    theta = np.array([strength[m] for m in models])
+    wins = np.zeros((k, k))
+    parts = {name: {} for name in ("W", "C", "WC", "P", "WP")}
+    for row in df.itertuples():
+        tie = row.outcome != "win"
+        first, second = (row.model_left, row.model_right) if tie else (row.winner, row.loser)
+        score = 0.5 if tie else 1.0
+        wins[at[first], at[second]] += score
+        wins[at[second], at[first]] += 1 - score
+        conv = {row.model_left: (row.model_left, row.dialogue_left), row.model_right: (row.model_right, row.dialogue_right)}
+        cf, cs = conv[first], conv[second]
+        v = np.zeros(k)
+        v[at[first]], v[at[second]] = 1.0, -1.0
+        v *= score - 1 / (1 + np.exp(theta[at[second]] - theta[at[first]]))
+        pair = frozenset([cf, cs])
+        keys = {"W": [row.worker], "C": [cf, cs], "WC": [(row.worker, cf), (row.worker, cs)], "P": [pair],
+                "WP": [(row.worker, pair)]}
+        for name, cells in keys.items():
+            for cell in cells:
+                parts[name][cell] = parts[name].get(cell, 0) + v
+
+    def outer(name, correct=False):
+        g = len(parts[name])
+        total = sum(np.outer(t, t) for t in parts[name].values())
+        return total * g / (g - 1) if correct else total
+
+    meat = outer("W", True) + outer("C", True) - outer("WC") - outer("P") + outer("WP")
+    p = 1 / (1 + np.exp(-(theta[:, None] - theta[None, :])))
+    weight = (wins + wins.T) * p * (1 - p)
+    info = np.diag(weight.sum(axis=1)) - weight + 2 * alpha * np.eye(k)
+    bread = (np.eye(k) - 1 / k) @ np.linalg.pinv(info)
+    var = np.diag(bread @ meat @ bread.T)
+    if (var <= 0).any():
+        var = np.diag(bread @ outer("W", True) @ bread.T)
+    per_model = min(sum(1 for c in parts["C"] if c[0] == m) for m in models)
+    t = stats.t.ppf(0.5 + confidence / 2, min(len(parts["W"]), per_model) - 1)
+    return dict(zip(models, theta - t * np.sqrt(var))), dict(zip(models, theta + t * np.sqrt(var)))
+
+
+@pytest.mark.parametrize("small_buffers", [False, True])
+def test_crossed_sandwich_equals_the_cell_by_cell_computation(monkeypatch, small_buffers):
+    """The coded, vectorised multiway meat (one-judgment cells as their own outer product, the
+    shared cells found by a bucket filter) is the cell-by-cell sum; with tiny buffers every
+    part goes the sparse and the hashed way."""
+    import parlai_acute.stats.bradley_terry as bt
+
+    if small_buffers:
+        monkeypatch.setattr(bt, "_DENSE_CELLS", 0)
+        monkeypatch.setattr(bt, "_BUCKETS", 7)
+    df = simulate_judgments({"a": 0.0, "b": 0.4, "c": 0.8, "d": 0.2}, 900, seed=3, workers=30,
+                            dialogues_per_model=6, worker_sd=0.5, tie=0.4)
+    pair = [frozenset([(r.model_left, r.dialogue_left), (r.model_right, r.dialogue_right)]) for r in df.itertuples()]
+    assert (df["outcome"] != "win").any() and pd.Series(list(zip(df["worker"], pair))).duplicated().any()
+    table = bradley_terry(df, bootstrap=200, seed=0, cluster="worker", conversations=("dialogue_left", "dialogue_right"))
+    assert (table["interval"] == bt.SANDWICH_CROSSED).all()
+    low, high = _crossed_reference(df, dict(zip(table["model"], table["strength"])), bt.DEFAULT_ALPHA, 0.95)
+    assert table["ci_low"].to_numpy() == pytest.approx(table["model"].map(low).to_numpy(), abs=1e-10, rel=0)
+    assert table["ci_high"].to_numpy() == pytest.approx(table["model"].map(high).to_numpy(), abs=1e-10, rel=0)
