@@ -151,6 +151,21 @@ def _is_arrow_text(column) -> bool:
     return _is_arrow(column) and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
 
 
+def dictionary_text(table, keep: tuple[str, ...] = ()):
+    """The Arrow ``table`` with its text columns (but those named in ``keep``) dictionary-encoded in C:
+    pandas then makes them categories (codes and a Python string per distinct value), not a million
+    strings. For tables read whole into pandas (Arena battles); a table file checked by columns does not
+    need it (:func:`_arrow_text` encodes a column of few values itself, and reading every column
+    encoded measured slower: docs/benchmarks.md, api_path_1m)."""
+    import pyarrow.compute as pc
+
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        if name not in keep and _is_arrow_text(column):
+            table = table.set_column(i, name, pc.dictionary_encode(column))
+    return table
+
+
 def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`text_cells` of an Arrow text column (what a CSV or Parquet file holds), without making
     a Python string of every cell twice: a column of few distinct values is checked once per value

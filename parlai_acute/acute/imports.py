@@ -94,6 +94,7 @@ import pandas as pd
 from parlai_acute.acute.judgments import BOTH_BAD, COLUMNS, TIE, judgments_table
 from parlai_acute.errors import UserError
 from parlai_acute.jsonl import input_file, read_jsonl, read_text
+from parlai_acute.table_files import dictionary_text
 
 __all__ = ["ARENA_QUESTION", "ARENA_WINNERS", "arena_judgments", "arena_replies", "arena_tables",
            "SPOT_THE_BOT_QUESTION", "spot_the_bot_judgments"]
@@ -113,15 +114,9 @@ _STYLE_FIELDS = ("conv_metadata", "conversation_a", "conversation_b")
 
 def _from_arrow(table) -> pd.DataFrame:
     """An Arrow table as pandas: repeated text (models, judges, winner, language) dictionary-encoded
-    in C, so it arrives as categories (codes and a few names) instead of millions of strings."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for i, name in enumerate(table.column_names):
-        column = table.column(i)
-        if name != "question_id" and (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            table = table.set_column(i, name, pc.dictionary_encode(column))
-    return table.to_pandas(deduplicate_objects=False)
+    in C (the one table reader's :func:`~parlai_acute.table_files.dictionary_text`), so it arrives as
+    categories (codes and a few names) instead of millions of strings."""
+    return dictionary_text(table, keep=("question_id",)).to_pandas(deduplicate_objects=False)
 
 
 class _Battles:
