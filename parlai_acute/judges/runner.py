@@ -1,4 +1,4 @@
-"""Judging items: every order of every item, through the cache, with retries, in batches.
+"""Judging items: every order of every item, through the cache, with retries, calls kept in flight.
 
 For each (item, order) the judge is asked (``concurrency`` calls always in flight, each
 answer recorded as it comes: :meth:`~.model.JudgeModel.stream`); an answer that does not follow the format is
