@@ -11,7 +11,6 @@ twice alternately, best kept (the machine is shared); ``cpu_ratio`` compares CPU
 this process (the engine runs in it, the endpoint's server too), which a busy machine moves less.
 """
 import os
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -94,9 +93,8 @@ def run():
     from parlai_acute.paths import default_gguf
 
     server, url = http_server(default_gguf(), slots=CONCURRENCY, context_length=2048, threads=0)
-    with tempfile.TemporaryDirectory():
-        judge = JudgeModel(f"-m parlai_acute.agents.openai_compat:OpenAICompatAgent --openai-base-url {url}",
-                           concurrency=CONCURRENCY)
-        client = judge.agent.client
-        yield _row("endpoint", *_measure(judge, protocol, items, client.post, "post", client))
+    judge = JudgeModel(f"-m parlai_acute.agents.openai_compat:OpenAICompatAgent --openai-base-url {url}",
+                       concurrency=CONCURRENCY)
+    client = judge.agent.client
+    yield _row("endpoint", *_measure(judge, protocol, items, client.post, "post", client))
     del server
