@@ -7,7 +7,10 @@ one (otherwise plain ``User:``/``Bot:`` turns, or newline-joined turns for seq2s
 decodes with the shared strategies of :mod:`parlai_acute.agents.decoding`.
 
 :meth:`HfModel.score_reply` gives the token log-probabilities of any reply in any context;
-sample-and-rank uses it, and so can perplexity or candidate ranking elsewhere.
+sample-and-rank uses it. For a ``.gguf`` file the agent's own ``score_reply`` (perplexity,
+hits@1/N) goes through llama.cpp's batched evaluation instead
+(:class:`parlai_acute.agents.llama_logprobs.LlamaScorer`, same tokens, ``--hf-scorer``), and the
+torch weights are loaded only if the agent generates.
 
     parlai interactive -m parlai_acute.agents.hf_transformers:HfTransformersAgent \\
         --hf-model /path/to/checkpoint --inference sample_rank --num-samples 8
@@ -17,7 +20,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -30,12 +32,12 @@ from parlai.core.message import Message  # noqa: E402
 
 from parlai_acute.agents.options import option_adder  # noqa: E402
 from parlai_acute.agents import decoding  # noqa: E402
-from parlai_acute.agents.turn_agent import BOT, USER, TurnTakingAgent  # noqa: E402
+from parlai_acute.agents.chat_format import FORMATS, ChatFormat, first_line as _first_line  # noqa: E402
+from parlai_acute.agents.turn_agent import TurnTakingAgent  # noqa: E402
 from parlai_acute.errors import UserError  # noqa: E402
 
 DTYPES = ("float32", "bfloat16", "float16")
-FORMATS = ("auto", "chat_template", "plain")
-PLAIN_LABELS = {USER: "User:", BOT: "Bot:"}
+SCORERS = ("auto", "llama.cpp", "torch")
 
 
 def add_model_args(parser):
@@ -53,55 +55,13 @@ def add_model_args(parser):
         help="system prompt put before the conversation (default: none for this agent)")
     add("--persona", type=str, default="",
         help="persona text added to the system prompt (contexts' 'your persona:' lines add to it)")
+    add("--hf-scorer", type=str, default="auto", choices=list(SCORERS),
+        help="engine of given replies' log-probabilities (perplexity, hits@1/N): llama.cpp's batched evaluation "
+             "for a .gguf file (auto), or torch; generation always uses torch")
     return group
 
 
-# --------------------------------------------------------------------------- chat templates
-
-def render_chat_template(template: str, messages: list, add_generation_prompt: bool, special: dict) -> str:
-    """Render a tokenizer chat template.
-
-    transformers' own ``apply_chat_template`` needs Jinja2 >= 3.1, but mephisto pins
-    Jinja2 2.11, so we render with the same sandboxed environment settings ourselves.
-    """
-    from jinja2.exceptions import TemplateError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message):
-        raise TemplateError(message)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals["raise_exception"] = raise_exception
-    return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                            **special)
-
-
-# --------------------------------------------------------------------------- prompts
-
-@dataclass
-class Prompt:
-    """Token ids the model conditions on, plus the text (the key of the per-reply seed)."""
-
-    text: str
-    ids: list
-
-
-def as_turns(context: Sequence) -> list:
-    """Normalise a context to [(role, text)]: strings alternate and the last one is the user's."""
-    turns = []
-    n = len(context)
-    for i, item in enumerate(context):
-        if isinstance(item, (tuple, list)):
-            role, text = item
-        elif isinstance(item, dict):
-            role, text = item["role"], item["content"]
-        else:
-            role, text = (USER if (n - 1 - i) % 2 == 0 else BOT), item
-        turns.append((role, str(text)))
-    return turns
-
-
-class HfModel:
+class HfModel(ChatFormat):
     """A loaded model + tokenizer: prompt formatting, generation and log-probabilities.
 
     One instance is shared by every copy of the agent (``share()``) and is thread-safe.
@@ -156,82 +116,20 @@ class HfModel:
                             "holds model.safetensors or pytorch_model.bin") from None
         self.model.to(self.device).eval()
         self.lock = threading.Lock()
-        self.chat_template = None
-        if fmt != "plain" and not self.seq2seq:
-            self.chat_template = getattr(self.tokenizer, "chat_template", None) or None
-            if fmt == "chat_template" and not self.chat_template:
-                raise UserError(f"{path}: the tokenizer has no chat template; use hf_format=plain", param="hf_format")
+        self.eos_id = self.tokenizer.eos_token_id
+        self.chat_template = self._choose_template(getattr(self.tokenizer, "chat_template", None), fmt)
         self._end_ids, self._stop_text = self._end_of_turn()  # renders the template once: bad ones fail here
         self.max_positions = _max_positions(self.model.config, self.tokenizer)
 
-    # ------------------------------------------------------------------ formatting
+    # ------------------------------------------------------------------ tokenizer (for ChatFormat)
 
     def _special(self) -> dict:
         tok = self.tokenizer
         return {name: getattr(tok, name, None) for name in
                 ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token")}
 
-    def _render_template(self, messages: list, add_generation_prompt: bool) -> str:
-        from jinja2.exceptions import TemplateError
-
-        try:
-            return render_chat_template(self.chat_template, messages, add_generation_prompt, self._special())
-        except TemplateError as exc:
-            raise UserError(f"{self.path}: the tokenizer's chat template failed ({_first_line(exc)}); "
-                            "use hf_format=plain, or drop system_prompt if it refuses system messages",
-                            param=("hf_format", "system_prompt")) from None
-
-    def _end_of_turn(self):
-        """Token ids that close a bot turn, and the text generation is cut at (plain format).
-
-        For a chat template the end is read off the template itself (the text it puts after
-        an assistant message), because GGUF tokenizers do not always name it as eos.
-        """
-        tok = self.tokenizer
-        eos = [tok.eos_token_id] if tok.eos_token_id is not None else []
-        if self.seq2seq:
-            return eos, None
-        if self.chat_template:
-            marker = "\u2063REPLY\u2063"
-            probe = [{"role": USER, "content": "hi"}]
-            head = self._render_template(probe, True)
-            full = self._render_template(probe + [{"role": BOT, "content": marker}], False)
-            if full.startswith(head) and marker in full:
-                tail = full[full.index(marker) + len(marker):]
-                ids = tok(tail, add_special_tokens=False)["input_ids"][:1] if tail else []
-                return (ids or eos), None
-            return eos, None
-        newline = tok("\n", add_special_tokens=False)["input_ids"]
-        return (newline if len(newline) == 1 else eos), "\n"
-
-    def _render(self, turns: list, system: str) -> str:
-        if self.chat_template:
-            messages = ([{"role": "system", "content": system}] if system else [])
-            messages += [{"role": r, "content": t} for r, t in turns]
-            return self._render_template(messages, True)
-        if self.seq2seq:
-            return "\n".join(([system] if system else []) + [t for _, t in turns])
-        lines = ([system] if system else []) + [f"{PLAIN_LABELS[r]} {t}" for r, t in turns]
-        return "\n".join(lines + [PLAIN_LABELS[BOT]])
-
-    def prompt(self, context: Sequence, system: str = "", room: int = 0) -> Prompt:
-        """Format the conversation; oldest turns are dropped until ``room`` tokens still fit after it."""
-        turns = as_turns(context)
-        budget = max(1, self.max_positions - room)
-        while True:
-            text = self._render(turns, system)
-            ids = self._encode_prompt(text)
-            if len(ids) <= budget or len(turns) <= 1:
-                return Prompt(text, ids[-budget:])
-            turns = turns[1:]
-
-    def _encode_prompt(self, text: str) -> list:
-        # chat templates already contain their special tokens
-        return self.tokenizer(text, add_special_tokens=not self.chat_template)["input_ids"]
-
-    def _reply_ids(self, reply: str) -> list:
-        text = reply if (self.chat_template or self.seq2seq) else " " + reply
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"] if reply else []
+    def _tokenize(self, text: str, add_special: bool) -> list:
+        return self.tokenizer(text, add_special_tokens=add_special)["input_ids"]
 
     # ------------------------------------------------------------------ log-probabilities
 
@@ -247,7 +145,7 @@ class HfModel:
     def score_replies(self, context: Sequence, replies: Sequence[str], system: str = "", with_end: bool = False):
         """:meth:`score_reply` for several replies to the same context, in one forward pass."""
         torch = self.torch
-        targets = [self._reply_ids(r) + (list(self._end_ids) if with_end else []) for r in replies]
+        targets = self.targets(replies, with_end)
         room = max((len(t) for t in targets), default=0) + 1
         prompt = self.prompt(context, system, room=room)
         if not any(targets):
@@ -382,10 +280,6 @@ class HfModel:
         return text.strip().rstrip("\ufffd")  # a reply cut at max tokens may end inside a UTF-8 character
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
-
 
 def _locate(path: Optional[str]):
     """(directory, gguf file name or None) for ``hf_model``, with one-line errors for bad paths."""
@@ -431,16 +325,25 @@ class HfTransformersAgent(TurnTakingAgent):
     candidates (see decoding.package).
     """
 
-    shared_attrs = ("hf",)
+    shared_attrs = ("_hf", "scorer")
     options = staticmethod(add_model_args)
 
     def __init__(self, opt, shared=None):
         self.config = decoding.DecodingConfig.from_opt(opt)
-        self.hf = self.from_shared(shared, "hf", lambda: load_model(
-            opt.get("hf_model") or opt.get("model_file"), opt.get("hf_dtype") or "float32",
-            opt.get("hf_device") or "cpu", int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto"))
+        path = opt.get("hf_model") or opt.get("model_file")
+        threads, fmt = int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto"
+        load = functools.partial(load_model, path, opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
+                                 threads, fmt)
+        self.scorer = self.from_shared(shared, "scorer", lambda: _scorer(path, opt.get("hf_scorer") or "auto",
+                                                                         threads, fmt))
+        # with llama.cpp scoring, the torch weights are loaded only when the agent first generates
+        self._hf = self.from_shared(shared, "_hf", lambda: _Once(load) if self.scorer else load())
         super().__init__(opt, shared)
         self.id = "HfTransformers"
+
+    @property
+    def hf(self) -> HfModel:
+        return self._hf.get() if isinstance(self._hf, _Once) else self._hf
 
     def reply_batch(self, contexts: list) -> list:
         return [self._reply(c) for c in contexts]
@@ -453,4 +356,33 @@ class HfTransformersAgent(TurnTakingAgent):
 
     def score_reply(self, context_turns: Sequence, reply: str, with_end: bool = False):
         """Token log-probs of ``reply`` after ``context_turns`` (with this agent's system prompt)."""
-        return self.hf.score_reply(context_turns, reply, self.system, with_end=with_end)
+        return (self.scorer or self.hf).score_reply(context_turns, reply, self.system, with_end=with_end)
+
+
+class _Once:
+    """A value built on first use, once, whichever thread asks first."""
+
+    def __init__(self, build):
+        self._build, self._value, self._lock = build, None, threading.Lock()
+
+    def get(self):
+        with self._lock:
+            if self._value is None:
+                self._value = self._build()
+            return self._value
+
+
+def _scorer(path, scorer: str, threads: int, fmt: str):
+    """The llama.cpp scorer of a GGUF file (``hf_scorer`` auto or llama.cpp), else None (torch scores)."""
+    if scorer not in SCORERS:
+        raise UserError(f"hf_scorer {scorer!r} is not one of {', '.join(SCORERS)}", param="hf_scorer")
+    gguf = str(path or "").endswith(".gguf")
+    if scorer == "llama.cpp" and not gguf:
+        raise UserError(f"hf_scorer llama.cpp needs a .gguf file, not {path}; use hf_scorer=torch for a "
+                        "checkpoint directory", param="hf_scorer")
+    if scorer == "torch" or not gguf:
+        return None
+    _locate(path)  # the same one-line errors as the torch path for a missing file
+    from parlai_acute.agents.llama_logprobs import LlamaScorer
+
+    return LlamaScorer(path, threads=threads, fmt=fmt)

@@ -127,28 +127,36 @@ class JudgeModel:
 
     # ------------------------------------------------------------------ text answers
 
-    def generate(self, requests: Sequence[Request]) -> list:
-        """One :class:`Reply` per request, in order; a failing call gives a Reply with ``error``."""
+    def stream(self, requests: Sequence[Request], labels: Optional[Sequence] = None):
+        """``(index, Reply)`` for every request as soon as it is answered, with ``concurrency`` calls
+        always in flight (``labels``: one label list per request, to read the answer from
+        log-probabilities). Why not batches: a batch waits for its slowest call, so the engine's
+        slots idle while its last answers finish, the more so the more answer lengths differ (on
+        the judge benchmark, 10 calls of up to 64 tokens, batches of 4 ran at 0.94 of the engine
+        given the same requests 4 at a time, calls in flight at 0.96); answers given in
+        log-probabilities were asked one at a time. Each call is one reply of the agent's
+        ``batch_act``, which is stateless for a message that carries its turns, so calls run in
+        threads; a plain ParlAI agent (observe/act keeps state) is asked one request at a time."""
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
         from parlai_acute.agents.turn_agent import TurnTakingAgent
 
-        if not requests:
-            return []
-        if isinstance(self.agent, TurnTakingAgent):
-            try:
-                return self._timed(lambda: self._batch(requests), len(requests))
-            except Exception:  # noqa: BLE001  find the failing request(s) one at a time
-                if len(requests) == 1:
-                    return [self._with_retries(lambda: self._batch(requests)[0])]
-                return [self._with_retries(lambda r=r: self._batch([r])[0]) for r in requests]
-        return [self._with_retries(lambda r=r: self._plain(r)) for r in requests]
-
-    def _timed(self, call, n: int) -> list:
-        start = time.perf_counter()
-        replies = call()
-        per = (time.perf_counter() - start) / max(1, n)
-        for reply in replies:
-            reply.seconds = per
-        return replies
+        if labels is not None:
+            calls = [lambda r=r, ls=ls: self._with_retries(lambda: self._label_logprobs(r, ls))
+                     for r, ls in zip(requests, labels)]
+        elif isinstance(self.agent, TurnTakingAgent):
+            calls = [lambda r=r: self._with_retries(lambda: self._batch([r])[0]) for r in requests]
+        else:
+            calls = [lambda r=r: self._with_retries(lambda: self._plain(r)) for r in requests]
+        workers = self.concurrency if (labels is not None or isinstance(self.agent, TurnTakingAgent)) else 1
+        if workers == 1 or len(calls) <= 1:
+            for index, call in enumerate(calls):
+                yield index, call()
+            return
+        with ThreadPoolExecutor(max_workers=min(workers, len(calls)), thread_name_prefix="judge") as pool:
+            futures = {pool.submit(call): index for index, call in enumerate(calls)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
 
     def _with_retries(self, call) -> Reply:
         """A call retried with exponential backoff after errors (the endpoint client retries too)."""
@@ -188,11 +196,8 @@ class JudgeModel:
             raise UserError(f"answer_from=logprobs needs a llama.cpp, OpenAI-compatible or transformers judge, "
                             f"not {self.config['agent']!r}; use answer_from=text", param="answer_from")
 
-    def label_logprobs(self, requests: Sequence[Request], labels: Sequence[str]) -> list:
-        """For each request, the log-probability of each label as the token after ``Answer:``."""
-        return [self._with_retries(lambda r=r: self._label_logprobs(r, labels)) for r in requests]
-
     def _label_logprobs(self, request: Request, labels: Sequence[str]) -> Reply:
+        """The log-probability of each label as the token after ``Answer:``."""
         from parlai_acute.agents import decoding
         from parlai_acute.agents.turn_agent import BOT, USER, chat_messages
 

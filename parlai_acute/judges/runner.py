@@ -1,6 +1,7 @@
-"""Judging items: every order of every item, through the cache, with retries, in batches.
+"""Judging items: every order of every item, through the cache, with retries, calls kept in flight.
 
-For each (item, order) the judge is asked; an answer that does not follow the format is
+For each (item, order) the judge is asked (``concurrency`` calls always in flight, each
+answer recorded as it comes: :meth:`~.model.JudgeModel.stream`); an answer that does not follow the format is
 asked again with a reminder (``retries`` times; the reminder changes the prompt, so a
 greedy judge can answer differently), and is recorded as missing after the last one.
 Calls that fail (errors, timeouts) are retried with backoff by :class:`~.model.JudgeModel`
@@ -167,26 +168,20 @@ class Runner:
         if hasattr(self.progress, "total"):  # a progress bar: the calls to make are known now
             self.progress.total = (self.progress.total or 0) + len(todo)
             self.progress.refresh()
-        size = self.judge.concurrency
-        for start in range(0, len(todo), size):
-            batch = todo[start:start + size]
-            requests = [Request(item.template.system, prompt, key) for item, _, prompt, _, key in batch]
-            if self.settings.answer_from == "logprobs":
-                replies = self.judge.label_logprobs(requests, batch[0][3]) if _same_labels(batch) else \
-                    [self.judge.label_logprobs([r], b[3])[0] for r, b in zip(requests, batch)]
+        requests = [Request(item.template.system, prompt, key) for item, _, prompt, _, key in todo]
+        labels = [b[3] for b in todo] if self.settings.answer_from == "logprobs" else None
+        for index, reply in self.judge.stream(requests, labels):  # concurrency calls in flight, answers as they come
+            item, judged, prompt, labels_of, key = todo[index]
+            self.calls += 1
+            if reply.error:
+                self.failed_calls += 1
             else:
-                replies = self.judge.generate(requests)
-            for (item, judged, prompt, labels, key), reply in zip(batch, replies):
-                self.calls += 1
-                if reply.error:
-                    self.failed_calls += 1
-                else:
-                    self.prompt_tokens += reply.prompt_tokens
-                    self.completion_tokens += reply.completion_tokens
-                    self.cache.put(key, reply.as_dict())
-                self._record(item, judged, labels, prompt, reply, cached=False)
+                self.prompt_tokens += reply.prompt_tokens
+                self.completion_tokens += reply.completion_tokens
+                self.cache.put(key, reply.as_dict())
+            self._record(item, judged, labels_of, prompt, reply, cached=False)
             if self.progress is not None:
-                (self.progress.update if hasattr(self.progress, "update") else self.progress)(len(batch))
+                (self.progress.update if hasattr(self.progress, "update") else self.progress)(1)
 
     def _record(self, item: Item, judged: Judged, labels, prompt: str, reply: Reply, cached: bool) -> None:
         judged.attempts.append(Attempt(prompt=prompt, text=reply.text, error=reply.error, cached=cached,
@@ -217,10 +212,6 @@ class Runner:
         else:
             judged.position_value = value if isinstance(value, bool) else value == "yes"
         judged.value = order_mod.to_options(judged.position_value, judged.order, item.kind)
-
-
-def _same_labels(batch) -> bool:
-    return all(b[3] == batch[0][3] for b in batch)
 
 
 def summarize(results: Sequence[ItemResult]) -> dict:

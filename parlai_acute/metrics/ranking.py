@@ -12,7 +12,8 @@
   is reported with and without it, with the share of contexts where the parrot beats gold.
 
 Any model that gives token log-probabilities of a given reply can rank: the Hugging Face
-wrapper (``score_replies``, which also reads GGUF files) or any agent with ``score_reply``.
+wrapper (``score_replies``; for a GGUF file through llama.cpp's batched evaluation, the
+context evaluated once for all its candidates) or any agent with ``score_reply``.
 """
 from __future__ import annotations
 
@@ -52,6 +53,11 @@ class RankConfig:
 def scorer_of(agent, with_end: bool = True):
     """``f(context turns, replies) -> [(token log-probs, sum)]`` for an agent, and a description
     of its tokenisation; a one-line error for agents that cannot score a given reply."""
+    scorer = getattr(agent, "scorer", None)
+    if scorer is not None and hasattr(scorer, "score_replies"):  # llama.cpp's batched evaluation of a GGUF
+        system = getattr(agent, "system", "")
+        described = {**scorer.describe(), "end_token": with_end}
+        return (lambda context, replies: scorer.score_replies(context, replies, system, with_end=with_end)), described
     hf = getattr(agent, "hf", None)
     if hf is not None and hasattr(hf, "score_replies"):
         system = getattr(agent, "system", "")

@@ -3,8 +3,10 @@
 The model scores every candidate reply with its token log-probabilities: the gold reply
 (first reference), N-1 gold replies of other contexts drawn at random (seeded), and the
 parrot, the partner's last message (ConvAI2 report). The default model is the embedded
-SmolLM2-135M GGUF read by the Hugging Face wrapper (llama.cpp gives log-probabilities
-only of the tokens it samples). Writes report.html, per_item.csv and run.json.
+SmolLM2-135M GGUF; a GGUF file is scored by llama.cpp's batched evaluation (each context
+evaluated once for all its candidates), a checkpoint directory by torch. A progress bar and,
+after the first contexts, the expected time go to stderr. Writes report.html, per_item.csv
+and run.json.
 
 Examples:
   parlai-acute metrics rank -t static_contexts --num-contexts 100 -o rank_out/
@@ -47,6 +49,24 @@ def default_model() -> str:
     return f"-m {HF_AGENT} --hf-model {default_gguf()}"
 
 
+def expected_time(bar, total: int, after: int = 3):
+    """``bar.update``, printing once, after the first contexts, how long all of them should take."""
+    import sys
+    import time
+
+    start, done = time.perf_counter(), [0]
+
+    def update(n: int) -> None:
+        bar.update(n)
+        done[0] += n
+        if done[0] == min(after, total) < total:
+            seconds = (time.perf_counter() - start) / done[0] * total
+            print(f"ranking {total} contexts: about {seconds:.0f} s expected "
+                  f"({seconds / total:.2f} s per context so far)", file=sys.stderr, flush=True)
+
+    return update
+
+
 def run(args) -> int:
     from parlai_acute.metrics.ranking import RankConfig, rank, scorer_of
     from parlai_acute.metrics.replies import build_agent
@@ -62,7 +82,7 @@ def run(args) -> int:
     agent = build_agent(model, args.datapath)
     score_fn, tokenisation = scorer_of(agent, config.with_end)
     with progress(args, len(items), "ranking", unit="context") as bar:
-        table, summary = rank(items, score_fn, config, bar.update)
+        table, summary = rank(items, score_fn, config, expected_time(bar, len(items)))
     with output_dir(args.outdir) as outdir:  # all or nothing
         write_csv(table, outdir / "per_item.csv")
         write_run(outdir, "metrics rank", {**vars(config), "model": model}, {"tokenisation": tokenisation},
