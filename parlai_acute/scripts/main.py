@@ -64,6 +64,7 @@ COMMANDS: dict = {
         "generate": ("parlai_acute.ssa.cli.generate", "items to label: each model's reply to fixed contexts, or the model turns of a log"),
         "analyze": ("parlai_acute.ssa.cli.analyze", "sensibleness, specificity and SSA per model with intervals, agreement, report"),
         "export": ("parlai_acute.scripts.export", "write the SSA labels a Mephisto run stored (labelling or per-turn runs) to a labels table file", {"protocol": "ssa"}),
+        "power": ("parlai_acute.ssa.cli.power", "how many labels, workers and contexts a static SSA design needs to detect a difference"),
     },
     "convai2": {
         "_help": "ConvAI2's human evaluation: end-of-chat Likert ratings and persona detection",

@@ -282,14 +282,16 @@ def pilot_components(values, worker, conversations) -> dict:
 
 
 def crossed_plan(delta: float, components: dict, per_worker: float, conversations: list[int], alpha: float = 0.05,
-                 power: float = 0.8) -> dict:
+                 power: float = 0.8, facet: str = "conversations per model") -> dict:
     """Workers needed to detect a mean difference ``delta`` (on the outcome's scale, e.g. +1/-1
     judgments: twice the win-rate difference) for each number of conversations per model, when
     workers and conversations are both sampled: Var(mean) = s_w^2 / W + s_c^2 / C + s_e^2 / (W m)
     (m = ``per_worker`` judgments per worker), a normal test at ``alpha`` with ``power``. The
     conversations alone cap what any number of workers can reach: with C below
     ``conversations_min`` = s_c^2 / Var* no number of workers is enough. Neither facet ever goes
-    below what the test over it needs to mark (:func:`~parlai_acute.stats.inference.min_clusters`)."""
+    below what the test over it needs to mark (:func:`~parlai_acute.stats.inference.min_clusters`).
+    ``facet``: what the second facet's levels are called in the reasons (SSA: "contexts"), so one
+    plan serves every protocol whose judgments cross workers with a sampled stimulus."""
     from parlai_acute.stats.inference import min_clusters
 
     if delta == 0:
@@ -306,9 +308,9 @@ def crossed_plan(delta: float, components: dict, per_worker: float, conversation
         left = target - s_c / c
         if left <= 0 or c < floor:
             rows.append({"conversations": c, "workers": None, "judgments": None,
-                         "why": (f"fewer than {floor} conversations per model: no mark at all" if c < floor else
-                                 f"the conversations alone leave more variance than the difference allows: at least "
-                                 f"{need_c} conversations per model are needed")})
+                         "why": (f"fewer than {floor} {facet}: no mark at all" if c < floor else
+                                 f"the {facet.split()[0]} alone leave more variance than the difference allows: at "
+                                 f"least {need_c} {facet} are needed")})
             continue
         workers = max(math.ceil((s_w + s_e / per_worker) / left - 1e-9), floor)
         rows.append({"conversations": c, "workers": workers, "judgments": math.ceil(workers * per_worker - 1e-9),

@@ -1,0 +1,171 @@
+"""Sample size for static SSA: labels, workers and contexts needed to detect a difference between
+two models' sensibleness (or specificity).
+
+What SSA marks is a difference between two models' rates over replies to the same contexts
+(:mod:`parlai_acute.ssa.estimands`). In static labelling a worker labels replies to many contexts
+and the contexts are a sample too, so the analysis' headline test treats both as sampled (the
+two-way cluster-robust t over workers and contexts, :func:`parlai_acute.ssa.analysis.crossed_tests`).
+A plan must then say how many of each: more workers cannot make up for too few contexts, because
+the contexts' own share of the variance only shrinks with more contexts.
+
+* **Without a pilot**: labels treated as independent, the normal approximation of two rates
+  ``base_rate`` and ``base_rate + delta`` (statsmodels, Cohen's h, two samples of equal size):
+  labels per model. Neither facet's variance is known, so it is a floor, not a plan.
+* **With a pilot** (a labels table whose workers labelled several contexts): each label becomes
+  the signed outcome the difference is made of -- per pair of models (a, b), ``+(vote - b's yes
+  rate)`` for a label of b's reply, ``-(vote - a's yes rate)`` for one of a's, so a worker's
+  general leniency and a context's general difficulty (shared by both models' replies) cancel as
+  they do in the paired difference; what stays is a worker's taste for one model over the other
+  and a context that suits one model better. Their variance components come from
+  :func:`parlai_acute.stats.power.pilot_components` (moment estimators: the mean product of two
+  labels sharing a worker, a context) and the plan from
+  :func:`parlai_acute.stats.power.crossed_plan`, on the signed scale where the difference is
+  twice the mean (so ``delta / 2`` there). It is a normal approximation of a test that uses a t on
+  min(workers, contexts) - 1 df, and of the mean of labels where the analysis uses each reply's
+  majority: near the floor of either facet, plan a little above it. Neither facet ever goes
+  below :func:`parlai_acute.stats.inference.min_clusters`.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from parlai_acute.errors import UserError
+from parlai_acute.ssa.estimands import QUESTIONS
+
+__all__ = ["CONTEXT_STEPS", "SECONDS_SOURCE", "sample_size_table", "pilot_facets", "pilot_components",
+           "crossed_table", "label_seconds"]
+
+#: Contexts the two-facet plan is printed for (beside the fewest that can do).
+CONTEXT_STEPS = (10, 20, 50, 100, 200, 500)
+#: where a pilot's labels store their time, in words (said beside the cost figure)
+SECONDS_SOURCE = "decision_seconds (seconds the worker took for the label) of the pilot's labels"
+
+
+def sample_size_table(deltas, base_rate: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """One row per difference: labels per model (and in all, two models) the normal approximation
+    needs when every label is independent -- what the plan is when neither facet matters."""
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    if not 0 < base_rate < 1:
+        raise UserError(f"base_rate={base_rate} must be strictly between 0 and 1 (the weaker model's yes rate)",
+                        param="base_rate")
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise UserError(f"alpha and power must be strictly between 0 and 1, got {alpha} and {power}",
+                        param=("alpha", "power"))
+    rows = []
+    for delta in deltas:
+        high = base_rate + delta
+        if delta == 0 or not 0 < high < 1:
+            raise UserError(f"delta={delta} must be non-zero with base_rate + delta = {high:g} inside (0, 1)",
+                            param=("delta", "base_rate"))
+        h = abs(proportion_effectsize(high, base_rate))
+        n = float(NormalIndPower().solve_power(effect_size=h, alpha=alpha, power=power, ratio=1,
+                                               alternative="two-sided"))
+        per_model = math.ceil(n - 1e-9)
+        rows.append({"delta": delta, "p_a": base_rate, "p_b": high, "alpha": alpha, "power": power,
+                     "labels_per_model": per_model, "labels": 2 * per_model})
+    return pd.DataFrame(rows)
+
+
+def pilot_facets(pilot: pd.DataFrame, measure: str = "sensibleness") -> dict:
+    """A pilot's labels as signed outcomes of every pair of models, with both facets: ``value``,
+    ``worker`` and ``context`` (each per pair, so pairs never share a level), ``per_worker`` (mean
+    labels of one worker in one pair), ``pairs``. Only static labels (a ``context_id``, no
+    conversation) of contexts holding replies of both models of a pair count."""
+    if measure not in QUESTIONS:
+        raise UserError(f"measure must be one of {', '.join(QUESTIONS)}, got {measure!r}", param="measure")
+    static = pilot[(pilot["context_id"].astype(str) != "") & (pilot["conversation"].astype(str) == "")]
+    if static.empty:
+        raise UserError("the pilot has no static labels (rows with a context_id and no conversation); give the "
+                        "labels table of a static SSA pilot", param="pilot")
+    models = sorted(static["model"].astype(str).unique())
+    if len(models) < 2:
+        raise UserError(f"the pilot has labels of one model only ({models[0]}); a plan for a difference needs "
+                        f"replies of two or more models to the same contexts", param="pilot")
+    if not (static.groupby("worker")["context_id"].nunique() > 1).any():
+        raise UserError("in the pilot no worker labelled replies to more than one context, so a worker's share of "
+                        "the variance cannot be told from the contexts'; run a pilot in which each worker labels "
+                        "several contexts", param="pilot")
+    vote = static[QUESTIONS[measure]].astype(float)
+    model = static["model"].astype(str)
+    context, worker = static["context_id"].astype(str), static["worker"].astype(str)
+    values, workers, contexts, sizes = [], [], [], []
+    for a, b in itertools.combinations(models, 2):
+        mine = model.isin([a, b])
+        both = model[mine].groupby(context[mine]).nunique()
+        keep = mine & context.map(both).eq(2)
+        if not keep.any():
+            continue
+        v, m = vote[keep], model[keep]
+        centred = v - v.groupby(m).transform("mean")
+        values.append(np.where(m == b, 1.0, -1.0) * centred.to_numpy())
+        pair = f"{b} vs {a}|"
+        workers.append((pair + worker[keep]).to_numpy())
+        contexts.append((pair + context[keep]).to_numpy())
+        sizes.append(worker[keep].value_counts().to_numpy())
+    if not values:
+        raise UserError("no context of the pilot has replies of two models; a static SSA pilot gives every model's "
+                        "reply to the same contexts (`ssa generate`)", param="pilot")
+    return {"value": np.concatenate(values), "worker": np.concatenate(workers),
+            "context": np.concatenate(contexts), "per_worker": float(np.concatenate(sizes).mean()),
+            "pairs": len(values), "models": models}
+
+
+def pilot_components(pilot: pd.DataFrame, measure: str = "sensibleness") -> dict:
+    """Worker, context and residual variance of a label's signed outcome (:func:`pilot_facets`),
+    with ``per_worker`` and the levels it rests on (``workers``, ``contexts``: per pair)."""
+    from parlai_acute.stats import power as pw
+
+    facets = pilot_facets(pilot, measure)
+    comp = pw.pilot_components(facets["value"], facets["worker"], [facets["context"]])
+    comp = {"measure": measure, "total": comp["total"], "worker": comp["worker"], "context": comp["conversation"],
+            "residual": comp["residual"], "workers": comp["workers"], "contexts": comp["conversations"],
+            "labels": comp["judgments"], "per_worker": facets["per_worker"], "pairs": facets["pairs"]}
+    return comp
+
+
+def crossed_table(deltas, components: dict, per_worker: float | None = None, contexts=CONTEXT_STEPS,
+                  alpha: float = 0.05, power: float = 0.8) -> list[dict]:
+    """Per difference: the workers each number of contexts needs (each context holding both models'
+    replies), the labels and labels per reply that gives (at least one label per reply: workers are
+    raised to it), and ``contexts_min``, the fewest contexts any number of workers can do with."""
+    from parlai_acute.stats import power as pw
+
+    m = per_worker if per_worker is not None else components["per_worker"]
+    if not m >= 1:
+        raise UserError(f"per_worker (labels one worker gives in a pair of models) must be at least 1, got {m}",
+                        param="per_worker")
+    scale = {"worker": components["worker"], "conversation": components["context"],
+             "residual": components["residual"]}
+    plans = []
+    for delta in deltas:
+        if delta == 0:
+            raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+        plan = pw.crossed_plan(delta / 2, scale, m, list(contexts), alpha, power, facet="contexts")
+        rows = []
+        for row in plan["rows"]:
+            c = row["conversations"]
+            if row["workers"] is None:
+                rows.append({"contexts": c, "workers": None, "labels": None, "labels_per_reply": None,
+                             "why": row["why"]})
+                continue
+            workers = max(row["workers"], math.ceil(2 * c / m - 1e-9))
+            labels = math.ceil(workers * m - 1e-9)
+            rows.append({"contexts": c, "workers": workers, "labels": labels, "labels_per_reply": labels / (2 * c),
+                         "why": ""})
+        plans.append({"delta": delta, "per_worker": m, "variance_target": 4 * plan["variance_target"],
+                      "contexts_min": plan["conversations_min"], "rows": rows})
+    return plans
+
+
+def label_seconds(pilot: pd.DataFrame) -> pd.DataFrame:
+    """(worker, seconds) of each label with a stored time, for the cost plan."""
+    seconds = pd.to_numeric(pilot["decision_seconds"], errors="coerce") if "decision_seconds" in pilot \
+        else pd.Series(np.nan, index=pilot.index)
+    keep = seconds.notna() & (seconds > 0)
+    return pd.DataFrame({"worker": pilot["worker"][keep].astype(str), "seconds": seconds[keep].astype(float)})
