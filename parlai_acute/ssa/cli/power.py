@@ -99,8 +99,8 @@ def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
     m = plans[0]["per_worker"]
     print(f"\n{measure}, workers and contexts both sampled: variance of a label's signed outcome {comp['total']:.4f} = "
           f"worker {comp['worker']:.4f} + context {comp['context']:.4f} + residual {comp['residual']:.4f} "
-          f"(pilot {args.pilot}: {comp["workers"]} workers and {comp["contexts"]} contexts summed over pairs, {comp['labels']} "
-          f"labels over {comp['pairs']} pair(s) of models; {m:.1f} labels per worker and pair)")
+          f"(pilot {args.pilot}: {comp['workers']} workers and {comp['contexts']} contexts summed over pairs, "
+          f"{comp['labels']} labels over {comp['pairs']} pair(s) of models; {m:.1f} labels per worker and pair)")
     print(f"{'delta':>7} {'contexts':>9} {'workers':>8} {'labels':>8} {'labels/reply':>13}")
     for plan in plans:
         for row in plan["rows"]:
