@@ -124,3 +124,17 @@ def test_command_prints_the_plan_and_writes_json(tmp_path, capsys):
     assert "only a pilot gives" in capsys.readouterr().out
     assert main(["ssa", "power", "--pilot", str(path), "--labels-per-worker", "0"]) == 2
     assert "--labels-per-worker" in capsys.readouterr().err
+
+
+def test_without_worker_or_context_variance_the_plan_is_the_independent_labels():
+    """The signed outcome's mean is half the difference: with neither facet varying, the crossed plan's
+    labels must match the two-sample normal approximation's (0.25 residual = a rate of one half)."""
+    comp = {"total": 0.25, "worker": 0.0, "context": 0.0, "residual": 0.25, "per_worker": 10.0}
+    for delta, contexts in ((0.05, 200), (0.1, 100)):  # enough labels for one per reply: no raise; small
+        # differences, where Cohen's arcsine h and the linear scale agree
+        row = ssa_power.crossed_table([delta], comp, contexts=[contexts])[0]["rows"][0]
+        independent = int(ssa_power.sample_size_table([delta])["labels"].iloc[0])
+        assert row["labels"] == pytest.approx(independent, rel=0.04) and row["labels_per_reply"] > 1
+    # 500 contexts need 1000 labels for one label per reply: workers are raised to it
+    row = ssa_power.crossed_table([0.2], comp, contexts=[500])[0]["rows"][0]
+    assert row["labels"] == 1000 and row["labels_per_reply"] == 1.0
