@@ -55,6 +55,7 @@ CALLS = [
     (["ssa", "generate", "--model", "r=repeat_query", "--num-contexts", "1", "-o", "items_model.jsonl"],
      ["models"], False),
     (["ssa", "analyze", "--labels", "labels.csv", "-o", "ssa_out", "--bootstrap", "20"], [], True),
+    (["ssa", "power", "--delta", "0.1"], [], True),
     (["ssa", "export", "--task-name", "a_task", "-o", "exported.csv"], ["live"], True),
     (["convai2", "analyze", "--ratings", "ratings.csv", "-o", "convai2_out", "--bootstrap", "20"], [], True),
     (["convai2", "export", "--task-name", "a_task", "-o", "exported.csv"], ["live"], True),
