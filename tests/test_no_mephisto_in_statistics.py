@@ -35,7 +35,7 @@ TIDY_AND_STATISTICS = [
     "parlai_acute.per_turn.turns", "parlai_acute.per_turn.analysis", "parlai_acute.per_turn.report",
     "parlai_acute.per_turn.outputs", "parlai_acute.per_turn.simulate", "parlai_acute.per_turn.power",
     "parlai_acute.ssa.labels", "parlai_acute.ssa.analysis", "parlai_acute.ssa.report", "parlai_acute.ssa.outputs",
-    "parlai_acute.ssa.simulate", "parlai_acute.per_turn.judge", "parlai_acute.ssa.judge",
+    "parlai_acute.ssa.simulate", "parlai_acute.ssa.power", "parlai_acute.per_turn.judge", "parlai_acute.ssa.judge",
     "parlai_acute.convai2.ratings", "parlai_acute.convai2.analysis", "parlai_acute.convai2.report",
     "parlai_acute.convai2.outputs", "parlai_acute.convai2.simulate", "parlai_acute.multiref.analysis",
     "parlai_acute.multiref.references", "parlai_acute.multiref.outputs", "parlai_acute.multiref.report",
