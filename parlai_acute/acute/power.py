@@ -44,11 +44,11 @@ def detectable_table(budgets, p0: float = 0.5, alpha: float = 0.05, power: float
     return pd.DataFrame(rows)
 
 
-def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
-    matchup won, -1 when it lost, 0 for a tie (half a win: the test's own score), centred per
-    matchup; cluster = (worker, matchup). The same quality control as the analysis, so the
-    correlation is that of the judgments the test will see."""
+def _pilot(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, np.ndarray, np.ndarray]:
+    """A pilot's kept judgments (the analysis' own quality control, no cap), the earlier-named model
+    of each matchup, the matchup's name, the outcome centred per matchup (+1 when the later-named
+    model won, -1 when it lost, 0 a tie: half a win, the test's own score) and the worker per
+    matchup (the cluster)."""
     from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
     from parlai_acute.stats.winrates import scored
 
@@ -60,8 +60,17 @@ def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.where(first < second, first, second), np.where(first < second, second, first)
     matchup = pd.Series(np.char.add(np.char.add(a, " vs "), b))
     value = pd.Series(np.where(first == b, 2 * score - 1, 1 - 2 * score))
-    centred = value - value.groupby(matchup).transform("mean")
-    return centred.to_numpy(), (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()
+    worker = (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy()
+    return kept, a, matchup, (value - value.groupby(matchup).transform("mean")).to_numpy(), worker
+
+
+def pilot_outcomes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(outcome, cluster) per kept judgment of a pilot: +1 when the later-named model of the
+    matchup won, -1 when it lost, 0 for a tie (half a win: the test's own score), centred per
+    matchup; cluster = (worker, matchup). The same quality control as the analysis, so the
+    correlation is that of the judgments the test will see."""
+    _, _, _, centred, worker = _pilot(df)
+    return centred, worker
 
 
 def pilot_facets(df: pd.DataFrame) -> dict:
@@ -69,22 +78,10 @@ def pilot_facets(df: pd.DataFrame) -> dict:
     later-named model won, -1 when it lost, 0 a tie; centred per matchup), worker (per matchup),
     and the conversation of each side (per matchup); ``reused``: some conversation served more
     than one judgment (without reuse the conversation facet cannot be told from the residual)."""
-    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
-    from parlai_acute.stats.winrates import scored
-
-    kept = apply_exclusions(df, AnalysisConfig(bootstrap=0, max_per_worker=max(1, len(df))))[0]
-    if kept.empty:
-        raise UserError("the pilot has no judgments left after quality control; check its workers")
-    first, second, score = scored(kept)
-    first, second = first.astype(str), second.astype(str)
-    a, b = np.where(first < second, first, second), np.where(first < second, second, first)
-    matchup = pd.Series(np.char.add(np.char.add(a, " vs "), b))
-    value = pd.Series(np.where(first == b, 2 * score - 1, 1 - 2 * score))
-    centred = (value - value.groupby(matchup).transform("mean")).to_numpy()
+    kept, a, matchup, centred, worker = _pilot(df)
     left = kept["model_left"].astype(str).to_numpy() == a
     dl, dr = kept["dialogue_left"].astype(str).to_numpy(), kept["dialogue_right"].astype(str).to_numpy()
     conv_a = matchup + "|" + np.where(left, dl, dr)
     conv_b = matchup + "|" + np.where(left, dr, dl)
     reused = bool(conv_a.duplicated().any() or conv_b.duplicated().any())
-    return {"value": centred, "worker": (kept["worker"].astype(str).reset_index(drop=True) + "|" + matchup).to_numpy(),
-            "conversations": [conv_a.to_numpy(), conv_b.to_numpy()], "reused": reused}
+    return {"value": centred, "worker": worker, "conversations": [conv_a.to_numpy(), conv_b.to_numpy()], "reused": reused}
