@@ -11,13 +11,10 @@ import time
 TARGET_SPEEDUP = 50.0
 
 
-def run():
-    import parlai_acute  # noqa: F401
-    from parlai_acute.acute.pairings import read_onboarding
+def gold_items():
+    """(protocol, items): the package's five gold pairs as ordinary ACUTE comparisons ("engaging")."""
     from parlai_acute.acute.judge import AcuteProtocol
-    from parlai_acute.judges.cache import JudgeCache
-    from parlai_acute.judges.model import JudgeModel
-    from parlai_acute.judges.runner import JudgeSettings, Runner
+    from parlai_acute.acute.pairings import read_onboarding
 
     pairings = []
     for p in read_onboarding():
@@ -25,7 +22,16 @@ def run():
         p.pop("correct_answer")
         pairings.append(p)
     protocol = AcuteProtocol("engaging")
-    items = protocol.items(pairings)
+    return protocol, protocol.items(pairings)
+
+
+def run():
+    import parlai_acute  # noqa: F401
+    from parlai_acute.judges.cache import JudgeCache
+    from parlai_acute.judges.model import JudgeModel
+    from parlai_acute.judges.runner import JudgeSettings, Runner
+
+    protocol, items = gold_items()
     judge = JudgeModel(None, concurrency=4)
     settings = JudgeSettings(answer_from="text", retries=0)
     with tempfile.TemporaryDirectory() as tmp:

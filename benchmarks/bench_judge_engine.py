@@ -14,22 +14,11 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from benchmarks.bench_judge import gold_items  # the same five gold pairs as judge_items_per_second
+
 TARGET = 0.8
 CONCURRENCY = 4
 ROUNDS = 2
-
-
-def _items():
-    from parlai_acute.acute.judge import AcuteProtocol
-    from parlai_acute.acute.pairings import read_onboarding
-
-    pairings = []
-    for p in read_onboarding():
-        p = dict(p, is_onboarding=False)
-        p.pop("correct_answer")
-        pairings.append(p)
-    protocol = AcuteProtocol("engaging")
-    return protocol, protocol.items(pairings)
 
 
 def _record(obj, name):
@@ -83,7 +72,7 @@ def run():
     import parlai_acute  # noqa: F401
     from parlai_acute.judges.model import JudgeModel
 
-    protocol, items = _items()
+    protocol, items = gold_items()
     judge = JudgeModel(None, concurrency=CONCURRENCY)
     engine = judge.agent.engine
     yield _row("embedded", *_measure(judge, protocol, items, engine.chat, "chat", engine))
