@@ -67,7 +67,7 @@ from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.winrates import coded, models_of, outcome_matrices, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
-           "SANDWICH", "SANDWICH_FROM", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
+           "SANDWICH", "SANDWICH_FROM", "worker_interval", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
            "penalised_loglik", "profile_loglik", "profile_intervals", "cluster_bootstrap_counts",
            "sandwich_intervals", "pigeonhole_counts", "crossed_sandwich_intervals", "bradley_terry"]
 
@@ -138,6 +138,17 @@ def bootstrap_counts(wins: np.ndarray, resamples: int, rng: np.random.Generator)
     flat = wins.ravel().astype(float)
     draws = rng.multinomial(n, flat / n, size=resamples)
     return draws.reshape((resamples,) + wins.shape)
+
+
+def worker_interval(bootstrap: int, workers: int, min_clusters: int) -> tuple[str, str]:
+    """Which interval over workers a ranking gets, the one rule of this module, Davidson's and the
+    style-controlled fits: ("sandwich", "") from :data:`SANDWICH_FROM` workers on, ("bootstrap", "")
+    below, or ("", why) when there is none (no resamples asked, fewer than ``min_clusters`` workers)."""
+    if bootstrap <= 0:
+        return "", "no bootstrap asked (0 resamples)"
+    if workers < min_clusters:
+        return "", f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
+    return ("sandwich" if workers >= SANDWICH_FROM else "bootstrap"), ""
 
 
 def connected(wins: np.ndarray) -> bool:
@@ -570,19 +581,16 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
         c_low, c_high, why = nan, nan, ""
         workers = len(names)
         crossed = conversations_reused(df, conversations, models, (i, j, np.where(tie, 0.5, 1.0)))
-        if bootstrap <= 0:
-            why = "no bootstrap asked (0 resamples)"
-        elif method != BOOTSTRAP:
-            why = "no interval over workers: the data are separated or small (see the judgment interval)"
-        elif workers < min_clusters:
-            why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
-        elif crossed is not None:
+        kind, why = worker_interval(bootstrap, workers, min_clusters)
+        if bootstrap > 0 and method != BOOTSTRAP:
+            kind, why = "", "no interval over workers: the data are separated or small (see the judgment interval)"
+        if kind and crossed is not None:
             c_low, c_high = crossed_sandwich_intervals(df, cluster, conversations, models, theta, wins, alpha,
                                                        confidence, sides=crossed,
                                                        workers=codes)
-        elif workers >= SANDWICH_FROM:
+        elif kind == "sandwich":
             c_low, c_high = sandwich_intervals(df, cluster, models, theta, wins, alpha, confidence)
-        else:
+        elif kind == "bootstrap":
             counts = cluster_bootstrap_counts(df, cluster, models, bootstrap, rng)
             c_low, c_high = percentile_interval(fit_counts(counts, alpha=alpha, init=theta), confidence)
             if np.isnan(c_low).any():

@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, SANDWICH_FROM, connected
+from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, connected, worker_interval
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
 from parlai_acute.stats.winrates import coded
@@ -199,15 +199,12 @@ def davidson(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha: floa
     k = len(models)
     low, high = np.full(k + 1, np.nan), np.full(k + 1, np.nan)
     workers = coded.groups
-    method, why = "", ""
-    if bootstrap <= 0:
-        why = "no bootstrap asked (bootstrap = 0)"
-    elif workers < min_clusters:
-        why = f"no interval over workers: only {workers} workers (fewer than {min_clusters})"
-    elif workers >= SANDWICH_FROM:
+    method = ""
+    kind, why = worker_interval(bootstrap, workers, min_clusters)
+    if kind == "sandwich":
         low, high = _sandwich(coded, theta, tau, alpha, confidence)
         method = f"cluster-robust (sandwich) over {workers} workers, t on G-1 df"
-    else:
+    elif kind == "bootstrap":
         w, t = _cluster_counts(coded, bootstrap, np.random.default_rng(seed))
         samples = np.empty((bootstrap, k + 1))
         with warnings.catch_warnings():

@@ -43,7 +43,7 @@ import pandas as pd
 from scipy import stats
 
 from parlai_acute.errors import UserError
-from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, SANDWICH_FROM, connected
+from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, connected, worker_interval
 from parlai_acute.stats.intervals import no_percentile_interval, percentile_interval
 from parlai_acute.stats.resample import resample_weights
 from parlai_acute.stats.winrates import tied
@@ -240,16 +240,13 @@ def style_control(df: pd.DataFrame, left: pd.DataFrame, right: pd.DataFrame, boo
     low = high = np.full(k + f, np.nan)
     codes, uniques = pd.factorize(df[cluster])
     groups = len(uniques)
-    method, note = "", ""
-    if bootstrap <= 0:
-        note = "no bootstrap asked (0 resamples)"
-    elif groups < min_clusters:
-        note = f"no interval over workers: only {groups} workers (fewer than {min_clusters})"
-    elif groups >= SANDWICH_FROM:
+    method = ""
+    kind, note = worker_interval(bootstrap, groups, min_clusters)
+    if kind == "sandwich":
         low_raw, high_raw = (b[:k] for b in _sandwich(raw, first, second, y, none, k, alpha, codes, groups, confidence))
         low, high = _sandwich(full, first, second, y, z, k, alpha, codes, groups, confidence)
         method = f"cluster-robust (sandwich) over {groups} workers, t on G-1 df"
-    else:
+    elif kind == "bootstrap":
         weights = resample_weights(groups, bootstrap, np.random.default_rng(seed))
         raw_samples, samples = np.empty((bootstrap, k)), np.empty((bootstrap, k + f))
         with warnings.catch_warnings():
