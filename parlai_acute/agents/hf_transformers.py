@@ -331,6 +331,7 @@ class HfTransformersAgent(TurnTakingAgent):
     def __init__(self, opt, shared=None):
         self.config = decoding.DecodingConfig.from_opt(opt)
         path = opt.get("hf_model") or opt.get("model_file")
+        self.model_path = path  # what the judge records as its weights, without loading them
         threads, fmt = int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto"
         load = functools.partial(load_model, path, opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
                                  threads, fmt)
@@ -357,6 +358,13 @@ class HfTransformersAgent(TurnTakingAgent):
     def score_reply(self, context_turns: Sequence, reply: str, with_end: bool = False):
         """Token log-probs of ``reply`` after ``context_turns`` (with this agent's system prompt)."""
         return (self.scorer or self.hf).score_reply(context_turns, reply, self.system, with_end=with_end)
+
+    def score_replies(self, context_turns: Sequence, replies: Sequence[str], system: str = "", with_end: bool = False):
+        """Token log-probs of each of ``replies`` after ``context_turns``, the context evaluated once.
+
+        Through llama.cpp for a GGUF file (the torch weights are never loaded for scoring), so a
+        judge reading its answer from label log-probabilities runs at the engine's speed."""
+        return (self.scorer or self.hf).score_replies(context_turns, replies, system, with_end=with_end)
 
 
 class _Once:

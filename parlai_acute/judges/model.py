@@ -17,7 +17,7 @@ Two ways to read an answer:
   ``Answer: <label>``). Only single-choice questions can be answered this way.
 
 The calls go through the wrappers' existing APIs (``batch_act``, the llama.cpp engine's
-``chat``, the endpoint client's ``post``, ``HfModel.score_replies``): no second client.
+``chat``, the endpoint client's ``post``, the agent's ``score_replies``, llama.cpp for a GGUF file): no second client.
 """
 from __future__ import annotations
 
@@ -105,8 +105,8 @@ class JudgeModel:
             return "llama.cpp"
         if hasattr(agent, "client") and hasattr(agent.client, "post"):
             return "openai"
-        if hasattr(agent, "hf") and hasattr(agent.hf, "score_replies"):
-            return "transformers"
+        if callable(getattr(agent, "score_replies", None)) and hasattr(agent, "model_path"):
+            return "transformers"  # asked without touching agent.hf, which would load the torch weights
         return "parlai"
 
     def _config(self) -> dict:
@@ -117,7 +117,7 @@ class JudgeModel:
         elif self.backend == "openai":
             weights = opt.get("openai_model") or agent.client.url
         elif self.backend == "transformers":
-            weights = str(agent.hf.path)
+            weights = str(agent.model_path)
         elif opt.get("model_file"):
             weights = str(opt["model_file"])
         decoding = agent.config.as_dict() if hasattr(getattr(agent, "config", None), "as_dict") else {}
@@ -202,7 +202,7 @@ class JudgeModel:
         from parlai_acute.agents.turn_agent import BOT, USER, chat_messages
 
         if self.backend == "transformers":
-            scored = self.agent.hf.score_replies([(USER, request.user)], [f"{PREFILL} {label}" for label in labels],
+            scored = self.agent.score_replies([(USER, request.user)], [f"{PREFILL} {label}" for label in labels],
                                                  request.system)
             return Reply(text="", label_logprobs={label: s for label, (_, s) in zip(labels, scored)})
         messages = chat_messages(request.system, [(USER, request.user), (BOT, PREFILL)])

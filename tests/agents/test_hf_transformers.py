@@ -275,3 +275,4 @@ def test_parlai_self_chat_script(tiny_gpt2_dir, tmp_path):
         assert len(turns) >= 4
         bot_turns = [t for t in turns if t.get("candidates")]
         assert bot_turns and all(len(t["candidates"]) == 2 for t in bot_turns)
+

@@ -110,3 +110,24 @@ def test_hf_scorer_llama_cpp_needs_a_gguf_file(tiny_gpt2):
     HfTransformersAgent.add_cmdline_args(parser)
     with pytest.raises(UserError, match="hf_scorer llama.cpp needs a .gguf file"):
         HfTransformersAgent(parser.parse_args(["--hf-model", tiny_gpt2, "--hf-scorer", "llama.cpp"]))
+
+
+def test_a_gguf_judge_reads_label_probabilities_through_llama_cpp(small_gguf):
+    """A transformers judge on a GGUF file answers from label log-probabilities through
+    llama.cpp: the torch weights are never loaded (asking for the judge's backend used to load
+    them), and the numbers are torch's on the same weights within 1e-3 nats per token."""
+    from parlai_acute.agents.hf_transformers import HfModel, _Once
+    from parlai_acute.agents.turn_agent import USER
+    from parlai_acute.judges.model import PREFILL, JudgeModel, Request
+
+    judge = JudgeModel(f"-m parlai_acute.agents.hf_transformers:HfTransformersAgent --hf-model {small_gguf}")
+    assert judge.backend == "transformers" and judge.config["weights"] == small_gguf
+    request = Request(system="You compare two conversations.", user="Which speaker is more engaging, 1 or 2?",
+                      key="k")
+    reply = judge._label_logprobs(request, ["1", "2"])
+    assert isinstance(judge.agent._hf, _Once) and judge.agent._hf._value is None  # torch never loaded
+    expected = HfModel(small_gguf).score_replies([(USER, request.user)], [f"{PREFILL} 1", f"{PREFILL} 2"],
+                                                 request.system)
+    for label, (tokens, total) in zip(["1", "2"], expected):
+        assert abs(reply.label_logprobs[label] - total) / len(tokens) < 1e-3
+    assert reply.label_logprobs["1"] != reply.label_logprobs["2"]
