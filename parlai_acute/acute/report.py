@@ -54,6 +54,15 @@ def _grid_section(section, result, q) -> None:
     grid.table(q.matchups, f"matchups_{q.question_key}", caption=f"Matchups, question {q.question_key}")
 
 
+def _ranking_figure(section, ranking, rank: str, columns: tuple[str, str, str], xlabel: str, label: str,
+                    name: str, caption: str) -> None:
+    """One ranking as a figure: a row per model ("1. model"), its strength and interval, 0 marked.
+    The plain, tie-aware and style-controlled rankings are drawn alike so they read alike."""
+    rows = ranking.assign(label=[f"{r}. {m}" for r, m in zip(ranking[rank], ranking["model"])])
+    section.figure(interval_plot(rows, "label", *columns, xlabel=xlabel, interval_label=label, reference=0.0,
+                                 note="note"), name, caption=caption)
+
+
 def _ranking_section(section, result, q) -> None:
     ranking = section.section("Ranking (Bradley-Terry)")
     if q.ranking is None:
@@ -62,11 +71,9 @@ def _ranking_section(section, result, q) -> None:
     methods = sorted(set(q.ranking["interval"]) - {""})
     level = _percent(result.config.confidence)
     label = f"{level} {' / '.join(methods) or 'no'} interval"
-    rows = q.ranking.assign(label=[f"{r}. {m}" for r, m in zip(q.ranking["rank"], q.ranking["model"])])
-    ranking.figure(interval_plot(rows, "label", "strength", "ci_low", "ci_high",
-                                 xlabel="Bradley-Terry log-strength (mean 0)", interval_label=label,
-                                 reference=0.0, note="note"),
-                   f"ranking_{q.question_key}", caption=f"Bradley-Terry ranking, question {q.question_key}.")
+    _ranking_figure(ranking, q.ranking, "rank", ("strength", "ci_low", "ci_high"),
+                    "Bradley-Terry log-strength (mean 0)", label, f"ranking_{q.question_key}",
+                    f"Bradley-Terry ranking, question {q.question_key}.")
     ranking.note(f"Intervals: {label} (bt_alpha={result.config.bt_alpha:g}), given when the data are neither "
                  f"separated nor small and from {q.min_workers} workers on ('note' says why otherwise). Secondary, "
                  f"judgments independent ('CI judgments', its method in 'interval judgments'): the percentile "
@@ -91,10 +98,9 @@ def _ties_section(section, result, q) -> None:
         return
     t = q.tie_parameter
     label = f"{level} {t['interval'] or 'no'} interval"
-    rows = q.tie_ranking.assign(label=[f"{r}. {m}" for r, m in zip(q.tie_ranking["rank"], q.tie_ranking["model"])])
-    ties.figure(interval_plot(rows, "label", "strength", "ci_low", "ci_high", xlabel="Davidson log-strength (mean 0)",
-                              interval_label=label, reference=0.0, note="note"),
-                f"ranking_ties_{q.question_key}", caption=f"Tie-aware (Davidson) ranking, question {q.question_key}.")
+    _ranking_figure(ties, q.tie_ranking, "rank", ("strength", "ci_low", "ci_high"),
+                    "Davidson log-strength (mean 0)", label, f"ranking_ties_{q.question_key}",
+                    f"Tie-aware (Davidson) ranking, question {q.question_key}.")
     nu = interval_text(t["nu"], t["nu_low"], t["nu_high"])
     equal = interval_text(t["tie_if_equal"], t["tie_if_equal_low"], t["tie_if_equal_high"], 1, scale=100, unit="%")
     ties.note(f"{t['model']}. Tie parameter nu {nu}; two equally strong models tie with probability {equal} "
@@ -112,11 +118,9 @@ def _style_section(section, result, q) -> None:
         return
     s, level = q.style, _percent(result.config.confidence)
     label = f"{level} {s.interval or 'no'} interval"
-    rows = s.ranking.assign(label=[f"{r}. {m}" for r, m in zip(s.ranking["rank_controlled"], s.ranking["model"])])
-    style.figure(interval_plot(rows, "label", "controlled", "controlled_low", "controlled_high",
-                               xlabel="log-strength with style held fixed (mean 0)", interval_label=label,
-                               reference=0.0, note="note"),
-                 f"ranking_style_{q.question_key}", caption=f"Style-controlled ranking, question {q.question_key}.")
+    _ranking_figure(style, s.ranking, "rank_controlled", ("controlled", "controlled_low", "controlled_high"),
+                    "log-strength with style held fixed (mean 0)", label, f"ranking_style_{q.question_key}",
+                    f"Style-controlled ranking, question {q.question_key}.")
     dropped = "; ".join(f"{name} not used: {why}" for name, why in s.dropped.items())
     style.note(f"Model: {s.model}. Ties: {s.ties}. Raw: the same model without the style covariates, fitted to the "
                f"same judgments (bt_alpha={result.config.bt_alpha:g}); shift = controlled - raw. Intervals: {label}"
