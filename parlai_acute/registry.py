@@ -50,17 +50,21 @@ class Protocol:
     blueprint_type: str | None = None
     review_units: str | None = None
     review: str = "review"
+    judge: str | None = None      # module (in the package) of the judge adapter and its ``agreement`` with people
 
     def ref(self, module: str, attr: str = "") -> str:
         return f"{self.package}.{module}" + (f":{attr}" if attr else "")
 
     def get(self, what: str):
         """The object behind one field: ``columns``, ``required``, ``from_records``, ``read``,
-        ``write``, ``config``, ``analyze``, ``write_outputs``."""
+        ``write``, ``config``, ``analyze``, ``write_outputs``, and for a protocol with a judge
+        ``agreement`` (judge vs people)."""
         refs = {"columns": self.ref(self.table, "COLUMNS"), "required": self.ref(self.table, "REQUIRED"),
                 "from_records": self.ref(self.table, self.from_records), "read": self.ref(self.table, self.read),
                 "write": self.ref(self.table, self.write), "config": self.ref(self.analysis, self.config),
                 "analyze": self.ref(self.analysis, "analyze"), "write_outputs": self.ref(self.outputs, "write_outputs")}
+        if self.judge:
+            refs["agreement"] = self.ref(self.judge, "agreement")
         return resolve(refs[what])
 
     def estimands_module(self, *needs: str):
@@ -85,15 +89,15 @@ PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
     Protocol("acute", "parlai_acute.acute", "judgment", "judgments", "judgments_table", "read_judgments",
              "write_judgments", "AnalysisConfig", outputs="analysis", estimands="estimands",
              task_records=("parlai_acute.mephisto_tasks.acute.store:judgment_records",),
-             blueprint_type="parlai_acute_eval", review_units="parlai_acute.mephisto_tasks.acute.store:review_units"),
+             judge="judge", blueprint_type="parlai_acute_eval", review_units="parlai_acute.mephisto_tasks.acute.store:review_units"),
     Protocol("per-turn", "parlai_acute.per_turn", "turn row", "turns", "turns_table", "read_turns", "write_turns",
-             "AnalysisConfig", estimands="estimands",
+             "AnalysisConfig", estimands="estimands", judge="judge",
              task_records=("parlai_acute.mephisto_tasks.per_turn.store:turns_for_task",),
              blueprint_type="parlai_acute_per_turn",
              review_units="parlai_acute.mephisto_tasks.per_turn.store:unit_data_for_task"),
     # static labelling runs, and interactive SSA inside per-turn runs (label_mode=ssa)
     Protocol("ssa", "parlai_acute.ssa", "label", "labels", "labels_table", "read_labels", "write_labels", "SSAConfig",
-             estimands="estimands",
+             estimands="estimands", judge="judge",
              task_records=("parlai_acute.mephisto_tasks.ssa.store:labels_for_task",
                            "parlai_acute.mephisto_tasks.per_turn.store:labels_for_task"),
              blueprint_type="parlai_acute_ssa_label",

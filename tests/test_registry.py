@@ -7,6 +7,7 @@ import inspect
 
 import pytest
 
+from parlai_acute.errors import UserError
 from parlai_acute.registry import ALIASES, PROTOCOLS, protocol, resolve
 from parlai_acute.stats.estimand import Estimand, Monitor
 
@@ -24,6 +25,8 @@ def test_every_reference_of_every_entry_resolves_to_what_it_should(name):
         assert callable(p.get(what)), what
     assert dataclasses.is_dataclass(p.get("config"))
     assert "config" in inspect.signature(p.get("analyze")).parameters
+    if p.judge:  # a judge's agreement with people, measured by the protocol's own judge module
+        assert list(inspect.signature(p.get("agreement")).parameters)[:2] == ["human", "judge"]
     module = p.estimands_module()
     assert module.ESTIMANDS and all(isinstance(e, Estimand) and e.low < e.high for e in module.ESTIMANDS.values())
     assert all(key == e.measure for key, e in module.ESTIMANDS.items())
@@ -50,3 +53,11 @@ def test_a_broken_reference_fails_here_not_for_a_user():
     broken = dataclasses.replace(PROTOCOLS["ssa"], table="no_such_table")
     with pytest.raises(ModuleNotFoundError):
         broken.get("columns")
+
+
+def test_a_protocol_without_a_judge_has_no_judge_agreement():
+    from parlai_acute.judges.agreement import measure
+
+    assert measure("acute") is PROTOCOLS["acute"].get("agreement")
+    with pytest.raises(UserError, match="convai2 protocol has no judge.*acute, per-turn, ssa"):
+        measure("convai2")

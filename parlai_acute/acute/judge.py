@@ -22,8 +22,12 @@ Answers become rows of the judgments table (:mod:`parlai_acute.acute.judgments`)
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
 
 from parlai_acute.acute.judgments import TIE, normalize_row, to_frame
 from parlai_acute.acute.pairings import OTHER_SPEAKER
@@ -31,6 +35,8 @@ from parlai_acute.errors import UserError
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
+from parlai_acute.judges.agreement import agreement_block, proportion
+from parlai_acute.stats import rater_agreement as ra
 from parlai_acute.acute.questions import resolve as resolve_question
 
 
@@ -135,3 +141,83 @@ def onboarding_score(results) -> dict:
             "score": right_orders / len(orders) if orders else None,
             "passed": bool(gold) and right_items == len(gold),
             "rule": "pass = every gold pair chosen correctly in every order (a worker: in the one order shown)"}
+
+# ----------------------------------------------------------------------------- agreement with people
+
+def agreement_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """(item, rater, label): item = pair of conversations under one question; label 0/1 = which of the
+    two conversations won.
+
+    The two conversations of an item have no names shared with other items, so which one
+    is "0" is arbitrary; a fixed rule (e.g. the sorted ids of
+    :func:`parlai_acute.stats.agreement.item_labels`) can line up with the better model and
+    skew the label margins, and kappa with them. Each item's orientation is therefore
+    flipped by a hash of its id: margins are balanced in expectation, and kappa's chance
+    agreement is that of a two-way choice (it then approaches Bennett's S = 2p - 1).
+    """
+    from parlai_acute.stats.agreement import item_labels
+
+    labels = item_labels(df)
+    items = (labels["pair_id"] + "#" + labels["question_key"]).to_numpy()
+    flip = np.array([hashlib.sha256(str(i).encode()).digest()[0] & 1 for i in items])
+    label = labels["label"].to_numpy()
+    return pd.DataFrame({"item": items, "rater": df["worker"].to_numpy(),
+                         "label": np.where(label == 2, 2, label ^ flip)})  # 2: a tie, never flipped
+
+
+def _judge_item_labels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """One label per item; items the judge labelled both ways or as a tie (the tie rule) are left out
+    and counted."""
+    distinct = labels.groupby("item")["label"].nunique()
+    ties = set(distinct[distinct > 1].index) | set(labels.loc[labels["label"] == 2, "item"])
+    kept = labels[~labels["item"].isin(ties)].drop_duplicates("item")
+    return kept, len(ties)
+
+
+def agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1000, seed: int = 0,
+                    confidence: float = 0.95) -> dict:
+    from parlai_acute.acute.analysis import AnalysisConfig, apply_exclusions
+    from parlai_acute.stats.bradley_terry import bradley_terry
+    from parlai_acute.stats.winrates import matchups, models_of
+
+    no_cap = AnalysisConfig(bootstrap=0, seed=seed, max_per_worker=max(1, len(human)))
+    human_kept = apply_exclusions(human, no_cap)[0] if len(human) else human
+    judge = judge[~judge["is_onboarding"].astype(bool)]
+    if human_kept.empty or judge.empty:
+        raise UserError("no ACUTE judgments to compare after quality control (human) / without gold pairs (judge); "
+                        "check both files")
+    judge_names = sorted(judge["worker"].unique())
+    hl = agreement_labels(human_kept)
+    jl, ties = _judge_item_labels(agreement_labels(judge))
+    out = {"protocol": "acute", "judge": judge_names, "human_judgments": int(len(human_kept)),
+           "human_workers": int(human_kept["worker"].nunique()), "judge_items": int(len(jl)), "judge_ties_left_out": ties,
+           **agreement_block(hl, jl, resamples, seed, confidence), "questions": []}
+    rows = []
+    for key in sorted(set(human_kept["question_key"]) & set(judge["question_key"])):
+        h, j = human_kept[human_kept["question_key"] == key], judge[judge["question_key"] == key]
+        models = sorted(set(models_of(h)) | set(models_of(j)))  # a tie's models too
+        mh = matchups(h, models).set_index(["model_a", "model_b"])
+        mj = matchups(j, models).set_index(["model_a", "model_b"])
+        for pair in sorted(set(mh.index) & set(mj.index)):
+            hr, hlow, hhigh = proportion(mh.loc[pair, "wins_b"], mh.loc[pair, "n"], confidence)
+            jr, jlow, jhigh = proportion(mj.loc[pair, "wins_b"], mj.loc[pair, "n"], confidence)
+            rows.append({"question_key": key, "model_a": pair[0], "model_b": pair[1],
+                         "human_n": int(mh.loc[pair, "n"]), "human_winrate_b": hr, "human_ci_low": hlow,
+                         "human_ci_high": hhigh, "judge_n": int(mj.loc[pair, "n"]), "judge_winrate_b": jr,
+                         "judge_ci_low": jlow, "judge_ci_high": jhigh, "difference": jr - hr,
+                         "same_winner": bool(np.sign(hr - 0.5) == np.sign(jr - 0.5))})
+        ranking = {}
+        try:
+            bh = bradley_terry(h, bootstrap=0)
+            bj = bradley_terry(j, bootstrap=0)
+            ranking = ra.rank_correlation(dict(zip(bh["model"], bh["strength"])), dict(zip(bj["model"], bj["strength"])))
+            ranking["scores"] = "Bradley-Terry strengths"
+        except UserError as exc:
+            ranking = {"error": str(exc)}
+        out["questions"].append({"question_key": key, "ranking": ranking})
+    table = pd.DataFrame(rows)
+    out["matchups"] = {"n": len(table),
+                       "mean_abs_difference": float(table["difference"].abs().mean()) if len(table) else float("nan"),
+                       "same_winner": int(table["same_winner"].sum()) if len(table) else 0,
+                       "interval": f"exact (Clopper-Pearson) {int(confidence * 100)}% per win rate"}
+    return {"summary": out, "matchups": table}

@@ -27,9 +27,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from parlai_acute.errors import UserError
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
+from parlai_acute.judges.agreement import agreement_block, per_model, proportion
 from parlai_acute.per_turn.turns import turns_table
 
 TEMPLATE_OF = {"soba": "perturn_soba", "sata_random": "perturn_sata", "sata_user": "perturn_sata", "sm": "perturn_sm"}
@@ -118,3 +120,40 @@ class PerTurnProtocol(Protocol):
             out.append(rows)
         return turns_table(pd.concat(out, ignore_index=True) if out else [])
 
+# ----------------------------------------------------------------------------- agreement with people
+
+def agreement_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """SOBA: item = (dialogue, turn), label = the picked model. SATA/SM: item = (dialogue, turn, model),
+    label = picked. Turns with an incomplete candidate are left out, as the per-turn analyses do."""
+    incomplete = df.groupby(["dialogue", "turn"])["incomplete"].transform("any")
+    df = df[~incomplete]
+    soba = df[(df["protocol"] == "soba") & df["picked"]]
+    rest = df[df["protocol"] != "soba"]
+    parts = [pd.DataFrame({"item": soba["dialogue"].astype(str) + "#" + soba["turn"].astype(str),
+                           "rater": soba["worker"], "label": soba["model"]}),
+             pd.DataFrame({"item": rest["dialogue"].astype(str) + "#" + rest["turn"].astype(str) + "#" + rest["model"],
+                           "rater": rest["worker"], "label": rest["picked"].map({True: "picked", False: "not picked"})})]
+    return pd.concat(parts, ignore_index=True)
+
+
+def pick_rates(df: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    shown = df[~df["incomplete"]]
+    rows = []
+    for model, group in shown.groupby("model", sort=True):
+        rate, low, high = proportion(int(group["picked"].sum()), len(group), confidence)
+        rows.append({"model": model, "n": len(group), "pick_rate": rate, "ci_low": low, "ci_high": high})
+    return pd.DataFrame(rows, columns=["model", "n", "pick_rate", "ci_low", "ci_high"])
+
+
+def agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> dict:
+    if human.empty or judge.empty:
+        raise UserError("no per-turn rows to compare; check both files")
+    hl, jl = agreement_labels(human), agreement_labels(judge)
+    jl = jl.drop_duplicates("item")
+    out = {"protocol": "per-turn", "judge": sorted(judge["worker"].unique()), "human_rows": int(len(human)),
+           "human_workers": int(human["worker"].nunique()), "judge_items": int(jl["item"].nunique()),
+           **agreement_block(hl, jl, resamples, seed, confidence)}
+    table = per_model(out, pick_rates(human, confidence), pick_rates(judge, confidence), "pick_rate", "pick rate",
+                       f"exact (Clopper-Pearson) {int(confidence * 100)}% per pick rate")
+    return {"summary": out, "matchups": table}

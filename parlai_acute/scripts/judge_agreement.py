@@ -83,8 +83,7 @@ def run(args) -> int:
     from parlai_acute import api
 
     human, judge = api.load_table(args.protocol, args.people), api.load_table(args.protocol, args.judge_table)
-    measure = {"acute": agreement.acute_agreement, "ssa": agreement.ssa_agreement,
-               "per-turn": agreement.perturn_agreement}[args.protocol]
+    measure = agreement.measure(args.protocol)
     result = measure(human, judge, args.bootstrap, args.seed, args.confidence)
     summary = {**result["summary"], "human_file": str(args.people), "judge_file": str(args.judge_table),
                "config": {"bootstrap": args.bootstrap, "confidence": args.confidence}, "seed": args.seed,

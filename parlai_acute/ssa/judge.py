@@ -32,6 +32,7 @@ import pandas as pd
 from parlai_acute.judges import orders as order_mod
 from parlai_acute.judges import templates
 from parlai_acute.judges.protocol import Item, Protocol
+from parlai_acute.judges.agreement import agreement_block, per_model, proportion
 from parlai_acute.ssa.items import SsaItem, gold_passed, label_fields
 from parlai_acute.ssa.labels import empty_labels, labels_table
 
@@ -128,3 +129,51 @@ def onboarding_score(gold: Sequence[dict], sensible_results, specific_results) -
             "score": right / len(gold) if gold else None, "passed": bool(gold) and right == len(gold),
             "rule": "pass = every gold item answered as the labelling task's onboarding requires "
                     "(sensible, and specific where the item says)"}
+
+# ----------------------------------------------------------------------------- agreement with people
+
+SSA_JOINT = {(False, False): "not sensible", (True, False): "sensible, not specific", (True, True): "sensible and specific"}
+
+
+def agreement_labels(df: pd.DataFrame, question: str) -> pd.DataFrame:
+    """(item, rater, label) of one SSA question: ``sensible``, ``specific`` (false for a reply that does
+    not make sense, as the labels table holds it: Meena's specificity is over all replies) or ``ssa``
+    (the two answers together: three categories)."""
+    if question == "ssa":
+        label = [SSA_JOINT[(bool(a), bool(b))] for a, b in zip(df["sensible"], df["specific"])]
+    else:
+        label = df[question].map({True: "yes", False: "no"}).to_numpy()
+    return pd.DataFrame({"item": df["item"].to_numpy(), "rater": df["worker"].to_numpy(), "label": label})
+
+
+def ssa_rates(df: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Sensibleness, specificity and SSA per model (over labels), with exact intervals."""
+    rows = []
+    for model, group in df.groupby("model", sort=True):
+        row = {"model": model, "n": len(group)}
+        for name, k in (("sensibleness", group["sensible"].sum()), ("specificity", group["specific"].sum())):
+            row[name], row[f"{name}_low"], row[f"{name}_high"] = proportion(int(k), len(group), confidence)
+        row["ssa"] = (row["sensibleness"] + row["specificity"]) / 2
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def agreement(human: pd.DataFrame, judge: pd.DataFrame, resamples: int = 1000, seed: int = 0,
+                  confidence: float = 0.95) -> dict:
+    """Top-level blocks: the joint label (three categories); ``questions``: sensible and specific apart."""
+    if human.empty or judge.empty:
+        raise UserError("no SSA labels to compare; check both files")
+    shared = set(human["item"]) & set(judge["item"])
+    if not shared:
+        raise UserError("the human and judge SSA labels share no item; judge the same items file people labelled")
+    jl = {q: agreement_labels(judge, q).drop_duplicates("item") for q in ("ssa", "sensible", "specific")}
+    out = {"protocol": "ssa", "judge": sorted(judge["worker"].unique()), "human_labels": int(len(human)),
+           "human_workers": int(human["worker"].nunique()), "judge_items": int(judge["item"].nunique()),
+           "shared_items": len(shared), "label": "joint: not sensible / sensible, not specific / sensible and specific",
+           **agreement_block(agreement_labels(human, "ssa"), jl["ssa"], resamples, seed, confidence),
+           "questions": [{"question": q, **agreement_block(agreement_labels(human, q), jl[q], resamples, seed, confidence)}
+                         for q in ("sensible", "specific")]}
+    table = per_model(out, ssa_rates(human, confidence), ssa_rates(judge, confidence), "ssa", "SSA",
+                       f"exact (Clopper-Pearson) {int(confidence * 100)}% per rate, over labels (labels of one "
+                       f"worker are not independent: read them as a screen)")
+    return {"summary": out, "matchups": table}

@@ -8,7 +8,7 @@ import pytest
 
 from judge_fixtures import SCRIPTED, human_judgments, three_model_pairings, turns_rows, write_pairings, write_turns
 from parlai_acute.acute.judgments import normalize_row, to_frame
-from parlai_acute.judges.agreement import acute_agreement
+from parlai_acute.acute.judge import agreement as acute_agreement
 from parlai_acute.scripts.main import main
 from parlai_acute.stats import rater_agreement as ra
 
