@@ -125,6 +125,24 @@ def row_labels(where, n: int) -> Sequence:
     return RowLabels(n) if where is None else where
 
 
+def records_frame(records, where, *, row: str, required: Sequence[str], columns: Sequence[str]):
+    """``(frame, where)`` of the rows a table validator was given: a DataFrame as it is (indexed
+    0..n-1), or dicts as a frame (no rows: the empty frame of ``columns``); a row that is not an
+    object is a one-line error naming it (``where``, default ``row N``) and the fields ``row`` needs."""
+    import pandas as pd
+
+    if isinstance(records, pd.DataFrame):
+        raw = records.reset_index(drop=True)
+    else:
+        records = list(records)
+        if set(map(type, records)) - {dict}:
+            number = next(i for i, record in enumerate(records) if not isinstance(record, dict))
+            label = where[number] if where else f"row {number + 1}"
+            raise UserError(f"{label}: a {row} must be an object with the fields {', '.join(required)}")
+        raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(columns))
+    return raw, row_labels(where, len(raw))
+
+
 def _cells(column, n: int):
     """The column as a pandas Series (an absent column: ``n`` None cells)."""
     import pandas as pd

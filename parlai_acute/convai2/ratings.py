@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, row_labels,
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, records_frame,
                                       stripped_cells)
 
 COLUMNS: dict[str, tuple[bool, str]] = {
@@ -40,9 +40,7 @@ def ratings_table(records, where: list[str] | None = None, scale: tuple[int, int
     """Validate rows (dicts or a DataFrame) into the :data:`COLUMNS` table; one-line errors
     naming the row (``where``, default ``row N``) and field. Scores must be whole numbers on
     ``scale`` (lowest, highest): ConvAI2's 1-4 unless a study used another."""
-    raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
-        list(records))
-    where = row_labels(where, len(raw))
+    raw, where = records_frame(records, where, row="rating row", required=REQUIRED, columns=COLUMNS)
 
     def fail(i, message, param=None):
         raise UserError(f"{where[int(i)]}: {message}", param=param)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import TableFile, plain_cells, row_labels
+from parlai_acute.table_files import TableFile, plain_cells, records_frame
 
 __all__ = ["COLUMNS", "REQUIRED", "references_table", "read_references", "write_references", "collection_records"]
 
@@ -34,9 +34,7 @@ REQUIRED = [name for name, (required, _) in COLUMNS.items() if required]
 def references_table(records, where: list[str] | None = None) -> pd.DataFrame:
     """Validate rows (dicts or a DataFrame) into the :data:`COLUMNS` table; one-line errors name the
     row (``where``, default ``row N``) and the field."""
-    raw = records.reset_index(drop=True) if isinstance(records, pd.DataFrame) else pd.DataFrame.from_records(
-        list(records))
-    where = row_labels(where, len(raw))
+    raw, where = records_frame(records, where, row="reference row", required=REQUIRED, columns=COLUMNS)
     if raw.empty:
         raise UserError("no references: the references table has no rows")
     missing = [name for name in REQUIRED if name not in raw]

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, per_value, row_labels,
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, per_value, records_frame,
                                       text_cells)
 
 SETTINGS = ("pm", "mm", "sm")
@@ -294,16 +294,7 @@ def turns_table(records, where: list[str] | None = None) -> pd.DataFrame:
     ``where`` labels each row in error messages (default ``row N``, 1-based). Unknown
     columns are dropped; an empty ``fallback`` is derived from the protocol and the picks.
     """
-    if isinstance(records, pd.DataFrame):
-        raw = records.reset_index(drop=True)
-    else:
-        records = list(records)
-        if set(map(type, records)) - {dict}:
-            number = next(i for i, record in enumerate(records) if not isinstance(record, dict))
-            label = where[number] if where else f"row {number + 1}"
-            raise UserError(f"{label}: a turn row must be an object with the fields {', '.join(REQUIRED)}")
-        raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(COLUMNS))
-    where = row_labels(where, len(raw))
+    raw, where = records_frame(records, where, row="turn row", required=REQUIRED, columns=COLUMNS)
     if raw.empty:
         return _empty()
     df = _normalise_columns(raw, where)

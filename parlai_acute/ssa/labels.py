@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from parlai_acute.errors import UserError
-from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, row_labels,
+from parlai_acute.table_files import (FALSE, MISSING, TRUE, TableFile, lowered_cells, plain_cells, records_frame,
                                       stripped_cells, text_cells)
 
 SOURCES = ("static", "interactive", "log")
@@ -114,16 +114,7 @@ def labels_table(records, where: list[str] | None = None) -> pd.DataFrame:
     columns are dropped. ``df.attrs["normalised_specific"]`` counts rows whose ``specific``
     was true with ``sensible`` false and was set to false.
     """
-    if isinstance(records, pd.DataFrame):
-        raw = records.reset_index(drop=True)
-    else:
-        records = list(records)
-        if set(map(type, records)) - {dict}:
-            number = next(i for i, record in enumerate(records) if not isinstance(record, dict))
-            label = where[number] if where else f"row {number + 1}"
-            raise UserError(f"{label}: a label row must be an object with the fields {', '.join(REQUIRED)}")
-        raw = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(COLUMNS))
-    where = row_labels(where, len(raw))
+    raw, where = records_frame(records, where, row="label row", required=REQUIRED, columns=COLUMNS)
     if raw.empty:
         return empty_labels()
     for name in REQUIRED:
