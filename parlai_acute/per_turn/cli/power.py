@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.per_turn.power import DESIGNS, Assumptions
-from parlai_acute.scripts.cost_options import add_cost_options, print_cost
+from parlai_acute.scripts.cost_options import add_cost_options, finish
 from parlai_acute.scripts.options import add_alpha
 
 DESCRIPTION = {
@@ -60,7 +60,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     import parlai_acute
-    from parlai_acute.files import write_json
     from parlai_acute.per_turn.power import plan
 
     pilot = None
@@ -125,13 +124,8 @@ def run(args) -> int:
               f"with power {a.power:g}: {out['detectable_delta']:.3f}")
     if pilot and args.budget is None:
         out["nested"] = _nested(turns, a)
-    cost = print_cost(args, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
-    if cost is not None:
-        out["cost"] = cost
-    if args.json:
-        write_json(args.json, {**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed})
-        print(f"wrote {args.json}")
-    return 0
+    out.update(parlai_acute_version=parlai_acute.__version__, seed=a.seed)
+    return finish(args, out, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
 
 
 def _needs(a, out: dict, budget: int | None) -> list[tuple[str, int]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.cost_options import add_cost_options, print_cost
+from parlai_acute.scripts.cost_options import add_cost_options, finish
 from parlai_acute.scripts.options import add_alpha
 
 MEASURES = ("sensibleness", "specificity")
@@ -48,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import parlai_acute
     from parlai_acute.errors import UserError
-    from parlai_acute.files import write_json
     from parlai_acute.ssa import power as ssa_power
     from parlai_acute.stats.inference import min_clusters
 
@@ -80,14 +79,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nworkers and contexts are both sampled in static SSA, and the test over them needs at least "
               f"{min_clusters(args.alpha)} of each; how many of each this design needs depends on their shares of "
               f"the variance, which only a pilot gives: --pilot LABELS (workers labelling several contexts)")
-    cost = print_cost(args, _needs(result), lambda: (ssa_power.label_seconds(pilot), ssa_power.SECONDS_SOURCE),
-                      unit="labels")
-    if cost is not None:
-        result["cost"] = cost
-    if args.json:
-        write_json(args.json, result)
-        print(f"\nwrote {args.json}")
-    return 0
+    return finish(args, result, _needs(result), lambda: (ssa_power.label_seconds(pilot), ssa_power.SECONDS_SOURCE),
+                  unit="labels")
 
 
 def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
