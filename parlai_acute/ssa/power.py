@@ -157,7 +157,7 @@ def crossed_table(deltas, components: dict, per_worker: float | None = None, con
             workers = max(row["workers"], math.ceil(2 * c / m - 1e-9))
             labels = math.ceil(workers * m - 1e-9)
             rows.append({"contexts": c, "workers": workers, "labels": labels, "labels_per_reply": labels / (2 * c),
-                         "why": ""})
+                         "df": min(workers, c) - 1, "why": ""})
         plans.append({"delta": delta, "per_worker": m, "variance_target": 4 * plan["variance_target"],
                       "contexts_min": plan["conversations_min"], "rows": rows})
     return plans

@@ -128,13 +128,19 @@ def test_command_prints_the_plan_and_writes_json(tmp_path, capsys):
 
 def test_without_worker_or_context_variance_the_plan_is_the_independent_labels():
     """The signed outcome's mean is half the difference: with neither facet varying, the crossed plan's
-    labels must match the two-sample normal approximation's (0.25 residual = a rate of one half)."""
+    labels must match the two-sample normal approximation's (0.25 residual = a rate of one half), up
+    to the t the plan takes at its df."""
+    from scipy import stats
+
     comp = {"total": 0.25, "worker": 0.0, "context": 0.0, "residual": 0.25, "per_worker": 10.0}
     for delta, contexts in ((0.05, 200), (0.1, 100)):  # enough labels for one per reply: no raise; small
         # differences, where Cohen's arcsine h and the linear scale agree
         row = ssa_power.crossed_table([delta], comp, contexts=[contexts])[0]["rows"][0]
         independent = int(ssa_power.sample_size_table([delta])["labels"].iloc[0])
-        assert row["labels"] == pytest.approx(independent, rel=0.04) and row["labels_per_reply"] > 1
+        # the plan's t on min(workers, contexts) - 1 df asks a few labels more than the normal
+        t = stats.t.ppf(0.975, row["df"]) + stats.t.ppf(0.8, row["df"])
+        z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+        assert row["labels"] == pytest.approx(independent * (t / z) ** 2, rel=0.04) and row["labels_per_reply"] > 1
     # 500 contexts need 1000 labels for one label per reply: workers are raised to it
     row = ssa_power.crossed_table([0.2], comp, contexts=[500])[0]["rows"][0]
     assert row["labels"] == 1000 and row["labels_per_reply"] == 1.0
