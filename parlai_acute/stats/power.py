@@ -395,23 +395,29 @@ def nested_components(values, outer, inner) -> dict:
 
 
 def nested_plan(delta: float, components: dict, inner_per_outer: list[int], per_inner: float, alpha: float = 0.05,
-                power: float = 0.8) -> dict:
+                power: float = 0.8, two_sample: bool = False) -> dict:
     """Workers (outer units) needed to detect a mean difference ``delta`` when each does
     q = ``inner_per_outer`` dialogues of ``per_inner`` outcomes: Var(mean) = s_o / W + s_i / (W q)
     + s_e / (W q m), a test whose reference is a t on W - 1 df (the sign-flip test over workers,
-    iterated as :func:`crossed_plan`); never fewer than the test over workers needs to mark."""
-    from parlai_acute.stats.inference import min_clusters
+    iterated as :func:`crossed_plan`); never fewer than the test over workers needs to mark.
+    ``two_sample``: each worker's dialogues show one model (per-turn SM: the permutation test of
+    whole workers between two models' runs): W workers *per model*, Var(difference) twice one
+    model's, a t on 2W - 2 df, and never fewer than half of what that test needs to mark."""
+    from parlai_acute.stats.inference import min_clusters, min_clusters_two_sample
 
     if delta == 0:
         raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
     target = _variance_target(delta, alpha, power, None)
+    groups = 2 if two_sample else 1
+    floor = math.ceil(min_clusters_two_sample(alpha) / 2) if two_sample else min_clusters(alpha)
     rows = []
     for q in inner_per_outer:
-        per_worker = components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner)
+        per_worker = groups * (components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner))
 
         def workers_for(df):
-            return max(math.ceil(per_worker / _variance_target(delta, alpha, power, df) - 1e-9), min_clusters(alpha))
+            return max(math.ceil(per_worker / _variance_target(delta, alpha, power, df) - 1e-9), floor)
 
-        workers = _iterate_df(workers_for, lambda w: w - 1)
-        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q, "df": workers - 1})
-    return {"delta": delta, "variance_target": target, "rows": rows}
+        workers = _iterate_df(workers_for, lambda w: groups * (w - 1))
+        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q,
+                     "df": groups * (workers - 1)})
+    return {"delta": delta, "variance_target": target, "two_sample": two_sample, "rows": rows}
