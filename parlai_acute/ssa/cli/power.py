@@ -101,7 +101,8 @@ def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
                      if row["workers"] else f"  {row['why']}")
             print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
         print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
-    return {"components": comp, "plans": plans}
+    print(ssa_power.MAJORITY_NOTE)
+    return {"components": comp, "plans": plans, "note": ssa_power.MAJORITY_NOTE}
 
 
 def _needs(result: dict) -> list[tuple[str, int]]:
