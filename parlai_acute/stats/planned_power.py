@@ -18,8 +18,12 @@ plan and the test agree, so each function here
 
 and returns the planned sizes, the planned power and the achieved power and null mark rate.
 ``scale`` < 1 runs a deliberately under-sized study (``scale`` x the planned workers, and x the
-conversations or contexts): it must fall clearly short, or the check could not fail. Used by tests/stats/test_planned_power.py and
-the ``planned_power`` benchmark (docs/benchmarks.md).
+conversations or contexts): it must fall clearly short, or the check could not fail. Used by
+tests/stats/test_planned_power.py and the ``planned_power`` benchmark (docs/benchmarks.md).
+
+Measured (4 pilots x 1,000 studies per row): ACUTE 77-79 % and per-turn 79 % where 80 % was
+planned from a large pilot; static SSA 64 %, because its plan is for the labels' yes rates and
+the analysis tests the replies' majorities (:data:`parlai_acute.ssa.power.MAJORITY_NOTE`).
 """
 from __future__ import annotations
 
