@@ -4,7 +4,9 @@ For each protocol's two-facet plan (``acute power --pilot``, ``per-turn power --
 the true difference at 80 % power, and analyses seeded studies of the planned size with the
 protocol's own mark: ``value`` = achieved power (target 72-88 %), ``null_rate`` with the models
 equal (3-7 %), over several pilots (the plan of each, averaged); a large pilot (what the planner
-does) and a small one (what a pilot of that size gives). The fast assertions are
+does) and a small one (what a pilot of that size gives). Static SSA twice: ``ssa`` is the plan for
+the labels' yes rates (the first table of ``ssa power --pilot``), ``ssa-majority`` the plan for the
+replies' yes majorities the analysis tests (the second). The fast assertions are
 tests/stats/test_planned_power.py; the figures are in docs/benchmarks.md.
 """
 REPLICATES = 1000
@@ -17,6 +19,9 @@ CASES = [
     ("per-turn", "large pilot", dict(effect=0.5, pilot_workers=300)),
     ("per-turn", "small pilot", dict(effect=0.5, pilot_workers=20)),
     ("ssa", "large pilot", dict(effect=0.8, contexts=60, pilot_workers=200, pilot_contexts=200)),
+    ("ssa-majority", "large pilot", dict(effect=0.8, contexts=100, pilot_workers=200, pilot_contexts=200)),
+    ("ssa-majority", "large pilot", dict(effect=0.5, contexts=300, pilot_workers=200, pilot_contexts=200)),
+    ("ssa-majority", "small pilot", dict(effect=0.8, contexts=100, pilot_workers=40, pilot_contexts=40)),
 ]
 
 

@@ -39,17 +39,17 @@ from parlai_acute.errors import UserError
 from parlai_acute.ssa.estimands import QUESTIONS
 
 __all__ = ["CONTEXT_STEPS", "SECONDS_SOURCE", "MAJORITY_NOTE", "sample_size_table", "pilot_facets", "pilot_components",
-           "crossed_table", "label_seconds"]
+           "crossed_table", "majority_components", "majority_table", "label_seconds"]
 
 #: Contexts the two-facet plan is printed for (beside the fewest that can do).
 CONTEXT_STEPS = (10, 20, 50, 100, 200, 500)
-#: What the plan is for and what the analysis tests (printed and recorded with every plan): the
-#: planned-power simulation (:mod:`parlai_acute.stats.planned_power`) measured about 64 % power
-#: where 80 % was planned at 5 labels per reply, while the same studies' label means reached 77 %.
-MAJORITY_NOTE = ("planned for the labels' yes rates; the analysis tests the replies' yes majorities, whose test has "
-                 "less power on the same labels when several label each reply (measured: about 64% where 80% was "
-                 "planned at 5 labels per reply, docs/benchmarks.md planned_power): plan more contexts and workers "
-                 "than shown, or one label per reply")
+#: Which of the two plans to use (printed and recorded with them): the planned-power simulation
+#: (:mod:`parlai_acute.stats.planned_power`) measured the label plan at about 64 % power where 80 %
+#: was planned at 5 labels per reply, and the majority plan at 79 % (docs/benchmarks.md).
+MAJORITY_NOTE = ("the first table plans for the labels' yes rates; the analysis tests the replies' yes majorities, whose "
+                 "test has less power on the same labels when several label each reply (measured: 64% where 80% "
+                 "was planned at 5 labels per reply): use the second table, planned for the majorities at the "
+                 "pilot's labels per reply (measured 79%; docs/benchmarks.md planned_power)")
 #: where a pilot's labels store their time, in words (said beside the cost figure)
 SECONDS_SOURCE = "decision_seconds (seconds the worker took for the label) of the pilot's labels"
 
@@ -170,6 +170,64 @@ def crossed_table(deltas, components: dict, per_worker: float | None = None, con
         plans.append({"delta": delta, "per_worker": m, "variance_target": 4 * plan["variance_target"],
                       "contexts_min": plan["conversations_min"], "rows": rows})
     return plans
+
+
+def majority_components(pilot: pd.DataFrame, measure: str = "sensibleness") -> dict:
+    """What the analysis' test of the yes-majority difference rests on, from a static pilot, per
+    pair of models (averaged over pairs, weighted by contexts): the two parts of the variance of
+    :func:`parlai_acute.stats.inference.difference_split_tests` (the test ``ssa analyze`` runs),
+    scaled to one context and to one pair of a worker's labels in different contexts:
+    ``context_var`` = V_C x C (one context's variance of the majority difference) and
+    ``worker_cov`` = (V_W - V_WxC) x C^2 / (ordered pairs of one worker's labels in different
+    contexts); ``labels_per_reply`` (mean), ``contexts``, ``workers``, ``pairs``. The input of
+    :func:`parlai_acute.stats.power.split_plan`."""
+    from parlai_acute.stats.inference import difference_split_tests, pivotal, scaled_votes
+
+    facets = pilot_facets(pilot, measure)  # the checks and the pairs the label plan uses
+    static = pilot[(pilot["context_id"].astype(str) != "") & (pilot["conversation"].astype(str) == "")]
+    question = QUESTIONS[measure]
+    model = static["model"].astype(str)
+    parts = []
+    for a, b in itertools.combinations(facets["models"], 2):
+        mine = model.isin([a, b])
+        both = model[mine].groupby(static["context_id"].astype(str)[mine]).nunique()
+        rows = static[mine & static["context_id"].astype(str).map(both).eq(2)]
+        if rows.empty:
+            continue
+        item, items = pd.factorize(rows["context_id"].astype(str) + "\x1f" + rows["model"].astype(str))
+        vote = rows[question].astype(float).to_numpy()
+        n = np.bincount(item).astype(float)
+        yes = np.bincount(item, weights=vote)
+        first = pd.Series(np.arange(len(item))).groupby(item).first().to_numpy()
+        is_b = rows["model"].astype(str).to_numpy()[first] == b
+        context, contexts = pd.factorize(rows["context_id"].astype(str).to_numpy()[first])
+        worker = pd.factorize(rows["worker"].astype(str))[0]
+        part = scaled_votes(is_b[item].astype(int), vote, pivotal(yes[item] - vote, n[item]))
+        res = difference_split_tests(np.zeros(len(items), np.int64), is_b, (2 * yes > n).astype(float), context, item,
+                                     worker, part, 1)
+        c = len(contexts)
+        per_worker = np.bincount(worker).astype(float)
+        per_cell = np.bincount(pd.factorize(pd.Series(worker).astype(str) + "|" + context[item].astype(str))[0])
+        pairs_apart = float((per_worker ** 2).sum() - (per_cell.astype(float) ** 2).sum())
+        parts.append((c, float(res["v_context"][0]) * c,
+                      float(res["v_workers"][0]) * c * c / pairs_apart if pairs_apart > 0 else 0.0,
+                      float(n.mean()), int(per_worker.size)))
+    weights = np.array([p[0] for p in parts], float)
+    mean = (lambda i: float(np.average([p[i] for p in parts], weights=weights)))
+    return {"measure": measure, "context_var": mean(1), "worker_cov": mean(2), "labels_per_reply": mean(3),
+            "contexts": int(weights.sum()), "workers": int(sum(p[4] for p in parts)), "pairs": len(parts)}
+
+
+def majority_table(deltas, components: dict, contexts=CONTEXT_STEPS, alpha: float = 0.05,
+                   power: float = 0.8) -> list[dict]:
+    """Per difference of two models' yes-majority rates (what ``ssa analyze`` reports and tests):
+    the workers each number of contexts needs at the pilot's labels per reply
+    (:func:`parlai_acute.stats.power.split_plan` on :func:`majority_components`)."""
+    from parlai_acute.stats.power import split_plan
+
+    k = max(1, round(components["labels_per_reply"]))
+    return [split_plan(delta, components["context_var"], components["worker_cov"], k, list(contexts), alpha, power)
+            for delta in deltas]
 
 
 def label_seconds(pilot: pd.DataFrame) -> pd.DataFrame:

@@ -752,7 +752,8 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
     positive, V_C alone. A t on min(contexts, workers) - 1 df. ``column`` maps items to columns,
     ``label_item`` labels to items. Several statistics over the same items and labels at once:
     scores of shape (items, q) and (labels, q), estimate (m, q). Arrays (m,) (or (m, q)): estimate,
-    se, df, p, low, high; levels (2, m)."""
+    se, df, p, low, high; levels (2, m); v_context and v_workers, the two parts of the variance
+    (what a plan from a pilot scales: ``ssa power``)."""
     from scipy import stats
 
     column = np.asarray(column, dtype=np.int64)
@@ -789,7 +790,7 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
         p = np.where(ok, 2 * stats.t.sf(np.abs(estimate) / se, np.maximum(df, 1)), np.nan)
         half = stats.t.ppf(0.5 + confidence / 2, np.maximum(df, 1)) * se
     return {"estimate": estimate, "se": se, "df": df, "p": p, "low": estimate - half, "high": estimate + half,
-            "levels": np.vstack([np.ravel(g_c), np.ravel(g_w)])}
+            "levels": np.vstack([np.ravel(g_c), np.ravel(g_w)]), "v_context": v_c, "v_workers": v_w - v_cw}
 
 
 def pivotal(others_yes, labels) -> np.ndarray:

@@ -36,9 +36,9 @@ from parlai_acute.stats import crossed_designs as cd
 from parlai_acute.stats import power as pw
 from parlai_acute.stats.inference import difference_split_tests, multiway_tests, scaled_votes, sign_flip_pvalues
 
-__all__ = ["PROTOCOLS", "acute", "per_turn", "ssa", "check"]
+__all__ = ["PROTOCOLS", "acute", "per_turn", "ssa", "ssa_majority", "check"]
 
-PROTOCOLS = ("acute", "per-turn", "ssa")
+PROTOCOLS = ("acute", "per-turn", "ssa", "ssa-majority")
 
 
 def _rates(p_effect: np.ndarray, p_null: np.ndarray, alpha: float) -> dict:
@@ -111,6 +111,37 @@ def _ssa_pilot_table(sim: dict, contexts: int) -> pd.DataFrame:
                          "sensible": sim["vote"], "specific": sim["vote"]})
 
 
+def ssa_majority(effect: float = 0.5, contexts: int = 50, pilot_contexts: int = 40, pilot_workers: int = 40,
+                 pilot_labels: int = 5, replicates: int = 500, seed: int = 0, alpha: float = 0.05, power: float = 0.8,
+                 scale: float = 1.0) -> dict:
+    """Static SSA, the plan for the yes-majority difference the analysis tests
+    (:func:`parlai_acute.ssa.power.majority_table`: the split's variance parts from the pilot, its
+    labels per reply held), on studies of that size analysed by :func:`difference_split_tests`."""
+    from parlai_acute.ssa import power as ssa_power
+
+    design = "ssa-static"
+    pilot = cd.simulate(design, pilot_contexts, effect, 1, seed, workers=pilot_workers, inner=pilot_labels)
+    comp = ssa_power.majority_components(_ssa_pilot_table(pilot, pilot_contexts))
+    truth = cd.true_value(design, effect, labels=pilot_labels)
+    plan = ssa_power.majority_table([truth], comp, [contexts], alpha, power)[0]
+    row = plan["rows"][0]
+    out = {"protocol": "ssa-majority", "design": design, "effect_logit": effect, "rate_difference": truth,
+           "components": comp, "contexts": contexts, "planned_workers": row["workers"], "planned_power": power,
+           "why": row["why"]}
+    if row["workers"] is None:
+        return out
+    workers, levels = max(pilot_labels, math.ceil(scale * row["workers"])), max(2, math.ceil(scale * contexts))
+    p = []
+    for eff, s in ((effect, seed + 1), (0.0, seed + 2)):
+        sim = cd.simulate(design, levels, eff, replicates, s, workers=workers, inner=pilot_labels)
+        column, is_b, item = sim["column"], sim["is_b"], sim["label_item"]
+        part = scaled_votes(2 * column[item] + is_b[item], sim["vote"], sim["pivotal"])
+        p.append(difference_split_tests(column, is_b, sim["value"], sim["context"], item, sim["worker"], part,
+                                        replicates, 1 - alpha)["p"])
+    return {**out, "workers": workers, "simulated_contexts": levels, "labels_per_reply": pilot_labels,
+            "df": min(workers, levels) - 1, **_rates(*p, alpha)}
+
+
 def ssa(effect: float = 0.5, contexts: int = 50, pilot_contexts: int = 40, pilot_workers: int = 40,
         pilot_labels: int = 3, replicates: int = 500, seed: int = 0, alpha: float = 0.05, power: float = 0.8,
         scale: float = 1.0) -> dict:
@@ -150,4 +181,4 @@ def check(protocol: str, **kwargs) -> dict:
     """One protocol's planned-power check (``protocol`` in :data:`PROTOCOLS`)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    return {"acute": acute, "per-turn": per_turn, "ssa": ssa}[protocol](**kwargs)
+    return {"acute": acute, "per-turn": per_turn, "ssa": ssa, "ssa-majority": ssa_majority}[protocol](**kwargs)

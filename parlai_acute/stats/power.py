@@ -34,7 +34,7 @@ from parlai_acute.errors import UserError
 
 __all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
            "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "icc_anova", "pilot_icc",
-           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan"]
+           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan", "split_plan"]
 
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
@@ -421,3 +421,54 @@ def nested_plan(delta: float, components: dict, inner_per_outer: list[int], per_
         rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q,
                      "df": groups * (workers - 1)})
     return {"delta": delta, "variance_target": target, "two_sample": two_sample, "rows": rows}
+
+
+def split_plan(delta: float, context_var: float, worker_cov: float, labels_per_reply: float, contexts: list[int],
+               alpha: float = 0.05, power: float = 0.8) -> dict:
+    """Workers a static design needs to detect a difference ``delta`` of two models' yes-majority
+    rates, at each number of contexts C, with k = ``labels_per_reply`` labels per reply (the pilot's:
+    the majority of k labels is the measure, so k is held): the variance of the analysis'
+    influence split (:func:`parlai_acute.stats.inference.split_facet_tests`) scaled from a pilot,
+    Var = s_C / C + tau (4 k^2 / W - 2 k / C), where s_C (``context_var``) is one context's
+    variance of the majority difference and tau (``worker_cov``) the covariance of one worker's
+    labels' linear parts in two different contexts (W workers share the 2 C k labels evenly:
+    W n (n - 1) such pairs, n = 2 C k / W, each weighted 1 / C^2). A t on min(W, C) - 1 df,
+    iterated; W at least k (distinct labellers per reply) and the floor the test needs, at most
+    2 C k (one label each). Rows: contexts, workers, labels, labels_per_worker, df, why."""
+    from parlai_acute.stats.inference import min_clusters
+
+    if delta == 0:
+        raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+    k, tau, s_c = float(labels_per_reply), max(float(worker_cov), 0.0), max(float(context_var), 0.0)
+    floor = min_clusters(alpha)
+    low = max(floor, math.ceil(k - 1e-9))
+
+    def context_part(c):
+        return (s_c - 2 * k * tau) / c
+
+    need_c = floor
+    while context_part(need_c) + 4 * k * k * tau / (2 * need_c * k) >= _variance_target(delta, alpha, power, need_c - 1):
+        need_c += 1  # the most workers (one label each) leave the least: the fewest contexts that can do
+        if need_c > 10 ** 6:
+            break
+    rows = []
+    for c in contexts:
+        most = math.floor(2 * c * k + 1e-9)
+        if c < floor or c < need_c:
+            rows.append({"contexts": c, "workers": None, "labels": None, "labels_per_worker": None, "df": None,
+                         "why": (f"fewer than {floor} contexts: no mark at all" if c < floor else
+                                 f"the contexts alone leave more variance than the difference allows: at least "
+                                 f"{need_c} contexts are needed")})
+            continue
+
+        def workers_for(df, c=c):
+            left = _variance_target(delta, alpha, power, df) - context_part(c)
+            if left <= 0:
+                return None
+            return max(math.ceil(4 * k * k * tau / left - 1e-9), low)
+
+        workers = min(_iterate_df(workers_for, lambda w, c=c: min(w, c) - 1, start=workers_for(None) or low), most)
+        labels = math.ceil(2 * c * k - 1e-9)
+        rows.append({"contexts": c, "workers": workers, "labels": labels, "labels_per_worker": labels / workers,
+                     "df": min(workers, c) - 1, "why": ""})
+    return {"delta": delta, "labels_per_reply": k, "contexts_min": need_c, "rows": rows}
