@@ -272,31 +272,90 @@ def _largest_delta(a: Assumptions) -> float:
     return (1 - a.base_rate) * 0.999
 
 
-def pilot_outcomes(turns) -> tuple[np.ndarray, np.ndarray]:
-    """(outcome per judged unit, its dialogue) from a pilot's turns table: for every pair of
-    models shown in a turn, picked(a) - picked(b), centred within the pair (a pair's overall
-    difference is the effect, not clustering); SM: appropriate or not, centred per model.
-    Incomplete turns are left out, as the analyses do."""
+def pilot_facets(turns):
+    """A pilot's turns table as one row per judged unit: ``value`` (for every pair of models shown
+    in a turn, picked(a) - picked(b), centred within the pair and setting -- a pair's overall
+    difference is the effect, not clustering; SM: appropriate or not, centred per model), ``key``
+    (the pair, or ``sm|model``), ``setting``, ``dialogue`` and ``worker``. Incomplete turns are left
+    out, as the analyses do."""
     import pandas as pd
 
     df = turns[~turns["incomplete"].astype(bool)]
     if df.empty:
         raise UserError("the pilot has no complete turns; give the turns table of a finished pilot")
-    values, clusters = [], []
+    rows = []
     for (setting, dialogue, turn), group in df.groupby(["setting", "dialogue", "turn"], sort=False):
         picked = dict(zip(group["model"], group["picked"].astype(float)))
+        worker = str(group["worker"].iloc[0])
         names = sorted(picked)
         if setting == "sm" or len(names) == 1:
-            values += [(f"sm|{m}", picked[m]) for m in names]
-            clusters += [dialogue] * len(names)
+            rows += [(f"sm|{m}", "sm", dialogue, worker, picked[m]) for m in names]
             continue
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                values.append((f"{a}|{b}", picked[a] - picked[b]))
-                clusters.append(dialogue)
-    table = pd.DataFrame(values, columns=["key", "value"])
-    centred = table["value"] - table.groupby("key")["value"].transform("mean")
-    return centred.to_numpy(float), np.asarray(clusters, dtype=object)
+                rows.append((f"{a}|{b}", setting, dialogue, worker, picked[a] - picked[b]))
+    table = pd.DataFrame(rows, columns=["key", "setting", "dialogue", "worker", "value"])
+    table["value"] = table["value"] - table.groupby(["setting", "key"])["value"].transform("mean")
+    return table
+
+
+def pilot_outcomes(turns) -> tuple[np.ndarray, np.ndarray]:
+    """(outcome per judged unit, its dialogue) from a pilot's turns table (:func:`pilot_facets`):
+    what the one-facet plan's ICC is taken over."""
+    table = pilot_facets(turns)
+    return table["value"].to_numpy(float), table["dialogue"].to_numpy(dtype=object)
+
+
+#: Dialogues per worker the nested plan is printed for.
+DIALOGUES_PER_WORKER = (1, 2, 4, 8)
+
+#: Why each design's nested plan has the shape it has (printed and recorded with the plan).
+NESTED_TEST = {
+    "pm-soba": "sign-flip test over workers of picked(A) - picked(B) (+1 / -1: the mean is twice delta)",
+    "pm-sata": "sign-flip test over workers of picked(A) - picked(B) (+1 / 0 / -1: the mean is delta)",
+    "mm-soba": "sign-flip test over workers of each pair's picked(a) - picked(b) (mean delta), Holm over the "
+               "k(k-1)/2 pairs: planned at alpha / pairs, the level of Holm's first step",
+    "mm-sata": "sign-flip test over workers of each pair's picked(a) - picked(b) (mean delta), Holm over the "
+               "k(k-1)/2 pairs: planned at alpha / pairs, the level of Holm's first step",
+    "sm": "permutation test of whole workers between two models' runs (each worker's dialogues of one model "
+          "form a cluster): workers per model, the variance of a difference of two means",
+}
+
+
+def nested_table(turns, a: Assumptions, dialogues_per_worker=DIALOGUES_PER_WORKER) -> dict | None:
+    """Workers (and dialogues per worker) a design needs when its workers do several dialogues:
+    dialogues are nested in workers and the analysis tests over workers, so the plan rests on the
+    pilot's worker, dialogue and turn variance components (:func:`parlai_acute.stats.power.
+    nested_components`) of the outcome the design's test uses, per pair of models (MM: their
+    mean over pairs) and only from the pilot's turns of the same setting (PM, MM, SM). None when
+    no pilot worker did more than one dialogue of that setting (or the pilot has none of it): the
+    pilot then cannot tell a worker's share from a dialogue's, and the design-effect plan over
+    dialogues is the plan. :data:`NESTED_TEST` says per design which test, which
+    scale and which level the plan is for."""
+    from parlai_acute.stats.power import nested_components, nested_plan
+
+    setting = a.design.split("-")[0]
+    facets = pilot_facets(turns)
+    facets = facets[facets["setting"] == setting]
+    if facets.empty or not (facets.groupby("worker")["dialogue"].nunique() > 1).any():
+        return None
+    parts, weights = [], []
+    for _, pair in facets.groupby("key"):
+        if len(pair) >= 3:
+            parts.append(nested_components(pair["value"].to_numpy(float), pair["worker"].astype(str).to_numpy(),
+                                           pair["dialogue"].astype(str).to_numpy()))
+            weights.append(len(pair))
+    if not parts:
+        return None
+    w = np.asarray(weights, float) / sum(weights)
+    comp = {k: float(sum(wi * part[k] for wi, part in zip(w, parts))) for k in ("total", "outer", "inner", "residual")}
+    comp.update(outers=int(facets["worker"].nunique()), inners=int(facets["dialogue"].nunique()), pairs=len(parts))
+    scale = 2 * a.delta if a.design == "pm-soba" else a.delta
+    pairs = a.models * (a.models - 1) // 2 if setting == "mm" else 1
+    plan = nested_plan(scale, comp, list(dialogues_per_worker), a.turns_per_dialogue, a.alpha / pairs, a.power,
+                       two_sample=setting == "sm")
+    return {"components": comp, "test": NESTED_TEST[a.design], "alpha_planned": a.alpha / pairs,
+            "per": "model" if setting == "sm" else "design", **plan}
 
 
 def plan(a: Assumptions, budget: int | None = None) -> dict:

@@ -1,7 +1,9 @@
-"""The cost options of the power commands (``acute power``, ``per-turn power``), spelled once:
+"""The cost options of the power commands (``acute power``, ``per-turn power``, ``ssa power``), spelled once:
 ``--pay-per-hour`` turns the sample sizes into hours of work and money, time per judgment from
 ``--pilot`` (the stored times) or ``--seconds-per-judgment``, plus ``--fee`` (the provider's share)
 and ``--workers-at-once`` (how long the study runs). The plan itself is :mod:`parlai_acute.review.cost`.
+:func:`finish` is the common end of the three commands (price, record, write the JSON), so the
+commands differ only in their plans.
 """
 from __future__ import annotations
 
@@ -47,3 +49,17 @@ def print_cost(args, needs: list[tuple[str, int]], pilot_rows, unit: str = "judg
     lines, rows = cost.plan_lines(needs, time, args.pay_per_hour, args.fee, args.workers_at_once, unit)
     print("\n" + "\n".join(lines))
     return {"seconds_per_judgment": time if isinstance(time, float) else time.__dict__, "plans": rows}
+
+
+def finish(args, result: dict, needs: list[tuple[str, int]], pilot_rows, unit: str = "judgments") -> int:
+    """The end of every power command: price ``needs`` (:func:`print_cost`), put the cost in
+    ``result``, write ``result`` to ``--json`` atomically when asked, and return the exit code."""
+    from parlai_acute.files import write_json
+
+    cost = print_cost(args, needs, pilot_rows, unit)
+    if cost is not None:
+        result["cost"] = cost
+    if args.json:
+        write_json(args.json, result)
+        print(f"\nwrote {args.json}")
+    return 0

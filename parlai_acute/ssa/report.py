@@ -90,7 +90,7 @@ def _crossed_sentence(result: SSAResult) -> str:
         return ""
     return ("Workers labelled replies to many contexts, so workers and contexts were both treated as sampled: the "
             "test and interval of each difference used a two-way cluster-robust variance (Cameron, Gelbach and "
-            "Miller 2011) in which each item majority's residual is clustered by context with the CR3 correction "
+            "Miller 2011) in which each item majority's residual is clustered by context with the CR2 correction "
             "and its linear part in each label (the label's residual times the share of labels that decide their "
             "item's majority) by worker, with a t on min(contexts, workers) - 1 degrees of freedom; the sign-flip "
             "test over contexts, a statement about these workers, is reported beside it")

@@ -22,7 +22,8 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
   effect (B) + context difficulty (sd 1.0) + context x model (sd 0.5) + worker leniency (sd 0.5)
   + worker x model taste (sd 1.0); the measure is the share of replies with a yes majority. The
   mark: :func:`~parlai_acute.stats.inference.difference_split_tests` over contexts and workers
-  (what the SSA analysis runs), beside the sign-flip test over contexts it used before.
+  (what the SSA analysis runs; CR2 on the context part), beside the same with CR3 (conservative
+  at 8 levels) and the sign-flip test over contexts it used before.
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power
 at the effect, beside a reference that knows the true design: a Wald test with the estimator's
@@ -48,56 +49,65 @@ SD = {"acute": (0.5, 1.0), "per-turn": (1.0, 0.6)}  # (worker sd, conversation /
 SSA = {"labels": 5, "base": 0.4, "context": 1.0, "context_model": 0.5, "worker": 0.5, "worker_model": 1.0}
 
 
-def simulate(design: str, size: int, effect: float, replicates: int, seed: int) -> dict:
+def simulate(design: str, size: int, effect: float, replicates: int, seed: int, *, workers: int | None = None,
+             per_worker: int | None = None, inner: int | None = None) -> dict:
     """R = ``replicates`` studies of ``design`` with ``size`` levels of each facet. Returns
     column (judgment -> study), d (+1 / -1), worker, conv_a, conv_b (ACUTE) or dialogue
-    (per-turn) codes, each within its study."""
+    (per-turn) codes, each within its study. A planned design has its own sizes (the planned-power
+    simulation, :mod:`parlai_acute.stats.planned_power`): ``workers`` (default ``size``; ``size`` is
+    then the conversations per model, dialogues per worker x workers, or contexts), ``per_worker``
+    (ACUTE judgments per worker; per-turn dialogues per worker) and ``inner`` (per-turn turns per
+    dialogue; SSA labels per reply)."""
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     rng = np.random.default_rng(seed)
     r = replicates
+    w = size if workers is None else workers
     if design == "ssa-static":
-        return _simulate_ssa(rng, size, effect, r)
+        return _simulate_ssa(rng, size, effect, r, w, inner or SSA["labels"])
     if design.startswith("acute"):
         sd_w, sd_c = SD["acute"]
-        n = size * PER_WORKER
+        m = per_worker or PER_WORKER
+        n = w * m
         column = np.repeat(np.arange(r), n)
-        worker = np.tile(np.repeat(np.arange(size), PER_WORKER), r)
+        worker = np.tile(np.repeat(np.arange(w), m), r)
         conv_a = rng.integers(0, size, r * n)
         conv_b = rng.integers(0, size, r * n) if design == "acute-recombined" else conv_a
         quality_a, quality_b = rng.normal(0, sd_c, (r, size)), rng.normal(0, sd_c, (r, size))
-        taste = rng.normal(0, sd_w, (r, size))
+        taste = rng.normal(0, sd_w, (r, w))
         eta = effect + taste[column, worker] + quality_b[column, conv_b] - quality_a[column, conv_a]
         d = np.where(rng.random(r * n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0)
         return {"column": column, "d": d, "worker": worker, "conv_a": conv_a, "conv_b": conv_b}
     sd_w, sd_d = SD["per-turn"]
-    dialogues = size * DIALOGUES_PER_WORKER
-    n = dialogues * TURNS
+    q, turns = per_worker or DIALOGUES_PER_WORKER, inner or TURNS
+    dialogues = w * q
+    n = dialogues * turns
     column = np.repeat(np.arange(r), n)
-    dialogue = np.tile(np.repeat(np.arange(dialogues), TURNS), r)
-    worker = dialogue // DIALOGUES_PER_WORKER
-    eta = (effect + rng.normal(0, sd_w, (r, size))[column, worker]
+    dialogue = np.tile(np.repeat(np.arange(dialogues), turns), r)
+    worker = dialogue // q
+    eta = (effect + rng.normal(0, sd_w, (r, w))[column, worker]
            + rng.normal(0, sd_d, (r, dialogues))[column, dialogue])
     d = np.where(rng.random(r * n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0)
     return {"column": column, "d": d, "worker": worker, "dialogue": dialogue}
 
 
-def _simulate_ssa(rng, size: int, effect: float, r: int) -> dict:
-    """Static SSA studies: items (r x 2 models x ``size`` contexts), each with 5 labels by distinct
-    workers of ``size``. Items: column, is_b, context, value (yes majority); labels: item, worker,
-    vote, pivotal."""
-    k = SSA["labels"]
+def _simulate_ssa(rng, size: int, effect: float, r: int, workers: int, k: int) -> dict:
+    """Static SSA studies: items (r x 2 models x ``size`` contexts), each with ``k`` labels by
+    distinct workers of ``workers``. Items: column, is_b, context, value (yes majority); labels:
+    item, worker, vote, pivotal."""
+    if not 1 <= k <= workers:
+        raise ValueError(f"labels per reply must be between 1 and the workers ({workers}), got {k}")
     items = r * 2 * size
     column = np.repeat(np.arange(r), 2 * size)
     is_b = np.tile(np.repeat([False, True], size), r)
     context = np.tile(np.arange(size), 2 * r)
     eta = (SSA["base"] + effect * is_b + rng.normal(0, SSA["context"], (r, size))[column, context]
            + rng.normal(0, SSA["context_model"], items))
-    worker = np.argsort(rng.random((items, size)), axis=1)[:, :k]  # k distinct workers per item
+    worker = np.argsort(rng.random((items, workers)), axis=1)[:, :k]  # k distinct workers per item
     label_item = np.repeat(np.arange(items), k)
     worker = worker.ravel()
-    lenient = rng.normal(0, SSA["worker"], (r, size))
-    taste = rng.normal(0, SSA["worker_model"], (r, size, 2))
+    lenient = rng.normal(0, SSA["worker"], (r, workers))
+    taste = rng.normal(0, SSA["worker_model"], (r, workers, 2))
     lc = column[label_item]
     eta_l = eta[label_item] + lenient[lc, worker] + taste[lc, worker, is_b[label_item].astype(int)]
     vote = (rng.random(len(label_item)) < 1 / (1 + np.exp(-eta_l))).astype(float)
@@ -107,12 +117,15 @@ def _simulate_ssa(rng, size: int, effect: float, r: int) -> dict:
             "worker": worker, "vote": vote, "pivotal": pivotal(yes[label_item] - vote, k)}
 
 
-def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 99) -> float:
+def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 99, labels: int | None = None) -> float:
     """The mean difference (+1 / -1) over the population of workers and conversations: what a
-    verdict about the models estimates (Monte Carlo integral of the design's logistic model)."""
+    verdict about the models estimates (Monte Carlo integral of the design's logistic model).
+    SSA: the difference of the yes-majority rates of ``labels`` labels per reply (default 5;
+    1: the labels' own yes rates)."""
     rng = np.random.default_rng(seed)
-    if design == "ssa-static":  # a fresh context and 5 fresh workers per reply: P(yes majority | B) - (| A)
-        k, n = SSA["labels"], draws // SSA["labels"]
+    if design == "ssa-static":  # a fresh context and k fresh workers per reply: P(yes majority | B) - (| A)
+        k = labels or SSA["labels"]
+        n = draws // k
         shares = []
         for b in (0.0, effect):
             eta = (SSA["base"] + b + rng.normal(0, SSA["context"], n) + rng.normal(0, SSA["context_model"], n))[:, None]
@@ -167,8 +180,11 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             mark = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
                                           r, 1 - alpha)
             estimate = mark["estimate"]
-            results["mark: two-way cluster-robust t (CR3, influence split), workers x contexts"] = (
+            results["mark: two-way cluster-robust t (CR2, influence split), workers x contexts"] = (
                 mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
+            cr3 = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
+                                         r, 1 - alpha, small_sample="cr3")
+            results["two-way CR3, influence split"] = (cr3["p"], (cr3["low"] <= truth) & (truth <= cr3["high"]))
             whole = _whole_residual(s, r, alpha)
             results["two-way CR3, whole item residual in each of its workers' cells"] = (
                 whole["p"], (whole["low"] <= truth) & (truth <= whole["high"]))

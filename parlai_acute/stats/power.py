@@ -34,7 +34,7 @@ from parlai_acute.errors import UserError
 
 __all__ = ["pvalues", "rejection_region", "exact_power", "power_curve", "required_n_normal", "required_n_exact",
            "detectable_delta_normal", "detectable_delta_exact", "simulate_power", "icc_anova", "pilot_icc",
-           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan"]
+           "clustered_plan", "pilot_components", "crossed_plan", "nested_components", "nested_plan", "split_plan"]
 
 # scipy.stats.binomtest counts outcomes "as extreme" with this relative tolerance.
 _RERR = 1 + 1e-7
@@ -251,34 +251,47 @@ def pilot_components(values, worker, conversations) -> dict:
     mean product of two different judgments that share a level of it (a moment estimator: the
     covariance that facet induces), the residual what is left of the total variance.
     ``conversations``: one array of codes per conversation facet (ACUTE: A's and B's
-    conversation; SSA: the context); their components are summed into ``conversation``, less
-    that of judgments sharing both (a reused pair of conversations, else counted twice). Returns
-    total, worker, conversation, residual (variances, each at least 0), workers and
-    conversations (levels: the fewer of the conversation facets)."""
+    conversation; SSA: the context); their components are summed into ``conversation``. With two
+    conversation facets, each one's covariance is read from the judgments that share *only* that
+    conversation (two judgments of one reused pair share both, and their product holds both
+    covariances); where no judgments share only one (a pool of fixed pairs), the pair is the unit
+    and its covariance is the component. Taking the pair's covariance off the sum of the two
+    instead (an earlier version) cancelled the conversations of recombined designs altogether:
+    measured by the planned-power simulation, a plan with 20 conversations per model reached 15 %
+    power, not 80 % (:mod:`parlai_acute.stats.planned_power`). Returns total, worker,
+    conversation, residual (variances, each at least 0), workers and conversations (levels: the
+    fewer of the conversation facets)."""
     d = np.asarray(values, dtype=float)
     if len(d) < 3:
         raise UserError(f"a pilot needs at least 3 judgments to estimate variance components, got {len(d)}")
 
-    def shared(codes) -> tuple[float, int]:
+    def products(codes) -> tuple[float, float, int]:
+        """(sum of the products of two different judgments sharing a level, number of such pairs, levels)"""
         codes = pd.factorize(pd.Series(np.asarray(codes).astype(str)))[0]
         sums = np.bincount(codes, weights=d)
         squares = np.bincount(codes, weights=d * d)
         sizes = np.bincount(codes).astype(float)
-        pairs = float((sizes * (sizes - 1)).sum())
-        return (float((sums ** 2 - squares).sum()) / pairs if pairs else 0.0), len(sizes)
+        return float((sums ** 2 - squares).sum()), float((sizes * (sizes - 1)).sum()), len(sizes)
+
+    def shared(codes) -> tuple[float, int]:
+        total_products, pairs, levels = products(codes)
+        return (total_products / pairs if pairs else 0.0), levels
 
     total = float(d.var())
     worker_part, workers = shared(worker)
-    parts = [shared(c) for c in conversations]
-    conv_part = sum(p for p, _ in parts)
-    if len(conversations) == 2:  # judgments sharing both conversations (a reused pair) were counted twice
+    parts = [products(c) for c in conversations]
+    if len(conversations) == 2:
         joint = pd.Series(np.asarray(conversations[0]).astype(str)) + "\x1f" + np.asarray(conversations[1]).astype(str)
-        conv_part -= shared(joint.to_numpy())[0]
+        both, both_pairs, _ = products(joint.to_numpy())
+        only = [(s - both) / (n - both_pairs) for s, n, _ in parts if n - both_pairs > 0]
+        conv_part = sum(only) if only else (both / both_pairs if both_pairs else 0.0)
+    else:
+        conv_part = sum(s / n for s, n, _ in parts if n)
     conv_part = max(conv_part, 0.0)
     worker_part = max(worker_part, 0.0)
     return {"total": total, "worker": worker_part, "conversation": conv_part,
             "residual": max(total - worker_part - conv_part, 0.0), "workers": workers,
-            "conversations": min(g for _, g in parts) if parts else 0, "judgments": len(d)}
+            "conversations": min(g for _, _, g in parts) if parts else 0, "judgments": len(d)}
 
 
 def crossed_plan(delta: float, components: dict, per_worker: float, conversations: list[int], alpha: float = 0.05,
@@ -286,9 +299,12 @@ def crossed_plan(delta: float, components: dict, per_worker: float, conversation
     """Workers needed to detect a mean difference ``delta`` (on the outcome's scale, e.g. +1/-1
     judgments: twice the win-rate difference) for each number of conversations per model, when
     workers and conversations are both sampled: Var(mean) = s_w^2 / W + s_c^2 / C + s_e^2 / (W m)
-    (m = ``per_worker`` judgments per worker), a normal test at ``alpha`` with ``power``. The
-    conversations alone cap what any number of workers can reach: with C below
-    ``conversations_min`` = s_c^2 / Var* no number of workers is enough. Neither facet ever goes
+    (m = ``per_worker`` judgments per worker), a test at ``alpha`` with ``power`` whose
+    reference is the mark's own: a t on min(W, C) - 1 df (the normal plan first, then iterated at
+    the df it gives: the normal plan alone reached 64-74 % where 80 % was planned at 16-60
+    workers, :mod:`parlai_acute.stats.planned_power`). The conversations alone cap what any
+    number of workers can reach: with C below ``conversations_min`` (s_c^2 / Var* at C - 1 df) no
+    number of workers is enough. ``variance_target`` is the normal one; each row has its ``df``. Neither facet ever goes
     below what the test over it needs to mark (:func:`~parlai_acute.stats.inference.min_clusters`).
     ``facet``: what the second facet's levels are called in the reasons (SSA: "contexts"), so one
     plan serves every protocol whose judgments cross workers with a sampled stimulus."""
@@ -298,24 +314,56 @@ def crossed_plan(delta: float, components: dict, per_worker: float, conversation
         raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
     if per_worker < 1:
         raise UserError(f"per_worker (judgments per worker) must be at least 1, got {per_worker}", param="per_worker")
-    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    target = (abs(delta) / z) ** 2
+    target = _variance_target(delta, alpha, power, None)
     floor = min_clusters(alpha)
     s_w, s_c, s_e = components["worker"], components["conversation"], components["residual"]
-    need_c = max(math.ceil(s_c / target - 1e-9) + 1 if s_c > 0 else floor, floor)
+    need_c = floor
+    while s_c > 0 and s_c / need_c >= _variance_target(delta, alpha, power, need_c - 1):
+        need_c += 1  # with workers unlimited the t has C - 1 df: the fewest C whose own variance fits
     rows = []
     for c in conversations:
-        left = target - s_c / c
-        if left <= 0 or c < floor:
+        if c < floor or s_c / c >= _variance_target(delta, alpha, power, c - 1):
             rows.append({"conversations": c, "workers": None, "judgments": None,
                          "why": (f"fewer than {floor} {facet}: no mark at all" if c < floor else
                                  f"the {facet.split()[0]} alone leave more variance than the difference allows: at "
                                  f"least {need_c} {facet} are needed")})
             continue
-        workers = max(math.ceil((s_w + s_e / per_worker) / left - 1e-9), floor)
+
+        def workers_for(df):
+            left = _variance_target(delta, alpha, power, df) - s_c / c
+            return max(math.ceil((s_w + s_e / per_worker) / left - 1e-9), floor) if left > 0 else None
+
+        workers = _iterate_df(workers_for, lambda w: min(w, c) - 1)
         rows.append({"conversations": c, "workers": workers, "judgments": math.ceil(workers * per_worker - 1e-9),
-                     "why": ""})
+                     "df": min(workers, c) - 1, "why": ""})
     return {"delta": delta, "variance_target": target, "conversations_min": need_c, "rows": rows}
+
+
+def _variance_target(delta: float, alpha: float, power: float, df: float | None) -> float:
+    """The largest variance of the estimate at which a two-sided test at ``alpha`` finds ``delta``
+    with ``power``: (delta / (q_{1-alpha/2} + q_power))^2, q the t quantile on ``df`` degrees of
+    freedom (the test's own reference), the normal one when ``df`` is None."""
+    if df is None:
+        q = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    else:
+        df = max(df, 1)
+        q = stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)
+    return (abs(delta) / float(q)) ** 2
+
+
+def _iterate_df(size_for, df_of, start: int | None = None) -> int:
+    """The size the t-reference plan converges to: the normal plan first, then the plan at the df
+    that size gives, until it stands still (the size only grows, as the t quantiles shrink with
+    df; bounded)."""
+    size = size_for(None) if start is None else start
+    for _ in range(10_000):
+        nxt = size_for(df_of(size))
+        if nxt is None:  # at this size's df no number is enough: one more and ask again
+            nxt = size + 1
+        if nxt <= size:
+            return size
+        size = nxt
+    return size
 
 
 def nested_components(values, outer, inner) -> dict:
@@ -347,19 +395,80 @@ def nested_components(values, outer, inner) -> dict:
 
 
 def nested_plan(delta: float, components: dict, inner_per_outer: list[int], per_inner: float, alpha: float = 0.05,
-                power: float = 0.8) -> dict:
+                power: float = 0.8, two_sample: bool = False) -> dict:
     """Workers (outer units) needed to detect a mean difference ``delta`` when each does
     q = ``inner_per_outer`` dialogues of ``per_inner`` outcomes: Var(mean) = s_o / W + s_i / (W q)
-    + s_e / (W q m), a normal test; never fewer than the test over workers needs to mark."""
+    + s_e / (W q m), a test whose reference is a t on W - 1 df (the sign-flip test over workers,
+    iterated as :func:`crossed_plan`); never fewer than the test over workers needs to mark.
+    ``two_sample``: each worker's dialogues show one model (per-turn SM: the permutation test of
+    whole workers between two models' runs): W workers *per model*, Var(difference) twice one
+    model's, a t on 2W - 2 df, and never fewer than half of what that test needs to mark."""
+    from parlai_acute.stats.inference import min_clusters, min_clusters_two_sample
+
+    if delta == 0:
+        raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
+    target = _variance_target(delta, alpha, power, None)
+    groups = 2 if two_sample else 1
+    floor = math.ceil(min_clusters_two_sample(alpha) / 2) if two_sample else min_clusters(alpha)
+    rows = []
+    for q in inner_per_outer:
+        per_worker = groups * (components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner))
+
+        def workers_for(df):
+            return max(math.ceil(per_worker / _variance_target(delta, alpha, power, df) - 1e-9), floor)
+
+        workers = _iterate_df(workers_for, lambda w: groups * (w - 1))
+        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q,
+                     "df": groups * (workers - 1)})
+    return {"delta": delta, "variance_target": target, "two_sample": two_sample, "rows": rows}
+
+
+def split_plan(delta: float, context_var: float, worker_cov: float, labels_per_reply: float, contexts: list[int],
+               alpha: float = 0.05, power: float = 0.8) -> dict:
+    """Workers a static design needs to detect a difference ``delta`` of two models' yes-majority
+    rates, at each number of contexts C, with k = ``labels_per_reply`` labels per reply (the pilot's:
+    the majority of k labels is the measure, so k is held): the variance of the analysis'
+    influence split (:func:`parlai_acute.stats.inference.split_facet_tests`) scaled from a pilot,
+    Var = s_C / C + tau (4 k^2 / W - 2 k / C), where s_C (``context_var``) is one context's
+    variance of the majority difference and tau (``worker_cov``) the covariance of one worker's
+    labels' linear parts in two different contexts (W workers share the 2 C k labels evenly:
+    W n (n - 1) such pairs, n = 2 C k / W, each weighted 1 / C^2). A t on min(W, C) - 1 df,
+    iterated; W at least k (distinct labellers per reply) and the floor the test needs, at most
+    2 C k (one label each). Rows: contexts, workers, labels, labels_per_worker, df, why."""
     from parlai_acute.stats.inference import min_clusters
 
     if delta == 0:
         raise UserError("a difference of 0 cannot be detected; give a non-zero delta", param="delta")
-    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
-    target = (abs(delta) / z) ** 2
+    k, tau, s_c = float(labels_per_reply), max(float(worker_cov), 0.0), max(float(context_var), 0.0)
+    floor = min_clusters(alpha)
+    low = max(floor, math.ceil(k - 1e-9))
+
+    def context_part(c):
+        return (s_c - 2 * k * tau) / c
+
+    need_c = floor
+    while context_part(need_c) + 4 * k * k * tau / (2 * need_c * k) >= _variance_target(delta, alpha, power, need_c - 1):
+        need_c += 1  # the most workers (one label each) leave the least: the fewest contexts that can do
+        if need_c > 10 ** 6:
+            break
     rows = []
-    for q in inner_per_outer:
-        per_worker = components["outer"] + components["inner"] / q + components["residual"] / (q * per_inner)
-        workers = max(math.ceil(per_worker / target - 1e-9), min_clusters(alpha))
-        rows.append({"dialogues_per_worker": q, "workers": workers, "dialogues": workers * q})
-    return {"delta": delta, "variance_target": target, "rows": rows}
+    for c in contexts:
+        most = math.floor(2 * c * k + 1e-9)
+        if c < floor or c < need_c:
+            rows.append({"contexts": c, "workers": None, "labels": None, "labels_per_worker": None, "df": None,
+                         "why": (f"fewer than {floor} contexts: no mark at all" if c < floor else
+                                 f"the contexts alone leave more variance than the difference allows: at least "
+                                 f"{need_c} contexts are needed")})
+            continue
+
+        def workers_for(df, c=c):
+            left = _variance_target(delta, alpha, power, df) - context_part(c)
+            if left <= 0:
+                return None
+            return max(math.ceil(4 * k * k * tau / left - 1e-9), low)
+
+        workers = min(_iterate_df(workers_for, lambda w, c=c: min(w, c) - 1, start=workers_for(None) or low), most)
+        labels = math.ceil(2 * c * k - 1e-9)
+        rows.append({"contexts": c, "workers": workers, "labels": labels, "labels_per_worker": labels / workers,
+                     "df": min(workers, c) - 1, "why": ""})
+    return {"delta": delta, "labels_per_reply": k, "contexts_min": need_c, "rows": rows}

@@ -151,3 +151,53 @@ def test_a_plan_never_has_fewer_dialogues_than_the_cluster_test_needs():
 
     out = pw.plan(pw.Assumptions("pm-soba", delta=0.45, turns_per_dialogue=20, icc=0.0))
     assert out["dialogues"] == min_clusters(0.05) and out["turns"] == 20 * min_clusters(0.05)
+
+
+@pytest.mark.parametrize("design,setting,protocol,models", [
+    ("pm-sata", "pm", "sata_random", 2), ("mm-soba", "mm", "soba", 4), ("mm-sata", "mm", "sata_user", 4),
+    ("sm", "sm", "sm", 2)])
+def test_every_design_is_planned_in_workers_when_workers_repeat(tmp_path, capsys, design, setting, protocol, models):
+    """Dialogues nested in workers: PM and MM are planned for the sign-flip test over workers (MM at
+    alpha / pairs, the level of Holm's first step), SM for the two-sample test of whole workers
+    (workers per model, twice one model's variance); PM-SATA's outcome (+1 / 0 / -1) has mean delta,
+    not PM-SOBA's twice delta."""
+    from parlai_acute.per_turn.simulate import simulate_turns
+    from parlai_acute.stats.power import nested_plan
+
+    quality = {m: 0.0 for m in "ABCD"[:models]}
+    turns = simulate_turns(quality, setting, protocol, dialogues=80, workers=20, dialogue_sd=0.8, seed=3)
+    a = pw.Assumptions(design=design, delta=0.1, turns_per_dialogue=10, models=max(models, 3))
+    plan = pw.nested_table(turns, a)
+    comp = plan["components"]
+    assert comp["outers"] == turns["worker"].nunique() and comp["inner"] > 0
+    pairs = a.models * (a.models - 1) // 2 if setting == "mm" else 1
+    assert plan["alpha_planned"] == pytest.approx(0.05 / pairs) and plan["two_sample"] == (setting == "sm")
+    same = nested_plan(0.1, comp, [4], 10, 0.05 / pairs, 0.8, two_sample=setting == "sm")["rows"][0]
+    row = next(r for r in plan["rows"] if r["dialogues_per_worker"] == 4)
+    assert row["workers"] == same["workers"]  # the mean of the outcome is delta, as the design's test sees it
+    paired = nested_plan(0.1, comp, [4], 10, 0.05, 0.8)["rows"][0]
+    if setting == "mm":
+        assert row["workers"] > paired["workers"]  # Holm's first step asks more
+    if setting == "sm":
+        assert row["df"] == 2 * (row["workers"] - 1) and row["workers"] > 1.6 * paired["workers"]
+    path = tmp_path / "pilot.jsonl"
+    turns.to_json(path, orient="records", lines=True)
+    assert main(["per-turn", "power", "--design", design, "--models", str(max(models, 3)), "--pilot", str(path),
+                 "--reps", "200", "--json", str(tmp_path / "p.json")]) == 0
+    out = capsys.readouterr().out
+    assert "workers repeat across dialogues" in out and pw.NESTED_TEST[design] in out
+    saved = json.loads((tmp_path / "p.json").read_text())
+    assert saved["nested"]["rows"][2]["workers"] == row["workers"]
+
+
+def test_a_pilot_without_repeating_workers_says_the_dialogue_plan_stands(tmp_path, capsys):
+    from parlai_acute.per_turn.simulate import simulate_turns
+
+    turns = simulate_turns({"A": 0.0, "B": 0.0}, "sm", "sm", dialogues=30, workers=10, dialogue_sd=0.5, seed=0)
+    turns["worker"] = "w" + turns["dialogue"].astype(str)
+    assert pw.nested_table(turns, pw.Assumptions(design="sm", turns_per_dialogue=10)) is None
+    assert pw.nested_table(turns, pw.Assumptions(design="pm-soba", turns_per_dialogue=10)) is None  # no PM turns
+    path = tmp_path / "pilot.jsonl"
+    turns.to_json(path, orient="records", lines=True)
+    assert main(["per-turn", "power", "--design", "sm", "--pilot", str(path)]) == 0
+    assert "the plan over dialogues above is the plan" in capsys.readouterr().out

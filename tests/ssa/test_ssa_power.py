@@ -128,13 +128,45 @@ def test_command_prints_the_plan_and_writes_json(tmp_path, capsys):
 
 def test_without_worker_or_context_variance_the_plan_is_the_independent_labels():
     """The signed outcome's mean is half the difference: with neither facet varying, the crossed plan's
-    labels must match the two-sample normal approximation's (0.25 residual = a rate of one half)."""
+    labels must match the two-sample normal approximation's (0.25 residual = a rate of one half), up
+    to the t the plan takes at its df."""
+    from scipy import stats
+
     comp = {"total": 0.25, "worker": 0.0, "context": 0.0, "residual": 0.25, "per_worker": 10.0}
     for delta, contexts in ((0.05, 200), (0.1, 100)):  # enough labels for one per reply: no raise; small
         # differences, where Cohen's arcsine h and the linear scale agree
         row = ssa_power.crossed_table([delta], comp, contexts=[contexts])[0]["rows"][0]
         independent = int(ssa_power.sample_size_table([delta])["labels"].iloc[0])
-        assert row["labels"] == pytest.approx(independent, rel=0.04) and row["labels_per_reply"] > 1
+        # the plan's t on min(workers, contexts) - 1 df asks a few labels more than the normal
+        t = stats.t.ppf(0.975, row["df"]) + stats.t.ppf(0.8, row["df"])
+        z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+        assert row["labels"] == pytest.approx(independent * (t / z) ** 2, rel=0.04) and row["labels_per_reply"] > 1
     # 500 contexts need 1000 labels for one label per reply: workers are raised to it
     row = ssa_power.crossed_table([0.2], comp, contexts=[500])[0]["rows"][0]
     assert row["labels"] == 1000 and row["labels_per_reply"] == 1.0
+
+
+def test_majority_plan_scales_the_analysis_variance_of_the_pilot():
+    """The majority plan's variance at the pilot's own contexts and workers is the variance the
+    analysis' split gives the pilot (up to a worker's share of labels being uneven), and more
+    contexts always lower it; at a plan's row the formula meets the power's t target."""
+    from scipy import stats
+
+    from parlai_acute.stats import crossed_designs as cd
+    from parlai_acute.stats.inference import difference_split_tests, scaled_votes
+    from parlai_acute.stats.planned_power import _ssa_pilot_table
+    from parlai_acute.stats.power import split_plan
+
+    sim = cd.simulate("ssa-static", 60, 0.5, 1, 7, workers=30, inner=5)
+    comp = ssa_power.majority_components(_ssa_pilot_table(sim, 60))
+    assert comp["labels_per_reply"] == 5 and comp["contexts"] == 60 and comp["workers"] == 30
+    column, is_b, item = sim["column"], sim["is_b"], sim["label_item"]
+    part = scaled_votes(2 * column[item] + is_b[item], sim["vote"], sim["pivotal"])
+    se = difference_split_tests(column, is_b, sim["value"], sim["context"], item, sim["worker"], part, 1)["se"][0]
+    k, c, w = 5, 60, 30
+    var = comp["context_var"] / c + comp["worker_cov"] * (4 * k * k / w - 2 * k / c)
+    assert var == pytest.approx(se ** 2, rel=0.1)
+    row = split_plan(0.2, comp["context_var"], comp["worker_cov"], 5, [200])["rows"][0]
+    planned = comp["context_var"] / 200 + comp["worker_cov"] * (4 * k * k / row["workers"] - 2 * k / 200)
+    q = stats.t.ppf(0.975, row["df"]) + stats.t.ppf(0.8, row["df"])
+    assert planned <= (0.2 / q) ** 2 and row["labels"] == 2 * 200 * 5

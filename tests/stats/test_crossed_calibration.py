@@ -124,8 +124,8 @@ def test_split_facet_variance_is_the_context_variance_when_workers_stay_in_one_c
     part = scaled_votes(is_b[label_item].astype(int), vote, pivotal(yes[label_item] - vote, k))
     res = difference_split_tests(np.zeros(2 * contexts, int), is_b, value, context, label_item, worker, part, 1)
     diff = value[is_b] - value[~is_b]
-    # CR3 over contexts: each context's residual total / (1 - 2/20), squared, over n_model^2
-    resid = (diff - diff.mean()) / contexts / (1 - 2 / 20)
+    # CR2 over contexts: each context's residual total / sqrt(1 - 2/20), squared, over n_model^2
+    resid = (diff - diff.mean()) / contexts / np.sqrt(1 - 2 / 20)
     assert res["se"][0] == pytest.approx(np.sqrt((resid ** 2).sum()))
     assert res["estimate"][0] == pytest.approx(diff.mean()) and res["df"][0] == contexts - 1
     assert list(pivotal([1, 2, 0, 1], [3, 3, 3, 2])) == [1.0, 0.0, 0.0, 1.0]

@@ -21,10 +21,9 @@ import argparse
 
 import parlai_acute
 from parlai_acute.errors import UserError
-from parlai_acute.files import write_json
 from parlai_acute.acute import power as acute_power
 from parlai_acute.stats import power as pw
-from parlai_acute.scripts.cost_options import add_cost_options, print_cost
+from parlai_acute.scripts.cost_options import add_cost_options, finish
 from parlai_acute.scripts.options import add_alpha
 
 
@@ -79,13 +78,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r.n:>7d} {r.delta_exact:>12.4f} {r.delta_normal:>13.4f}")
     if deltas and (args.pilot or args.icc is not None or args.judgments_per_worker):
         result["clustered"] = _clustered(args, sizes)
-    cost = print_cost(args, _needs(result), lambda: _pilot_seconds(args.pilot))
-    if cost is not None:
-        result["cost"] = cost
-    if args.json:
-        write_json(args.json, result)
-        print(f"\nwrote {args.json}")
-    return 0
+    return finish(args, result, _needs(result), lambda: _pilot_seconds(args.pilot))
 
 
 def _clustered(args, sizes) -> dict:

@@ -6,7 +6,11 @@ answer; PM-SATA and SM: exact power of the analysis' exact McNemar / Fisher test
 seeded simulation of the analysis' pairwise tests with Holm correction. ``--turns-per-dialogue``
 and ``--icc`` turn independent turns into clustered ones (design effect); ``--pilot`` estimates
 both from a pilot's turns table (the ICC of the outcome the analysis tests, within dialogues),
-and plans at the estimate and at its interval's upper end.
+and plans at the estimate and at its interval's upper end. Where the pilot's workers did several
+dialogues (the analysis then tests over workers), every design is also planned in workers and
+dialogues per worker from the worker, dialogue and turn variance components: PM and MM with the
+sign-flip test over workers (MM at alpha / pairs, Holm's first step), SM with the two-sample
+test of whole workers (workers per model).
 
   parlai-acute per-turn power --design pm-soba --delta 0.1
   parlai-acute per-turn power --design mm-sata --models 4 --turns-per-dialogue 10 --icc 0.05
@@ -18,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 from parlai_acute.per_turn.power import DESIGNS, Assumptions
-from parlai_acute.scripts.cost_options import add_cost_options, print_cost
+from parlai_acute.scripts.cost_options import add_cost_options, finish
 from parlai_acute.scripts.options import add_alpha
 
 DESCRIPTION = {
@@ -60,7 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     import parlai_acute
-    from parlai_acute.files import write_json
     from parlai_acute.per_turn.power import plan
 
     pilot = None
@@ -125,13 +128,8 @@ def run(args) -> int:
               f"with power {a.power:g}: {out['detectable_delta']:.3f}")
     if pilot and args.budget is None:
         out["nested"] = _nested(turns, a)
-    cost = print_cost(args, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
-    if cost is not None:
-        out["cost"] = cost
-    if args.json:
-        write_json(args.json, {**out, "parlai_acute_version": parlai_acute.__version__, "seed": a.seed})
-        print(f"wrote {args.json}")
-    return 0
+    out.update(parlai_acute_version=parlai_acute.__version__, seed=a.seed)
+    return finish(args, out, _needs(a, out, args.budget), lambda: _pilot_seconds(args.pilot), unit="turns")
 
 
 def _needs(a, out: dict, budget: int | None) -> list[tuple[str, int]]:
@@ -152,20 +150,22 @@ def _pilot_seconds(path: str):
 
 def _nested(turns, a) -> dict | None:
     """Workers and dialogues per worker the plan needs when the pilot's workers did several
-    dialogues (dialogues nested in workers; the analysis then tests over workers): the worker,
-    dialogue and turn variance components from the pilot."""
-    from parlai_acute.per_turn.power import pilot_outcomes
-    from parlai_acute.stats.power import nested_components, nested_plan
+    dialogues (dialogues nested in workers; the analysis then tests over workers), every design
+    (:func:`parlai_acute.per_turn.power.nested_table`)."""
+    from parlai_acute.per_turn.power import nested_table
 
-    workers = turns.groupby("dialogue")["worker"].first()
-    if not a.design.startswith("pm") or workers.nunique() == len(workers):
+    plan = nested_table(turns, a)
+    if plan is None:
+        print(f"no pilot worker did more than one {a.design.split('-')[0].upper()} dialogue: the pilot cannot tell a "
+              f"worker's share of the variance from a dialogue's, so the plan over dialogues above is the plan (if "
+              f"the study's workers will repeat, run a pilot in which they do)")
         return None
-    values, dialogues = pilot_outcomes(turns)
-    comp = nested_components(values, workers.reindex(dialogues).astype(str).to_numpy(), dialogues)
-    plan = nested_plan(2 * a.delta, comp, [1, 2, 4, 8], a.turns_per_dialogue, a.alpha, a.power)
+    comp, per = plan["components"], " per model" if plan["per"] == "model" else ""
     print(f"workers repeat across dialogues (the analysis tests over workers): variance of a turn's outcome "
           f"{comp['total']:.3f} = worker {comp['outer']:.3f} + dialogue {comp['inner']:.3f} + turn "
-          f"{comp['residual']:.3f} ({comp['outers']} workers, {comp['inners']} dialogues)")
-    print("  " + "; ".join(f"{r['dialogues_per_worker']} dialogue(s) per worker: {r['workers']} workers "
-                           f"({r['dialogues']} dialogues)" for r in plan["rows"]))
-    return {"components": comp, **plan}
+          f"{comp['residual']:.3f} ({comp['outers']} workers, {comp['inners']} dialogues, {comp['pairs']} pair(s) or "
+          f"model(s))")
+    print(f"  planned for the {plan['test']}; alpha {plan['alpha_planned']:.3g}, t on the plan's own df")
+    print("  " + "; ".join(f"{r['dialogues_per_worker']} dialogue(s) per worker: {r['workers']} workers{per} "
+                           f"({r['dialogues']} dialogues{per})" for r in plan["rows"]))
+    return plan

@@ -8,7 +8,9 @@ only from a pilot. ``--pilot`` (a labels table whose workers labelled several co
 the worker, context and residual variance of each label's signed outcome (parlai_acute/ssa/power.py
 says how) and prints, for each difference, the workers needed at several numbers of contexts and
 the fewest contexts any number of workers can do with; neither below what the test needs to give
-a mark at all.
+a mark at all. Then the plan for what the analysis tests, the replies' yes majorities at the
+pilot's labels per reply (the split of the analysis' own variance, scaled): the plan to use, and
+the one the cost is for.
 
   parlai-acute ssa power --delta 0.05 0.1
   parlai-acute ssa power --delta 0.1 --pilot pilot/labels.csv
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from parlai_acute.scripts.cost_options import add_cost_options, print_cost
+from parlai_acute.scripts.cost_options import add_cost_options, finish
 from parlai_acute.scripts.options import add_alpha
 
 MEASURES = ("sensibleness", "specificity")
@@ -48,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import parlai_acute
     from parlai_acute.errors import UserError
-    from parlai_acute.files import write_json
     from parlai_acute.ssa import power as ssa_power
     from parlai_acute.stats.inference import min_clusters
 
@@ -80,14 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nworkers and contexts are both sampled in static SSA, and the test over them needs at least "
               f"{min_clusters(args.alpha)} of each; how many of each this design needs depends on their shares of "
               f"the variance, which only a pilot gives: --pilot LABELS (workers labelling several contexts)")
-    cost = print_cost(args, _needs(result), lambda: (ssa_power.label_seconds(pilot), ssa_power.SECONDS_SOURCE),
-                      unit="labels")
-    if cost is not None:
-        result["cost"] = cost
-    if args.json:
-        write_json(args.json, result)
-        print(f"\nwrote {args.json}")
-    return 0
+    return finish(args, result, _needs(result), lambda: (ssa_power.label_seconds(pilot), ssa_power.SECONDS_SOURCE),
+                  unit="labels")
 
 
 def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
@@ -108,17 +103,33 @@ def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
                      if row["workers"] else f"  {row['why']}")
             print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
         print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
-    return {"components": comp, "plans": plans}
+    majority = ssa_power.majority_components(pilot, measure)
+    tables = ssa_power.majority_table(args.delta, majority, contexts, args.alpha, args.power)
+    k = tables[0]["labels_per_reply"]
+    print(f"\n{measure}, the replies' yes majorities (what `ssa analyze` tests), {k:g} labels per reply as in the "
+          f"pilot: one context's variance of the majority difference {majority['context_var']:.4f}, one worker's labels "
+          f"in two contexts covary {majority['worker_cov']:.5f}")
+    print(f"{'delta':>7} {'contexts':>9} {'workers':>8} {'labels':>8} {'labels/worker':>14}")
+    for plan in tables:
+        for row in plan["rows"]:
+            shown = (f"{row['workers']:>8d} {row['labels']:>8d} {row['labels_per_worker']:>14.1f}"
+                     if row["workers"] else f"  {row['why']}")
+            print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
+        print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
+    print(ssa_power.MAJORITY_NOTE)
+    return {"components": comp, "plans": plans, "majority": {"components": majority, "plans": tables},
+            "note": ssa_power.MAJORITY_NOTE}
 
 
 def _needs(result: dict) -> list[tuple[str, int]]:
     """(label, labels) to price: per difference, the fewest labels of any planned number of contexts
-    (the first measure's, with a pilot), else the independent labels of two models."""
+    (the first measure's majority plan, with a pilot: what the analysis tests), else the independent
+    labels of two models."""
     crossed = result.get("crossed")
     if not crossed:
         return [(f"delta {r['delta']:.3f}", int(r["labels"])) for r in result["sample_size"]]
     needs = []
-    for plan in crossed[0]["plans"]:
+    for plan in crossed[0]["majority"]["plans"]:
         rows = [r for r in plan["rows"] if r["labels"]]
         if rows:
             best = min(rows, key=lambda r: r["labels"])
