@@ -175,3 +175,48 @@ def test_pages_of_one_assignment_registering_at_once_get_one_agent(tmp_path, lau
         if str(row.db_id) not in {a for agents in pairs for a in agents}:
             assert Agent.get(db, row.db_id).db_status == "expired"
     print(f"simultaneous registrations: {len(db.find_agents()) - 4} extra agents made and expired")
+
+
+def test_finished_assignment_reopened_after_a_relaunch_starts_nothing(tmp_path, chromium, runs):
+    """A page of a submitted assignment registering again after a relaunch (reloaded, or the address
+    opened again) was handed a new unit and a new dialogue at turn 1. Now it is told the work was
+    submitted, nothing is started or stored for it, and the same worker still gets new work on
+    another assignment (the record is keyed to the work, not the worker)."""
+    import signal
+
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.texts import live_texts
+
+    args = [*ARGS[:-1], "mephisto.blueprint.target=2"]
+    run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / "launch0.log", group="per-turn",
+                   task_name="done_once")
+    runs.append(run)
+    run.wait_ready()
+    context = chromium.new_context()
+    a = open_page(context, run.url, "amy", "a1", "__perTurnView")
+    wait(a, f"{TURN}.can_send && {idle(a)}", MODELS, "the first turn")
+    a_turn(a, "Hello, do you like hiking?")
+    a_turn(a, "I walked up a hill today.")
+    a.click("#finish")
+    wait(a, "document.body.dataset.finished === 'true'", what="the thank-you")
+
+    stop(run, signal.SIGINT)
+    run = relaunch(run, args, tmp_path / "launch1.log", "per-turn")
+    runs.append(run)
+    a.reload()  # the same address, the same worker: its work is submitted
+    wait(a, "document.body.dataset.unavailable === 'true'", what="'already submitted'")
+    assert a.inner_text("#status") == live_texts()["done"]
+    again = context.new_page()
+    again.goto(a.url)  # the address opened again in a new tab: told the same, at once
+    wait(again, "document.body.dataset.unavailable === 'true'", what="'already submitted' in a new tab")
+    b = open_page(context, run.url, "amy", "a2", "__perTurnView")  # another assignment: new work
+    wait(b, f"{TURN}.can_send && {TURN}.turns_done === 0 && {idle(b)}", MODELS, "a new dialogue")
+
+    _, units, _ = stored(run.data_dir, "done_once")
+    started = sorted(u["data"]["registration"] for u in units if u["data"].get("status") not in (None, "unavailable"))
+    assert started == ["a1-simulated-amy", "a2-simulated-amy"], started  # a1's one dialogue, a2's new one
+    db = setup.open_db(run.data_dir)
+    statuses = [Agent.get(db, row.db_id).db_status for row in db.find_agents()]
+    assert statuses.count("completed") == 1, statuses  # the submitted work only; the pages told "done": expired
