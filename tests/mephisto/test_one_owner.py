@@ -220,3 +220,41 @@ def test_finished_assignment_reopened_after_a_relaunch_starts_nothing(tmp_path, 
     db = setup.open_db(run.data_dir)
     statuses = [Agent.get(db, row.db_id).db_status for row in db.find_agents()]
     assert statuses.count("completed") == 1, statuses  # the submitted work only; the pages told "done": expired
+
+
+def test_finished_acute_assignment_registering_after_a_relaunch_is_told_it_is_done(tmp_path, launch):
+    """The same for ACUTE-Eval (one implementation in mephisto_tasks/live): a submitted assignment's
+    registration after a relaunch is answered "done" and gets no comparisons; another assignment of the
+    same worker does."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a))
+    assert first.finished and len(first.made) == 2
+    assert task.terminate() == 0
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-dora"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"d1-{name}", "assignment_id": "d1", "provider_type": "mock"}}))
+    assert (answer["data"].get("init_task_data") or {}).get("done") is True, answer  # told, and nothing planned
+    second = pw.run_sync(lambda: run_protocol_worker(again.url, "dora", "d2", prefer_a))
+    assert second.finished and len(second.made) == 2  # new work on another assignment
+    again.terminate()
+    df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
+    assert len(df) == 4 and df["pair_id"].nunique() == 4  # d1's two and d2's two, none for the re-registration
