@@ -68,7 +68,8 @@ def run():
             time.sleep(11)  # Mephisto's unit launcher opens slots in 10 s batches
 
             async def all_workers():
-                return await asyncio.gather(*[run_protocol_worker(task.url, f"load{i}", f"as{i}", _decide, think=THINK_S)
+                return await asyncio.gather(*[run_protocol_worker(task.url, f"load{i}", f"as{i}", _decide,
+                                                                  think=THINK_S)
                                               for i in range(WORKERS)], return_exceptions=True)
 
             started = time.perf_counter()

@@ -207,7 +207,7 @@ def test_finished_assignment_reopened_after_a_relaunch_starts_nothing(tmp_path, 
     runs.append(run)
     a.reload()  # the same address, the same worker: its work is submitted
     wait(a, "document.body.dataset.unavailable === 'true'", what="'already submitted'")
-    assert a.inner_text("#status") == live_texts()["done"]
+    assert a.inner_text("#status") == live_texts()["already_submitted"]
     again = context.new_page()
     again.goto(a.url)  # the address opened again in a new tab: told the same, at once
     wait(again, "document.body.dataset.unavailable === 'true'", what="'already submitted' in a new tab")
@@ -252,7 +252,8 @@ def test_finished_acute_assignment_registering_after_a_relaunch_is_told_it_is_do
     name = "simulated-dora"
     answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
         "worker_name": name, "agent_registration_id": f"d1-{name}", "assignment_id": "d1", "provider_type": "mock"}}))
-    assert (answer["data"].get("init_task_data") or {}).get("done") is True, answer  # told, and nothing planned
+    told = answer["data"].get("init_task_data") or {}
+    assert told.get("already_submitted") is True, answer  # told, and nothing planned
     second = pw.run_sync(lambda: run_protocol_worker(again.url, "dora", "d2", prefer_a))
     assert second.finished and len(second.made) == 2  # new work on another assignment
     again.terminate()

@@ -28,8 +28,8 @@ once for every task. The server, not the page, knows where a worker is:
 * a unit cut short with work left (relaunch, a page the router stopped hearing) is found again by
   worker + provider registration (:mod:`.sessions`) and continued in the new agent;
 * a page of an assignment whose work is finished that registers again after a relaunch is answered
-  ``{"type": "done"}`` (the page says the work was submitted): no unit or dialogue starts, and the
-  agent Mephisto made for it is expired;
+  ``{"type": "already_submitted"}`` (the page says the work was submitted): no unit or dialogue
+  starts, and the agent Mephisto made for it is expired;
 * waiting for packets or the submit, noticing a worker who left, settling the unit exactly once
   (``run_unit`` or Mephisto's cleanup), and expiring spare units when the scheduler is done.
 """
@@ -218,7 +218,7 @@ class LiveRunner(TaskRunner):
                     self._extra.add(agent.get_agent_id())
                     logger.info("agent %s of worker %s: registration %s has finished its work; its page is told so",
                                 agent.db_id, agent.worker_id, registration)
-                    return {"type": "done", "done": True}
+                    return {"type": "already_submitted", "already_submitted": True}
                 if registration:
                     self._owners[registration] = agent.get_agent_id()
             earlier = self.sessions.take(str(agent.worker_id), registration)
@@ -246,8 +246,9 @@ class LiveRunner(TaskRunner):
     def filter_units_for_worker(self, units, worker):
         worker_id = str(worker.db_id)
         # a worker with finished work gets a unit to be told so (see get_init_data_for_agent), never new work
-        keep = self.sessions.waiting_for(worker_id) or self.sessions.has_finished(worker_id) or self.has_work_for(worker)
-        return units if keep else []
+        if self.sessions.waiting_for(worker_id) or self.sessions.has_finished(worker_id):
+            return units
+        return units if self.has_work_for(worker) else []
 
     def has_work_for(self, worker) -> bool:
         return True
