@@ -259,3 +259,44 @@ def test_finished_acute_assignment_registering_after_a_relaunch_is_told_it_is_do
     again.terminate()
     df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
     assert len(df) == 4 and df["pair_id"].nunique() == 4  # d1's two and d2's two, none for the re-registration
+
+
+def test_finished_ssa_assignment_registering_after_a_relaunch_is_told_it_is_done(tmp_path, launch_task):
+    """The same for the SSA labelling task (the item tasks' runner): no items are handed to a submitted
+    assignment's registration after a relaunch; the worker's other assignment gets the items left."""
+    from label_task_helpers import SSA_ITEMS, open_db, write_jsonl
+
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+    from parlai_acute.mephisto_tasks.ssa import store as ssa_store
+
+    async def label_all(url, assignment):
+        client = pw.Client(url, "kim", assignment)
+        assert await client.open() == ""
+        view = client.view
+        while view["status"] == "working":
+            view = await client.send({"type": "answer", "position": view["position"], "sensible": True,
+                                      "specific": False})
+        await client.submit()
+        await client.close()
+        return view["status"]
+
+    items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS)
+    args = ("--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=2",
+            "mephisto.blueprint.onboarding=false")
+    task = launch_task("ssa", *args)
+    task.wait_ready()
+    assert pw.run_sync(lambda: label_all(task.url, "k1")) == "complete"
+    assert task.terminate() == 0
+
+    again = launch_task("ssa", *args, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-kim"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"k1-{name}", "assignment_id": "k1", "provider_type": "mock"}}))
+    told = answer["data"].get("init_task_data") or {}
+    assert told.get("already_submitted") is True, answer  # told, and no items handed out
+    assert pw.run_sync(lambda: label_all(again.url, "k2")) == "complete"  # the two items left, on k2
+    again.terminate()
+    records = ssa_store.labels_for_task(open_db(task.data_dir), "ssa_test")
+    assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS)  # each once
