@@ -69,7 +69,8 @@ Fixes:
     ``EntryAlreadyExistsException``: that page's ``/request_agent`` is never answered (the router
     has no timeout). ``Worker._register_worker`` (every provider's ``new`` goes through it) now
     gets or creates: when the row exists already it returns that worker (of the same provider),
-    so both registrations are answered and one worker row exists.
+    so both registrations are answered and one worker row exists (the live race, with and without
+    the fix: ``tests/mephisto/test_new_worker_race.py``).
 
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
