@@ -5,6 +5,9 @@ and 200 protocol clients (HTTP + websocket, what the page sends; browsers are to
 200 on 2 cores), each doing onboarding + 3 comparisons concurrently. Reports the submit
 round-trip (judgment sent -> acknowledging view received, i.e. after it was stored), and
 checks that every judgment is in the database (``lost``: sent and acknowledged, not stored).
+Each client sends what a shown page sends beside its judgments (a heartbeat every 3 s and an
+ownership ping at a random moment in each 3 s, see ``protocol_workers._keep_pinging``) and reads
+each comparison 0-6 s before judging, so 200 pages ping together while the judgments come in.
 Target: p95 < 300 ms, nothing lost.
 """
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 WORKERS = 200
 PER_WORKER = 3
 TARGET_P95_MS = 300.0
+THINK_S = 6.0  # each judgment comes 0-6 s after the comparison is shown: every page open for seconds, pinging
 
 
 def _pairings(path: Path, n: int) -> None:
@@ -64,7 +68,8 @@ def run():
             time.sleep(11)  # Mephisto's unit launcher opens slots in 10 s batches
 
             async def all_workers():
-                return await asyncio.gather(*[run_protocol_worker(task.url, f"load{i}", f"as{i}", _decide)
+                return await asyncio.gather(*[run_protocol_worker(task.url, f"load{i}", f"as{i}", _decide,
+                                                                  think=THINK_S)
                                               for i in range(WORKERS)], return_exceptions=True)
 
             started = time.perf_counter()
@@ -81,10 +86,12 @@ def run():
     rtts = sorted(m["rtt"] * 1000 for r in runs for m in r.made)
     p95 = rtts[min(len(rtts) - 1, int(round(0.95 * (len(rtts) - 1))))] if rtts else float("nan")
     unavailable = [r.unavailable for r in runs if r.unavailable]
+    pings = sum(r.pings for r in runs)
     yield {"name": f"acute_workers_load_{WORKERS}", "p95_ms": round(p95, 1), "lost": sent - len(df),
            "value": round(p95, 1), "unit": "ms", "target": TARGET_P95_MS, "ratio": round(p95 / TARGET_P95_MS, 3),
            "workers": WORKERS, "judgments": sent, "stored": len(df), "client_errors": len(errors),
-           "unavailable_workers": len(unavailable), "first_problem": (errors + unavailable)[:1]}
+           "unavailable_workers": len(unavailable), "first_problem": (errors + unavailable)[:1],
+           "pings": pings, "pings_per_s": round(pings / wall, 1) if wall else None}
     yield {"name": "acute_workers_load.judgments_stored", "value": len(df), "unit": "judgments",
            "baseline": sent, "ratio": len(df) / sent if sent else 0.0, "target": sent,
            "workers": WORKERS, "unavailable_workers": len(unavailable), "client_errors": len(errors),

@@ -61,6 +61,17 @@ Fixes:
     ``print`` becomes a DEBUG log line (the unit's INFO line stays, so ``launch --verbose``, which
     shows Mephisto's INFO lines, still says each unit once).
 
+``mephisto-worker-get-or-create``
+    ``WorkerPool.register_worker`` looks a worker up by name and creates it when none is found, in
+    two separate executor calls: two first registrations of a brand-new worker at the same instant
+    (two assignments opened together, two browsers) both find none, the second insert hits the
+    ``workers.worker_name`` UNIQUE constraint, and its coroutine dies with
+    ``EntryAlreadyExistsException``: that page's ``/request_agent`` is never answered (the router
+    has no timeout). ``Worker._register_worker`` (every provider's ``new`` goes through it) now
+    gets or creates: when the row exists already it returns that worker (of the same provider),
+    so both registrations are answered and one worker row exists (the live race, with and without
+    the fix: ``tests/mephisto/test_new_worker_race.py``).
+
 ``pkg_resources-warning``
     ``parlai.core.opt`` imports ``pkg_resources``, which setuptools 80 deprecates with a
     UserWarning printed on every ParlAI start. We silence only that warning.
@@ -99,6 +110,7 @@ POST_IMPORT_FIXES: dict[str, str] = {
     "mephisto.operations.client_io_handler": "parlai_acute.compat:live_updates_off_loop",
     "mephisto.abstractions.providers.mock.mock_unit": "parlai_acute.compat:prints_as_debug_lines",
     "mephisto.abstractions.architects.local_architect": "parlai_acute.compat:prints_as_debug_lines",
+    "mephisto.data_model.worker": "parlai_acute.compat:worker_get_or_create",
 }
 
 
@@ -115,6 +127,27 @@ def single_log_lines(logger_core) -> None:
     logger_core.get_logger = get_logger
     for logger in logger_core.loggers.values():
         logger.propagate = False
+
+
+def worker_get_or_create(worker_module) -> None:
+    """``mephisto-worker-get-or-create`` (see the module docstring)."""
+    worker_class = worker_module.Worker
+    original = worker_class.__dict__["_register_worker"].__func__
+
+    def _register_worker(db, worker_name: str, provider_type: str):
+        # imported here: the worker module is loaded while mephisto.abstractions.database is half-initialised
+        from mephisto.abstractions.database import EntryAlreadyExistsException
+
+        try:
+            return original(db, worker_name, provider_type)
+        except EntryAlreadyExistsException:  # made at the same instant by another registration
+            found = db.find_workers(worker_name=worker_name, provider_type=provider_type)
+            if not found:  # the name is taken under another provider: upstream's error stands
+                raise
+            return found[0]
+
+    _register_worker.__wrapped__ = original
+    worker_class._register_worker = staticmethod(_register_worker)
 
 
 def prints_as_debug_lines(module) -> None:

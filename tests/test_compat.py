@@ -237,3 +237,34 @@ def test_mock_units_log_at_info_once_with_fix():
     assert "Mock task launched" not in quiet.stdout + quiet.stderr
     verbose = run_python(MOCK_UNIT_LAUNCH.format(imports="import parlai_acute", level="info"))
     assert (verbose.stdout + verbose.stderr).count("Mock task launched") == 1  # its INFO line, no print beside it
+
+
+# Two registrations of a brand-new worker at once: both looked the name up and found none, then both
+# create it (what WorkerPool.register_worker does); the live race is tests/mephisto/test_new_worker_race.py
+NEW_WORKER_TWICE = (
+    "import tempfile\n"
+    "import parlai_acute\n"
+    "{uninstall}\n"
+    "from mephisto.abstractions.databases.local_database import LocalMephistoDB\n"
+    "from mephisto.abstractions.providers.mock.mock_worker import MockWorker\n"
+    "db = LocalMephistoDB(tempfile.mkdtemp() + '/mephisto.db')\n"
+    "first = MockWorker.new_from_provider_data(db, {{'worker_name': 'zoe'}})\n"
+    "try:\n"
+    "    second = MockWorker.new_from_provider_data(db, {{'worker_name': 'zoe'}})\n"
+    "    print('same' if second.db_id == first.db_id else 'other', len(db.find_workers(worker_name='zoe_sandbox')))\n"
+    "except Exception as exc:\n"
+    "    print('raised', type(exc).__name__)\n"
+)
+
+
+def test_a_new_worker_created_twice_raises_without_fix():
+    result = run_python(NEW_WORKER_TWICE.format(
+        uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.data_model.worker')"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "raised EntryAlreadyExistsException"
+
+
+def test_a_new_worker_created_twice_is_one_worker_with_fix():
+    result = run_python(NEW_WORKER_TWICE.format(uninstall=""))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "same 1"

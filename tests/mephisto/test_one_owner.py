@@ -175,3 +175,128 @@ def test_pages_of_one_assignment_registering_at_once_get_one_agent(tmp_path, lau
         if str(row.db_id) not in {a for agents in pairs for a in agents}:
             assert Agent.get(db, row.db_id).db_status == "expired"
     print(f"simultaneous registrations: {len(db.find_agents()) - 4} extra agents made and expired")
+
+
+def test_finished_assignment_reopened_after_a_relaunch_starts_nothing(tmp_path, chromium, runs):
+    """A page of a submitted assignment registering again after a relaunch (reloaded, or the address
+    opened again) was handed a new unit and a new dialogue at turn 1. Now it is told the work was
+    submitted, nothing is started or stored for it, and the same worker still gets new work on
+    another assignment (the record is keyed to the work, not the worker)."""
+    import signal
+
+    from mephisto.data_model.agent import Agent
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.texts import live_texts
+
+    args = [*ARGS[:-1], "mephisto.blueprint.target=2"]
+    run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / "launch0.log", group="per-turn",
+                   task_name="done_once")
+    runs.append(run)
+    run.wait_ready()
+    context = chromium.new_context()
+    a = open_page(context, run.url, "amy", "a1", "__perTurnView")
+    wait(a, f"{TURN}.can_send && {idle(a)}", MODELS, "the first turn")
+    a_turn(a, "Hello, do you like hiking?")
+    a_turn(a, "I walked up a hill today.")
+    a.click("#finish")
+    wait(a, "document.body.dataset.finished === 'true'", what="the thank-you")
+
+    stop(run, signal.SIGINT)
+    run = relaunch(run, args, tmp_path / "launch1.log", "per-turn")
+    runs.append(run)
+    a.reload()  # the same address, the same worker: its work is submitted
+    wait(a, "document.body.dataset.unavailable === 'true'", what="'already submitted'")
+    assert a.inner_text("#status") == live_texts()["already_submitted"]
+    again = context.new_page()
+    again.goto(a.url)  # the address opened again in a new tab: told the same, at once
+    wait(again, "document.body.dataset.unavailable === 'true'", what="'already submitted' in a new tab")
+    b = open_page(context, run.url, "amy", "a2", "__perTurnView")  # another assignment: new work
+    wait(b, f"{TURN}.can_send && {TURN}.turns_done === 0 && {idle(b)}", MODELS, "a new dialogue")
+
+    _, units, _ = stored(run.data_dir, "done_once")
+    started = sorted(u["data"]["registration"] for u in units if u["data"].get("status") not in (None, "unavailable"))
+    assert started == ["a1-simulated-amy", "a2-simulated-amy"], started  # a1's one dialogue, a2's new one
+    db = setup.open_db(run.data_dir)
+    statuses = [Agent.get(db, row.db_id).db_status for row in db.find_agents()]
+    assert statuses.count("completed") == 1, statuses  # the submitted work only; the pages told "done": expired
+
+
+def test_finished_acute_assignment_registering_after_a_relaunch_is_told_it_is_done(tmp_path, launch):
+    """The same for ACUTE-Eval (one implementation in mephisto_tasks/live): a submitted assignment's
+    registration after a relaunch is answered "done" and gets no comparisons; another assignment of the
+    same worker does."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a))
+    assert first.finished and len(first.made) == 2
+    assert task.terminate() == 0
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-dora"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"d1-{name}", "assignment_id": "d1", "provider_type": "mock"}}))
+    told = answer["data"].get("init_task_data") or {}
+    assert told.get("already_submitted") is True, answer  # told, and nothing planned
+    second = pw.run_sync(lambda: run_protocol_worker(again.url, "dora", "d2", prefer_a))
+    assert second.finished and len(second.made) == 2  # new work on another assignment
+    again.terminate()
+    df = store.judgments_for_task(setup.open_db(task.data_dir), "acute_test")
+    assert len(df) == 4 and df["pair_id"].nunique() == 4  # d1's two and d2's two, none for the re-registration
+
+
+def test_finished_ssa_assignment_registering_after_a_relaunch_is_told_it_is_done(tmp_path, launch_task):
+    """The same for the SSA labelling task (the item tasks' runner): no items are handed to a submitted
+    assignment's registration after a relaunch; the worker's other assignment gets the items left."""
+    from label_task_helpers import SSA_ITEMS, open_db, write_jsonl
+
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+    from parlai_acute.mephisto_tasks.ssa import store as ssa_store
+
+    async def label_all(url, assignment):
+        client = pw.Client(url, "kim", assignment)
+        assert await client.open() == ""
+        view = client.view
+        while view["status"] == "working":
+            view = await client.send({"type": "answer", "position": view["position"], "sensible": True,
+                                      "specific": False})
+        await client.submit()
+        await client.close()
+        return view["status"]
+
+    items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS)
+    args = ("--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=2",
+            "mephisto.blueprint.onboarding=false")
+    task = launch_task("ssa", *args)
+    task.wait_ready()
+    assert pw.run_sync(lambda: label_all(task.url, "k1")) == "complete"
+    assert task.terminate() == 0
+
+    again = launch_task("ssa", *args, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-kim"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"k1-{name}", "assignment_id": "k1", "provider_type": "mock"}}))
+    told = answer["data"].get("init_task_data") or {}
+    assert told.get("already_submitted") is True, answer  # told, and no items handed out
+    assert pw.run_sync(lambda: label_all(again.url, "k2")) == "complete"  # the two items left, on k2
+    again.terminate()
+    records = ssa_store.labels_for_task(open_db(task.data_dir), "ssa_test")
+    assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS)  # each once

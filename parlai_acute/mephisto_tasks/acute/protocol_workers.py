@@ -4,13 +4,17 @@ For load tests (50 chromium pages do not fit on 2 cores). Each client does what 
 does: POST ``/request_agent``, open the router websocket, send ``alive`` and a hello (this
 client's tab claims the assignment), send one action per judgment (a unique ``action_id``) and
 wait for the view that acknowledges it (ignoring the router's duplicate deliveries), then POST
-``/submit_task``. Worker names get
-the ``simulated-`` prefix like the browser workers.
+``/submit_task``. Like a shown page (``mephisto_live.js``) it sends a heartbeat before each packet
+and, until it submits, a heartbeat every 3 s and an ownership ping (``{"type": "ping"}``, answered
+with ``{"type": "owner"}``) at a random moment in each 3 s: a load test carries the packets 200 open
+pages send, not only their judgments. Worker names get the ``simulated-`` prefix like the browser
+workers.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +24,7 @@ from parlai_acute.mephisto_tasks.acute.simulated_workers import Decide
 from parlai_acute.mephisto_tasks.live.browser import PREFIX, post_json
 
 ROUTER_PROTOCOL = "2.0.3"
+HEARTBEAT_S = 3.0  # the page's HEARTBEAT_MS: a heartbeat every 3 s, and a ping at a random moment in each
 
 
 @dataclass
@@ -28,12 +33,31 @@ class ProtocolRun:
     made: list[dict] = field(default_factory=list)  # {"position", "choice", "reason", "rtt"}
     unavailable: str = ""  # failure reason when no unit was given
     finished: bool = False
+    pings: int = 0  # ownership pings sent (see _keep_pinging)
 
+
+
+async def _keep_pinging(send, tab: str, run: ProtocolRun) -> None:
+    """What a shown page sends while it waits for nothing (``watch`` in ``mephisto_live.js``): every
+    :data:`HEARTBEAT_S` a heartbeat, then, at a random moment before the next one, a heartbeat and an
+    ownership ping. Pages start at random moments, so the 3 s grid of each is shifted at random too."""
+    await asyncio.sleep(random.uniform(0, HEARTBEAT_S))
+    while True:
+        await send("heartbeat", {})
+        delay = random.uniform(0, HEARTBEAT_S)
+        await asyncio.sleep(delay)
+        await send("heartbeat", {})
+        await send("mephisto_bound_live_update", {"type": "ping", "tab": tab})
+        run.pings += 1
+        await asyncio.sleep(HEARTBEAT_S - delay)
 
 
 async def run_protocol_worker(base_url: str, worker: str, assignment: str, decide: Decide, *,
-                              timeout: float = 60.0, clock: Callable[[], float] = time.perf_counter) -> ProtocolRun:
-    """Do one unit; ``rtt`` of each judgment is send -> acknowledging view, in seconds."""
+                              timeout: float = 60.0, clock: Callable[[], float] = time.perf_counter,
+                              ping: bool = True, think: float = 0.0) -> ProtocolRun:
+    """Do one unit; ``rtt`` of each judgment is send -> acknowledging view, in seconds. ``ping``: send the
+    heartbeats and ownership pings a shown page sends (see :func:`_keep_pinging`); ``think``: wait a random
+    0 to ``think`` seconds before each judgment, as a person reads (the page stays open, pinging)."""
     import websockets
 
     name = worker if worker.startswith(PREFIX) else PREFIX + worker
@@ -59,36 +83,56 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
             return json.dumps({"packet_type": kind, "subject_id": agent_id, "data": payload,
                                "client_timestamp": time.time()})
 
+        async def send(kind, payload):
+            await sock.send(packet(kind, payload))
+
         tab = uuid.uuid4().hex
-        await sock.send(packet("alive", {}))
-        await sock.send(packet("mephisto_bound_live_update", {"type": "hello", "tab": tab, "claim": True}))
-        while not view["finished"]:
-            position = view["comparison"]["position"]
-            side, reason = decide(view)
-            started = clock()
-            action = f"{tab}:{position}"
-            await sock.send(packet("mephisto_bound_live_update", {
-                "type": "judgment", "position": position, "choice": side, "reason": reason,
-                "action_id": action, "tab": tab}))
-            while True:
-                try:
-                    msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
-                except (asyncio.TimeoutError, TimeoutError):
-                    raise TimeoutError(f"{name}: no view acknowledged judgment {position} in {timeout:g} s") from None
-                reply = msg.get("data") or {}
-                if (msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state"
-                        and reply.get("ack") == action):
-                    if reply.get("error"):
-                        raise AssertionError(f"{name}: judgment refused: {reply['error']}")
-                    break
-            run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
-            view = reply
+        await send("alive", {})
+        await send("heartbeat", {})
+        await send("mephisto_bound_live_update", {"type": "hello", "tab": tab, "claim": True})
+        pinger = asyncio.ensure_future(_keep_pinging(send, tab, run)) if ping else None
+        try:
+            await _judge(sock, send, run, view, decide, tab, name, timeout, clock, think)
+        finally:
+            if pinger is not None:
+                pinger.cancel()
+                await asyncio.gather(pinger, return_exceptions=True)
     finally:
         await sock.close()
     await post_json(f"{base}/submit_task", {"USED_AGENT_ID": agent_id, "final_data": {"judgments": len(run.made)},
                                             "client_timestamp": time.time()})
     run.finished = True
     return run
+
+
+async def _judge(sock, send, run: ProtocolRun, view: dict, decide: Decide, tab: str, name: str, timeout: float,
+                 clock: Callable[[], float], think: float) -> None:
+    """Every comparison of the unit: send the judgment (a heartbeat first, as the page does) and wait
+    for the view that acknowledges it."""
+    while not view["finished"]:
+        position = view["comparison"]["position"]
+        side, reason = decide(view)
+        if think:
+            await asyncio.sleep(random.uniform(0, think))
+        started = clock()
+        action = f"{tab}:{position}"
+        await send("heartbeat", {})
+        await send("mephisto_bound_live_update", {
+            "type": "judgment", "position": position, "choice": side, "reason": reason,
+            "action_id": action, "tab": tab})
+        while True:
+            try:
+                msg = json.loads(await asyncio.wait_for(sock.recv(), timeout))
+            except (asyncio.TimeoutError, TimeoutError):
+                raise TimeoutError(f"{name}: no view acknowledged judgment {position} in {timeout:g} s") from None
+            reply = msg.get("data") or {}
+            if (msg.get("packet_type") == "client_bound_live_update" and reply.get("type") == "state"
+                    and reply.get("ack") == action):
+                if reply.get("error"):
+                    raise AssertionError(f"{name}: judgment refused: {reply['error']}")
+                break
+        run.made.append({"position": position, "choice": side, "reason": reason, "rtt": clock() - started})
+        view = reply
 
 
 def run_protocol_workers_sync(base_url: str, workers: list[tuple[str, str]], decide: Decide,

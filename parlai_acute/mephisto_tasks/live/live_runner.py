@@ -27,6 +27,9 @@ once for every task. The server, not the page, knows where a worker is:
   so a page drops views older than one it has shown;
 * a unit cut short with work left (relaunch, a page the router stopped hearing) is found again by
   worker + provider registration (:mod:`.sessions`) and continued in the new agent;
+* a page of an assignment whose work is finished that registers again after a relaunch is answered
+  ``{"type": "already_submitted"}`` (the page says the work was submitted): no unit or dialogue
+  starts, and the agent Mephisto made for it is expired;
 * waiting for packets or the submit, noticing a worker who left, settling the unit exactly once
   (``run_unit`` or Mephisto's cleanup), and expiring spare units when the scheduler is done.
 """
@@ -81,7 +84,7 @@ class LiveRunner(TaskRunner):
         self._watch = None
         self._no_more_work_said = False
         self._stopped_and_done_at = None  # when the stop rule had fired and the last unit under way ended
-        self.sessions = Sessions(self.resumable)
+        self.sessions = Sessions(self.resumable, self.holds_work)
         self._owners_lock = threading.Lock()
         self._owners: dict[str, str] = {}  # registration -> the agent id holding its work in this run
         self._extra: set[str] = set()  # agents made by a second registration at once: expired at start
@@ -91,7 +94,7 @@ class LiveRunner(TaskRunner):
         earlier runs (call once the scheduler exists and the blueprint is registered)."""
         from parlai_acute.mephisto_tasks.live.stored_units import stored_units
 
-        self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.resumable,
+        self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep,
                                         with_agent=True))
         self._watch = watch_completion(self.task_run, self.finished)
 
@@ -210,6 +213,12 @@ class LiveRunner(TaskRunner):
                     logger.info("agent %s of worker %s: a second registration of one assignment at once; its "
                                 "page registers again", agent.db_id, agent.worker_id)
                     return {"type": "again", "again": True}
+                if self.sessions.finished(str(agent.worker_id), registration):
+                    # this assignment's work was submitted (in an earlier run): nothing starts for it
+                    self._extra.add(agent.get_agent_id())
+                    logger.info("agent %s of worker %s: registration %s has finished its work; its page is told so",
+                                agent.db_id, agent.worker_id, registration)
+                    return {"type": "already_submitted", "already_submitted": True}
                 if registration:
                     self._owners[registration] = agent.get_agent_id()
             earlier = self.sessions.take(str(agent.worker_id), registration)
@@ -235,7 +244,11 @@ class LiveRunner(TaskRunner):
         return self.stamped(state)
 
     def filter_units_for_worker(self, units, worker):
-        return units if self.sessions.waiting_for(str(worker.db_id)) or self.has_work_for(worker) else []
+        worker_id = str(worker.db_id)
+        # a worker with finished work gets a unit to be told so (see get_init_data_for_agent), never new work
+        if self.sessions.waiting_for(worker_id) or self.sessions.has_finished(worker_id):
+            return units
+        return units if self.has_work_for(worker) else []
 
     def has_work_for(self, worker) -> bool:
         return True
@@ -275,7 +288,7 @@ class LiveRunner(TaskRunner):
 
     # ------------------------------------------------------------------ mephisto hooks
     def run_unit(self, unit, agent) -> None:
-        if agent.get_agent_id() in self._extra:  # see get_init_data_for_agent: never a piece of work
+        if agent.get_agent_id() in self._extra:  # see get_init_data_for_agent: never a piece of work (again, done)
             expire_agent(agent)
             raise AgentShutdownError(agent.db_id)  # Mephisto gives the unit back to the pool, uncompleted
         start = time.time()
@@ -325,7 +338,7 @@ class LiveRunner(TaskRunner):
         if self.resumable(data) and not data.get("superseded_by"):
             # the page may come back (it re-registers by itself): it continues this work in a new agent
             forget_registration(agent)
-            self.sessions.add(str(agent.worker_id), data.get("registration"), agent, data)
+        self.sessions.add(str(agent.worker_id), data.get("registration"), agent, data)  # open work, or finished
 
     def cleanup_unit(self, unit) -> None:
         agent = unit.get_assigned_agent()

@@ -10,6 +10,12 @@ runner copies that state into the new agent and goes on from the same step.
 The old state is then marked ``superseded_by`` the new agent, and the new one lists the agents
 it continues in ``resumed_from``: :func:`..stored_units.stored_units` reads each piece of work
 once, also if the launcher died between the two writes.
+
+Work that is finished is remembered the same way, by worker + registration: a page of a submitted
+assignment that registers again after a relaunch (a reload, a tab left open, the address opened
+again) is told it has submitted this work and gets no new unit or dialogue. The record is the
+finished unit's own stored state (its ``registration`` is saved with the unit's first state, and
+every state is written atomically), read back at launch: nothing else to keep in step.
 """
 from __future__ import annotations
 
@@ -66,28 +72,51 @@ def forget_registration(agent) -> None:
 
 
 class Sessions:
-    """Unfinished units by (worker id, registration id); ``resumable(data)`` says which stored states
-    still have work in them. Thread-safe."""
+    """Unfinished units by (worker id, registration id), and the registrations whose work is finished;
+    ``resumable(data)`` says which stored states still have work in them, ``holds_work(data)`` which got
+    any (a state that did and has none left is finished). Thread-safe."""
 
-    def __init__(self, resumable: Callable[[dict], bool]):
+    def __init__(self, resumable: Callable[[dict], bool], holds_work: Callable[[dict], bool]):
         self.resumable = resumable
+        self.holds_work = holds_work
         self._lock = threading.Lock()
         self._open: dict[tuple[str, str], dict[str, Any]] = {}
+        self._done: set[tuple[str, str]] = set()
+
+    def keep(self, data: dict) -> bool:
+        """Is this stored state one to load (unfinished, or finished work)?"""
+        return self.resumable(data) or self.holds_work(data)
 
     def load(self, units: list[dict]) -> "Sessions":
-        """Unfinished units of earlier runs (rows of :func:`..stored_units.stored_units`, with ``agent``)."""
+        """Units of earlier runs (rows of :func:`..stored_units.stored_units` passing :meth:`keep`, with ``agent``)."""
         for unit in units:
             self.add(str(unit["worker_id"]), unit["data"].get("registration"), unit["agent"], unit["data"])
         return self
 
     def add(self, worker: str, registration: str | None, agent, data: dict) -> None:
-        if registration and self.resumable(data) and not data.get("superseded_by"):
+        """A unit that ended (or was read back): its work, open or finished, under its registration."""
+        if not registration or data.get("superseded_by"):
+            return
+        if self.resumable(data):
             with self._lock:
                 self._open[(worker, registration)] = {"agent": agent, "data": copy.deepcopy(data)}
+        elif self.holds_work(data):
+            with self._lock:
+                self._done.add((worker, registration))
+
+    def finished(self, worker: str, registration: str | None) -> bool:
+        """Was this registration's work finished (and none of it is open again)?"""
+        with self._lock:
+            key = (worker, registration)
+            return bool(registration) and key in self._done and key not in self._open
 
     def waiting_for(self, worker: str) -> bool:
         with self._lock:
             return any(w == worker for w, _ in self._open)
+
+    def has_finished(self, worker: str) -> bool:
+        with self._lock:
+            return any(w == worker for w, _ in self._done)
 
     def take(self, worker: str, registration: str | None) -> dict | None:
         with self._lock:

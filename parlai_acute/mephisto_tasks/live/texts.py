@@ -68,6 +68,9 @@ LIVE = {
     "preview": "Preview: accept the task to start.",
     "gone": "This task is no longer available ({status}). Everything you submitted is saved.",
     "no_work": NO_WORK,
+    # a page of an assignment whose work was submitted, registering again (after a relaunch)
+    "already_submitted": ("You have already submitted this assignment. Everything you submitted is saved; you can "
+                          "close this page."),
     "failure_reasons": FAILURE_REASONS,
     "failure_unknown": FAILURE_UNKNOWN,
 }

@@ -24,7 +24,9 @@
  * Pings and resends go at random moments: two pages in step (both every 3 s) would have the other's
  * heartbeat land between each packet and its answer, every time.
  * Two pages registering at the same instant get one agent: the later one is told to register again
- * (init_task_data.again) and then reaches the same agent.
+ * (init_task_data.again) and then reaches the same agent. A page of an assignment whose work was
+ * submitted, registering again after a relaunch, is told so (init_task_data.already_submitted): it
+ * says "already submitted" at once, for good, and starts nothing.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
  * lines shared by every task (connection, tabs, saving, preview; mephisto_tasks/live/texts.py) are
  * written into the page when it is built (#live-texts), so a server down at the first load is
@@ -265,6 +267,9 @@ var MephistoLive = (function () {
     return post("/request_agent", { provider_data: registration, client_timestamp: now() }).then(function (packet) {
       var d = packet.data || {};
       if (!d.agent_id) return { unavailable: failureText(d.failure_reason) };
+      if (d.init_task_data && d.init_task_data.already_submitted) {  // this assignment's work is in: for good
+        return { unavailable: say("already_submitted"), final: true };
+      }
       if (d.init_task_data && d.init_task_data.again) {  // another page of this assignment registered at once
         if (!reconnecting) { reconnecting = true; lostAt = Date.now(); }
         later(RETRY_MS);
@@ -317,7 +322,7 @@ var MephistoLive = (function () {
       registering = false;
       if (!r.unavailable) return;
       // a relaunched task may not have opened its units yet: keep trying for a while
-      if (Date.now() - lostAt < GIVE_UP_MS) { later(2 * RETRY_MS); return; }
+      if (!r.final && Date.now() - lostAt < GIVE_UP_MS) { later(2 * RETRY_MS); return; }
       reconnecting = false;
       unavailable(r.unavailable);
     }, function () { registering = false; later(RETRY_MS); });  // the server is still down: try again
