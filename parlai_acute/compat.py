@@ -135,8 +135,10 @@ def worker_get_or_create(worker_module) -> None:
     original = worker_class.__dict__["_register_worker"].__func__
 
     def _register_worker(db, worker_name: str, provider_type: str):
-        # imported here: the worker module is loaded while mephisto.abstractions.database is half-initialised
-        from mephisto.abstractions.database import EntryAlreadyExistsException
+        # read from the loaded module, not imported: the worker module is loaded while
+        # mephisto.abstractions.database is half-initialised, and importing Mephisto here would put it
+        # on the import path of every module that imports parlai_acute (the statistics must not reach it)
+        EntryAlreadyExistsException = sys.modules["mephisto.abstractions.database"].EntryAlreadyExistsException
 
         try:
             return original(db, worker_name, provider_type)
