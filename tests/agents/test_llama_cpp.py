@@ -243,6 +243,7 @@ def test_eval_model_with_batches(tmp_path):
     (["--context-length", "16"], "context_length"),
     (["--llama-threads", "-1"], "llama_threads"),
     (["--llama-slots", "-1"], "llama_slots"),
+    (["--llama-nice", "-30"], "llama_nice"),
     (["--max-new-tokens", "600"], "max_new_tokens"),
     (["--temperature", "-1"], "temperature"),
 ])
