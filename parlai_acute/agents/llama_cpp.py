@@ -56,7 +56,8 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(model_path: str, context_length: int, slots: int, threads: int,
-               kv_cache_type: str = "q8_0", replica: int = 0, process: bool = False, nice: int = 0) -> LlamaEngine:
+               kv_cache_type: str = "q8_0", replica: int = 0, process: bool = False,
+               nice: int = 0) -> LlamaEngine:
     """The live engine for these settings, or a new one (independent agents share models too);
     ``replica`` tells apart engines of the same settings loaded on purpose (:func:`share_engines`);
     ``process``: in its own process (:class:`ProcessEngine`), to generate alongside other engines;

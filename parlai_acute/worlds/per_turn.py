@@ -113,7 +113,8 @@ class ModelPool:
         opt = self.opts[name]
         keys = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
                 "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "seed",
-                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots", "llama_replica", "llama_nice")
+                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots", "llama_replica",
+                "llama_nice")
         return {"spec": self.specs[name], "agent": type(self._masters[name]).__name__,
                 "options": {k: opt.get(k) for k in keys if opt.get(k) not in (None, "")}}
 
@@ -239,7 +240,8 @@ class PerTurnDialogue:
             now = time.monotonic()
             deadline = min(a.last_progress for a in pending.values()) + self.pool.timeout
             watched = any(a.probe is not None for a in pending.values())
-            concurrent.futures.wait([a.future for a in pending.values()], return_when=concurrent.futures.FIRST_COMPLETED,
+            concurrent.futures.wait([a.future for a in pending.values()],
+                                    return_when=concurrent.futures.FIRST_COMPLETED,
                                     timeout=max(0.0, min(deadline - now, PROGRESS_POLL if watched else deadline - now)))
             for name, a in list(pending.items()):
                 if not a.future.done() and not a.stalled(self.pool.timeout):
