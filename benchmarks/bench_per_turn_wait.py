@@ -12,6 +12,10 @@ perturn_first_turn_wait
     (target 0). ``load_alone`` / ``load_loaded``: the 1-minute load average at the end of each
     phase (the machine is shared: the figure is read with it).
 
+The busy processes share the benchmark's session (Linux autogroup); the machine's other sessions
+load it too (``load_*``). The engine runs in a session of its own at raised priority
+(``--llama-nice``, docs/models.md), so it is ahead of both.
+
 Seeds differ per dialogue (each dialogue id seeds its sample), and every phase asks for the
 same dialogues, so alone and loaded generate the same texts.
 """
