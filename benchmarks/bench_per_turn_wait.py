@@ -16,8 +16,8 @@ The busy processes share the benchmark's session (Linux autogroup); the machine'
 load it too (``load_*``). The engine runs in a session of its own at raised priority
 (``--llama-nice``, docs/models.md), so it is ahead of both.
 
-Seeds differ per dialogue (each dialogue id seeds its sample), and every phase asks for the
-same dialogues, so alone and loaded generate the same texts.
+A sample's seed is a function of its prompt, and both phases send the same first messages in the
+same order, so alone and loaded generate the same texts.
 """
 from __future__ import annotations
 
