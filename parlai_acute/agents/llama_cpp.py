@@ -20,6 +20,13 @@ Why it is built this way:
   process (per-turn's models) are spread over one-thread engines, one per core
   (:func:`share_engines`), each in its own process (:class:`~parlai_acute.agents.llama_engine.ProcessEngine`:
   engines of one process take turns), so no core idles while a worker waits and none is fought over.
+* An engine's compute threads run at raised priority (``--llama-nice``, default -10; needs root or
+  CAP_SYS_NICE, else one note and no change), and the per-turn task's engines, a lone one too, each run
+  in a process and session of their own at that priority. Why: llama.cpp's threads meet at a barrier
+  after every layer; beside other CPU-bound work a descheduled thread stalls the rest, and a lone
+  SmolLM2 at 2 threads on 2 cores beside two busy processes kept a worker waiting 106.9 s for a first
+  turn. With the priority the engine takes the cores while it generates and nothing while idle
+  (``perturn_first_turn_wait`` in docs/benchmarks.md has the figures).
 * The engines live in :mod:`parlai_acute.agents.llama_engine` (no ParlAI, so an engine process is light).
 * Persona lines, history and seed keys are kept as for every model wrapper, by
   :class:`parlai_acute.agents.turn_agent.TurnTakingAgent`; speaking first, the system
@@ -35,7 +42,7 @@ import weakref
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
-from parlai_acute.agents.llama_engine import KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file, cores
+from parlai_acute.agents.llama_engine import DEFAULT_NICE, KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file, cores
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 
@@ -49,16 +56,18 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(model_path: str, context_length: int, slots: int, threads: int,
-               kv_cache_type: str = "q8_0", replica: int = 0, process: bool = False) -> LlamaEngine:
+               kv_cache_type: str = "q8_0", replica: int = 0, process: bool = False,
+               nice: int = 0) -> LlamaEngine:
     """The live engine for these settings, or a new one (independent agents share models too);
     ``replica`` tells apart engines of the same settings loaded on purpose (:func:`share_engines`);
-    ``process``: in its own process (:class:`ProcessEngine`), to generate alongside other engines."""
+    ``process``: in its own process (:class:`ProcessEngine`), to generate alongside other engines;
+    ``nice``: the niceness of its compute threads (:func:`~parlai_acute.agents.llama_engine.raised_priority`)."""
     settings = (check_model_file(model_path), context_length, slots, threads, kv_cache_type)
-    key = settings + (replica, bool(process))
+    key = settings + (replica, bool(process), int(nice))
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = (ProcessEngine if process else LlamaEngine)(*settings)
+            engine = (ProcessEngine if process else LlamaEngine)(*settings, nice=int(nice))
             _ENGINES[key] = engine
         return engine
 
@@ -109,7 +118,10 @@ def share_engines(opts) -> None:
     for opt in llama:
         if not int(opt.get("llama_threads") or 0):
             opt["llama_threads"] = max(1, budget // max(1, len(engines)))
-        opt["llama_process"] = len(engines) > 1  # engines in one process would take turns
+        # engines in one process would take turns; and an engine of raised priority (llama_nice, the
+        # default) is in a process and session of its own, so its priority counts against the other
+        # sessions' work too and raises nothing else of the task (llama_engine.raise_session_priority)
+        opt["llama_process"] = len(engines) > 1 or engine_nice(opt) != 0
 
 
 # --------------------------------------------------------------------------- agent
@@ -141,6 +153,11 @@ class LlamaCppAgent(TurnTakingAgent):
         group.add_argument("--llama-threads", type=int, default=0,
                            help="CPU threads for llama.cpp (0: the machine's cores, divided between the engines "
                                 "of one per-turn task)")
+        group.add_argument("--llama-nice", type=int, default=DEFAULT_NICE,
+                           help="niceness of llama.cpp's compute threads (-20..19; default %(default)s: ahead of other "
+                                "CPU-bound work, so a busy machine does not stall the engine's threads at their "
+                                "barriers; needs root or CAP_SYS_NICE, else one note and the engine runs unchanged; "
+                                "0 leaves it as the task's)")
         group.add_argument("--kv-cache-type", type=str, default="q8_0", choices=sorted(KV_CACHE_TYPES),
                            help="llama.cpp KV cache precision: q8_0 uses half the memory of f16")
         group.add_argument("--llama-slots", type=int, default=0,
@@ -155,7 +172,7 @@ class LlamaCppAgent(TurnTakingAgent):
         self.config = decoding.DecodingConfig.from_opt(opt)
         self.engine = self.from_shared(shared, "engine", lambda: get_engine(
             *engine_settings(opt, self.config), replica=int(opt.get("llama_replica") or 0),
-            process=bool(opt.get("llama_process"))))
+            process=bool(opt.get("llama_process")), nice=engine_nice(opt)))
 
     @property
     def turns(self) -> list:
@@ -176,6 +193,11 @@ class LlamaCppAgent(TurnTakingAgent):
     def prompt_key(self, system: str, turns: list) -> str:
         return json.dumps(self.prompt(system, turns), sort_keys=True)
 
+    def progress(self) -> float | None:
+        """How far the engine has got (its CPU seconds): the per-turn world times a reply out when this
+        stands still, not after a fixed wall time (:class:`~parlai_acute.worlds.per_turn.PerTurnDialogue`)."""
+        return self.engine.progress()
+
     def reply_batch(self, contexts: list) -> list:
         """All conversations' candidates in one submission to the engine (continuous batching)."""
         conversations = [(self.prompt(c.system, c.turns), c.seed_key) for c in contexts]
@@ -188,6 +210,15 @@ class LlamaCppAgent(TurnTakingAgent):
                              extra={"model": os.path.basename(self.engine.model_path), "engine": "llama.cpp"})
             replies.append(act)
         return replies
+
+
+def engine_nice(opt) -> int:
+    """The niceness an opt asks for its engine's threads, validated (see ``--llama-nice``)."""
+    nice = DEFAULT_NICE if opt.get("llama_nice") is None else int(opt["llama_nice"])
+    if not -20 <= nice <= 19:
+        raise UserError(f"llama_nice {nice} is not a niceness; use -20..19 (0: the task's own, "
+                        f"{DEFAULT_NICE}: the default)", param="llama_nice")
+    return nice
 
 
 def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:

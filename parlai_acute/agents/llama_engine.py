@@ -8,6 +8,7 @@ parlai_acute.agents.llama_engine SETTINGS``), so several engines can generate at
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import os
@@ -24,6 +25,7 @@ from parlai_acute.agents import decoding
 from parlai_acute.errors import UserError
 
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
+DEFAULT_NICE = -10  # the niceness of an engine's compute threads: see raised_priority
 
 class EngineDied(RuntimeError):
     """An engine process ended without being closed (crashed, killed): :class:`ProcessEngine` starts a
@@ -53,6 +55,92 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+_NICE_NOTED: set = set()
+
+
+@contextlib.contextmanager
+def raised_priority(nice: int):
+    """Threads started inside this block run at niceness ``nice`` (lower = more CPU when cores are
+    contended); the calling thread gets its own niceness back at the end.
+
+    Why: llama.cpp's threads meet at a barrier after every layer, so on cores shared with other
+    CPU-bound work one descheduled thread stalls the others, and a lone SmolLM2 on 2 cores beside two
+    busy processes took many times its time alone (a worker waited 106.9 s for a first turn). At
+    niceness -10 the scheduler gives each engine thread about 90% of a core it shares with a
+    niceness-0 process (CFS weights 9548 against 1024), so the generation keeps its pace; when the
+    engine is idle its threads sleep and take nothing from anyone. Linux niceness is per thread and
+    inherited by the threads a thread starts: the llama.cpp server started here (its loop and the
+    compute threads it starts) gets the raised priority, the rest of the task process does not.
+    Lowering niceness needs CAP_SYS_NICE (root has it): without it the engine runs at the caller's
+    niceness and one line says so, once per process. ``nice=0`` changes nothing."""
+    nice = int(nice)
+    if not nice or not hasattr(os, "setpriority"):
+        yield
+        return
+    tid = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, tid)
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, max(-20, min(19, nice)))
+    except OSError as exc:  # PermissionError without CAP_SYS_NICE
+        if nice not in _NICE_NOTED:
+            _NICE_NOTED.add(nice)
+            print(f"note: llama.cpp engine left at niceness {before}, not {nice} ({exc.strerror or exc}: lowering "
+                  "niceness needs root or CAP_SYS_NICE); on a busy machine its replies may be slower",
+                  file=sys.stderr, flush=True)
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.setpriority(os.PRIO_PROCESS, tid, before)  # raising niceness back is always permitted
+
+
+def raise_session_priority(nice: int) -> None:
+    """Give this process's scheduling group (its Linux autogroup: its session) niceness ``nice``.
+
+    Why, beside :func:`raised_priority`: with ``kernel.sched_autogroup_enabled`` (the default of most
+    distributions for processes outside a systemd service) the CPU is first shared out fairly between
+    sessions, and niceness counts only inside one; a lone SmolLM2 on a machine where other sessions
+    run CPU-bound work got its session's share, split between its own threads, whatever their
+    niceness. A :class:`ProcessEngine` runs in a session of its own, so this raises the engine alone,
+    never the task. Without the permission (or without autogroups) it does nothing: the engine's
+    threads are still raised within their session where that is allowed."""
+    if not nice or not os.path.exists("/proc/self/autogroup"):
+        return
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write(str(max(-20, min(19, int(nice)))))
+    except OSError:
+        pass  # raised_priority says, once, when niceness cannot be lowered
+
+
+def cpu_seconds(pid: int | str = "self", tids=None) -> float | None:
+    """CPU seconds (nanosecond resolution) the threads ``tids`` of process ``pid`` (all of them if
+    None) have run so far: how the per-turn world tells a slow generation from a stalled one
+    (:meth:`LlamaEngine.progress`). None where /proc has no ``schedstat`` (not Linux)."""
+    root = f"/proc/{pid}/task"
+    try:
+        names = os.listdir(root) if tids is None else tids
+    except OSError:
+        return None
+    total, found = 0, False
+    for tid in names:
+        try:
+            with open(f"{root}/{tid}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+            found = True
+        except (OSError, ValueError, IndexError):  # a thread that has ended
+            continue
+    return total / 1e9 if found else None
+
+
+def _thread_ids() -> set:
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:
+        return set()
 
 
 def server_params(model_path: str, context_length: int, slots: int, threads: int, kv_cache_type: str = "q8_0"):
@@ -144,12 +232,23 @@ class LlamaEngine:
     """
 
     def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
-                 kv_cache_type: str = "q8_0"):
+                 kv_cache_type: str = "q8_0", nice: int = 0):
         self.model_path = check_model_file(model_path)
-        self.context_length, self.slots, self.threads = context_length, slots, threads
-        self.server = keep_until_exit(start_server(server_params(self.model_path, context_length, slots, threads,
-                                                                 kv_cache_type)))
+        self.context_length, self.slots, self.threads, self.nice = context_length, slots, threads, int(nice)
+        params = server_params(self.model_path, context_length, slots, threads, kv_cache_type)
+        before = _thread_ids()
+        with raised_priority(self.nice):
+            self.server = keep_until_exit(start_server(params))
+        # the server's own threads (its loop computes as llama.cpp's thread 0): their CPU time is the
+        # engine's progress, whatever the rest of the process does
+        self._engine_tids = sorted(_thread_ids() - before)
         self._pool = ThreadPoolExecutor(max_workers=max(4, 2 * slots), thread_name_prefix="llama")
+
+    def progress(self) -> float | None:
+        """CPU seconds the engine has computed so far (None: not measurable here). It grows while the
+        engine works on any request, however slowly the machine lets it, and stands still when it is
+        stalled: a caller times out on no progress rather than on wall time."""
+        return cpu_seconds("self", self._engine_tids) if self._engine_tids else None
 
     def chat(self, request: dict) -> dict:
         """One ``/v1/chat/completions`` request. A prompt longer than the context loses its
@@ -308,11 +407,11 @@ class ProcessEngine(LlamaEngine):
     restart_window = 600.0
 
     def __init__(self, model_path: str, context_length: int = 1024, slots: int = 1, threads: int = 1,
-                 kv_cache_type: str = "q8_0"):
+                 kv_cache_type: str = "q8_0", nice: int = 0):
         self.model_path = check_model_file(model_path)
-        self.context_length, self.slots, self.threads = context_length, slots, threads
+        self.context_length, self.slots, self.threads, self.nice = context_length, slots, threads, int(nice)
         self._settings = {"model_path": self.model_path, "context_length": context_length, "slots": slots,
-                          "threads": threads, "kv_cache_type": kv_cache_type}
+                          "threads": threads, "kv_cache_type": kv_cache_type, "nice": self.nice}
         self._generations: collections.deque = collections.deque(maxlen=4096)
         self._restarts: collections.deque = collections.deque()  # monotonic times of recent restarts
         self._failed = ""  # set once the restart bound is reached: every request fails with it
@@ -324,8 +423,11 @@ class ProcessEngine(LlamaEngine):
     def _spawn(self) -> "_EngineLink":
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        # a session of its own: its own scheduling group, whose priority it may raise without raising the
+        # task's (raise_session_priority); it still ends with the task, at the end of its input
         proc = subprocess.Popen([sys.executable, "-m", "parlai_acute.agents.llama_engine",
-                                 json.dumps(self._settings)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                                 json.dumps(self._settings)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                start_new_session=True)
         first = proc.stdout.readline()
         try:
             ready = json.loads(first) if first.strip() else {}
@@ -367,6 +469,11 @@ class ProcessEngine(LlamaEngine):
             print(f"{why}; restarted it as pid {self.pid} (restart {len(self._restarts)} of at most "
                   f"{self.max_restarts} in {self.restart_window / 60:g} min)", file=sys.stderr, flush=True)
 
+    def progress(self) -> float | None:
+        """CPU seconds of the engine process (every thread; see :meth:`LlamaEngine.progress`); a
+        restarted process starts again from 0, which is a change, hence progress too."""
+        return cpu_seconds(self._links[0].proc.pid)
+
     @property
     def generations(self) -> list:
         """(started, finished) wall-clock times of this engine's recent generations, as it timed them."""
@@ -396,8 +503,10 @@ def serve(settings_json: str) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the task decides
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything llama.cpp prints goes to stderr, never into the protocol
+    settings = json.loads(settings_json)
+    raise_session_priority(int(settings.get("nice") or 0))
     try:
-        engine = LlamaEngine(**json.loads(settings_json))
+        engine = LlamaEngine(**settings)
     except UserError as exc:
         out.write(json.dumps({"error": str(exc), "params": exc.params}).encode() + b"\n")
         out.flush()

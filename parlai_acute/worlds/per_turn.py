@@ -113,7 +113,8 @@ class ModelPool:
         opt = self.opts[name]
         keys = ("model", "model_file", "gguf", "inference", "temperature", "topp", "topk", "num_samples",
                 "beam_size", "max_new_tokens", "repetition_filter", "persona", "system_prompt", "seed",
-                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots", "llama_replica")
+                "openai_base_url", "openai_model", "hf_model", "llama_threads", "llama_slots", "llama_replica",
+                "llama_nice")
         return {"spec": self.specs[name], "agent": type(self._masters[name]).__name__,
                 "options": {k: opt.get(k) for k in keys if opt.get(k) not in (None, "")}}
 
@@ -154,6 +155,42 @@ def _reply_record(reply) -> tuple[str, dict]:
     text = str(reply.get("text") or "").strip()
     extra = {k: reply[k] for k in ("decoding", "candidates", "beam_texts") if k in reply}
     return text, extra
+
+
+PROGRESS_POLL = 0.5  # seconds between looks at a model's progress while its reply is awaited
+
+
+class _Attempt:
+    """One request for a model's reply, and when it last showed progress.
+
+    Why progress and not wall time: on a busy machine a generation that is working, only slowly, ran
+    into the 60 s timeout and was asked again from scratch (a worker waited 106.9 s for a first turn,
+    the abandoned generation still running beside its retry). A model whose agent has ``progress()``
+    (this package's llama.cpp agent: the CPU seconds its engine has computed) times out only after
+    ``timeout`` seconds in which that did not move -- a stalled or hung engine; one without it (an HTTP
+    endpoint, a ParlAI agent) after ``timeout`` seconds of wall time, as before."""
+
+    def __init__(self, future, number: int, probe):
+        self.future, self.number, self.probe = future, number, probe
+        self.started = self.last_progress = time.monotonic()
+        self.seen = self._read()
+
+    def _read(self):
+        if self.probe is None:
+            return None
+        try:
+            return self.probe()
+        except Exception:  # a probe that fails says nothing: the wall clock decides
+            return None
+
+    def stalled(self, timeout: float) -> bool:
+        """True once ``timeout`` seconds have passed without progress (without a probe: since the start)."""
+        now = time.monotonic()
+        if self.probe is not None:
+            value = self._read()
+            if value is not None and value != self.seen:
+                self.seen, self.last_progress = value, now
+        return now - self.last_progress >= timeout
 
 
 class PerTurnDialogue:
@@ -197,40 +234,44 @@ class PerTurnDialogue:
         self.history.append({"speaker": HUMAN_ID, "text": human_text})
         observations = {name: agent.observe(Message(message)) for name, agent in self.agents.items()}
         digests = {name: self.context_digest(name) for name in self.models}
-        pending = {name: (self._start(name, observations[name]), time.monotonic(), 1) for name in self.models}
+        pending = {name: self._attempt(name, observations[name], 1) for name in self.models}
         results: dict[str, Candidate] = {}
         while pending:
-            deadline = min(started for _, started, _ in pending.values()) + self.pool.timeout
-            concurrent.futures.wait([f for f, _, _ in pending.values()], return_when=concurrent.futures.FIRST_COMPLETED,
-                                    timeout=max(0.0, deadline - time.monotonic()))
-            for name, (future, started, attempt) in list(pending.items()):
-                if not future.done() and time.monotonic() - started < self.pool.timeout:
+            now = time.monotonic()
+            deadline = min(a.last_progress for a in pending.values()) + self.pool.timeout
+            watched = any(a.probe is not None for a in pending.values())
+            concurrent.futures.wait([a.future for a in pending.values()],
+                                    return_when=concurrent.futures.FIRST_COMPLETED,
+                                    timeout=max(0.0, min(deadline - now, PROGRESS_POLL if watched else deadline - now)))
+            for name, a in list(pending.items()):
+                if not a.future.done() and not a.stalled(self.pool.timeout):
                     continue
                 del pending[name]
                 try:
-                    if not future.done():
+                    if not a.future.done():
                         raise concurrent.futures.TimeoutError
-                    reply, seconds = future.result()
+                    reply, seconds = a.future.result()
                     text, extra = _reply_record(reply)
                     if not text:
                         raise ValueError("the model returned an empty reply")
-                    results[name] = Candidate(name, text, time.monotonic() - began, attempt, extra=extra,
+                    results[name] = Candidate(name, text, time.monotonic() - began, a.number, extra=extra,
                                               context_digest=digests[name], generation_seconds=seconds)
                 except concurrent.futures.TimeoutError:
-                    error = f"no reply within {self.pool.timeout:g} s"
+                    error = (f"no progress for {self.pool.timeout:g} s" if a.probe is not None
+                             else f"no reply within {self.pool.timeout:g} s")
                 except Exception as exc:  # the model's own failure: recorded, never fatal to the dialogue
                     error = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
                 if name in results:
                     pass
-                elif attempt <= self.pool.retries:
-                    pending[name] = (self._start(name, observations[name]), time.monotonic(), attempt + 1)
+                elif a.number <= self.pool.retries:
+                    pending[name] = self._attempt(name, observations[name], a.number + 1)
                     if on_retry is not None:
-                        on_retry(name, attempt + 1, error)
+                        on_retry(name, a.number + 1, error)
                     continue
                 else:
-                    results[name] = Candidate(name, "", time.monotonic() - began, attempt, error=error,
+                    results[name] = Candidate(name, "", time.monotonic() - began, a.number, error=error,
                                               context_digest=digests[name],
-                                              generation_seconds=time.monotonic() - started)
+                                              generation_seconds=time.monotonic() - a.started)
                 if on_ready is not None:
                     on_ready(len(results))
         return [results[name] for name in self.models]
@@ -250,6 +291,9 @@ class PerTurnDialogue:
 
     def _start(self, name: str, observation):
         return self.pool.submit(name, _act, self.agents[name], observation)
+
+    def _attempt(self, name: str, observation, number: int) -> "_Attempt":
+        return _Attempt(self._start(name, observation), number, getattr(self.agents[name], "progress", None))
 
     def continue_with(self, text: str, *, source: str) -> None:
         """``text`` continues the conversation: every model hears it as its own turn.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from parlai.core.agents import create_agent_from_shared
@@ -242,6 +243,7 @@ def test_eval_model_with_batches(tmp_path):
     (["--context-length", "16"], "context_length"),
     (["--llama-threads", "-1"], "llama_threads"),
     (["--llama-slots", "-1"], "llama_slots"),
+    (["--llama-nice", "-30"], "llama_nice"),
     (["--max-new-tokens", "600"], "max_new_tokens"),
     (["--temperature", "-1"], "temperature"),
 ])
@@ -336,7 +338,47 @@ def test_configurations_of_one_gguf_are_spread_over_one_thread_engines_one_per_c
     assert all(o["llama_process"] for o in two)  # engines of one process would take turns: a process each
     alone = opts(f"{smol} --inference greedy")
     share_engines(alone)
-    assert alone[0]["llama_threads"] == 2 and not alone[0]["llama_process"]  # one engine on every core, in-process
+    # one engine on every core, in a process (and session) of its own so its raised priority (the default
+    # llama_nice) counts against other sessions' work and raises nothing else of the task
+    assert alone[0]["llama_threads"] == 2 and alone[0]["llama_process"]
+    plain = opts(f"{smol} --inference greedy --llama-nice 0")
+    share_engines(plain)
+    assert plain[0]["llama_threads"] == 2 and not plain[0]["llama_process"]  # no priority asked: in-process
+
+
+def test_an_engine_runs_at_the_asked_priority_and_says_so_when_it_may_not(tmp_path, capfd):
+    """llama.cpp's compute threads at the raised niceness, the rest of the process untouched; without the
+    permission one note and the engine runs anyway (run as root here, as CI is: the refusal is made real
+    by first raising this thread's niceness, which an unprivileged process cannot lower again)."""
+    import threading
+
+    from parlai_acute.agents.llama_engine import LlamaEngine, cpu_seconds, raised_priority
+    from parlai_acute.paths import default_gguf
+
+    tid = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, tid)
+    engine = LlamaEngine(str(default_gguf()), 256, 1, 1, nice=-7)
+    assert os.getpriority(os.PRIO_PROCESS, tid) == before  # the caller's niceness is given back
+    assert {os.getpriority(os.PRIO_PROCESS, int(t)) for t in engine._engine_tids} == {-7}
+    spent = engine.progress()
+    engine.chat({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4})
+    assert engine.progress() > spent and cpu_seconds("self") >= engine.progress()
+    if os.geteuid() == 0:  # drop the capability in a child: lowering niceness is then refused
+        import subprocess
+        import sys
+
+        code = ("import os\nfrom parlai_acute.agents.llama_engine import raised_priority\n"
+                "os.setpriority(os.PRIO_PROCESS, 0, 5); os.setgid(65534); os.setuid(65534)\n"
+                "with raised_priority(-10): print('ran', os.getpriority(os.PRIO_PROCESS, 0))\n"
+                "with raised_priority(-10): pass")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "ran 5"  # it ran, at the niceness it had
+        notes = [line for line in out.stderr.splitlines() if line.startswith("note: llama.cpp engine left")]
+        assert len(notes) == 1 and "needs root or CAP_SYS_NICE" in notes[0]  # one line, once
+    with raised_priority(0):
+        assert os.getpriority(os.PRIO_PROCESS, tid) == before
 
 
 def test_a_dropped_in_process_engine_lets_the_process_exit():

@@ -75,7 +75,10 @@ class PerTurnBlueprintArgs(GoldArgs):
         "help": "JSON list of practice turns {context, replies, wrong}: the gold item of onboarding, a turn with "
                 "one plainly wrong reply (default: the packaged ones)."})
     model_timeout: float = field(default=60.0, metadata={
-        "help": "Seconds a model may take for one reply before the attempt counts as failed."})
+        "help": "Seconds without progress after which a reply's attempt counts as failed: for this "
+                "package's llama.cpp models, seconds in which the engine computed nothing (a slow but working "
+                "generation is waited for, never asked again from scratch); for other models (HTTP endpoints, "
+                "ParlAI agents), seconds of wall time for the reply."})
     model_retries: int = field(default=1, metadata={
         "help": "Retries of a failed or timed-out reply; then the turn is recorded as incomplete for that model."})
     datapath: str = field(default="", metadata={
