@@ -36,7 +36,7 @@ import pandas as pd
 
 from parlai_acute.errors import UserError
 from parlai_acute.stats.ppi import (bradley_terry_rank_sets, judge_tracks_people, plan, ppi_bradley_terry, ppi_mean,
-                                   ppi_mean_clustered)
+                                   ppi_mean_clustered, ppi_mean_crossed)
 
 __all__ = ["ppi_table", "ppi_ranking", "plan_row", "ROW_COLUMNS", "RANKING_COLUMNS"]
 
@@ -108,8 +108,21 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         mine = units.loc[key].loc[both]
         nested = bool((mine["nunique"] == 1).all())
         repeat = mine["first"].nunique() < len(mine)  # some unit (worker) answered several items
-        res = (ppi_mean_clustered(y, f, fu, mine["first"].to_numpy(), alpha, lam) if nested and repeat
-               else ppi_mean(y, f, fu, alpha, lam=lam))
+        labels = _labels(module, people, h_obs, key, both)
+        crossed = (labels is not None and labels.groupby("item")["worker"].nunique().gt(1).any()
+                   and labels.groupby("worker")["item"].nunique().gt(1).any())
+        if crossed:  # several workers per item, workers across items: items (contexts) and workers sampled
+            position = pd.Series(np.arange(both.size), index=both)
+            label_item = position.loc[labels["item"]].to_numpy()
+            # the context of an item: its protocol unit unless that unit is the worker itself (ACUTE)
+            context = (np.asarray(both) if "slope" not in labels else mine["first"].to_numpy())
+            res = ppi_mean_crossed(y, f, fu, context, label_item, labels["worker"].to_numpy(),
+                                   labels["vote"].to_numpy(), labels["slope"].to_numpy() if "slope" in labels
+                                   else None, alpha, lam)
+        elif nested and repeat:
+            res = ppi_mean_clustered(y, f, fu, mine["first"].to_numpy(), alpha, lam)
+        else:
+            res = ppi_mean(y, f, fu, alpha, lam=lam)
         row |= {"lambda": res["lambda"], "judge_people_correlation": tracks["r"], "judge_people_p": tracks["p"]}
         if res["lambda"] < 0.01:  # the judge adds nothing: the result is the people's, as it is
             row |= {"estimate": r.estimate, "lower": row["people_lower"], "upper": row["people_upper"],
@@ -118,25 +131,29 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
                                                          "its weight tuned to 0") + "; the result is the people's"
             rows.append(row)
             continue
-        low, high = max(res["lower"], estimand.low), min(res["upper"], estimand.high)
-        row |= {"estimate": float(np.clip(res["estimate"], estimand.low, estimand.high)), "se": res["se"]}
-        notes = []
-        if high > low:
-            row |= {"lower": low, "upper": high}
-        else:
-            notes.append("no interval: the answers on the items people and the judge both answered do not vary")
-        if _finite(res["effective_n"]):
-            row["effective_n"] = float(res["effective_n"])
         unit = module.MONITOR.unit if hasattr(module, "MONITOR") else "unit"
-        if nested and repeat:
+        notes = []
+        why = res.get("why", "")
+        if why:  # too few levels of a sampled facet: an estimate, no interval, and the reason in words
+            row |= {"estimate": float(np.clip(res["estimate"], estimand.low, estimand.high))}
+            notes.append(f"no interval with the judge: {why}")
+        else:
+            low, high = max(res["lower"], estimand.low), min(res["upper"], estimand.high)
+            row |= {"estimate": float(np.clip(res["estimate"], estimand.low, estimand.high)), "se": res["se"]}
+            if high > low:
+                row |= {"lower": low, "upper": high}
+            else:
+                notes.append("no interval: the answers on the items people and the judge both answered do not vary")
+            if _finite(res["effective_n"]):
+                row["effective_n"] = float(res["effective_n"])
+        if crossed and not why:
+            facet = "items" if "slope" not in labels else f"{unit}s"
+            notes.append(f"interval over {res['contexts']} {facet} and {res['workers']} workers at once (both "
+                         f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
+        elif nested and repeat and not why:
             notes.append(f"interval over {res['clusters']} {unit}s (each {unit}'s items together, t on "
                          f"{res['clusters'] - 1} df) and the judge's items")
-        elif repeat:
-            notes.append(f"items have answers from several {unit}s who also answer other items: the prediction-"
-                         f"powered interval treats items as independent and is too narrow by an unknown amount "
-                         f"(a variance over {unit}s and items at once is not built for PPI here); the people's "
-                         f"column treats them as the analysis does")
-        if unit != "worker" and "worker" in people.columns and people["worker"].duplicated().any():
+        if not crossed and unit != "worker" and "worker" in people.columns and people["worker"].duplicated().any():
             notes.append(f"workers answered several items: this interval runs over {unit}s and holds the workers "
                          f"fixed")
         if (repeated.loc[key] > 1).any() if key in repeated.index.droplevel(3) else False:
@@ -145,6 +162,23 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         row["note"] = "; ".join(notes)
         rows.append(row)
     return pd.DataFrame(rows, columns=ROW_COLUMNS)
+
+
+def _labels(module, people: pd.DataFrame, observations: pd.DataFrame, key: tuple, items) -> pd.DataFrame | None:
+    """The people's answers behind the items ``items`` of estimand ``key``, one row per answer:
+    item, worker, vote, and (majorities: SSA) slope -- the share of the answers that decide their
+    item's majority. None where the answers do not name their workers."""
+    if hasattr(module, "label_rows"):  # items are majorities of labels (SSA)
+        if "worker" not in people.columns:
+            return None
+        rows = module.label_rows(people)
+        rows = rows[(rows["measure"] == key[2]) & rows["item"].isin(items)]
+        return rows.assign(slope=float(rows["pivotal"].mean()) if len(rows) else 0.0)
+    # items are means of the observations (ACUTE: the judgments of a pair, each by its worker)
+    mine = observations[(observations["group"] == key[0]) & (observations["comparison"] == key[1])
+                        & (observations["measure"] == key[2]) & observations["item"].isin(items)]
+    return pd.DataFrame({"item": mine["item"].to_numpy(), "worker": mine["cluster"].astype(str).to_numpy(),
+                         "vote": mine["value"].to_numpy(float)})
 
 
 def plan_row(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, row: dict, delta: float, alpha: float,

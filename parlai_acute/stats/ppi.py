@@ -94,10 +94,14 @@ def ppi_mean_clustered(y, f, f_unlabeled, clusters, alpha: float = 0.05, lam: fl
     """:func:`ppi_mean` where the people's items are nested in sampled units that repeat across
     items (``clusters``: each labelled item's unit, e.g. its worker): the people's term of the
     variance is cluster-robust -- the squared unit totals of y - lambda f, times G / (G - 1) --
-    and the interval a t on G - 1 df, because one worker's taste runs through all their items.
+    and the interval a t on G - 1 df, because one worker's taste runs through all their items;
+    with fewer than :func:`~parlai_acute.stats.inference.min_clusters` (``alpha``) units, no
+    interval (NaN) and ``why`` says so.
     The judge-only term keeps its item variance (the judge is one fixed model; its items are the
-    sampled unit there). Same keys as :func:`ppi_mean`, plus ``clusters``."""
+    sampled unit there). Same keys as :func:`ppi_mean`, plus ``clusters`` and ``why``."""
     from scipy import stats as sps
+
+    from parlai_acute.stats.inference import min_clusters
 
     out = ppi_mean(y, f, f_unlabeled, alpha, lam)
     y, f, fu = (np.asarray(a, dtype=float) for a in (y, f, f_unlabeled))
@@ -111,11 +115,18 @@ def ppi_mean_clustered(y, f, f_unlabeled, clusters, alpha: float = 0.05, lam: fl
 
     var = clustered(y - lam_ * f) + lam_ ** 2 * fu.var(ddof=1) / len(fu)
     people_var = clustered(y)
+    need = min_clusters(alpha)
+    if g < need:  # a t on G - 1 df from fewer units cannot give a verdict about the units in general
+        nan = float("nan")
+        return out | {"lower": nan, "upper": nan, "se": nan, "people_lower": nan, "people_upper": nan,
+                      "people_se": nan, "effective_n": nan, "clusters": g,
+                      "why": f"only {g} units: an interval about the models in general needs at least {need}"}
     t = float(sps.t.ppf(1 - alpha / 2, max(g - 1, 1)))
     se, people_se = math.sqrt(var), math.sqrt(people_var)
     out |= {"lower": out["estimate"] - t * se, "upper": out["estimate"] + t * se, "se": se,
             "people_lower": out["people_estimate"] - t * people_se, "people_upper": out["people_estimate"] + t * people_se,
-            "people_se": people_se, "effective_n": n * people_var / var if var > 0 else float("nan"), "clusters": g}
+            "people_se": people_se, "effective_n": n * people_var / var if var > 0 else float("nan"), "clusters": g,
+            "why": ""}
     return out
 
 
