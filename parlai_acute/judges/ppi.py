@@ -147,7 +147,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
             if _finite(res["effective_n"]):
                 row["effective_n"] = float(res["effective_n"])
         if crossed and not why:
-            facet = "items" if "slope" not in labels else f"{unit}s"
+            facet = "items" if "slope" not in labels else f"{unit} units"
             notes.append(f"interval over {res['contexts']} {facet} and {res['workers']} workers at once (both "
                          f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
         elif nested and repeat and not why:
@@ -222,20 +222,40 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
         if len(both) < 2 or len(only) < 2 or len(names) < 2:
             continue
         tracks = judge_tracks_people(both["value_people"], both["value_judge"], alpha)
+        # the people's judgments behind the items: where workers repeat across items, the people's
+        # gradient term is clustered over items and workers at once
+        mine = h_obs[(h_obs["group"] == group) & h_obs["item"].isin(both["item"])]
+        answers = None
+        if mine.groupby("cluster")["item"].nunique().gt(1).any():
+            position = pd.Series(np.arange(len(both)), index=both["item"].to_numpy())
+            answers = {"item": position.loc[mine["item"]].to_numpy(), "value": mine["value"].to_numpy(float),
+                       "facets": [mine["cluster"].astype(str).to_numpy()]}
         try:
             res = ppi_bradley_terry(both["model_b"].map(index), both["model_a"].map(index), both["value_people"],
                                     both["value_judge"], only["model_b"].map(index), only["model_a"].map(index),
-                                    only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0)
+                                    only["value"], len(names), alpha, lam=None if tracks["tracks"] else 0.0,
+                                    answers=answers)
         except np.linalg.LinAlgError:  # comparisons that do not connect the models: no ranking to give
             continue
         ranks = bradley_terry_rank_sets(res, alpha)
+        notes = [] if res["lambda"] >= 0.01 else ["the judge added nothing" + (
+            f": {tracks['why']}" if not tracks["tracks"] else "")]
+        if res["why"]:
+            notes.append(f"no intervals or rank-sets: {res['why']}")
+        elif answers is not None:
+            notes.append(f"intervals over {res['levels'][0]} items and {res['levels'][1]} workers at once (both "
+                         f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
+        if h_obs.attrs.get("facet_note"):
+            notes.append("conversations serve several items: these intervals hold the conversations fixed")
         for i, model in enumerate(names):
+            bounds = {key: (None if res["why"] else float(res[key][i]))
+                      for key in ("lower", "upper", "people_lower", "people_upper")}
+            sets = ({key: int(ranks[key][i]) for key in ("rank_lower", "rank_upper", "people_rank_lower",
+                                                           "people_rank_upper")} if not res["why"] else
+                    {"rank_lower": 1, "rank_upper": len(names), "people_rank_lower": 1,
+                     "people_rank_upper": len(names)})
             rows.append({"question": group, "model": model, "lambda": res["lambda"],
-                         **{key: float(res[key][i]) for key in ("strength", "lower", "upper", "people_strength",
-                                                                 "people_lower", "people_upper")},
-                         **{key: int(ranks[key][i]) for key in ("rank_lower", "rank_upper", "people_rank_lower",
-                                                                 "people_rank_upper")},
-                         "note": "" if res["lambda"] >= 0.01 else "the judge added nothing" + (
-                             f": {tracks['why']}" if not tracks["tracks"] else "")})
+                         "strength": float(res["strength"][i]), "people_strength": float(res["people_strength"][i]),
+                         **bounds, **sets, "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=RANKING_COLUMNS)
 

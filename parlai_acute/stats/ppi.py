@@ -282,8 +282,36 @@ def _bt_grad_hess(x, y, theta):
     return grads, hess
 
 
+def _crossed_meat(pieces: np.ndarray, facets: list, items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The multiway (CR3) meat of a vector mean from per-answer ``pieces`` (answers x k, summing over
+    each item's answers to that item's centred gradient): every entry (a, b) from the scalar
+    multiway variance of the ACUTE analysis (:func:`parlai_acute.stats.inference.multiway_components`)
+    by polarisation, (V(a + b) - V(a - b)) / 4, which is exact because CR3's cell totals are linear
+    in the values. Returns (the inclusion-exclusion meat, the largest one-facet meat: what
+    :func:`~parlai_acute.stats.inference.multiway_tests` falls back to when the sum is not positive)."""
+    from parlai_acute.stats.inference import _subset_sizes, multiway_components
+
+    answers, k = pieces.shape
+    a, b = np.triu_indices(k)
+    values = np.concatenate([pieces[:, a] + pieces[:, b], pieces[:, a] - pieces[:, b]], axis=1) * answers / items
+    width = values.shape[1]
+    parts = multiway_components(np.repeat(np.arange(width), answers), values.T.ravel(),
+                                [np.tile(np.asarray(code, dtype=np.int64), width) for code in facets], width)
+
+    def square(v):
+        half = (v[:len(a)] - v[len(a):]) / 4
+        out = np.zeros((k, k))
+        out[a, b], out[b, a] = half, half
+        return out
+
+    sizes = _subset_sizes(len(facets))
+    total = square(sum(sign * v for sign, v in parts["parts"]))
+    ones = [square(v) for (_, v), size in zip(parts["parts"], sizes) if size == 1]
+    return total, max(ones, key=np.trace), parts["levels"][:, 0]
+
+
 def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, alpha: float = 0.05,
-                      lam: float | None = None, max_iter: int = 100) -> dict:
+                      lam: float | None = None, max_iter: int = 100, answers: dict | None = None) -> dict:
     """Bradley-Terry strengths by PPI++ for M-estimators (Angelopoulos, Duchi & Zrnic 2024): the
     people's logistic loss on the items they judged, minus lambda times the judge's loss on the
     same items, plus lambda times the judge's loss on the items only the judge judged; sandwich
@@ -294,6 +322,15 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
     Items: model indices ``first``/``second`` and the share ``y`` (people) / ``f`` (judge) of
     judgments the first model won; ``*_u`` for judge-only items. Returns strengths (sum zero)
     with Wald intervals, people-only beside them, lambda and the covariance matrices.
+
+    ``answers`` (dict of per-answer arrays: ``item`` index into ``y``, ``value`` the answer's share
+    won, ``facets`` a list of codes such as the worker): the people's judgments behind ``y``, whose
+    workers repeat across items. Then the people's gradient term is cluster-robust over the items
+    and every facet at once (:func:`_crossed_meat`: each answer carries its own share of its
+    item's gradient, the multiway CR3 meat over item x facets), the intervals a t on min(levels) -
+    1 df, and with fewer than :func:`~parlai_acute.stats.inference.min_clusters` levels no interval
+    (NaN) and ``why`` says so. Without it the rows are independent items. The judge-only term is
+    never clustered (one fixed judge; its items the only sampled facet there).
     """
     z = _z(alpha)
     k = int(models)
@@ -324,10 +361,27 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
         gu, hu = _bt_grad_hess(xu, fu, theta)
         hess = (1 - weight_lam) * hy + weight_lam * hu + fix
         inv = np.linalg.inv(hess)
-        middle = np.cov((gy - weight_lam * gf).T) / n + weight_lam ** 2 * np.cov(gu.T) / big_n
+        middle = (np.cov((gy - weight_lam * gf).T) / n if answers is None else
+                  crossed_people(theta, weight_lam, gy - weight_lam * gf)) + weight_lam ** 2 * np.cov(gu.T) / big_n
         centre = np.eye(k) - 1.0 / k
         return centre @ inv @ middle @ inv.T @ centre, inv, gy, gf, gu
 
+    levels = None
+    if answers is not None:
+        a_item = np.asarray(answers["item"], dtype=np.int64)
+        a_value = np.asarray(answers["value"], dtype=float)
+        a_facets = [a_item] + [pd.factorize(pd.Series(np.asarray(c).astype(str)))[0] for c in answers["facets"]]
+        a_count = np.bincount(a_item, minlength=n).astype(float)[a_item]
+
+        def crossed_people(theta, weight_lam, rows):
+            """Each answer's own share of its item's people's gradient, centred, then the multiway meat."""
+            p = special.expit(x @ theta)
+            own = -x[a_item] * ((a_value - weight_lam * f[a_item] - (1 - weight_lam) * p[a_item]) / a_count)[:, None]
+            pieces = own - rows.mean(axis=0) / a_count[:, None]
+            total, one_facet = _crossed_meat(pieces, a_facets, n)[:2]
+            return total if (np.linalg.eigvalsh(total) > -1e-9 * max(np.trace(total), 1e-300)).all() else one_facet
+
+        levels = _crossed_meat(np.zeros((len(a_item), 1)), a_facets, n)[2]
     people = solve(0.0)
     cov_people, inv, gy, gf, gu = covariance(people, 0.0)
     if lam is None:
@@ -339,10 +393,21 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
     theta = solve(lam)
     cov = covariance(theta, lam)[0]
     se, se_people = np.sqrt(np.maximum(np.diag(cov), 0)), np.sqrt(np.maximum(np.diag(cov_people), 0))
+    why, df = "", None
+    if levels is not None:
+        from parlai_acute.stats.inference import min_clusters
+
+        df, need = int(levels.min()) - 1, min_clusters(alpha)
+        z = float(stats.t.ppf(1 - alpha / 2, max(df, 1)))
+        if df + 1 < need:
+            why = (f"only {int(levels[1:].min())} workers: an interval about the models in general needs at least "
+                   f"{need}" if levels[1:].min() <= levels[0] else
+                   f"only {int(levels[0])} items: an interval about the models in general needs at least {need}")
+            se = se_people = np.full(k, np.nan)
     return {"strength": theta, "lower": theta - z * se, "upper": theta + z * se, "se": se, "cov": cov,
             "people_strength": people, "people_lower": people - z * se_people, "people_upper": people + z * se_people,
             "people_se": se_people, "people_cov": cov_people, "lambda": lam, "n_people": n, "n_judge_only": big_n,
-            "alpha": alpha}
+            "alpha": alpha, "levels": None if levels is None else [int(v) for v in levels], "df": df, "why": why}
 
 
 def bradley_terry_rank_sets(res: dict, alpha: float = 0.05) -> dict:
