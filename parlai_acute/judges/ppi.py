@@ -181,6 +181,27 @@ def _labels(module, people: pd.DataFrame, observations: pd.DataFrame, key: tuple
                          "vote": mine["value"].to_numpy(float)})
 
 
+def _conversations(tables: pd.DataFrame, group: str, items: pd.DataFrame) -> tuple | None:
+    """Each item's first and second model's conversation (model + dialogue id), in the order of
+    ``items`` (columns item = pair_id#group, model_b: the first model, model_a), from the judgments
+    tables; None where the tables do not name the conversations."""
+    if not {"pair_id", "dialogue_left", "dialogue_right"} <= set(tables.columns) or items.empty:
+        return None
+    sides = pd.concat([pd.DataFrame({"pair_id": tables["pair_id"].astype(str), "model": tables[f"model_{side}"].astype(str),
+                                     "conversation": tables[f"model_{side}"].astype(str) + "\x1f"
+                                     + tables[f"dialogue_{side}"].astype(str)}) for side in ("left", "right")])
+    lookup = sides.drop_duplicates(["pair_id", "model"]).set_index(["pair_id", "model"])["conversation"]
+    pair = items["item"].astype(str).str.slice(0, -len(group) - 1).to_numpy()
+    out = []
+    for column in ("model_b", "model_a"):
+        index = pd.MultiIndex.from_arrays([pair, items[column].astype(str).to_numpy()])
+        found = lookup.reindex(index)
+        if found.isna().any():
+            return None
+        out.append(found.to_numpy(str))
+    return tuple(out)
+
+
 def plan_row(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, row: dict, delta: float, alpha: float,
              judge_per_human: float) -> dict:
     """A study's plan from the items both answered (a pilot): people's answers needed to detect
@@ -226,10 +247,16 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
         # gradient term is clustered over items and workers at once
         mine = h_obs[(h_obs["group"] == group) & h_obs["item"].isin(both["item"])]
         answers = None
-        if mine.groupby("cluster")["item"].nunique().gt(1).any():
+        conv = _conversations(pd.concat([people, judge], ignore_index=True), group,
+                              pd.concat([mine[["item", "model_b", "model_a"]], only[["item", "model_b", "model_a"]]]))
+        reused = conv is not None and pd.Series(np.concatenate(conv)).duplicated().any()
+        if mine.groupby("cluster")["item"].nunique().gt(1).any() or reused:
             position = pd.Series(np.arange(len(both)), index=both["item"].to_numpy())
             answers = {"item": position.loc[mine["item"]].to_numpy(), "value": mine["value"].to_numpy(float),
-                       "facets": [mine["cluster"].astype(str).to_numpy()]}
+                       "worker": mine["cluster"].astype(str).to_numpy()}
+            if reused:
+                answers["conversations"] = (conv[0][:len(mine)], conv[1][:len(mine)])
+                answers["judge_conversations"] = (conv[0][len(mine):], conv[1][len(mine):])
         try:
             res = ppi_bradley_terry(both["model_b"].map(index), both["model_a"].map(index), both["value_people"],
                                     both["value_judge"], only["model_b"].map(index), only["model_a"].map(index),
@@ -243,10 +270,14 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
         if res["why"]:
             notes.append(f"no intervals or rank-sets: {res['why']}")
         elif answers is not None:
-            notes.append(f"intervals over {res['levels'][0]} items and {res['levels'][1]} workers at once (both "
-                         f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
-        if h_obs.attrs.get("facet_note"):
-            notes.append("conversations serve several items: these intervals hold the conversations fixed")
+            over = (f"{res['levels'][0]} items, {res['levels'][1]} workers and the conversations (at least "
+                    f"{res['levels'][2]} per model; each item in both its conversations, the judge's items too)"
+                    if reused else f"{res['levels'][0]} items and {res['levels'][1]} workers")
+            notes.append(f"intervals over {over} at once (all sampled: multiway cluster-robust, CR3, t on "
+                         f"{res['df']} df)" + ("" if reused else " and the judge's items"))
+        else:
+            notes.append(f"intervals over {len(both)} items, each judged by workers who judged no other, and the "
+                         f"judge's items")
         for i, model in enumerate(names):
             bounds = {key: (None if res["why"] else float(res[key][i]))
                       for key in ("lower", "upper", "people_lower", "people_upper")}

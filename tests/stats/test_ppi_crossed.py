@@ -101,7 +101,7 @@ def _bt_study(rng, models=3, items=60, workers=20, per_item=3, worker_sd=0.8, it
     judge = ((pair + rng.normal(0, 0.7, len(pair))) > 0).astype(float)
     n = items
     return (first[:n], second[:n], y, judge[:n], first[n:], second[n:], judge[n:], models), \
-        {"item": label_item, "value": vote, "facets": [worker]}
+        {"item": label_item, "value": vote, "worker": worker}
 
 
 def test_crossed_ppi_ranking_holds_its_level_where_independent_rows_fire_above():
@@ -147,3 +147,58 @@ def test_ppi_table_names_contexts_and_workers_for_static_ssa():
     table = ppi_table(people, judge, "ssa", bootstrap=0)
     row = table[table["measure"] == "sensibleness"].iloc[0]
     assert pd.isna(row["lower"]) and "only 4 workers" in row["note"], row["note"]
+
+
+def _reused_study(rng, models=3, items=80, workers=20, per_item=3, conversations=8, judge_items=600):
+    """Each model's ``conversations`` (quality sd 1.0) serve every pair, people's and judge's;
+    worker taste sd 0.5 per model; the judge sees the pair's quality plus noise."""
+    pairs = np.array([(a, b) for a in range(models) for b in range(a + 1, models)])
+    total = items + judge_items
+    which = rng.integers(0, len(pairs), total)
+    first, second = pairs[which, 1], pairs[which, 0]
+    cf, cs = rng.integers(0, conversations, total), rng.integers(0, conversations, total)
+    quality = rng.normal(0, 1.0, (models, conversations))
+    taste = rng.normal(0, 0.5, (workers, models))
+    worker = np.argsort(rng.random((items, workers)), axis=1)[:, :per_item].ravel()
+    label_item = np.repeat(np.arange(items), per_item)
+    q = quality[first, cf] - quality[second, cs]
+    eta = q[label_item] + taste[worker, first[label_item]] - taste[worker, second[label_item]]
+    vote = (rng.random(len(label_item)) < 1 / (1 + np.exp(-eta))).astype(float)
+    y = np.bincount(label_item, weights=vote) / per_item
+    judge = ((q + rng.normal(0, 0.7, total)) > 0).astype(float)
+    conv_first, conv_second = first * 100 + cf, second * 100 + cs
+    n = items
+    answers = {"item": label_item, "value": vote, "worker": worker,
+               "conversations": (conv_first[label_item], conv_second[label_item]),
+               "judge_conversations": (conv_first[n:], conv_second[n:])}
+    return (first[:n], second[:n], y, judge[:n], first[n:], second[n:], judge[n:], models), answers
+
+
+def test_ppi_ranking_treats_reused_conversations_as_sampled_in_both_terms():
+    """8 conversations per model reused by people's and judge's items: the multiway interval over
+    items, workers and conversations (the judge's items in the same meat) holds its level; rows
+    treated as independent fire far above it."""
+    rng = np.random.default_rng(8)
+    runs, crossed, independent = 300, 0, 0
+    for _ in range(runs):
+        args, answers = _reused_study(rng)
+        res = ppi_bradley_terry(*args, answers=answers)
+        crossed += not res["lower"][0] <= 0 <= res["upper"][0]
+        old = ppi_bradley_terry(*args)
+        independent += not old["lower"][0] <= 0 <= old["upper"][0]
+    assert crossed / runs <= 0.08, crossed / runs
+    assert independent / runs > 0.25, independent / runs
+    assert res["levels"] == [80, 20, 8] and res["df"] == 7  # t on the fewest conversations of a model - 1
+
+
+def test_ppi_ranking_names_the_units_end_to_end():
+    from parlai_acute.acute.simulate import simulate_judgments
+    from parlai_acute.judges.ppi import ppi_ranking
+
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2}, 900, seed=1, workers=30, dialogues_per_model=10,
+                                worker_sd=0.5)
+    judge = people.drop_duplicates("pair_id").assign(worker="judge")
+    asked = judge["pair_id"].iloc[::4]
+    ranking = ppi_ranking(people[people["pair_id"].isin(asked)], judge, "acute")
+    note = ranking["note"].iloc[0]
+    assert "workers and the conversations (at least" in note and "per model" in note, note
