@@ -17,15 +17,25 @@ lies in it, so coverage is kept), an interval of zero width or none at all is sa
 a judge that adds nothing leaves the people's result as it is.
 
 Workers who answer many items (issue 23). The items are the unit of PPI, but one worker's taste
-runs through all the items they answered: where each people's item has one unit (the protocol's
-cluster: the worker for ACUTE-Eval) and units repeat across items, the people's term of the
-variance is cluster-robust over those units and the interval a t on G - 1 df
-(:func:`parlai_acute.stats.ppi.ppi_mean_clustered`), and the note names the units. Where items
-have answers from several units that also answer other items (static SSA labelled by 5 workers
-each), no such variance is built: the note says that the interval treats items as independent.
-The judge-only items keep the item variance (one fixed judge). Where the protocol's unit is not
-the worker (SSA: the context) and workers label several items, the note says the interval holds
-those workers fixed. The Bradley-Terry ranking (:func:`ppi_ranking`) treats items as independent.
+runs through all the items they answered, so the people's term of the variance treats every
+sampled facet the table shows as random:
+
+* each people's item has one unit (the protocol's cluster: the worker for ACUTE-Eval, the worker
+  or dialogue for per-turn) and units repeat across items: cluster-robust over those units, a t on
+  G - 1 df (:func:`parlai_acute.stats.ppi.ppi_mean_clustered`);
+* items carry the answers of several workers who also answer other items (static SSA replies
+  labelled by 5 workers each; ACUTE pairs judged by several workers): items (SSA: their contexts)
+  and workers both random, the two-way cluster-robust variance with CR3 and a t on
+  min(levels) - 1 df (:func:`parlai_acute.stats.ppi.ppi_mean_crossed`; an SSA majority through its
+  labels' linear parts, :func:`parlai_acute.ssa.estimands.label_rows`);
+* the Bradley-Terry ranking (:func:`ppi_ranking`): the people's gradient term over items and
+  workers, and where conversations serve several items over the conversations too, the judge-only
+  items in the same meat (they share those conversations).
+
+Fewer levels of a facet than :func:`~parlai_acute.stats.inference.min_clusters` give no interval
+with the judge, and the note says so in words. The judge-only term keeps its item variance where
+no conversation is shared: the judge is one fixed function, so no worker's taste enters it. Every
+row's note names the units its interval ran over (terminal, report, results.json, ppi.csv).
 """
 from __future__ import annotations
 
@@ -42,9 +52,9 @@ __all__ = ["ppi_table", "ppi_ranking", "plan_row", "ROW_COLUMNS", "RANKING_COLUM
 
 ROW_COLUMNS = ["group", "comparison", "measure", "people_estimate", "people_lower", "people_upper", "people_interval",
                "people_items", "items_with_both", "judge_only_items", "estimate", "lower", "upper", "se", "lambda",
-               "effective_n", "judge_people_correlation", "judge_people_p", "note"]
+               "effective_n", "judge_people_correlation", "judge_people_p", "units", "note"]
 RANKING_COLUMNS = ["question", "model", "lambda", "strength", "lower", "upper", "people_strength", "people_lower",
-                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "note"]
+                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "units", "note"]
 _KEYS = ["group", "comparison", "measure"]
 
 
@@ -96,7 +106,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
                "people_interval": r.interval if people_ok else f"none: {r.why_no_interval or 'too few clusters'}",
                "people_items": int(h.size), "items_with_both": int(both.size), "judge_only_items": int(only.size),
                "estimate": None, "lower": None, "upper": None, "se": None, "lambda": None, "effective_n": None,
-               "judge_people_correlation": None, "judge_people_p": None}
+               "judge_people_correlation": None, "judge_people_p": None, "units": ""}
         if both.size < 2 or only.size < 2:
             row["note"] = ("the judge answered too few of the people's items" if both.size < 2 else
                            "the judge answered fewer than 2 items beyond the people's") + ": the people's result only"
@@ -127,6 +137,7 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         if res["lambda"] < 0.01:  # the judge adds nothing: the result is the people's, as it is
             row |= {"estimate": r.estimate, "lower": row["people_lower"], "upper": row["people_upper"],
                     "effective_n": int(both.size), "lambda": 0.0}
+            row["units"] = "the people's analysis (people_interval)"
             row["note"] = "the judge added nothing: " + (tracks["why"] if not tracks["tracks"] else
                                                          "its weight tuned to 0") + "; the result is the people's"
             rows.append(row)
@@ -146,8 +157,10 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
                 notes.append("no interval: the answers on the items people and the judge both answered do not vary")
             if _finite(res["effective_n"]):
                 row["effective_n"] = float(res["effective_n"])
+        facet = "items" if not crossed or "slope" not in labels else f"{unit} units"
+        row["units"] = (f"{res['contexts']} {facet} x {res['workers']} workers" if crossed else
+                        f"{res['clusters']} {unit}s" if nested and repeat else f"{both.size} items (independent)")
         if crossed and not why:
-            facet = "items" if "slope" not in labels else f"{unit} units"
             notes.append(f"interval over {res['contexts']} {facet} and {res['workers']} workers at once (both "
                          f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
         elif nested and repeat and not why:
@@ -278,6 +291,9 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
         else:
             notes.append(f"intervals over {len(both)} items, each judged by workers who judged no other, and the "
                          f"judge's items")
+        units = (f"{len(both)} items (independent)" if answers is None else
+                 f"{res['levels'][0]} items x {res['levels'][1]} workers" + (
+                     f" x conversations (at least {res['levels'][2]} per model)" if reused else ""))
         for i, model in enumerate(names):
             bounds = {key: (None if res["why"] else float(res[key][i]))
                       for key in ("lower", "upper", "people_lower", "people_upper")}
@@ -287,6 +303,6 @@ def ppi_ranking(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha:
                      "people_rank_upper": len(names)})
             rows.append({"question": group, "model": model, "lambda": res["lambda"],
                          "strength": float(res["strength"][i]), "people_strength": float(res["people_strength"][i]),
-                         **bounds, **sets, "note": "; ".join(notes)})
+                         **bounds, **sets, "units": units, "note": "; ".join(notes)})
     return pd.DataFrame(rows, columns=RANKING_COLUMNS)
 

@@ -123,7 +123,12 @@ def _bounds(low, high) -> str:
 
 
 METHOD = ("PPI++ with power tuning (Angelopoulos et al. 2024); the judge weighed only when it correlates with "
-          "people at level 1 - confidence on >= 10 shared items; the unit is the item")
+          "people at level 1 - confidence on >= 10 shared items; the unit is the item, and the people's term of "
+          "the variance is cluster-robust over every sampled facet the table shows: over the unit of each item "
+          "where units (workers) repeat (t on G - 1 df), over items (or contexts) and workers at once where items "
+          "carry several workers' answers (two-way, CR3, t on min(levels) - 1 df), for the Bradley-Terry ranking "
+          "over items, workers and reused conversations (the judge-only items in the same meat); fewer levels than "
+          "the sign-flip minimum give no interval; each row's note names its units")
 
 
 def ppi_results(table, protocol: str, confidence: float, people: str, judge: str) -> dict:

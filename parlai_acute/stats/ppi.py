@@ -17,7 +17,13 @@ the interval stays valid; only its width depends on how well the judge tracks pe
 people's answers the PPI interval is worth.
 
 The unit is the item: several people's answers to one item are averaged first, so their
-correlation is respected. Items must be a random subset of the judge's items for the
+correlation is respected. Where the people's items share workers (or conversations), those are
+sampled too, and the people's term is cluster-robust over them: over the one unit of each item
+(:func:`ppi_mean_clustered`), or over items and workers at once, two-way with CR3 and a t on
+min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`; the ranking's
+:func:`ppi_bradley_terry` with ``answers``). Measured on seeded A/A studies (tests/stats/
+test_ppi_crossed.py, 20 workers x 60 pairs, 3 judgments each, worker sd 0.8, pair sd 1.0): the
+crossed interval misses the true rate 5.3 % of the time, the independent-items one 14.1 %. Items must be a random subset of the judge's items for the
 guarantee. The tables over a protocol's estimands (:func:`parlai_acute.judges.ppi.ppi_table`)
 weigh the judge only when its answers correlate positively with the people's at level alpha
 (:func:`judge_tracks_people`), so a judge that picks a position or answers at random is
