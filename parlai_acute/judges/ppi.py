@@ -54,7 +54,8 @@ ROW_COLUMNS = ["group", "comparison", "measure", "people_estimate", "people_lowe
                "people_items", "items_with_both", "judge_only_items", "estimate", "lower", "upper", "se", "lambda",
                "effective_n", "judge_people_correlation", "judge_people_p", "units", "note"]
 RANKING_COLUMNS = ["question", "model", "lambda", "strength", "lower", "upper", "people_strength", "people_lower",
-                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "units", "note"]
+                   "people_upper", "rank_lower", "rank_upper", "people_rank_lower", "people_rank_upper", "units",
+                   "note"]
 _KEYS = ["group", "comparison", "measure"]
 
 
@@ -200,7 +201,8 @@ def _conversations(tables: pd.DataFrame, group: str, items: pd.DataFrame) -> tup
     tables; None where the tables do not name the conversations."""
     if not {"pair_id", "dialogue_left", "dialogue_right"} <= set(tables.columns) or items.empty:
         return None
-    sides = pd.concat([pd.DataFrame({"pair_id": tables["pair_id"].astype(str), "model": tables[f"model_{side}"].astype(str),
+    sides = pd.concat([pd.DataFrame({"pair_id": tables["pair_id"].astype(str),
+                                     "model": tables[f"model_{side}"].astype(str),
                                      "conversation": tables[f"model_{side}"].astype(str) + "\x1f"
                                      + tables[f"dialogue_{side}"].astype(str)}) for side in ("left", "right")])
     lookup = sides.drop_duplicates(["pair_id", "model"]).set_index(["pair_id", "model"])["conversation"]

@@ -120,7 +120,8 @@ def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 9
     rng = np.random.default_rng(seed)
     if design == "ppi-static-ssa":
         k, n = SSA["labels"], draws // SSA["labels"]
-        eta = (SSA["base"] + effect + rng.normal(0, SSA["context"], n) + rng.normal(0, SSA["context_model"], n))[:, None]
+        eta = (SSA["base"] + effect + rng.normal(0, SSA["context"], n)
+               + rng.normal(0, SSA["context_model"], n))[:, None]
         eta = eta + rng.normal(0, SSA["worker"], (n, k)) + rng.normal(0, SSA["worker_model"], (n, k))
         return float(np.mean(2 * (rng.random((n, k)) < 1 / (1 + np.exp(-eta))).sum(axis=1) > k))
     if design == "ssa-static":  # a fresh context and 5 fresh workers per reply: P(yes majority | B) - (| A)

@@ -23,7 +23,8 @@ sampled too, and the people's term is cluster-robust over them: over the one uni
 min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`; the ranking's
 :func:`ppi_bradley_terry` with ``answers``). Measured on seeded A/A studies (tests/stats/
 test_ppi_crossed.py, 20 workers x 60 pairs, 3 judgments each, worker sd 0.8, pair sd 1.0): the
-crossed interval misses the true rate 5.3 % of the time, the independent-items one 14.1 %. Items must be a random subset of the judge's items for the
+crossed interval misses the true rate 5.3 % of the time, the independent-items one 14.1 %.
+Items must be a random subset of the judge's items for the
 guarantee. The tables over a protocol's estimands (:func:`parlai_acute.judges.ppi.ppi_table`)
 weigh the judge only when its answers correlate positively with the people's at level alpha
 (:func:`judge_tracks_people`), so a judge that picks a position or answers at random is
@@ -404,7 +405,8 @@ def ppi_bradley_terry(first, second, y, f, first_u, second_u, f_u, models: int, 
         if answers.get("conversations") is not None:
             pair = [np.asarray(c).astype(str) for c in answers["conversations"]]
             if shared:  # the judge's items: their own item and worker, the conversations they share
-                pair = [np.concatenate([c, np.asarray(j).astype(str)]) for c, j in zip(pair, answers["judge_conversations"])]
+                pair = [np.concatenate([c, np.asarray(j).astype(str)])
+                        for c, j in zip(pair, answers["judge_conversations"])]
             codes = pd.factorize(pd.Series(np.concatenate(pair)))[0]
             a_conv = (codes[:len(pair[0])], codes[len(pair[0]):])
         a_count = np.bincount(a_item, minlength=n).astype(float)[a_item]
