@@ -120,16 +120,30 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
         nested = bool((mine["nunique"] == 1).all())
         repeat = mine["first"].nunique() < len(mine)  # some unit (worker) answered several items
         labels = _labels(module, people, h_obs, key, both)
-        crossed = (labels is not None and labels.groupby("item")["worker"].nunique().gt(1).any()
-                   and labels.groupby("worker")["item"].nunique().gt(1).any())
+        conv = None
+        if labels is not None and "slope" not in labels:  # pairs of conversations (ACUTE): reused ones are sampled
+            sides = h_obs.loc[(h_obs["group"] == key[0]) & (h_obs["comparison"] == key[1]), ["model_b", "model_a"]]
+            if len(sides):
+                frame = pd.DataFrame({"item": np.concatenate([labels["item"].to_numpy(), np.asarray(only)]),
+                                      "model_b": sides["model_b"].iloc[0], "model_a": sides["model_a"].iloc[0]})
+                conv = _conversations(pd.concat([people, judge], ignore_index=True), key[0], frame)
+            if conv is not None:
+                served = pd.DataFrame({"item": frame["item"].to_numpy(), "b": conv[0], "a": conv[1]}).drop_duplicates()
+                if not (served["b"].duplicated().any() or served["a"].duplicated().any()):
+                    conv = None  # every conversation in one item: the item is its unit already
+        crossed = labels is not None and (conv is not None or (
+            labels.groupby("item")["worker"].nunique().gt(1).any()
+            and labels.groupby("worker")["item"].nunique().gt(1).any()))
         if crossed:  # several workers per item, workers across items: items (contexts) and workers sampled
             position = pd.Series(np.arange(both.size), index=both)
             label_item = position.loc[labels["item"]].to_numpy()
             # the context of an item: its protocol unit unless that unit is the worker itself (ACUTE)
             context = (np.asarray(both) if "slope" not in labels else mine["first"].to_numpy())
+            count = len(labels)
             res = ppi_mean_crossed(y, f, fu, context, label_item, labels["worker"].to_numpy(),
                                    labels["vote"].to_numpy(), labels["slope"].to_numpy() if "slope" in labels
-                                   else None, alpha, lam)
+                                   else None, alpha, lam, conversations=None if conv is None else (
+                                       conv[1][:count], conv[0][:count], conv[1][count:], conv[0][count:]))
         elif nested and repeat:
             res = ppi_mean_clustered(y, f, fu, mine["first"].to_numpy(), alpha, lam)
         else:
@@ -159,9 +173,15 @@ def ppi_table(people: pd.DataFrame, judge: pd.DataFrame, protocol: str, alpha: f
             if _finite(res["effective_n"]):
                 row["effective_n"] = float(res["effective_n"])
         facet = "items" if not crossed or "slope" not in labels else f"{unit} units"
-        row["units"] = (f"{res['contexts']} {facet} x {res['workers']} workers" if crossed else
+        row["units"] = (f"{res['contexts']} {facet} x {res['workers']} workers" + (
+            f" x conversations (at least {res['conversations']} per model)" if crossed and conv is not None else "")
+            if crossed else
                         f"{res['clusters']} {unit}s" if nested and repeat else f"{both.size} items (independent)")
-        if crossed and not why:
+        if crossed and not why and conv is not None:
+            notes.append(f"interval over {res['contexts']} {facet}, {res['workers']} workers and the conversations "
+                         f"(at least {res['conversations']} per model; the judge's items, which share them, in the "
+                         f"same variance) at once (all sampled: multiway cluster-robust, CR3, t on {res['df']} df)")
+        elif crossed and not why:
             notes.append(f"interval over {res['contexts']} {facet} and {res['workers']} workers at once (both "
                          f"sampled: two-way cluster-robust, CR3, t on {res['df']} df) and the judge's items")
         elif nested and repeat and not why:

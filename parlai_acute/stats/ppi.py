@@ -138,7 +138,7 @@ def ppi_mean_clustered(y, f, f_unlabeled, clusters, alpha: float = 0.05, lam: fl
 
 
 def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, label_vote, label_slope=None,
-                     alpha: float = 0.05, lam: float | None = None) -> dict:
+                     alpha: float = 0.05, lam: float | None = None, conversations: tuple | None = None) -> dict:
     """:func:`ppi_mean` where each people's item carries the answers of several workers and the
     workers repeat across items (ACUTE pairs judged by several workers; static SSA replies x
     workers): both the items (or their contexts) and the workers were sampled, so the people's
@@ -167,10 +167,19 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     that context is a facet of this term too, which it does not count: the guarantee then needs
     the judge-only items spread over many contexts.
 
+    ``conversations`` (item means only; ACUTE pairs whose conversations serve several items): four
+    arrays, each label's A and B conversation and each judge-only item's. Then the conversations are
+    sampled facets too, as in the ACUTE analysis' ``multiway_tests`` over (worker, A's
+    conversation, B's conversation); and the judge-only items, which share those conversations,
+    join the same variance as entries of their own item and worker (their term, lambda (f - mean)
+    / N, then carries its conversations and its covariance with the people's term). The t is on
+    min(contexts, workers, A's and B's conversations) - 1 df.
+
     ``y``/``f``: per labelled item, the people's value and the judge's; ``item_context``: each
     labelled item's context (the item itself where items have none); per label: ``label_item``
     (index into ``y``), ``label_worker``, ``label_vote``. Same keys as :func:`ppi_mean`, plus
-    ``contexts``, ``workers``, ``df`` and ``why``."""
+    ``contexts``, ``workers``, ``conversations`` (the fewer of A's and B's, or None), ``df`` and
+    ``why``."""
     from scipy import stats as sps
 
     from parlai_acute.stats.inference import min_clusters, multiway_tests, split_facet_tests
@@ -190,10 +199,29 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
         per_item = np.bincount(label_item, minlength=n)[label_item]
         own = np.column_stack([vote - lam_ * f[label_item], vote])  # each label's own rectifier
         # label values whose plain mean is theta and whose item totals are the item's residual
-        pieces = theta + labels / n * (own - theta) / per_item[:, None]
-        res = multiway_tests(np.repeat([0, 1], labels), pieces.T.ravel(),
-                             [np.tile(context[label_item], 2), np.tile(worker, 2)], 2, 1 - alpha)
-        levels = res["levels"][:, 0]
+        share = (own - theta) / (n * per_item[:, None])  # each label's piece of the estimate's residual
+        if conversations is None:
+            pieces = theta + labels * share
+            res = multiway_tests(np.repeat([0, 1], labels), pieces.T.ravel(),
+                                 [np.tile(context[label_item], 2), np.tile(worker, 2)], 2, 1 - alpha)
+            levels = res["levels"][:, 0]
+        else:  # the judge-only items join the PPI column's variance: they share the conversations
+            codes = pd.factorize(pd.Series(np.concatenate([np.asarray(c).astype(str) for c in conversations])))[0]
+            big = len(fu)
+            conv_a = np.concatenate([codes[:labels], codes[2 * labels:2 * labels + big]])
+            conv_b = np.concatenate([codes[labels:2 * labels], codes[2 * labels + big:]])
+            entries = labels + big
+            judge = lam_ * (fu - fu.mean()) / big
+            ppi_part = multiway_tests(np.zeros(entries, np.int64),
+                                      theta[0] + entries * np.concatenate([share[:, 0], judge]),
+                                      [np.concatenate([context[label_item], context.max() + 1 + np.arange(big)]),
+                                       np.concatenate([worker, worker.max() + 1 + np.arange(big)]), conv_a, conv_b],
+                                      1, 1 - alpha)
+            people_part = multiway_tests(np.zeros(labels, np.int64), theta[1] + labels * share[:, 1],
+                                         [context[label_item], worker, conv_a[:labels], conv_b[:labels]], 1, 1 - alpha)
+            res = {"se": np.array([ppi_part["se"][0], people_part["se"][0]])}
+            levels = people_part["levels"][:, 0]
+            conv_levels = int(min(np.unique(conv_a).size, np.unique(conv_b).size))
     else:
         slope = np.asarray(label_slope, dtype=float)
         centre = float((slope * vote).sum() / slope.sum()) if slope.sum() > 0 else 0.0
@@ -203,18 +231,22 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
         res["se"] = res["se"][0]
         levels = res["levels"][:, 0]
     g_c, g_w = int(levels[0]), int(levels[1])
+    g_v = conv_levels if conversations is not None and label_slope is None else None
     se_term, people_se = (float(v) for v in res["se"])
-    df = min(g_c, g_w) - 1
+    fewest = min(g_c, g_w) if g_v is None else min(g_c, g_w, g_v)
+    df = fewest - 1
     need = min_clusters(alpha)
-    var = se_term ** 2 + lam_ ** 2 * fu.var(ddof=1) / len(fu) if math.isfinite(se_term) else float("nan")
-    out |= {"contexts": g_c, "workers": g_w, "df": df, "why": ""}
-    if min(g_c, g_w) < need or not var > 0 or not math.isfinite(people_se):
-        facet, g = ("workers", g_w) if g_w <= g_c else ("contexts", g_c)
+    judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
+    var = se_term ** 2 + judge_var if math.isfinite(se_term) else float("nan")
+    out |= {"contexts": g_c, "workers": g_w, "conversations": g_v, "df": df, "why": ""}
+    if fewest < need or not var > 0 or not math.isfinite(people_se):
+        facet, g = min([("workers", g_w), ("contexts", g_c)] + ([("conversations of a model", g_v)] if g_v else []),
+                       key=lambda pair: pair[1])
         nan = float("nan")
         out |= {"lower": nan, "upper": nan, "se": nan, "people_lower": nan, "people_upper": nan, "people_se": nan,
                 "effective_n": nan, "why": (
-                    f"only {g} {facet}: an interval about the models in general needs at least {need} {facet}"
-                    if min(g_c, g_w) < need else "the answers do not vary across workers and contexts")}
+                    f"only {g} {facet}: an interval about the models in general needs at least {need}"
+                    if fewest < need else "the answers do not vary across workers and contexts")}
         return out
     t = float(sps.t.ppf(1 - alpha / 2, df))
     se = math.sqrt(var)

@@ -202,3 +202,38 @@ def test_ppi_ranking_names_the_units_end_to_end():
     ranking = ppi_ranking(people[people["pair_id"].isin(asked)], judge, "acute")
     note = ranking["note"].iloc[0]
     assert "workers and the conversations (at least" in note and "per model" in note, note
+
+
+def _pairs_study(rng, items=100, workers=20, per_item=1, conversations=8, judge_items=500):
+    """ACUTE pairs drawn from ``conversations`` per model (quality sd 1.0), people's and judge's;
+    each pair judged by ``per_item`` workers (taste sd 0.5)."""
+    total = items + judge_items
+    conv_a, conv_b = rng.integers(0, conversations, total), rng.integers(0, conversations, total)
+    quality = rng.normal(0, 1.0, (2, conversations))
+    pair = quality[1, conv_b] - quality[0, conv_a]
+    taste = rng.normal(0, 0.5, workers)
+    worker = np.argsort(rng.random((items, workers)), axis=1)[:, :per_item].ravel()
+    label_item = np.repeat(np.arange(items), per_item)
+    vote = (rng.random(len(label_item)) < 1 / (1 + np.exp(-pair[label_item] - taste[worker]))).astype(float)
+    y = np.bincount(label_item, weights=vote, minlength=items) / per_item
+    judge = ((pair + rng.normal(0, 0.7, total)) > 0).astype(float)
+    return (y, judge[:items], judge[items:], np.arange(items), label_item, worker, vote), (
+        conv_a[label_item], conv_b[label_item], conv_a[items:], conv_b[items:])
+
+
+@pytest.mark.parametrize("per_item", [1, 3])
+def test_crossed_ppi_treats_reused_conversations_as_sampled(per_item):
+    """8 conversations per model serve 100 people's and 500 judge's pairs: with the conversations
+    (and the judge's items) in the multiway variance the interval holds its level; over items and
+    workers alone it fires far above."""
+    rng = np.random.default_rng(per_item)
+    runs, crossed, workers_only = 600, 0, 0
+    for _ in range(runs):
+        args, conversations = _pairs_study(rng, per_item=per_item)
+        res = ppi_mean_crossed(*args, conversations=conversations)
+        crossed += not res["lower"] <= 0.5 <= res["upper"]
+        alone = ppi_mean_crossed(*args)
+        workers_only += not alone["lower"] <= 0.5 <= alone["upper"]
+    assert 0.03 <= crossed / runs <= 0.07, crossed / runs
+    assert workers_only / runs > 0.2, workers_only / runs
+    assert res["conversations"] == 8 and res["df"] == 7
