@@ -28,13 +28,18 @@ sampled facet the table shows as random:
   and workers both random, the two-way cluster-robust variance with CR3 and a t on
   min(levels) - 1 df (:func:`parlai_acute.stats.ppi.ppi_mean_crossed`; an SSA majority through its
   labels' linear parts, :func:`parlai_acute.ssa.estimands.label_rows`);
+* ACUTE pairs whose conversations serve several items (people's or judge's): items, workers and
+  each side's conversations all random (the ACUTE analysis' facets), with the judge-only items in
+  the same variance, since they share the conversations -- whether each pair has one worker or
+  several;
 * the Bradley-Terry ranking (:func:`ppi_ranking`): the people's gradient term over items and
   workers, and where conversations serve several items over the conversations too, the judge-only
   items in the same meat (they share those conversations).
 
 Fewer levels of a facet than :func:`~parlai_acute.stats.inference.min_clusters` give no interval
 with the judge, and the note says so in words. The judge-only term keeps its item variance where
-no conversation is shared: the judge is one fixed function, so no worker's taste enters it. Every
+no conversation is shared: the judge is one fixed function, so no worker's taste enters it, and
+its items are its only sampled facet. Every
 row's note names the units its interval ran over (terminal, report, results.json, ppi.csv).
 """
 from __future__ import annotations

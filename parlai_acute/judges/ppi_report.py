@@ -85,8 +85,9 @@ def methods_paragraph(table: pd.DataFrame, ranking: list[dict], run: dict) -> st
         f"term of the variance is cluster-robust over workers with a t on G - 1 df; where items carry several "
         f"workers' answers, it is the two-way (multiway) cluster-robust variance over items (or contexts) and "
         f"workers (Cameron, Gelbach and Miller 2011) with the CR3 small-sample correction and a t on min(levels) "
-        f"- 1 df; the ranking's people's gradient term likewise, over conversations too where they serve several "
-        f"items (the judge-only items then in the same variance). With fewer than {min_clusters(alpha)} levels of "
+        f"- 1 df; where ACUTE conversations serve several items, the conversations of each side are facets too "
+        f"(and the judge-only items, which share them, enter the same variance), and the ranking's people's "
+        f"gradient term is treated the same way. With fewer than {min_clusters(alpha)} levels of "
         f"a facet no interval is given.",
     ]
     if used:

@@ -126,8 +126,9 @@ METHOD = ("PPI++ with power tuning (Angelopoulos et al. 2024); the judge weighed
           "people at level 1 - confidence on >= 10 shared items; the unit is the item, and the people's term of "
           "the variance is cluster-robust over every sampled facet the table shows: over the unit of each item "
           "where units (workers) repeat (t on G - 1 df), over items (or contexts) and workers at once where items "
-          "carry several workers' answers (two-way, CR3, t on min(levels) - 1 df), for the Bradley-Terry ranking "
-          "over items, workers and reused conversations (the judge-only items in the same meat); fewer levels than "
+          "carry several workers' answers (two-way, CR3, t on min(levels) - 1 df), for ACUTE rows and the "
+          "Bradley-Terry ranking also over reused conversations (the judge-only items, which share them, in the same "
+          "variance); fewer levels than "
           "the sign-flip minimum give no interval; each row's note names its units")
 
 

@@ -163,9 +163,10 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
 
     The judge-only term keeps lambda^2 Var(f) / N over items, not clustered: the judge is one
     fixed function, the same on every item, so no worker's taste enters it and its only sampled
-    facet is the item. Where judge-only items share contexts (several replies to one context)
-    that context is a facet of this term too, which it does not count: the guarantee then needs
-    the judge-only items spread over many contexts.
+    facet is the item. Where judge-only items share contexts (several replies to one SSA
+    context) that context is a facet of this term too, which it does not count: the guarantee then
+    needs the judge-only items spread over many contexts. Shared ACUTE conversations are counted
+    (``conversations``, below).
 
     ``conversations`` (item means only; ACUTE pairs whose conversations serve several items): four
     arrays, each label's A and B conversation and each judge-only item's. Then the conversations are
