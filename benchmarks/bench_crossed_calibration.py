@@ -3,7 +3,8 @@ null mark rate). One row per design x facet size (8, 20, 60 levels of each facet
 logit 0.3, strong: 0.8): ``value`` = how often the mark fires when the models are equal (target
 3-7 %), ``coverage`` = how often its interval holds the true value (target 93-97 %), ``power`` at
 the effect beside ``reference_power`` (a Wald test that knows the estimator's true sd), and the
-same three figures of the one-facet test the mark replaces (``one_facet_*``). The designs and
+same three figures of the one-facet test the mark replaces (``one_facet_*``; for ``ppi-static-ssa``
+the PPI++ interval over independent replies, tests/stats/test_ppi_crossed.py). The designs and
 the candidates are :mod:`parlai_acute.stats.crossed_designs`; the fast assertions of the same
 facts are tests/stats/test_crossed_calibration.py; the numbers are in docs/inference.md.
 """

@@ -107,16 +107,29 @@ def ppi_lines(people, judge, protocol: str, confidence: float, plan_delta: float
         lines.append(f"  Bradley-Terry strengths ({question}; log-odds, sum zero) and rank-sets (ranks each "
                      f"model may take, all at once at {100 * (1 - alpha):g}%), people | with judge:")
         for r in part.sort_values("strength", ascending=False).to_dict("records"):
-            line = (f"    {r['model']:<22} {r['people_strength']:+.2f} [{r['people_lower']:+.2f}, "
-                    f"{r['people_upper']:+.2f}] ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
-                    f" | {r['strength']:+.2f} [{r['lower']:+.2f}, {r['upper']:+.2f}] ranks "
+            line = (f"    {r['model']:<22} {r['people_strength']:+.2f} {_bounds(r['people_lower'], r['people_upper'])}"
+                    f" ranks {_ranks(r['people_rank_lower'], r['people_rank_upper'])}"
+                    f" | {r['strength']:+.2f} {_bounds(r['lower'], r['upper'])} ranks "
                     f"{_ranks(r['rank_lower'], r['rank_upper'])}" + (f"  -- {r['note']}" if r["note"] else ""))
             lines.append(line.rstrip())
     return lines, table
 
 
+def _bounds(low, high) -> str:
+    """An interval, or the words for none (the row's note says why)."""
+    if low is None or high is None or low != low or high != high:
+        return "[no interval]"
+    return f"[{low:+.2f}, {high:+.2f}]"
+
+
 METHOD = ("PPI++ with power tuning (Angelopoulos et al. 2024); the judge weighed only when it correlates with "
-          "people at level 1 - confidence on >= 10 shared items; the unit is the item")
+          "people at level 1 - confidence on >= 10 shared items; the unit is the item, and the people's term of "
+          "the variance is cluster-robust over every sampled facet the table shows: over the unit of each item "
+          "where units (workers) repeat (t on G - 1 df), over items (or contexts) and workers at once where items "
+          "carry several workers' answers (two-way, CR3, t on min(levels) - 1 df), for ACUTE rows and the "
+          "Bradley-Terry ranking also over reused conversations (the judge-only items, which share them, in the same "
+          "variance); fewer levels than "
+          "the sign-flip minimum give no interval; each row's note names its units")
 
 
 def ppi_results(table, protocol: str, confidence: float, people: str, judge: str) -> dict:

@@ -23,7 +23,7 @@ from parlai_acute.ssa.analysis import SSAResult, majority_labels
 from parlai_acute.ssa.labels import _TEXT, COLUMNS
 from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "estimates", "headline", "observe"]
+__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "label_rows", "estimates", "headline", "observe"]
 
 _UNIT = "conversation (interactive and log items), else context, else item"
 SENSIBLENESS = Estimand(
@@ -72,6 +72,29 @@ def observations(labels: pd.DataFrame) -> pd.DataFrame:
                            "item": items["item"].astype(str).to_numpy(), "timestamp": stamp})
              for measure, column in QUESTIONS.items()]
     return pd.concat(parts, ignore_index=True)
+
+
+def label_rows(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per (label, measure) behind the item majorities of :func:`observations`: ``item``,
+    ``worker``, ``measure``, ``vote`` (1/0) and ``pivotal`` (1 when the label decides its item's
+    majority, :func:`parlai_acute.stats.inference.pivotal`). What a variance that treats the
+    workers as sampled needs: a majority moves with a worker only through the labels that decide
+    it (``ppi``'s crossed interval, :func:`parlai_acute.stats.ppi.ppi_mean_crossed`)."""
+    from parlai_acute.stats.inference import pivotal
+
+    columns = ["item", "worker", "measure", "vote", "pivotal"]
+    if labels.empty:
+        return pd.DataFrame(columns=columns)
+    df = complete(labels, COLUMNS, _TEXT)
+    item = df["item"].astype(str)
+    size = item.map(item.value_counts()).to_numpy(float)
+    parts = []
+    for measure, column in QUESTIONS.items():
+        vote = df[column].astype(float).to_numpy()
+        yes = pd.Series(vote).groupby(item.to_numpy()).transform("sum").to_numpy()
+        parts.append(pd.DataFrame({"item": item.to_numpy(), "worker": df["worker"].astype(str).to_numpy(),
+                                   "measure": measure, "vote": vote, "pivotal": pivotal(yes - vote, size)}))
+    return pd.concat(parts, ignore_index=True)[columns]
 
 
 def estimates(labels: pd.DataFrame, judge: bool = False) -> pd.DataFrame:

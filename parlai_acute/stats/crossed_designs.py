@@ -24,6 +24,12 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
   mark: :func:`~parlai_acute.stats.inference.difference_split_tests` over contexts and workers
   (what the SSA analysis runs; CR2 on the context part), beside the same with CR3 (conservative
   at 8 levels) and the sign-flip test over contexts it used before.
+* ``ppi-static-ssa``: the same static SSA labels, and a model judge that answers B's labelled
+  replies and 5 x ``size`` more (each to a fresh context) from the reply's latent quality plus
+  noise (sd 0.7). The estimand: B's sensibleness (yes-majority share); the mark: the PPI++
+  interval (:func:`~parlai_acute.stats.ppi.ppi_mean_crossed`: contexts and workers both sampled)
+  excludes B's share at effect 0 -- at effect 0 that is the null mark rate, at an effect the
+  power -- beside the PPI++ interval that treats the replies as independent (what ``ppi`` did).
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power
 at the effect, beside a reference that knows the true design: a Wald test with the estimator's
@@ -39,7 +45,7 @@ from parlai_acute.stats.inference import (difference_split_tests, multiway_tests
 
 __all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate"]
 
-DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static")
+DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static", "ppi-static-ssa")
 #: Effects on the logit scale: weak and strong.
 EFFECTS = {"weak": 0.3, "strong": 0.8}
 PER_WORKER = 10  # ACUTE judgments per worker
@@ -63,7 +69,7 @@ def simulate(design: str, size: int, effect: float, replicates: int, seed: int, 
     rng = np.random.default_rng(seed)
     r = replicates
     w = size if workers is None else workers
-    if design == "ssa-static":
+    if design in ("ssa-static", "ppi-static-ssa"):
         return _simulate_ssa(rng, size, effect, r, w, inner or SSA["labels"])
     if design.startswith("acute"):
         sd_w, sd_c = SD["acute"]
@@ -114,15 +120,22 @@ def _simulate_ssa(rng, size: int, effect: float, r: int, workers: int, k: int) -
     yes = np.bincount(label_item, weights=vote, minlength=items)
     value = (2 * yes > k).astype(float)
     return {"column": column, "is_b": is_b, "context": context, "value": value, "label_item": label_item,
-            "worker": worker, "vote": vote, "pivotal": pivotal(yes[label_item] - vote, k)}
+            "worker": worker, "vote": vote, "pivotal": pivotal(yes[label_item] - vote, k), "eta": eta}
 
 
 def true_value(design: str, effect: float, draws: int = 2_000_000, seed: int = 99, labels: int | None = None) -> float:
     """The mean difference (+1 / -1) over the population of workers and conversations: what a
     verdict about the models estimates (Monte Carlo integral of the design's logistic model).
     SSA: the difference of the yes-majority rates of ``labels`` labels per reply (default 5;
-    1: the labels' own yes rates)."""
+    1: the labels' own yes rates); ``ppi-static-ssa``: B's yes-majority share."""
     rng = np.random.default_rng(seed)
+    if design == "ppi-static-ssa":
+        k = labels or SSA["labels"]
+        n = draws // k
+        eta = (SSA["base"] + effect + rng.normal(0, SSA["context"], n)
+               + rng.normal(0, SSA["context_model"], n))[:, None]
+        eta = eta + rng.normal(0, SSA["worker"], (n, k)) + rng.normal(0, SSA["worker_model"], (n, k))
+        return float(np.mean(2 * (rng.random((n, k)) < 1 / (1 + np.exp(-eta))).sum(axis=1) > k))
     if design == "ssa-static":  # a fresh context and k fresh workers per reply: P(yes majority | B) - (| A)
         k = labels or SSA["labels"]
         n = draws // k
@@ -156,6 +169,41 @@ def _whole_residual(s: dict, r: int, alpha: float) -> dict:
                              score[s["label_item"]], r, 1 - alpha)
 
 
+#: the PPI design's judge: judge-only replies per labelled one, and its noise on the reply's latent quality
+PPI_JUDGE = {"only_per_labelled": 5, "noise": 0.7}
+
+
+def _ppi_ssa(s: dict, size: int, r: int, seed: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                np.ndarray, np.ndarray]:
+    """B's share by PPI++ in each of the R studies of ``ppi-static-ssa``: (estimate, crossed lower,
+    upper, independent-items lower, upper). The judge-only replies get fresh contexts, drawn here."""
+    from parlai_acute.stats.ppi import ppi_mean, ppi_mean_crossed
+
+    rng = np.random.default_rng(seed + 7)
+    mine = np.flatnonzero(s["is_b"])  # B's labelled replies, study by study (size each)
+    f = (s["eta"][mine] + rng.normal(0, PPI_JUDGE["noise"], len(mine)) > 0).astype(float).reshape(r, size)
+    big = PPI_JUDGE["only_per_labelled"] * size
+    eta_u = (SSA["base"] + s.get("effect", 0.0)
+             + rng.normal(0, SSA["context"], (r, big)) + rng.normal(0, SSA["context_model"], (r, big)))
+    fu = (eta_u + rng.normal(0, PPI_JUDGE["noise"], (r, big)) > 0).astype(float)
+    y = s["value"][mine].reshape(r, size)
+    context = s["context"][mine].reshape(r, size)
+    position = np.full(len(s["value"]), -1)
+    position[mine] = np.tile(np.arange(size), r)
+    label_b = s["is_b"][s["label_item"]]
+    item, worker, vote, pivot = (s[key][label_b] for key in ("label_item", "worker", "vote", "pivotal"))
+    study = s["column"][item]
+    out = np.full((5, r), np.nan)
+    for i in range(r):
+        at = study == i
+        slope = np.full(at.sum(), pivot[at].mean())
+        res = ppi_mean_crossed(y[i], f[i], fu[i], context[i], position[item[at]], worker[at], vote[at], slope,
+                               alpha)
+        old = ppi_mean(y[i], f[i], fu[i], alpha)
+        out[:, i] = res["estimate"], res["lower"], res["upper"], old["lower"], old["upper"]
+    return tuple(out)
+
+
 def _totals(column, codes, d, r, levels):
     key = column * levels + codes
     sums = np.bincount(key, weights=d, minlength=r * levels).reshape(r, levels).T
@@ -174,7 +222,21 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
         truth = 0.0 if eff == 0 else true_value(design, eff)
         r = replicates
         results = {}
-        if design == "ssa-static":
+        if design == "ppi-static-ssa":
+            s["effect"] = eff
+            null_value = true_value(design, 0.0)
+            truth = true_value(design, eff)
+            estimate, low, high, old_low, old_high = _ppi_ssa(s, size, r, seed + (0 if kind == "null" else 1), alpha)
+            # p < alpha exactly when the interval excludes the null share; no interval: no mark
+            results["mark: PPI++ two-way cluster-robust t (CR3, influence split), workers x contexts"] = (
+                np.where(np.isnan(low) | ((low <= null_value) & (null_value <= high)), 1.0, 0.0),
+                (low <= truth) & (truth <= high))
+            results["PPI++ with the replies independent (workers fixed)"] = (
+                np.where((old_low <= null_value) & (null_value <= old_high), 1.0, 0.0),
+                (old_low <= truth) & (truth <= old_high))
+            estimate = estimate - null_value  # the reference tests the same null
+            truth = truth - null_value
+        elif design == "ssa-static":
             column, is_b = s["column"], s["is_b"]
             part = scaled_votes(2 * column[s["label_item"]] + is_b[s["label_item"]], s["vote"], s["pivotal"])
             mark = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
@@ -211,7 +273,7 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
             covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha
             results["mark: sign-flip over workers (dialogues nested)"] = (p, covered)
-        if design != "ssa-static":
+        if design not in ("ssa-static", "ppi-static-ssa"):
             sums, counts = _totals(column, one[0], d, r, one[1])
             p = sign_flip_pvalues(sums, n_resamples=n_resamples, seed=1)
             covered = sign_flip_pvalues(sums - truth * counts, n_resamples=n_resamples, seed=1) >= alpha

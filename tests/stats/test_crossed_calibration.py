@@ -203,11 +203,19 @@ def test_ppi_interval_runs_over_workers_when_they_answer_many_items():
     alone = ppi_mean_clustered(y, f, fu, np.arange(300), 0.05)
     assert alone["se"] ** 2 - plain["lambda"] ** 2 * fu.var(ddof=1) / 600 == pytest.approx(
         (y - plain["lambda"] * f).var(ddof=1) / 300)
-    # through the table: ACUTE people whose workers judge many pairs, a judge on more pairs
-    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2, "d": 0.1}, 600, seed=0, workers=20)
+    # through the table: ACUTE people whose workers judge many pairs, a judge on more pairs; each
+    # conversation in one pair: the workers are the people's unit
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2, "d": 0.1}, 600, seed=0, workers=20,
+                                dialogues_per_model=100_000)
     judged = people.drop_duplicates("pair_id").assign(worker="judge")
     row = ppi_table(people[people["pair_id"].isin(judged["pair_id"].iloc[::3])], judged, "acute").iloc[0]
     assert row["note"].startswith("interval over ") and "workers (each worker's items together" in row["note"]
+    # 20 conversations per model serve the pairs, people's and judge's: conversations sampled too
+    people = simulate_judgments({"a": 0.5, "b": 0.0, "c": 0.2, "d": 0.1}, 600, seed=0, workers=20)
+    judged = people.drop_duplicates("pair_id").assign(worker="judge")
+    row = ppi_table(people[people["pair_id"].isin(judged["pair_id"].iloc[::3])], judged, "acute").iloc[0]
+    assert "workers and the conversations (at least 20 per model" in row["note"], row["note"]
+    assert row["units"].endswith("x conversations (at least 20 per model)")
 
 
 def test_planning_estimates_both_variance_components_and_needs_conversations_too():
