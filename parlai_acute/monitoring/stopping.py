@@ -178,11 +178,13 @@ class StopRule:
         self.decision = {
             "stopped": "decided", "judgments": judged, "alpha": self.alpha,
             "settled_by": [name(w) for w in self.wanted if w not in self._decided_before],
-            "comparisons": {name(w): {k: found[w][0][k] for k in ("group", "decided", "estimate", "lower", "upper",
-                                                                  "clusters", "judgments", "alpha")}
+            "comparisons": {name(w): {k: found[w][0].get(k) for k in ("group", "decided", "estimate", "lower", "upper",
+                                                                      "clusters", "judgments", "alpha", "procedure")}
                             for w in self.wanted},
             "rule": f"stop once every named comparison is decided at alpha {self.alpha:g}",
-            "method": f"{rule_words(self.spec)}, Bonferroni over {result['comparisons']} comparison(s)",
+            "method": f"{rule_words(self.spec)}, Bonferroni over {result['comparisons']} comparison(s)"
+                      + "".join(f"; {p}" for p in sorted({r.get('procedure', '') for w in self.wanted
+                                                            for r in found[w] if r.get("one_facet")})),
             "time": time.time()}
 
 

@@ -36,7 +36,7 @@ from scipy import stats
 from parlai_acute.stats.inference import (difference_split_tests, multiway_tests, pivotal, scaled_votes,
                                           sign_flip_pvalues)
 
-__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate"]
+__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking"]
 
 DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static")
 #: Effects on the logit scale: weak and strong.
@@ -48,8 +48,9 @@ SD = {"acute": (0.5, 1.0), "per-turn": (1.0, 0.6)}  # (worker sd, conversation /
 SSA = {"labels": 5, "base": 0.4, "context": 1.0, "context_model": 0.5, "worker": 0.5, "worker_model": 1.0}
 
 
-def simulate(design: str, size: int, effect: float, replicates: int, seed: int) -> dict:
-    """R = ``replicates`` studies of ``design`` with ``size`` levels of each facet. Returns
+def simulate(design: str, size: int, effect: float, replicates: int, seed: int, workers: int | None = None) -> dict:
+    """R = ``replicates`` studies of ``design`` with ``size`` levels of each facet (ACUTE:
+    ``workers`` workers instead, when given, judging the same pool; worker i judges i-th). Returns
     column (judgment -> study), d (+1 / -1), worker, conv_a, conv_b (ACUTE) or dialogue
     (per-turn) codes, each within its study."""
     if design not in DESIGNS:
@@ -60,13 +61,14 @@ def simulate(design: str, size: int, effect: float, replicates: int, seed: int) 
         return _simulate_ssa(rng, size, effect, r)
     if design.startswith("acute"):
         sd_w, sd_c = SD["acute"]
-        n = size * PER_WORKER
+        workers = size if workers is None else workers
+        n = workers * PER_WORKER
         column = np.repeat(np.arange(r), n)
-        worker = np.tile(np.repeat(np.arange(size), PER_WORKER), r)
+        worker = np.tile(np.repeat(np.arange(workers), PER_WORKER), r)
         conv_a = rng.integers(0, size, r * n)
         conv_b = rng.integers(0, size, r * n) if design == "acute-recombined" else conv_a
         quality_a, quality_b = rng.normal(0, sd_c, (r, size)), rng.normal(0, sd_c, (r, size))
-        taste = rng.normal(0, sd_w, (r, size))
+        taste = rng.normal(0, sd_w, (r, workers))
         eta = effect + taste[column, worker] + quality_b[column, conv_b] - quality_a[column, conv_a]
         d = np.where(rng.random(r * n) < 1 / (1 + np.exp(-eta)), 1.0, -1.0)
         return {"column": column, "d": d, "worker": worker, "conv_a": conv_a, "conv_b": conv_b}
@@ -211,4 +213,52 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
                 row["null"], row["coverage"] = rate, float(np.mean(covered))
             else:
                 row["power"], row["coverage_at_effect"] = rate, float(np.mean(covered))
+    return out
+
+
+def peeking(size: int, workers: int, effect: float, replicates: int, seed: int, every: int = 2,
+            alpha: float = 0.05, design: str = "acute-pool") -> dict:
+    """How often each sequential rule declares a difference at some look, on ACUTE studies with a
+    pool of ``size`` conversation pairs reused by ``workers`` workers x 10 judgments (``design``),
+    looked at after every ``every`` workers (in the order they finished). At ``effect`` 0 the
+    share is the false-stop rate; else the power. Rules:
+
+    * ``one-facet``: the betting sequence over per-worker means (the stop rule's where each
+      conversation serves one judgment): conversations held fixed;
+    * ``two-facet``: :func:`~parlai_acute.stats.sequential.crossed_sequence` (asymptotic,
+      multiway CR3 variance, both facets random);
+    * ``two-facet and one-facet``: stop when both have excluded no difference;
+    * ``fixed test, Bonferroni over looks``: the analysis' two-way t at alpha / (number of looks)
+      at each look, and the one-facet sequence.
+
+    Returns {rule: {"rate", "median_workers"}} (workers at the stop, over the runs that stopped)."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import (bets_for, crossed_decide, crossed_sequence, crossing_index,
+                                               log_capital)
+
+    s = simulate(design, size, effect, replicates, seed, workers=workers)
+    column, value, worker = s["column"], (s["d"] + 1) / 2, s["worker"]
+    looks = np.arange(every, workers + 1, every)
+    need = min_clusters(alpha)
+    means = (np.bincount(column * workers + worker, weights=value, minlength=replicates * workers)
+             / PER_WORKER).reshape(replicates, workers)
+    crossed_at = crossing_index(log_capital(means, 0.5, alpha, bets_for([PER_WORKER])), alpha)
+    one = np.where(crossed_at >= 0, (crossed_at // every + 1) * every, -1)  # the look that sees the crossing
+    one = np.where(one > workers, -1, one)
+    seq = crossed_sequence(value, worker, [s["conv_a"], s["conv_b"]], looks, alpha, need, study=column,
+                           studies=replicates)
+    first = crossed_decide(seq, 0.5)["first"]
+    two = np.where(first >= 0, looks[np.maximum(first, 0)], -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2 * stats.t.sf(np.abs(seq["estimate"] - 0.5) / seq["se"], np.maximum(seq["df"], 1))
+    hit = seq["informative"] & (p < alpha / len(looks))
+    fixed = np.where(hit.any(axis=1), looks[np.argmax(hit, axis=1)], -1)
+    out = {}
+    for name, at in (("one-facet", one), ("two-facet", two),
+                     ("two-facet and one-facet", np.where((one > 0) & (two > 0), np.maximum(one, two), -1)),
+                     ("fixed test, Bonferroni over looks", np.where((one > 0) & (fixed > 0), np.maximum(one, fixed),
+                                                                    -1))):
+        stopped = at > 0
+        out[name] = {"rate": float(stopped.mean()),
+                     "median_workers": float(np.median(at[stopped])) if stopped.any() else None}
     return out
