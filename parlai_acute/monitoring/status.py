@@ -12,6 +12,15 @@ worker for ACUTE-Eval (a worker's taste spans their judgments), the dialogue for
 runs, the conversation for interactive SSA items (the worker for static ones). A unit counts
 once it is in the table; units are taken in the order they finished (last timestamp).
 
+Two sampled facets: where a comparison's conversations are reused (the protocol's observations
+name them in ``attrs["facets"]``; ACUTE: each side's conversation), its interval and decision
+treat workers and conversations both as sampled: the two-facet asymptotic confidence sequence of
+:func:`parlai_acute.stats.sequential.crossed_sequence` (the analysis' CR3 sandwich inside a
+time-uniform boundary), decided when it and the one-facet sequence over workers both exclude no
+difference (why: that module's docstring). The one-facet sequence stays beside it as
+``one_facet``, a statement about these conversations. ``design`` in the result says which facets
+were read and which procedures decided the rows; the ``unit:`` line says it in words.
+
 Several comparisons are watched at once, so each gets alpha / (number of comparisons)
 (Bonferroni): "decided" then holds for all of them together at level alpha.
 """

@@ -111,3 +111,21 @@ def test_the_stop_rule_names_the_two_facet_procedure_when_it_fires():
     assert decision and decision["stopped"] == "decided"
     assert "two-facet asymptotic confidence sequence" in decision["method"]
     assert decision["comparisons"]["b vs a"]["procedure"].startswith("two-facet")
+
+
+def test_the_command_records_the_design_and_procedure_in_results_and_run_json(tmp_path, capsys):
+    import json
+
+    from parlai_acute.scripts.main import main
+
+    path = tmp_path / "judgments.csv"
+    _pool_table(3).assign(is_onboarding=False).to_csv(path, index=False)
+    out = tmp_path / "status"
+    assert main(["status", "--table", str(path), "--max-per-worker", "none", "--min-reason-chars", "0", "-o", str(out),
+                 "--no-report"]) == 0
+    assert "two-facet" in capsys.readouterr().out
+    results, run = (json.loads((out / name).read_text()) for name in ("results.json", "run.json"))
+    assert results["design"]["facets"] == ["worker", "conversation"]
+    assert run["config"]["design"]["procedure"][0].startswith("two-facet asymptotic confidence sequence")
+    rows = pd.read_csv(out / "status.csv")
+    assert {"one_facet_lower", "one_facet_upper", "one_facet_decided", "procedure"} <= set(rows.columns)
