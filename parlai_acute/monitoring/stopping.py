@@ -13,8 +13,8 @@ everything so far, and fires once:
   conversations are reused is decided by status' two-facet sequence (workers and conversations
   both sampled) together with the one over workers, so a run stopped early claims a difference
   between the models, not one that holds only for these conversations: peeking after every 4
-  workers at equal models judged on a pool of 20 conversation pairs, it stops 0.9 % of runs where
-  the sequence over workers alone stops 27.7 % (benchmarks/bench_sequential.py). The decision's
+  workers at equal models judged on a pool of 20 conversation pairs, it stops 0.65 % of runs where
+  the sequence over workers alone stops 31.5 % (benchmarks/bench_sequential.py). The decision's
   ``method`` and each comparison's ``procedure`` name it;
 * ``budget``: the judgments (ACUTE judgments, per-turn judged turns, SSA labels) reach the budget.
 
