@@ -20,7 +20,8 @@ budget (5 x the fixed design) is spent.
   conversation pairs (quality sd 1.0 on the log-odds) judged by 80 workers x 10 (taste sd 0.5),
   equal models, looked at after every 4 workers: share of runs the stop rule of ``status`` and the
   live tasks (the two-facet asymptotic sequence and the one-facet betting one) stopped with a
-  difference; target <= alpha + 2 points. Beside it: the one-facet betting sequence alone
+  difference; target <= alpha + 2 points (``_60``: a pool of 60 pairs, 120 workers, a look
+  every 6). Beside it: the one-facet betting sequence alone
   (conversations held fixed, what status used before), the two-facet sequence alone, the
   Bonferroni-over-looks fixed test, and the fixed analysis once at the end (no peeking).
 * ``sequential_crossed_power_<pool>_<effect>``: the same designs (pools of 20 and 60 pairs) at a
@@ -86,6 +87,10 @@ def crossed(runs: int = 2000):
            "target": ALPHA + 0.02, **_rates(null), "components": null["components"], "pool": 20, "workers": 80,
            "judgments_per_worker": 10, "look_every_workers": 4, "conversation_sd": 1.0, "worker_sd": 0.5,
            "runs": runs, "seed": 23}
+    wide = peeking(60, 120, 0.0, runs // 2, seed=25, every=6, alpha=ALPHA)
+    yield {"name": "sequential_crossed_false_stop_60", "value": round(wide["stop rule"]["rate"], 4),
+           "target": ALPHA + 0.02, **_rates(wide), "components": wide["components"], "pool": 60, "workers": 120,
+           "look_every_workers": 6, "runs": runs // 2, "seed": 25}
     for pool, workers, every in ((20, 80, 4), (60, 120, 6)):
         for effect in (0.8, 1.5):
             res = peeking(pool, workers, effect, runs // 4, seed=24, every=every, alpha=ALPHA)

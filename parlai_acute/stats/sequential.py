@@ -440,7 +440,7 @@ def crossed_multiplier(clusters, df, alpha: float, tightest: int = CROSSED_TIGHT
         return np.where(df >= 1, stats.t.isf(stats.norm.sf(z), np.maximum(df, 1.0)), np.inf)
 
 
-def crossed_looks(clusters: int, need: int, most: int = 24) -> np.ndarray:
+def crossed_looks(clusters: int, need: int, most: int = 16) -> np.ndarray:
     """Cluster counts at which :func:`status <parlai_acute.monitoring.status.status>` forms the
     two-facet sequence's running intersection: every count from ``need`` for short runs, else
     ``most`` geometrically spaced ones and the last (any schedule of looks is valid, as for the
