@@ -131,7 +131,7 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
         "cluster": df["worker"].astype(str).to_numpy(),
         "item": np.char.add(np.char.add(df["pair_id"].astype(str).to_numpy(str), "#"), question),
         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
-    if {"dialogue_left", "dialogue_right"} <= set(df.columns):  # the second sampled facet: each side's conversation
+    if conversations_known(df):  # the second sampled facet: each side's conversation
         left_is_a = left == a
         # a model's conversation: within one comparison the model is fixed, so its dialogue id names it
         dl, dr = df["dialogue_left"].to_numpy(object), df["dialogue_right"].to_numpy(object)
@@ -150,10 +150,21 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def conversations_known(df: pd.DataFrame) -> bool:
+    """Does every judgment name both conversations? (A table without them -- the live stop rule's
+    rows before issue 23, a released data set without ids -- gets blank ids from ``complete``,
+    which are not one conversation reused.)"""
+    sides = ["dialogue_left", "dialogue_right"]
+    if not set(sides) <= set(df.columns) or not len(df):
+        return False
+    ids = df[sides]
+    return bool((ids.notna() & (ids.astype(str) != "")).all().all())
+
+
 def reuse_note(df: pd.DataFrame) -> str:
     """'' or the sentence saying that conversations serve several judgments: a second sampled facet,
     which the analysis' headline and status' two-facet sequences treat as random beside the worker."""
-    if not {"dialogue_left", "dialogue_right"} <= set(df.columns) or not len(df):
+    if not conversations_known(df):
         return ""
     sides = pd.concat([df["model_left"].astype(str) + "\x1f" + df["dialogue_left"].astype(str),
                        df["model_right"].astype(str) + "\x1f" + df["dialogue_right"].astype(str)])

@@ -348,7 +348,9 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                     "undecided": undecided, "judgments": int(len(part))})
     return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
             "decided": all(q["decided"] for q in out), "questions": out,
-            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"}
+            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"
+                      + ("; conversations are reused and these sequences hold them fixed (a top k of these "
+                         "conversations; status' rows treat them as sampled)" if obs.attrs.get("facet_note") else "")}
 
 
 def top_k_lines(result: dict) -> list[str]:

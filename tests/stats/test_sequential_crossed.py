@@ -129,3 +129,20 @@ def test_the_command_records_the_design_and_procedure_in_results_and_run_json(tm
     assert run["config"]["design"]["procedure"][0].startswith("two-facet asymptotic confidence sequence")
     rows = pd.read_csv(out / "status.csv")
     assert {"one_facet_lower", "one_facet_upper", "one_facet_decided", "procedure"} <= set(rows.columns)
+
+
+def test_the_live_acute_scheduler_hands_the_rule_each_judgments_conversations():
+    from parlai_acute.mephisto_tasks.acute.scheduler import Scheduler
+
+    # 8 conversations per model serve 160 pairings: the rule must see them reused
+    pairings = [{"is_onboarding": False, "speakers_to_eval": ["a", "b"], "dialogue_ids": [f"a:{k % 8}", f"b:{k % 8}"]}
+                for k in range(160)]
+    sched = Scheduler(pairings, comparisons_per_unit=4, max_per_worker=4, use_onboarding=False, seed=0,
+                      stop={"alpha": ALPHA})
+    rng = np.random.default_rng(0)
+    decision = None
+    for w in range(40):
+        for slot in sched.assign(f"w{w}"):
+            decision = decision or sched.record(f"w{w}", slot, winner="b" if rng.random() < 0.9 else "a")
+    assert {"dialogue_left", "dialogue_right"} <= set(sched.judgments[0])
+    assert decision and decision["comparisons"]["b vs a"]["procedure"].startswith("two-facet")
