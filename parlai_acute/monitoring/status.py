@@ -145,8 +145,9 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
     looks = crossed_looks(clusters, need)
     seq = crossed_sequence(c["values"], c["rank"], c["facets"], looks, alpha, need)
     keep = {k: one[k] for k in ("estimate", "lower", "upper", "decided", "decided_at_judgments", "procedure")}
-    out = {**one, "one_facet": keep, "levels": c["levels"], "more": None, "decided_at_judgments": None,
-           "procedure": f"two-facet {CROSSED_PROCEDURE}, over {s['unit']}s and {c['name']}s", "note": ""}
+    out = {**one, "one_facet": keep, "levels": c["levels"], "facet": c["name"], "more": None,
+           "decided_at_judgments": None, "note": "",
+           "procedure": f"two-facet {CROSSED_PROCEDURE}, over {s['unit']}s and {c['name']}s"}
     out["estimate"] = float(np.mean(c["values"]))  # the pooled mean: the protocol's estimate, the sequence's centre
     if not len(looks) or not seq["informative"][0].any():
         out |= {"lower": 0.0, "upper": 1.0, "decided": "undecided"}
@@ -444,8 +445,8 @@ def status_lines(result: dict) -> list[str]:
                      f"{row['judgments']} judgments  {verdict}")
         one = row.get("one_facet")
         if one:  # two sampled facets: the interval above treats both as random; the one-facet sequence beside it
-            lines.append(f"    two facets ({row['levels']} conversations per model); over {row['unit']}s alone, "
-                         f"these conversations fixed: [{_pct(one['lower']).strip()}, {_pct(one['upper']).strip()}] "
+            lines.append(f"    two facets ({row['levels']} {row['facet']}s per model); over {row['unit']}s alone, "
+                         f"these {row['facet']}s fixed: [{_pct(one['lower']).strip()}, {_pct(one['upper']).strip()}] "
                          f"{one['decided']}" + (f"; {row['note']}" if row.get("note") else ""))
     lines.append("estimate: the protocol's, as analyze reports it (pooled); interval: the confidence sequence, "
                  "centred on the mean of per-cluster means (said where the two differ)")

@@ -40,31 +40,32 @@ Independent judgments are the special case of clusters of size one.
 
 **Two sampled facets** (issue 23). When the same conversations serve the judgments of many
 workers (an ACUTE pool of conversation pairs), the worker means are independent *given the
-conversations* only: a sequence over them is valid for "these conversations" and, peeked at after
-every 4 of 80 workers judging a pool of 20 pairs (quality sd 1 on the log-odds), declares equal
-models different in 31.5 % of 2,000 seeded runs (benchmarks/bench_sequential.py). For such comparisons
-status and the stop rule use :func:`crossed_sequence`: at each look, the pooled mean (the
-protocol's estimate) +/- :func:`crossed_multiplier` times its two-way cluster-robust standard error
-over the worker and both sides' conversations -- the analysis' own CR3 sandwich
-(:func:`parlai_acute.stats.inference.multiway_tests`), so every facet the study sampled is in the
-error bar. The multiplier is the Gaussian-mixture boundary of the asymptotic confidence
+conversations* only: a sequence over them is valid for "these conversations" and, peeked at
+after every 4 of 80 workers judging a pool of 20 pairs (quality sd 1 on the log-odds), declares
+equal models different in 31.5 % of 2,000 seeded runs (benchmarks/bench_sequential.py). For such
+comparisons status and the stop rule use :func:`crossed_sequence`: at each look, the pooled mean
+(the protocol's estimate) +/- :func:`crossed_multiplier` times its two-way cluster-robust
+standard error over the worker and both sides' conversations -- the analysis' own CR3 sandwich
+(:func:`parlai_acute.stats.inference.multiway_tests`), so every facet the study sampled is in
+the error bar. The multiplier is the Gaussian-mixture boundary of the asymptotic confidence
 sequences of Waudby-Smith, Arnold, Wu, Wang and Ramdas (Ann. Statist. 2024), written as a number
 of standard errors on the worker clock (3.0-3.4 from 10 to 200 workers at alpha 0.05, against
-1.96 for one look), its tail read on a t with min(levels) - 1 df like the fixed two-way test. The
-decision also needs the one-facet betting sequence to agree (valid at any size; it guards the
-first looks, where the sandwich rests on few levels); a comparison is then decided for the models,
-not only for these conversations. Measured on the design above (2,000 A/A runs): 0.65 % false
-stops (the two-facet sequence alone: the same; the fixed two-way test once at the end: 4.2 %).
-The price of looking at every step with a persistent conversation effect: at a log-odds
+1.96 for one look), its tail read on a t with min(levels) - 1 df like the fixed two-way test.
+The decision also needs the one-facet betting sequence to agree (valid at any size; it guards
+the first looks, where the sandwich rests on few levels); a comparison is then decided for the
+models, not only for these conversations. Measured on the design above (2,000 A/A runs): 0.65 %
+false stops (the two-facet sequence alone: the same; the fixed two-way test once at the end:
+4.2 %). The price of looking at every step with a persistent conversation effect: at a log-odds
 difference of 0.8 the rule stops 25 % of runs where the fixed analysis of all 80 workers marks
-59 %; at 1.5, 89 % against 98 %, in a median 20 of the 80 workers (docs/benchmarks.md). Candidates measured and not taken: a betting sequence over a coarser
-independent unit (connected components of the worker-conversation graph) has none -- the graph is
-one component from the first looks on, every worker meeting the pool; the fixed two-way test at
-alpha / (number of looks) beside the one-facet sequence holds its level too, with about the same
-power (0.8 % false stops; 26 % and 90 % power), but needs the number of looks fixed in advance, which a live run's looks (every unit, then
-every 5 % growth) are not. The asymptotic sequence is valid as the levels of both facets grow; at
-20 conversations per model it is conservative (0.65 %), and with fewer than
-:func:`parlai_acute.stats.inference.min_clusters` levels of a facet it says nothing.
+59 %; at 1.5, 89 % against 98 %, in a median 20 of the 80 workers (docs/benchmarks.md).
+Candidates measured and not taken: a betting sequence over a coarser independent unit (connected
+components of the worker-conversation graph) has none -- the graph is one component from the
+first looks on, every worker meeting the pool; the fixed two-way test at alpha / (number of
+looks) beside the one-facet sequence holds its level too, with about the same power (0.8 % false
+stops; 26 % and 90 % power), but needs the number of looks fixed in advance, which a live run's
+looks (every unit, then every 5 % growth) are not. The asymptotic sequence is valid as the
+levels of both facets grow; at 20 conversations per model it is conservative (0.65 %), and with
+fewer than :func:`parlai_acute.stats.inference.min_clusters` levels of a facet it says nothing.
 
 Every function is pure (arrays or tidy tables in, arrays or dicts out) and vectorised over
 leading axes so that simulations of thousands of runs looked at after every observation

@@ -23,6 +23,7 @@ from parlai_acute.stats.inference import min_clusters
 from parlai_acute.stats.sequential import crossed_decide, crossed_looks, crossed_sequence, decide
 
 ALPHA = 0.05
+UNCAPPED = {"per_worker_cap": ("none", "launched without a cap")}  # a worker judges the pair many times
 
 
 def test_peeking_at_equal_models_with_reused_conversations_stops_at_most_alpha_plus_two_points():
@@ -97,14 +98,14 @@ def test_the_stop_rule_does_not_stop_for_these_conversations_alone():
     else:
         pytest.fail("no seeded A/A run where the one-facet sequence decides")
     assert row["decided"] == "undecided" and seed < 40
-    rule = StopRule("acute", {"alpha": ALPHA}, [("a", "b")], table_attrs={"per_worker_cap": ("none", "launched without a cap")})
+    rule = StopRule("acute", {"alpha": ALPHA}, [("a", "b")], table_attrs=UNCAPPED)
     fired = [rule.add(part.to_dict("records")) for _, part in table.groupby("worker", sort=False)]
     assert not any(fired) and rule.decision is None and rule.judgments() == len(table)
 
 
 def test_the_stop_rule_names_the_two_facet_procedure_when_it_fires():
     table = _pool_table(1, effect=3.0, size=30, workers=80)
-    rule = StopRule("acute", {"alpha": ALPHA}, [("a", "b")], table_attrs={"per_worker_cap": ("none", "launched without a cap")})
+    rule = StopRule("acute", {"alpha": ALPHA}, [("a", "b")], table_attrs=UNCAPPED)
     decision = None
     for _, part in table.groupby("worker", sort=False):
         decision = decision or rule.add(part.to_dict("records"))
@@ -121,8 +122,8 @@ def test_the_command_records_the_design_and_procedure_in_results_and_run_json(tm
     path = tmp_path / "judgments.csv"
     _pool_table(3).assign(is_onboarding=False).to_csv(path, index=False)
     out = tmp_path / "status"
-    assert main(["status", "--table", str(path), "--max-per-worker", "none", "--min-reason-chars", "0", "-o", str(out),
-                 "--no-report"]) == 0
+    assert main(["status", "--table", str(path), "--max-per-worker", "none", "--min-reason-chars", "0",
+                 "-o", str(out), "--no-report"]) == 0
     assert "two-facet" in capsys.readouterr().out
     results, run = (json.loads((out / name).read_text()) for name in ("results.json", "run.json"))
     assert results["design"]["facets"] == ["worker", "conversation"]
@@ -135,8 +136,8 @@ def test_the_live_acute_scheduler_hands_the_rule_each_judgments_conversations():
     from parlai_acute.mephisto_tasks.acute.scheduler import Scheduler
 
     # 8 conversations per model serve 160 pairings: the rule must see them reused
-    pairings = [{"is_onboarding": False, "speakers_to_eval": ["a", "b"], "dialogue_ids": [f"a:{k % 8}", f"b:{k % 8}"]}
-                for k in range(160)]
+    pairings = [{"is_onboarding": False, "speakers_to_eval": ["a", "b"],
+                 "dialogue_ids": [f"a:{k % 8}", f"b:{k % 8}"]} for k in range(160)]
     sched = Scheduler(pairings, comparisons_per_unit=4, max_per_worker=4, use_onboarding=False, seed=0,
                       stop={"alpha": ALPHA})
     rng = np.random.default_rng(0)
