@@ -349,9 +349,10 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                     "undecided": undecided, "judgments": int(len(part))})
     return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
             "decided": all(q["decided"] for q in out), "questions": out,
-            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"
-                      + ("; conversations are reused and these sequences hold them fixed (a top k of these "
-                         "conversations; status' rows treat them as sampled)" if obs.attrs.get("facet_note") else "")}
+            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs",
+            # not yet two-facet: said where it matters
+            "facets": ("conversations are reused and these sequences hold them fixed: a top k for these "
+                       "conversations (status' pair rows treat them as sampled)" if obs.attrs.get("facet_note") else "")}
 
 
 def top_k_lines(result: dict) -> list[str]:
@@ -359,7 +360,7 @@ def top_k_lines(result: dict) -> list[str]:
     lines = [f"top {result['k']} of {len(result['models'])} models ({', '.join(result['models'])}; a model not judged "
              f"yet is not counted): alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
              f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
-             f"outside by its own confidence sequence"]
+             f"outside by its own confidence sequence" + (f"; {result['facets']}" if result.get("facets") else "")]
     for q in result["questions"]:
         still_open = sum(u["decided"] == "undecided" for u in q["undecided"])  # the rest: decided the other way
         verdict = "DECIDED" if q["decided"] else f"undecided, {still_open} pair(s) across the boundary open"
