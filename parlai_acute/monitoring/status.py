@@ -117,7 +117,7 @@ def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> li
         stream = cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")
         item = {"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
                 "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
-                "difference": difference, "unit": unit, "facet_note": note,
+                "difference": difference, "unit": unit, "facet_note": note, "facets_declared": bool(facets),
                 "estimate": float(part["value"].mean()), "observations": int(len(part)), "stream": stream}
         # a second sampled facet some level of which serves several of the comparison's observations
         codes = [pd.factorize(part[f].to_numpy())[0] for f in facets] if m0 is not None else []
@@ -250,10 +250,11 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
                   f"{name}s both as sampled (two-facet {CROSSED_PROCEDURE.split(':')[0]}), the sequence over {over} "
                   f"alone (these {name}s fixed) shown beside them")
         design = {"facets": [spec.unit, name], "two_facet": len(crossed)}
-    elif facet:
+    elif facet and any(s["facets_declared"] for s in found):
         facet += ("; within each comparison every conversation serves one judgment, so the worker is the one sampled "
                   "facet there")
     design["procedure"] = sorted({r["procedure"] for r in rows if r.get("procedure")})  # what decided the rows
+    design["note"] = facet  # the facets read, and any sampled facet these sequences still hold fixed
     note = "" if found or not len(df) else (
         f"none of the {len(df)} rows passes the protocol's exclusions with these settings; analyze says which rule "
         f"removed them (released data collected without reasons, or with many judgments per worker, need the "
