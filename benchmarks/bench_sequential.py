@@ -16,6 +16,17 @@ budget (5 x the fixed design) is spent.
   the log-odds, 10 turns per dialogue, 100 dialogues) that declared a difference; target
   <= alpha. The per-judgment sequence on the same data (ignoring the dialogues) is printed
   beside it to show why the unit must be the dialogue.
+* ``sequential_crossed_false_stop``: ACUTE with reused conversations (issue 23): a pool of 20
+  conversation pairs (quality sd 1.0 on the log-odds) judged by 80 workers x 10 (taste sd 0.5),
+  equal models, looked at after every 4 workers: share of runs the stop rule of ``status`` and the
+  live tasks (the two-facet asymptotic sequence and the one-facet betting one) stopped with a
+  difference; target <= alpha + 2 points (``_60``: a pool of 60 pairs, 120 workers, a look
+  every 6). Beside it: the one-facet betting sequence alone
+  (conversations held fixed, what status used before), the two-facet sequence alone, the
+  Bonferroni-over-looks fixed test, and the fixed analysis once at the end (no peeking).
+* ``sequential_crossed_power_<pool>_<effect>``: the same designs (pools of 20 and 60 pairs) at a
+  real difference (log-odds 0.8 and 1.5): the stop rule's power and median workers at the stop,
+  beside the one-facet rule's (bought with its false stops) and the fixed analysis' at the end.
 """
 import numpy as np
 
@@ -55,3 +66,34 @@ def run():
     yield {"name": "sequential_false_positive", "value": round(fp, 4), "target": ALPHA, "runs": RUNS,
            "dialogues": 100, "turns_per_dialogue": 10, "dialogue_sd": 1.5,
            "per_judgment_ignoring_dialogues": round(naive, 4), "seed": 0}
+    yield from crossed()
+
+
+def _rates(result: dict) -> dict:
+    names = {"stop rule": "stop_rule", "one-facet": "one_facet", "two-facet": "two_facet_alone",
+             "bonferroni looks": "bonferroni_looks", "fixed once": "fixed_once_at_end"}
+    out = {names[k]: round(v["rate"], 4) for k, v in result.items() if k in names}
+    out |= {f"{names[k]}_median_workers": v["median_workers"] for k, v in result.items()
+            if k in ("stop rule", "one-facet")}
+    return out
+
+
+def crossed(runs: int = 2000):
+    """Rows for the two-facet stop rule (module docstring)."""
+    from parlai_acute.stats.crossed_designs import peeking
+
+    null = peeking(20, 80, 0.0, runs, seed=23, every=4, alpha=ALPHA)
+    yield {"name": "sequential_crossed_false_stop", "value": round(null["stop rule"]["rate"], 4),
+           "target": ALPHA + 0.02, **_rates(null), "components": null["components"], "pool": 20, "workers": 80,
+           "judgments_per_worker": 10, "look_every_workers": 4, "conversation_sd": 1.0, "worker_sd": 0.5,
+           "runs": runs, "seed": 23}
+    wide = peeking(60, 120, 0.0, runs // 2, seed=25, every=6, alpha=ALPHA)
+    yield {"name": "sequential_crossed_false_stop_60", "value": round(wide["stop rule"]["rate"], 4),
+           "target": ALPHA + 0.02, **_rates(wide), "components": wide["components"], "pool": 60, "workers": 120,
+           "look_every_workers": 6, "runs": runs // 2, "seed": 25}
+    for pool, workers, every in ((20, 80, 4), (60, 120, 6)):
+        for effect in (0.8, 1.5):
+            res = peeking(pool, workers, effect, runs // 4, seed=24, every=every, alpha=ALPHA)
+            yield {"name": f"sequential_crossed_power_{pool}_{effect}", "value": round(res["stop rule"]["rate"], 4),
+                   **_rates(res), "pool": pool, "workers": workers, "look_every_workers": every,
+                   "effect_log_odds": effect, "runs": runs // 4, "seed": 24}

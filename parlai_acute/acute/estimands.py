@@ -114,7 +114,10 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
     is 1 when the model named first in ``comparison`` (the later name alphabetically) won,
     :data:`TIE_VALUE` (1/2) for a tie or 'both bad', 0 when it lost; with any tie in the table
     also the tie rate's (1: a tie) and, with any 'both bad', the both-bad rate's. ``item``: the
-    pair of conversations under the question (what a judge answers too); ``cluster``: the worker."""
+    pair of conversations under the question (what a judge answers too); ``cluster``: the worker;
+    with the conversations' columns, ``conversation_a`` / ``conversation_b``: each model's conversation
+    (its dialogue id: unique within a comparison; named in ``attrs["facets"]``, the facets status
+    treats as sampled beside the worker)."""
     df = kept_judgments[kept_judgments["model_left"] != kept_judgments["model_right"]]
     left, right = df["model_left"].to_numpy(str), df["model_right"].to_numpy(str)
     a, b = np.where(left < right, left, right), np.where(left < right, right, left)
@@ -128,6 +131,12 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
         "cluster": df["worker"].astype(str).to_numpy(),
         "item": np.char.add(np.char.add(df["pair_id"].astype(str).to_numpy(str), "#"), question),
         "timestamp": pd.to_numeric(df["timestamp"], errors="coerce").to_numpy(float)})
+    if conversations_known(df):  # the second sampled facet: each side's conversation
+        left_is_a = left == a
+        # a model's conversation: within one comparison the model is fixed, so its dialogue id names it
+        dl, dr = df["dialogue_left"].to_numpy(object), df["dialogue_right"].to_numpy(object)
+        base["conversation_a"] = np.where(left_is_a, dl, dr)
+        base["conversation_b"] = np.where(left_is_a, dr, dl)
     out = base
     if tie.any():
         parts = [base, base.assign(measure=TIE_RATE.measure, value=tie.astype(float))]
@@ -135,14 +144,27 @@ def observations(kept_judgments: pd.DataFrame) -> pd.DataFrame:
             parts.append(base.assign(measure=BOTH_BAD_RATE.measure, value=(outcome == BOTH_BAD).astype(float)))
         out = pd.concat(parts, ignore_index=True)
     out.attrs["facet_note"] = reuse_note(df)
+    if "conversation_a" in base.columns:  # what status and the stop rule treat as sampled besides the worker
+        out.attrs["facets"] = ("conversation_a", "conversation_b")
+        out.attrs["facet_name"] = "conversation"
     return out
 
 
+def conversations_known(df: pd.DataFrame) -> bool:
+    """Does every judgment name both conversations? (A table without them -- the live stop rule's
+    rows before issue 23, a released data set without ids -- gets blank ids from ``complete``,
+    which are not one conversation reused.)"""
+    sides = ["dialogue_left", "dialogue_right"]
+    if not set(sides) <= set(df.columns) or not len(df):
+        return False
+    ids = df[sides]
+    return bool((ids.notna() & (ids.astype(str) != "")).all().all())
+
+
 def reuse_note(df: pd.DataFrame) -> str:
-    """'' or the sentence a worker-only interval owes its reader: conversations serve several
-    judgments, so an interval over workers treats them as fixed (a statement about these
-    conversations), while the analysis' headline treats workers and conversations both as sampled."""
-    if not {"dialogue_left", "dialogue_right"} <= set(df.columns) or not len(df):
+    """'' or the sentence saying that conversations serve several judgments: a second sampled facet,
+    which the analysis' headline and status' two-facet sequences treat as random beside the worker."""
+    if not conversations_known(df):
         return ""
     sides = pd.concat([df["model_left"].astype(str) + "\x1f" + df["dialogue_left"].astype(str),
                        df["model_right"].astype(str) + "\x1f" + df["dialogue_right"].astype(str)])
@@ -150,9 +172,7 @@ def reuse_note(df: pd.DataFrame) -> str:
     if (counts <= 1).all():
         return ""
     return (f"conversations are reused ({len(counts)} conversations serve {len(df)} judgments, up to "
-            f"{int(counts.max())} each): these intervals run over workers and treat the conversations as fixed, a "
-            f"statement about these conversations; the analysis' marks and Bradley-Terry intervals treat workers and "
-            f"conversations both as sampled")
+            f"{int(counts.max())} each)")
 
 
 def estimates(table: pd.DataFrame, config: AnalysisConfig | None = None, judges: list | None = None,

@@ -18,7 +18,10 @@ ROW_COLUMNS = ["group", "comparison", "measure", "estimate", "lower", "upper", "
 
 def rows_table(result: dict) -> pd.DataFrame:
     """The status rows as one table (the same as status.csv); a row without an estimate says why."""
-    table = pd.DataFrame(result.get("rows", []))
+    rows = [{k: v for k, v in r.items() if k != "one_facet"}
+            | {f"one_facet_{k}": v for k, v in (r.get("one_facet") or {}).items() if k != "procedure"}
+            for r in result.get("rows", [])]  # two facets: the sequence over workers alone, flat beside the row
+    table = pd.DataFrame(rows)
     if table.empty:
         return pd.DataFrame(columns=ROW_COLUMNS)
     if "note" not in table:

@@ -12,6 +12,15 @@ worker for ACUTE-Eval (a worker's taste spans their judgments), the dialogue for
 runs, the conversation for interactive SSA items (the worker for static ones). A unit counts
 once it is in the table; units are taken in the order they finished (last timestamp).
 
+Two sampled facets: where a comparison's conversations are reused (the protocol's observations
+name them in ``attrs["facets"]``; ACUTE: each side's conversation), its interval and decision
+treat workers and conversations both as sampled: the two-facet asymptotic confidence sequence of
+:func:`parlai_acute.stats.sequential.crossed_sequence` (the analysis' CR3 sandwich inside a
+time-uniform boundary), decided when it and the one-facet sequence over workers both exclude no
+difference (why: that module's docstring). The one-facet sequence stays beside it as
+``one_facet``, a statement about these conversations. ``design`` in the result says which facets
+were read and which procedures decided the rows; the ``unit:`` line says it in words.
+
 Several comparisons are watched at once, so each gets alpha / (number of comparisons)
 (Bonferroni): "decided" then holds for all of them together at level alpha.
 """
@@ -26,7 +35,13 @@ import pandas as pd
 from parlai_acute.errors import UserError
 from parlai_acute.stats import ranksets
 from parlai_acute.stats.bradley_terry import fit_counts
-from parlai_acute.stats.sequential import GRID, cluster_stream, confidence_sequence, decide, first_crossing
+from parlai_acute.stats.sequential import (GRID, cluster_stream, confidence_sequence, crossed_decide, crossed_looks,
+                                           crossed_sequence, decide, first_crossing, judgments_needed)
+
+#: how a comparison with two sampled facets is decided, in words (status, results.json, the stop rule)
+CROSSED_PROCEDURE = ("asymptotic confidence sequence: the mean +/- a time-uniform normal-mixture multiple of its "
+                     "two-way cluster-robust standard error (CR3, as analyze), read on a t with min(levels) - 1 df; "
+                     "Waudby-Smith et al. 2024")
 
 def monitors() -> dict:
     """Every protocol that defines what status watches (``MONITOR`` in its estimands module), by name."""
@@ -91,17 +106,79 @@ def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> li
     spec = monitor(protocol)
     obs = observations(df, protocol, settings)
     unit = obs.attrs.get("unit") or spec.unit  # the unit the analysis reads from the design, where it does
+    facets = [f for f in obs.attrs.get("facets", ()) if f in obs.columns]
+    facet_name, note = obs.attrs.get("facet_name", "conversation"), obs.attrs.get("facet_note", "")
     obs = obs[obs["measure"].isin(list(spec.watch))]
     out = []
     for (group, comparison, measure), part in obs.groupby(["group", "comparison", "measure"], sort=True):
         m0 = spec.watch[measure]
         difference = m0 is not None and m0 == 0.0
         values = (part["value"] + 1) / 2 if difference else part["value"]
-        out.append({"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
-                    "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
-                    "difference": difference, "unit": unit, "facet_note": obs.attrs.get("facet_note", ""),
-                    "estimate": float(part["value"].mean()), "observations": int(len(part)),
-                    "stream": cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")})
+        stream = cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")
+        item = {"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
+                "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
+                "difference": difference, "unit": unit, "facet_note": note, "facets_declared": bool(facets),
+                "estimate": float(part["value"].mean()), "observations": int(len(part)), "stream": stream}
+        # a second sampled facet some level of which serves several of the comparison's observations
+        codes = [pd.factorize(part[f].to_numpy())[0] for f in facets] if m0 is not None else []
+        levels = [int(c.max()) + 1 if len(c) else 0 for c in codes]
+        if any(g < len(part) for g in levels):
+            rank = pd.Index(stream["cluster"].to_numpy()).get_indexer(part["cluster"].to_numpy())
+            item["crossed"] = {"values": values.to_numpy(float), "rank": rank, "facets": codes, "name": facet_name,
+                               "levels": min(levels)}
+        out.append(item)
+    return out
+
+
+def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
+    """A comparison whose conversations (the protocol's second facet) are reused: decided by the
+    two-facet sequence of :func:`parlai_acute.stats.sequential.crossed_sequence` over the worker and
+    both sides' conversations, looked at after each of the :func:`crossed_looks` cluster counts
+    (running intersection). ``one``: the one-facet betting result, kept as ``one_facet``. Too few
+    levels of a facet: undecided, and the note says how many are needed for a verdict about the
+    models."""
+    from parlai_acute.stats.inference import min_clusters
+
+    c, stream = s["crossed"], s["stream"]
+    need = min_clusters(alpha)
+    clusters = len(stream)
+    looks = crossed_looks(clusters, need)
+    seq = crossed_sequence(c["values"], c["rank"], c["facets"], looks, alpha, need)
+    keep = {k: one[k] for k in ("estimate", "lower", "upper", "decided", "decided_at_judgments", "procedure")}
+    out = {**one, "one_facet": keep, "levels": c["levels"], "facet": c["name"], "more": None,
+           "decided_at_judgments": None, "note": "",
+           "procedure": f"two-facet {CROSSED_PROCEDURE}, over {s['unit']}s and {c['name']}s"}
+    out["estimate"] = float(np.mean(c["values"]))  # the pooled mean: the protocol's estimate, the sequence's centre
+    if not len(looks) or not seq["informative"][0].any():
+        out |= {"lower": 0.0, "upper": 1.0, "decided": "undecided"}
+        few = c["levels"] < need
+        out["note"] = (f"{c['levels']} {c['name']}s per model: a verdict about the models needs at least {need} "
+                       f"(the sequence over {s['unit']}s alone, about these {c['name']}s, is one_facet)" if few else
+                       f"{clusters} {s['unit']}s: a verdict needs at least {need}" if clusters < need else
+                       f"every {s['unit']} and {c['name']} has the same mean, so no interval follows yet")
+        return out
+    dec = crossed_decide(seq, m0)
+    first, two = int(dec["first"][0]), str(dec["decided"][0])
+    out |= {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0]), "two_facet_decided": two}
+    # decided when both sequences exclude no difference on the same side: the two-facet one makes it a claim
+    # about the models; the betting one keeps the guarantee at small sizes, where the sandwich is still rough
+    if two != "undecided" and one["decided"] == two:
+        at = int(stream["judgments_so_far"].iloc[int(looks[first]) - 1])
+        out |= {"decided": two, "decided_at_judgments": max(at, one["decided_at_judgments"] or 0)}
+        return out
+    out["decided"] = "undecided"
+    if two != "undecided":
+        out["note"] = (f"the two-facet sequence excludes no difference; the stop waits for the sequence over "
+                       f"{s['unit']}s (valid at any size) to agree")
+        return out
+    if one["decided"] != "undecided":
+        out["note"] = (f"decided for these {c['name']}s only (one_facet); not yet for the models")
+    estimate = out["estimate"]
+    near = estimate - out["lower"] if estimate > m0 else out["upper"] - estimate
+    out["more"] = judgments_needed(estimate, near, clusters, len(c["values"]) / clusters, m0, alpha, budget)
+    out["note"] = "; ".join(filter(None, [out["note"], f"more assumes new {c['name']}s keep coming as {s['unit']}s "
+                                          f"do; with these {c['levels']} {c['name']}s per model the interval stops "
+                                          f"shrinking"]))
     return out
 
 
@@ -112,7 +189,8 @@ def _centred(row: dict, s: dict) -> dict:
     row["sequence_centre"] = centre
     row["estimate"] = s["estimate"]
     row["estimate_name"] = f"{s['measure']} (pooled, as analyze)"
-    row["centre_name"] = f"mean of per-{s['unit']} means (the sequence's centre)"
+    row["centre_name"] = (f"mean of per-{s['unit']} means (the sequence's centre)" if "one_facet" not in row else
+                          "pooled mean (the two-facet sequence's centre)")
     row["same_centre"] = centre is not None and abs(centre - s["estimate"]) < 1e-9
     return row
 
@@ -154,19 +232,36 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
         for s in found:
             m0 = 0.5 if s["difference"] else s["m0"]
             result = decide(s["stream"], each, m0, grid, budget)
+            result["procedure"] = f"betting confidence sequence over {s['unit']}s"
+            if "crossed" in s:  # two sampled facets: the one-facet sequence stays, named, beside the two-facet one
+                result = _crossed(s, result, each, m0, budget)
             if s["difference"] and result["estimate"] is not None:  # back from (d + 1) / 2 to d in [-1, 1]
                 result |= {k: 2 * result[k] - 1 for k in ("estimate", "lower", "upper")} | {"m0": 0.0}
             row = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
             rows.append(_centred(row | result, s))
     units = sorted({s["unit"] for s in found}) or [spec.unit]
     facet = next((s["facet_note"] for s in found if s.get("facet_note")), "")
+    crossed = [s for s in found if "crossed" in s]
+    over = " and ".join(u + "s" for u in units)
+    design = {"facets": [spec.unit], "two_facet": 0}
+    if crossed:
+        name = crossed[0]["crossed"]["name"]
+        facet += (f"; {len(crossed)} of {len(found)} comparison(s) reuse {name}s: their intervals treat {over} and "
+                  f"{name}s both as sampled (two-facet {CROSSED_PROCEDURE.split(':')[0]}), the sequence over {over} "
+                  f"alone (these {name}s fixed) shown beside them")
+        design = {"facets": [spec.unit, name], "two_facet": len(crossed)}
+    elif facet and any(s["facets_declared"] for s in found):
+        facet += ("; within each comparison every conversation serves one judgment, so the worker is the one sampled "
+                  "facet there")
+    design["procedure"] = sorted({r["procedure"] for r in rows if r.get("procedure")})  # what decided the rows
+    design["note"] = facet  # the facets read, and any sampled facet these sequences still hold fixed
     note = "" if found or not len(df) else (
         f"none of the {len(df)} rows passes the protocol's exclusions with these settings; analyze says which rule "
         f"removed them (released data collected without reasons, or with many judgments per worker, need the "
         f"protocol's settings for that)")
     return {"protocol": protocol, "alpha": alpha, "comparisons": count, "per_comparison_alpha": each,
             "judgments": int(len(df)), "settings": dict(settings or {}), "note": note, "rows": rows,
-            "units": f"intervals run over {' and '.join(u + 's' for u in units)}" + (f"; {facet}" if facet else "")}
+            "units": f"intervals run over {over}" + (f"; {facet}" if facet else ""), "design": design}
 
 
 def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | None = None, grid: int = GRID,
@@ -255,7 +350,10 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                     "undecided": undecided, "judgments": int(len(part))})
     return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
             "decided": all(q["decided"] for q in out), "questions": out,
-            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs"}
+            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs",
+            # not yet two-facet: said where it matters
+            "facets": ("conversations are reused and these sequences hold them fixed: a top k for these "
+                       "conversations (status' pair rows treat them as sampled)" if obs.attrs.get("facet_note") else "")}
 
 
 def top_k_lines(result: dict) -> list[str]:
@@ -263,7 +361,7 @@ def top_k_lines(result: dict) -> list[str]:
     lines = [f"top {result['k']} of {len(result['models'])} models ({', '.join(result['models'])}; a model not judged "
              f"yet is not counted): alpha {result['alpha']:g} over all {result['pairs']} pair(s) "
              f"({result['per_pair_alpha']:.3g} each); decided when each of the k is decided ahead of every model "
-             f"outside by its own confidence sequence"]
+             f"outside by its own confidence sequence" + (f"; {result['facets']}" if result.get("facets") else "")]
     for q in result["questions"]:
         still_open = sum(u["decided"] == "undecided" for u in q["undecided"])  # the rest: decided the other way
         verdict = "DECIDED" if q["decided"] else f"undecided, {still_open} pair(s) across the boundary open"
@@ -284,7 +382,8 @@ def _rate_row(s: dict, alpha: float, grid: int) -> dict:
     x = s["stream"]["mean"].to_numpy(float)
     base = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
     base |= {"clusters": int(x.size), "judgments": int(s["stream"]["judgments"].sum()), "alpha": alpha,
-             "decided": "rate (no null)", "more": None, "decided_at_judgments": None, "m0": None}
+             "decided": "rate (no null)", "more": None, "decided_at_judgments": None, "m0": None,
+             "procedure": f"betting confidence sequence over {s['unit']}s"}
     if not x.size:
         return base | {"estimate": None, "lower": None, "upper": None, "note": "no labels yet"}
     cs = confidence_sequence(x, alpha, grid=grid)
@@ -346,6 +445,11 @@ def status_lines(result: dict) -> list[str]:
         lines.append(f"  {row['comparison']:<32} {row['measure']:<28} {_pct(row['estimate'])} "
                      f"[{_pct(row['lower'])}, {_pct(row['upper'])}]{centre}  {row['clusters']} {row['unit']}s, "
                      f"{row['judgments']} judgments  {verdict}")
+        one = row.get("one_facet")
+        if one:  # two sampled facets: the interval above treats both as random; the one-facet sequence beside it
+            lines.append(f"    two facets ({row['levels']} {row['facet']}s per model); over {row['unit']}s alone, "
+                         f"these {row['facet']}s fixed: [{_pct(one['lower']).strip()}, {_pct(one['upper']).strip()}] "
+                         f"{one['decided']}" + (f"; {row['note']}" if row.get("note") else ""))
     lines.append("estimate: the protocol's, as analyze reports it (pooled); interval: the confidence sequence, "
                  "centred on the mean of per-cluster means (said where the two differ)")
     lines.append("more: judgments still to collect before the interval would exclude no difference, if the "

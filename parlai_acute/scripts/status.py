@@ -5,7 +5,11 @@ stored) or a tidy table file (``--table``: ACUTE judgments, per-turn turns or SS
 prints each comparison's estimate with its confidence sequence (an interval valid however
 often one looks), whether it is decided, and about how many more judgments the undecided
 ones need. The unit is the worker (ACUTE), the dialogue (per-turn), the conversation or
-worker (SSA). For a run, it also says whether the task's stop rule (``stop_alpha`` /
+worker (SSA). Where ACUTE conversations are reused across judgments, those comparisons' intervals
+treat workers and conversations both as sampled (a two-facet sequence; the one over workers
+alone, a statement about these conversations, is printed beside it), and results.json and
+run.json record the design read and the procedure used. For a run, it also says whether the
+task's stop rule (``stop_alpha`` /
 ``stop_budget``) has stopped it, and why. ``-o DIR`` also writes results.json, run.json,
 status.csv (the rows) and report.html (unless ``--no-report``); ``--json FILE`` the result alone.
 
@@ -166,7 +170,8 @@ def write_outputs(result: dict, args, source: str) -> dict:
 
     outdir = Path(args.outdir)
     config = {"protocol": result["protocol"], "alpha": args.alpha, "budget": args.budget, "top_k": args.k,
-              "source": source, "mephisto_db": args.mephisto_db, "seed": None, "settings": result.get("settings", {})}
+              "source": source, "mephisto_db": args.mephisto_db, "seed": None, "settings": result.get("settings", {}),
+              "design": result.get("design", {})}  # the facets read and the procedures that decided the rows
     result["run"] = {"command": "status", "version": __version__, "config": config,
                      "randomness": "none: the same rows give the same status"}
     paths = {"results.json": outdir / "results.json",

@@ -71,7 +71,24 @@ def observations(labels: pd.DataFrame) -> pd.DataFrame:
                            "cluster": items["cluster"].astype(str).to_numpy(),
                            "item": items["item"].astype(str).to_numpy(), "timestamp": stamp})
              for measure, column in QUESTIONS.items()]
-    return pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["facet_note"] = worker_note(labels, items)
+    return out
+
+
+def worker_note(labels: pd.DataFrame, items: pd.DataFrame) -> str:
+    """'' or the sentence status owes its reader when workers label items of several clusters
+    (static SSA: workers x contexts crossed): its sequences run over the items' clusters and hold
+    the workers fixed, while the analysis' pair tests treat workers and contexts both as sampled."""
+    if "worker" not in labels.columns or not len(items):
+        return ""
+    cluster = labels["item"].astype(str).map(dict(zip(items["item"].astype(str), items["cluster"])))
+    spread = cluster.groupby(labels["worker"].astype(str)).nunique()
+    if not (spread > 1).any():
+        return ""
+    return (f"{int((spread > 1).sum())} of {len(spread)} workers label items of several contexts or conversations: "
+            f"these sequences run over those and hold the workers fixed (a statement about these workers; the "
+            f"analysis' pair tests treat both as sampled)")
 
 
 def label_rows(labels: pd.DataFrame) -> pd.DataFrame:

@@ -43,7 +43,7 @@ from scipy import stats
 from parlai_acute.stats.inference import (difference_split_tests, multiway_tests, pivotal, scaled_votes,
                                           sign_flip_pvalues)
 
-__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate"]
+__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking"]
 
 DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static", "ppi-static-ssa")
 #: Effects on the logit scale: weak and strong.
@@ -289,4 +289,73 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
                 row["null"], row["coverage"] = rate, float(np.mean(covered))
             else:
                 row["power"], row["coverage_at_effect"] = rate, float(np.mean(covered))
+    return out
+
+
+def peeking(size: int, workers: int, effect: float, replicates: int, seed: int, every: int = 2,
+            alpha: float = 0.05, design: str = "acute-pool") -> dict:
+    """How often each sequential rule declares a difference at some look, on ACUTE studies with a
+    pool of ``size`` conversation pairs reused by ``workers`` workers x 10 judgments (``design``),
+    looked at after every ``every`` workers (in the order they finished). At ``effect`` 0 the
+    share is the false-stop rate; else the power. Rules (keys of the result):
+
+    * ``one-facet``: the betting sequence over per-worker means (status' sequence where each
+      conversation serves one judgment): the conversations held fixed;
+    * ``two-facet``: :func:`~parlai_acute.stats.sequential.crossed_sequence` alone (asymptotic,
+      multiway CR3 variance, both facets random);
+    * ``stop rule``: what status and the live stop rule do: stop when both have excluded no
+      difference on the same side;
+    * ``bonferroni looks``: the analysis' fixed two-way t at alpha / (number of looks) at each look,
+      and the one-facet sequence (a group-sequential rule: needs the number of looks in advance);
+    * ``fixed once``: the fixed two-way t once, at the last look (no peeking): the power of the
+      analysis of the full study, the reference for the sequential rules' power.
+
+    Returns {rule: {"rate", "median_workers"}} (workers at the stop, over the runs that stopped) and
+    ``components``: the median number of connected components of the worker-conversation graph at
+    the first look with enough levels (the independent units a betting sequence could run over)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import (bets_for, crossed_decide, crossed_sequence, crossing_index,
+                                               log_capital)
+
+    s = simulate(design, size, effect, replicates, seed, workers=workers)
+    column, value, worker = s["column"], (s["d"] + 1) / 2, s["worker"]
+    looks = np.arange(every, workers + 1, every)
+    need = min_clusters(alpha)
+    means = (np.bincount(column * workers + worker, weights=value, minlength=replicates * workers)
+             / PER_WORKER).reshape(replicates, workers)
+    crossed_at = crossing_index(log_capital(means, 0.5, alpha, bets_for([PER_WORKER])), alpha)
+    one = np.where(crossed_at >= 0, (crossed_at // every + 1) * every, -1)  # the look that sees the crossing
+    one = np.where(one > workers, -1, one)
+    one_side = np.sign(np.cumsum(means - 0.5, axis=1)[np.arange(replicates), np.maximum(crossed_at, 0)])
+    seq = crossed_sequence(value, worker, [s["conv_a"], s["conv_b"]], looks, alpha, need, study=column,
+                           studies=replicates)
+    decided = crossed_decide(seq, 0.5)
+    first = decided["first"]
+    two = np.where(first >= 0, looks[np.maximum(first, 0)], -1)
+    two_side = np.where(decided["decided"] == "above", 1, -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = 2 * stats.t.sf(np.abs(seq["estimate"] - 0.5) / seq["se"], np.maximum(seq["df"], 1))
+    hit = seq["informative"] & (p < alpha / len(looks))
+    fixed = np.where(hit.any(axis=1), looks[np.argmax(hit, axis=1)], -1)
+    once = np.where(seq["informative"][:, -1] & (p[:, -1] < alpha), looks[-1], -1)
+    both = (one > 0) & (two > 0) & (one_side == two_side)
+    out = {}
+    for name, at in (("one-facet", one), ("two-facet", two), ("stop rule", np.where(both, np.maximum(one, two), -1)),
+                     ("bonferroni looks", np.where((one > 0) & (fixed > 0), np.maximum(one, fixed), -1)),
+                     ("fixed once", once)):
+        stopped = at > 0
+        out[name] = {"rate": float(stopped.mean()),
+                     "median_workers": float(np.median(at[stopped])) if stopped.any() else None}
+    first_look = worker < max(need, every)
+    counts = []
+    for r in range(min(replicates, 50)):
+        sel = first_look & (column == r)
+        w, c = worker[sel], s["conv_a"][sel]
+        graph = coo_matrix((np.ones(len(w)), (w, workers + c)), shape=(workers + size,) * 2)
+        labels = connected_components(graph, directed=False)[1]
+        counts.append(len(np.unique(labels[np.unique(np.concatenate([w, workers + c]))])))
+    out["components"] = float(np.median(counts))
     return out

@@ -183,7 +183,7 @@ def test_bradley_terry_and_status_say_which_facets_their_intervals_treat_as_samp
     lines = status_lines(status(simulate_judgments({"a": 0.0, "b": 0.4}, 300, seed=4, workers=25,
                                                    dialogues_per_model=12)))
     assert lines[1].startswith("unit: intervals run over workers; conversations are reused")
-    assert "treat the conversations as fixed" in lines[1]
+    assert "treat workers and conversations both as sampled (two-facet" in lines[1]
 
 
 def test_ppi_interval_runs_over_workers_when_they_answer_many_items():

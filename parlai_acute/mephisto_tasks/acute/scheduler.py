@@ -112,7 +112,8 @@ class Scheduler:
                     self.needed[i] = max(0, self.needed[i] - 1)
                 outcome = h.get("outcome") or "win"
                 if (h.get("winner") or outcome != "win") and h.get("models"):
-                    self._note(str(h["worker"]), list(h["models"]), h.get("winner") or "", h.get("timestamp"), outcome)
+                    self._note(str(h["worker"]), list(h["models"]), h.get("winner") or "", h.get("timestamp"), outcome,
+                               h.get("dialogues"))
         if self.stop:
             self.stop.add(self.judgments)  # one look at everything stored before
 
@@ -130,11 +131,16 @@ class Scheduler:
         return self._workers.setdefault(worker, _Worker())
 
     # ---------------------------------------------------------------- adaptive selection and stopping
-    def _note(self, worker: str, models: list, winner: str, timestamp=None, outcome: str = "win") -> dict:
-        """A judgment as the stop rule reads it (``outcome`` "tie"/"both_bad": no winner, half a win each)."""
+    def _note(self, worker: str, models: list, winner: str, timestamp=None, outcome: str = "win",
+              dialogues: list | None = None) -> dict:
+        """A judgment as the stop rule reads it (``outcome`` "tie"/"both_bad": no winner, half a win each;
+        ``dialogues``: the pairing's conversation ids, in the order of ``models``, so the rule sees
+        conversations reused across judgments and treats them as sampled)."""
         row = {"worker": worker, "model_left": models[0], "model_right": models[1], "winner": winner,
                "outcome": outcome, "timestamp": time.time() if timestamp is None else timestamp, "is_onboarding": False,
                "question_key": "q", "pair_id": ""}
+        if isinstance(dialogues, (list, tuple)) and len(dialogues) == 2:
+            row["dialogue_left"], row["dialogue_right"] = str(dialogues[0]), str(dialogues[1])
         self.judgments.append(row)
         return row
 
@@ -255,7 +261,9 @@ class Scheduler:
             w.judged += 1
             if winner is None:
                 return None
-            row = self._note(worker, list(self.pairings[slot.index]["speakers_to_eval"]), winner, outcome=outcome)
+            pairing = self.pairings[slot.index]
+            row = self._note(worker, list(pairing["speakers_to_eval"]), winner, outcome=outcome,
+                             dialogues=pairing.get("dialogue_ids"))
         # the rule's statistics (up to a second at 100k judgments) run outside the lock that every
         # arriving worker's assignment waits for; the rule has a lock of its own
         return self.stop.add([row]) if self.stop else None

@@ -43,6 +43,7 @@ def history(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
                          "is_onboarding": comp["pairing"]["is_onboarding"],
                          "onboarding_correct": comp.get("onboarding_correct"),
                          "models": comp["pairing"].get("speakers_to_eval"), "winner": comp.get("choice"),
+                         "dialogues": comp["pairing"].get("dialogue_ids"),
                          "outcome": comp.get("outcome") or "win",
                          "timestamp": comp.get("end_time")})
     return rows
