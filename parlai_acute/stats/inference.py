@@ -762,6 +762,8 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
     items = np.bincount(column, minlength=columns).astype(float)
 
     def part(col, codes, score, size=None):
+        """Per column: the sum of the cells' squared totals, the sum of their fourth powers (the
+        spread of the cells' contributions, for the Satterthwaite df) and the number of cells."""
         key, owner = _group(col, codes)
         score = np.asarray(score, float)
         totals = np.stack([np.bincount(key, weights=x) for x in score.reshape(len(key), -1).T], axis=-1)
@@ -770,19 +772,25 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
                 lev = np.bincount(key) / size[owner]
                 divisor = np.where(lev < 1, 1 - lev, np.inf)
                 totals = totals / (np.sqrt(divisor) if small_sample == "cr2" else divisor)[:, None]
+        shape = (columns,) + score.shape[1:]
         v = np.stack([np.bincount(owner, weights=t ** 2, minlength=columns) for t in totals.T], axis=-1)
-        return v.reshape((columns,) + score.shape[1:]), np.bincount(owner, minlength=columns)
+        v4 = np.stack([np.bincount(owner, weights=t ** 4, minlength=columns) for t in totals.T], axis=-1)
+        return v.reshape(shape), v4.reshape(shape), np.bincount(owner, minlength=columns)
 
     context = np.asarray(item_context, dtype=np.int64)
     worker = np.asarray(label_worker, dtype=np.int64)
-    v_c, g_c = part(column, [context], item_score, items)
-    v_w, g_w = part(label_column, [worker], label_score)
-    v_cw, _ = part(label_column, [context[label_item], worker], label_score)
+    v_c, v4_c, g_c = part(column, [context], item_score, items)
+    v_w, _, g_w = part(label_column, [worker], label_score)
+    v_cw, _, _ = part(label_column, [context[label_item], worker], label_score)
     var = v_c + v_w - v_cw
-    var = np.where(var > 0, var, v_c)
+    var = np.where(var > 0, var, np.maximum(v_c, v_w))
     if var.ndim > 1:
         g_c, g_w, items = g_c[:, None], g_w[:, None], items[:, None]
     df = np.minimum(g_c, g_w) - 1.0
+    if small_sample == "cr2":  # fewer df where few contexts carry the context part (docstring)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            carrying = v_c ** 2 / v4_c
+        df = np.where(v4_c > 0, np.minimum(df, np.maximum(carrying, 1.0)), df)
     estimate = np.asarray(estimate, dtype=float)
     ok = (df >= 1) & (var > 0) & (items > 0)
     with np.errstate(invalid="ignore", divide="ignore"):

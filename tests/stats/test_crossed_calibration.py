@@ -127,7 +127,16 @@ def test_split_facet_variance_is_the_context_variance_when_workers_stay_in_one_c
     # CR2 over contexts: each context's residual total / sqrt(1 - 2/20), squared, over n_model^2
     resid = (diff - diff.mean()) / contexts / np.sqrt(1 - 2 / 20)
     assert res["se"][0] == pytest.approx(np.sqrt((resid ** 2).sum()))
-    assert res["estimate"][0] == pytest.approx(diff.mean()) and res["df"][0] == contexts - 1
+    assert res["estimate"][0] == pytest.approx(diff.mean())
+    # t on the contexts that carry the variance: (sum of contributions)^2 / sum of their squares,
+    # at most contexts - 1 (a context whose difference is the mean carries none)
+    share = resid ** 2
+    assert res["df"][0] == pytest.approx(min(contexts - 1, share.sum() ** 2 / (share ** 2).sum()))
+    assert res["df"][0] < contexts - 1
+    a = np.tile([1.0, 0.0], contexts // 2)  # every context's difference +-1 about a mean of 0: all carry it
+    res = difference_split_tests(np.zeros(2 * contexts, int), is_b, np.concatenate([a, 1 - a]), context,
+                                 label_item, worker, part, 1)
+    assert res["estimate"][0] == 0 and res["se"][0] > 0 and res["df"][0] == contexts - 1
     assert list(pivotal([1, 2, 0, 1], [3, 3, 3, 2])) == [1.0, 0.0, 0.0, 1.0]
 
 
