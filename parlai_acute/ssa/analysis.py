@@ -266,7 +266,8 @@ def crossed_tests(arrays: dict, a: str, b: str, config: SSAConfig,
     """The headline test of b - a for each measure when workers and contexts are crossed: both
     sampled (:func:`parlai_acute.stats.inference.difference_split_tests`: the item majorities'
     residuals over contexts with CR2, their linear part in each label over workers, a t on the
-    contexts that carry the variance, at most min(contexts, workers) - 1 df; ``arrays`` from :func:`crossed_arrays`). Fewer than
+    contexts that carry the variance, at most min(contexts, workers) - 1 df; ``arrays`` from
+    :func:`crossed_arrays`). Fewer than
     :func:`~parlai_acute.stats.inference.min_clusters` levels of either facet: no test, and the
     reason says what the test over contexts shows and how many are needed (``one_facet``: the
     tests over contexts, per measure)."""

@@ -22,8 +22,9 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
   effect (B) + context difficulty (sd 1.0) + context x model (sd 0.5) + worker leniency (sd 0.5)
   + worker x model taste (sd 1.0); the measure is the share of replies with a yes majority. The
   mark: :func:`~parlai_acute.stats.inference.difference_split_tests` over contexts and workers
-  (what the SSA analysis runs; CR2 on the context part), beside the same with CR3 (conservative
-  at 8 levels) and the sign-flip test over contexts it used before.
+  (what the SSA analysis runs; CR2 on the context part, a t on the contexts that carry it),
+  beside the same with CR3 and min(contexts, workers) - 1 df (conservative at 8 levels) and the
+  sign-flip test over contexts it used before.
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power
 at the effect, beside a reference that knows the true design: a Wald test with the estimator's
@@ -180,11 +181,12 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             mark = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
                                           r, 1 - alpha)
             estimate = mark["estimate"]
-            results["mark: two-way cluster-robust t (CR2, influence split), workers x contexts"] = (
-                mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
+            name = "mark: two-way cluster-robust t (CR2, influence split, df: contexts carrying it), workers x contexts"
+            results[name] = (mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
             cr3 = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
                                          r, 1 - alpha, small_sample="cr3")
-            results["two-way CR3, influence split"] = (cr3["p"], (cr3["low"] <= truth) & (truth <= cr3["high"]))
+            results["two-way CR3, influence split, t on min(G) - 1"] = (
+                cr3["p"], (cr3["low"] <= truth) & (truth <= cr3["high"]))
             whole = _whole_residual(s, r, alpha)
             results["two-way CR3, whole item residual in each of its workers' cells"] = (
                 whole["p"], (whole["low"] <= truth) & (truth <= whole["high"]))
