@@ -23,14 +23,14 @@ the contexts' own share of the variance only shrinks with more contexts.
   twice the mean (so ``delta / 2`` there), with the t on min(workers, contexts) - 1 df of the
   analysis' test. It plans for the mean of the labels, where the analysis tests each reply's
   majority: measured by simulation (:mod:`parlai_acute.stats.planned_power`), studies of the
-  planned size reach about 64 % power with the majorities of 5 labels per reply where their label
+  planned size reach about 61 % power with the majorities of 5 labels per reply where their label
   means reach 77 %.
 * **The plan for the majorities** (:func:`majority_table`, what to use): the analysis' own
   variance (:func:`parlai_acute.stats.inference.difference_split_tests` on the pilot: one
   context's variance of the majority difference, and the covariance of one worker's labels in
   two contexts, :func:`majority_components`) scaled to C contexts and W workers at the pilot's
   labels per reply (:func:`parlai_acute.stats.power.split_plan`), for a difference of the
-  yes-majority rates the analysis reports: 75-80 % where 80 % was planned from a large pilot.
+  yes-majority rates the analysis reports: 75-79 % where 80 % was planned from a large pilot.
   :data:`MAJORITY_NOTE` says which table to use. Neither facet ever goes
   below :func:`parlai_acute.stats.inference.min_clusters`.
 """
@@ -51,12 +51,12 @@ __all__ = ["CONTEXT_STEPS", "SECONDS_SOURCE", "MAJORITY_NOTE", "sample_size_tabl
 #: Contexts the two-facet plan is printed for (beside the fewest that can do).
 CONTEXT_STEPS = (10, 20, 50, 100, 200, 500)
 #: Which of the two plans to use (printed and recorded with them): the planned-power simulation
-#: (:mod:`parlai_acute.stats.planned_power`) measured the label plan at about 64 % power where 80 %
-#: was planned at 5 labels per reply, and the majority plan at 75-80 % (docs/benchmarks.md).
+#: (:mod:`parlai_acute.stats.planned_power`) measured the label plan at about 61 % power where 80 %
+#: was planned at 5 labels per reply, and the majority plan at 75-79 % (docs/benchmarks.md).
 MAJORITY_NOTE = ("the first table plans for the labels' yes rates; the analysis tests the replies' yes majorities, whose "
-                 "test has less power on the same labels when several label each reply (measured: 64% where 80% "
+                 "test has less power on the same labels when several label each reply (measured: 61% where 80% "
                  "was planned at 5 labels per reply): use the second table, planned for the majorities at the "
-                 "pilot's labels per reply (measured 75-80%; docs/benchmarks.md planned_power)")
+                 "pilot's labels per reply (measured 75-79%; docs/benchmarks.md planned_power)")
 #: where a pilot's labels store their time, in words (said beside the cost figure)
 SECONDS_SOURCE = "decision_seconds (seconds the worker took for the label) of the pilot's labels"
 

@@ -92,6 +92,8 @@ def _crossed_sentence(result: SSAResult) -> str:
             "test and interval of each difference used a two-way cluster-robust variance (Cameron, Gelbach and "
             "Miller 2011) in which each item majority's residual is clustered by context with the CR2 correction "
             "and its linear part in each label (the label's residual times the share of labels that decide their "
-            "item's majority) by worker, with a t on min(contexts, workers) - 1 degrees of freedom; the sign-flip "
+            "item's majority) by worker, with a t whose degrees of freedom are the number of contexts that carry the "
+            "context variance (the squared sum of their contributions over the sum of their squares, at most "
+            "min(contexts, workers) - 1); the sign-flip "
             "test over contexts, a statement about these workers, is reported beside it")
 

@@ -22,8 +22,9 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
   effect (B) + context difficulty (sd 1.0) + context x model (sd 0.5) + worker leniency (sd 0.5)
   + worker x model taste (sd 1.0); the measure is the share of replies with a yes majority. The
   mark: :func:`~parlai_acute.stats.inference.difference_split_tests` over contexts and workers
-  (what the SSA analysis runs; CR2 on the context part), beside the same with CR3 (conservative
-  at 8 levels) and the sign-flip test over contexts it used before.
+  (what the SSA analysis runs; CR2 on the context part, a t on the contexts that carry it),
+  beside the same with CR3 and min(contexts, workers) - 1 df (conservative at 8 levels) and the
+  sign-flip test over contexts it used before.
 * ``ppi-static-ssa``: the same static SSA labels, and a model judge that answers B's labelled
   replies and 5 x ``size`` more (each to a fresh context) from the reply's latent quality plus
   noise (sd 0.7). The estimand: B's sensibleness (yes-majority share); the mark: the PPI++
@@ -242,11 +243,12 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             mark = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
                                           r, 1 - alpha)
             estimate = mark["estimate"]
-            results["mark: two-way cluster-robust t (CR2, influence split), workers x contexts"] = (
-                mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
+            name = "mark: two-way cluster-robust t (CR2, influence split, df: contexts carrying it), workers x contexts"
+            results[name] = (mark["p"], (mark["low"] <= truth) & (truth <= mark["high"]))
             cr3 = difference_split_tests(column, is_b, s["value"], s["context"], s["label_item"], s["worker"], part,
                                          r, 1 - alpha, small_sample="cr3")
-            results["two-way CR3, influence split"] = (cr3["p"], (cr3["low"] <= truth) & (truth <= cr3["high"]))
+            results["two-way CR3, influence split, t on min(G) - 1"] = (
+                cr3["p"], (cr3["low"] <= truth) & (truth <= cr3["high"]))
             whole = _whole_residual(s, r, alpha)
             results["two-way CR3, whole item residual in each of its workers' cells"] = (
                 whole["p"], (whole["low"] <= truth) & (truth <= whole["high"]))

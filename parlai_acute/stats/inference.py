@@ -744,12 +744,39 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
     has none, and correcting its two sums separately made the test conservative (2.5 % at 8
     levels, against 3.6 % without; docs/inference.md). CR3 on the context part was conservative
     at 8 levels too: on 2,000 seeded A/A studies per size, CR3 fires 3.4 % at 8 levels (5.3 % and
-    5.4 % at 20 and 60), CR2 4.35 %, 5.9 % and 5.65 %, covering 94.8 %, 94.1 % and 94.35 % (CR3
+    5.4 % at 20 and 60), CR2 (with a t on min(contexts, workers) - 1 df) 4.35 %, 5.9 % and 5.65 %, covering 94.8 %, 94.1 % and 94.35 % (CR3
     95.75 %, 94.75 %, 94.6 %): CR2 holds 3-7 % and 93-97 % at every size, CR3 not at 8. The ACUTE
     test keeps CR3 (its facets are partitions of the judgments, where CR3 measured 3.7-5.9 %). A split that put the whole item residual into every one of its workers' cells would
     count the other labellers' tastes once per shared worker, (k - 1)^2 / (W - 1) too much
     (k labels per item, W workers): 2.3 times at 8 workers and 5 labels per item. If the sum is not
-    positive, V_C alone. A t on min(contexts, workers) - 1 df. ``column`` maps items to columns,
+    positive, the larger one-facet variance, V_C or V_W (as :func:`multiway_tests`; V_C alone left
+    studies whose contexts all had the same difference with no interval, 1.8 % of them at 8 levels
+    and a strong effect).
+
+    The t has the number of contexts that carry the context part as its df: with a_c the CR2
+    contributions of the contexts, (sum a_c)^2 / sum a_c^2 (Satterthwaite's df with each
+    contribution's square standing for its variance; the Kish effective number of contexts), at most
+    min(contexts, workers) - 1, which it equals when every context contributes alike. Why: a t on
+    min(contexts, workers) - 1 df held the null (4.15-5.9 %) but covered only 90.65 % at 8 levels
+    and a strong effect (logit 0.8): the shares move toward 1, most contexts' majorities then agree,
+    and the variance rests on the few contexts whose models differ, so it is noisy exactly there
+    (the misses were on one side, 5.45 % against 2.1 %, the estimate not biased: the Wald test with
+    the true sd covered 94.85 %). Measured side by side on the benchmark's 2,000 seeded studies per
+    row (docs/inference.md): this df gives null 3.55-4.75 %, coverage 95.25-96.45 % (models equal)
+    and 95.0-96.8 % at the effect at 8, 20 and 60 levels; the normal-theory Satterthwaite df (each
+    contribution's variance a_c^2 / 3, so three times that number) covers 92.9 % at 8 levels and the
+    strong effect, 1.5 times it 93.85 %: a context's difference of two majorities is -1, 0 or 1, far
+    from normal, so its own square is the honest estimate of its variance. CR3 covers 93.4 % there
+    but fires 2.9-3.4 % at 8 levels; the same Satterthwaite df over the context and worker
+    contributions together fires 2.2-2.6 % at 8; a Tango-type score variance of the paired context
+    differences (the variance under the hypothesised value) fires under 1 % at 8. Bell-McCaffrey's
+    df from a working model (Imbens and Kolesar 2016; Pustejovsky and Tipton 2018) is one less
+    than the contexts here, since every context holds one reply per model: it cannot see which
+    contexts carry the variance. The price is power, since the df is estimated: at the strong effect 0.19 against 0.23
+    with 19 df at 20 levels, 0.546 against 0.578 at 60 (the reference that knows the true sd: 0.246
+    and 0.594). ``small_sample="cr3"`` keeps min(contexts, workers) - 1.
+
+    ``column`` maps items to columns,
     ``label_item`` labels to items. Several statistics over the same items and labels at once:
     scores of shape (items, q) and (labels, q), estimate (m, q). Arrays (m,) (or (m, q)): estimate,
     se, df, p, low, high; levels (2, m); v_context and v_workers, the two parts of the variance
@@ -762,6 +789,8 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
     items = np.bincount(column, minlength=columns).astype(float)
 
     def part(col, codes, score, size=None):
+        """Per column: the sum of the cells' squared totals, the sum of their fourth powers (the
+        spread of the cells' contributions, for the Satterthwaite df) and the number of cells."""
         key, owner = _group(col, codes)
         score = np.asarray(score, float)
         totals = np.stack([np.bincount(key, weights=x) for x in score.reshape(len(key), -1).T], axis=-1)
@@ -770,19 +799,25 @@ def split_facet_tests(column, estimate, item_score, item_context, label_item, la
                 lev = np.bincount(key) / size[owner]
                 divisor = np.where(lev < 1, 1 - lev, np.inf)
                 totals = totals / (np.sqrt(divisor) if small_sample == "cr2" else divisor)[:, None]
+        shape = (columns,) + score.shape[1:]
         v = np.stack([np.bincount(owner, weights=t ** 2, minlength=columns) for t in totals.T], axis=-1)
-        return v.reshape((columns,) + score.shape[1:]), np.bincount(owner, minlength=columns)
+        v4 = np.stack([np.bincount(owner, weights=t ** 4, minlength=columns) for t in totals.T], axis=-1)
+        return v.reshape(shape), v4.reshape(shape), np.bincount(owner, minlength=columns)
 
     context = np.asarray(item_context, dtype=np.int64)
     worker = np.asarray(label_worker, dtype=np.int64)
-    v_c, g_c = part(column, [context], item_score, items)
-    v_w, g_w = part(label_column, [worker], label_score)
-    v_cw, _ = part(label_column, [context[label_item], worker], label_score)
+    v_c, v4_c, g_c = part(column, [context], item_score, items)
+    v_w, _, g_w = part(label_column, [worker], label_score)
+    v_cw, _, _ = part(label_column, [context[label_item], worker], label_score)
     var = v_c + v_w - v_cw
-    var = np.where(var > 0, var, v_c)
+    var = np.where(var > 0, var, np.maximum(v_c, v_w))
     if var.ndim > 1:
         g_c, g_w, items = g_c[:, None], g_w[:, None], items[:, None]
     df = np.minimum(g_c, g_w) - 1.0
+    if small_sample == "cr2":  # fewer df where few contexts carry the context part (docstring)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            carrying = v_c ** 2 / v4_c
+        df = np.where(v4_c > 0, np.minimum(df, np.maximum(carrying, 1.0)), df)
     estimate = np.asarray(estimate, dtype=float)
     ok = (df >= 1) & (var > 0) & (items > 0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -22,8 +22,8 @@ conversations or contexts): it must fall clearly short, or the check could not f
 tests/stats/test_planned_power.py and the ``planned_power`` benchmark (docs/benchmarks.md).
 
 Measured (4 pilots x 1,000 studies per row): ACUTE 77-79 % and per-turn 79 % where 80 % was
-planned from a large pilot; static SSA 64 % with the plan for the labels' yes rates (the analysis
-tests the replies' majorities) and 75-80 % with the plan for the majorities
+planned from a large pilot; static SSA 61 % with the plan for the labels' yes rates (the analysis
+tests the replies' majorities) and 75-79 % with the plan for the majorities
 (:data:`parlai_acute.ssa.power.MAJORITY_NOTE`).
 """
 from __future__ import annotations
