@@ -300,3 +300,65 @@ def test_finished_ssa_assignment_registering_after_a_relaunch_is_told_it_is_done
     again.terminate()
     records = ssa_store.labels_for_task(open_db(task.data_dir), "ssa_test")
     assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS)  # each once
+
+
+def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_submitted_after_a_relaunch(
+        tmp_path, launch):
+    """The page submits as soon as it shows the finished view; a launcher stopped between the last
+    judgment and that submit left work done but never submitted (on MTurk: never paid), its agent
+    "completed" by Mephisto all the same, and the page coming back after a relaunch was told "already
+    submitted" and could not submit. Now the page's next agent is handed the finished work: the page
+    shows its finished view and submits there; the agent that did the work is expired, so one agent
+    holds the work, completed, and review approves exactly that one."""
+    import time
+
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
+    assert first.finished and not first.submitted and len(first.made) == 2
+    assert task.terminate() == 0  # the launcher stops before the page's submit reaches it
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert not view.get("already_submitted"), view  # before: told so, and the work was never submitted
+    assert view["finished"] and view["done"] == 2 and view["tab"] == first.tab  # its finished view: it submits
+    db = setup.open_db(task.data_dir)
+    deadline = time.time() + 60
+    while db.get_agent(agent_id)["status"] != "completed" and time.time() < deadline:
+        time.sleep(0.5)
+    assert again.terminate() == 0
+
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses  # one, the submitted one
+    assert statuses[first.agent_id] == "expired", statuses  # before: "completed" with no submit
+    df = store.judgments_for_task(db, "acute_test")
+    assert len(df) == 2 and df["pair_id"].nunique() == 2  # the work once
+    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
+                      log=tmp_path / "review.jsonl")
+    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+    assert approved == [agent_id]  # paid once, through the agent that submitted the work
