@@ -11,6 +11,8 @@ no registration, and every agent the run left behind was "completed".
 """
 from __future__ import annotations
 
+import json
+
 from chaos_helpers import (MODELS, RELAUNCH, continue_here, elsewhere, freeze, idle, open_page, other_browser,
                            reconnecting, relaunch, stop, wait)
 from per_turn_task_helpers import GENERIC, stored
@@ -362,3 +364,45 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
                       log=tmp_path / "review.jsonl")
     approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
     assert approved == [agent_id]  # paid once, through the agent that submitted the work
+
+
+def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
+        tmp_path, launch):
+    """The runner expires, as not submitted, the agent of finished work whose page had not submitted
+    when the run stopped; Mephisto still takes packets while it stops, so the page's submit can land
+    after that (written into the agent's state; the page then submits to the provider and is gone).
+    That submit counts: at the relaunch the agent is completed (review pays the work through it) and a
+    registration of the assignment is told it was submitted. The late submit is written into the state
+    here as Mephisto's handle_submit writes it: the instant cannot be timed from outside."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.files import write_json
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(
+        task.url, "dora", "d1", lambda view: (side_with_text(view, "A-line"), "A answers more warmly"), submit=False))
+    assert first.finished and not first.submitted
+    assert task.terminate() == 0
+    db = setup.open_db(task.data_dir)
+    assert db.get_agent(first.agent_id)["status"] == "expired"  # finished, not submitted when the run stopped
+    [state] = [p for p in task.data_dir.rglob("*_state.json") if p.parent.name == first.agent_id]
+    data = json.loads(state.read_text())
+    write_json(state, dict(data, final_submission={"judgments": 2}))  # the submit landing as the run stopped
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-dora"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"d1-{name}", "assignment_id": "d1", "provider_type": "mock"}}))
+    assert (answer["data"].get("init_task_data") or {}).get("already_submitted") is True, answer
+    assert db.get_agent(first.agent_id)["status"] == "completed"  # the one agent of that work, to review and pay
+    again.terminate()

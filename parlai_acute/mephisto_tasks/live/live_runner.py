@@ -98,9 +98,23 @@ class LiveRunner(TaskRunner):
         earlier runs (call once the scheduler exists and the blueprint is registered)."""
         from parlai_acute.mephisto_tasks.live.stored_units import stored_units
 
-        self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep,
-                                        with_agent=True))
+        units = stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep, with_agent=True)
+        self._complete_late_submits(units)
+        self.sessions.load(units)
         self._watch = watch_completion(self.task_run, self.finished)
+
+    def _complete_late_submits(self, units: list[dict]) -> None:
+        """A page's submit that reached a stopping run after the runner had expired its agent as not
+        submitted (:meth:`_expire_if_not_work`: Mephisto still takes packets while the run stops) is a
+        submit all the same: the page went on to the provider's form. That agent, the one holding the
+        work, is marked completed, so review decides and pays the work."""
+        for unit in units:
+            agent, data = unit["agent"], unit["data"]
+            if agent.db_status == AgentState.STATUS_EXPIRED and self.holds_work(data) and submitted(data):
+                agent.db.update_agent(agent.db_id, status=AgentState.STATUS_COMPLETED)
+                agent.db_status = AgentState.STATUS_COMPLETED
+                logger.info("agent %s of worker %s: its page's submit came as the run stopped; completed",
+                            agent.db_id, agent.worker_id)
 
     def finished(self) -> bool:
         """Can the run end (its spare units expired)? Once nothing more will be handed out, new workers
