@@ -45,6 +45,7 @@ class Client:
         self.tab = tab or uuid.uuid4().hex
         self.ping = ping
         self.pings = 0  # ownership pings sent
+        self.owner: dict | None = None  # the server's last answer to a ping ({"type": "owner", "tab", "version"})
         self._pinger = None
         self.view: dict = {}
         self.seen: list[dict] = []  # every view the server sent, the waits' ones included
@@ -102,6 +103,9 @@ class Client:
         while True:
             msg = json.loads(await asyncio.wait_for(self.sock.recv(), timeout))
             view = msg.get("data") or {}
+            if msg.get("packet_type") == "client_bound_live_update" and view.get("type") == "owner":
+                self.owner = view
+                continue
             if msg.get("packet_type") != "client_bound_live_update" or view.get("type") != "state":
                 continue
             if view.get("version", 0) <= self.view.get("version", -1):
