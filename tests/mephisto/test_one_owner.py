@@ -12,6 +12,7 @@ no registration, and every agent the run left behind was "completed".
 from __future__ import annotations
 
 import json
+import time
 
 from chaos_helpers import (MODELS, RELAUNCH, continue_here, elsewhere, freeze, idle, open_page, other_browser,
                            reconnecting, relaunch, stop, wait)
@@ -406,3 +407,57 @@ def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_com
     assert (answer["data"].get("init_task_data") or {}).get("already_submitted") is True, answer
     assert db.get_agent(first.agent_id)["status"] == "completed"  # the one agent of that work, to review and pay
     again.terminate()
+
+
+def test_a_page_whose_submit_never_reached_the_stopped_task_submits_after_the_relaunch(tmp_path, chromium, runs):
+    """In Chromium: the page's submit is on its way when the launcher stops (held here until the task
+    is down, then failed). The page had stopped listening for its connection once it was submitting,
+    so it stayed on "could not save" for good: the work never submitted, the worker never paid. Now it
+    registers again, the relaunched task hands it its finished dialogue, and it submits there: one
+    dialogue, one completed agent, the first one expired."""
+    import signal
+
+    from parlai_acute.mephisto_tasks.live import setup
+
+    args = [*ARGS[:-1], "mephisto.blueprint.target=2"]  # work left: the relaunch has a server to come back to
+    run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / "launch0.log", group="per-turn",
+                   task_name="submit_later")
+    runs.append(run)
+    run.wait_ready()
+    a = open_page(chromium.new_context(), run.url, "amy", "a1", "__perTurnView")
+    wait(a, f"{TURN}.can_send && {idle(a)}", MODELS, "the first turn")
+    a_turn(a, "Hello, do you like hiking?")
+    a_turn(a, "I walked up a hill today.")
+    first_agent = a.evaluate("MephistoLive.agent()")
+    held = []
+    # no page-side time-out for the submit: it waits for the route (put back once it has failed)
+    a.evaluate("window.__abortController = window.AbortController; window.AbortController = undefined")
+    a.route("**/submit_task", lambda route: held.append(route))  # on its way, not answered
+    a.click("#finish")
+    wait(a, "document.body.dataset.status === 'complete'", what="the finished view, submitting")
+    while not held:
+        a.wait_for_timeout(100)
+    stop(run, signal.SIGINT)
+    a.wait_for_timeout(1000)  # the page hears its connection close while its submit is still on its way
+    held[0].abort()  # the task is gone: the submit fails
+    a.unroute("**/submit_task")
+    a.evaluate("() => { window.AbortController = window.__abortController; }")
+    run = relaunch(run, args, tmp_path / "launch1.log", "per-turn")
+    runs.append(run)
+    wait(a, "document.body.dataset.finished === 'true'", RELAUNCH, "the dialogue submitted after the relaunch")
+    second_agent = a.evaluate("MephistoLive.agent()")
+    assert second_agent != first_agent
+    db = setup.open_db(run.data_dir)
+    deadline = time.time() + 60
+    while db.get_agent(second_agent)["status"] != "completed" and time.time() < deadline:
+        time.sleep(0.5)
+    assert run.terminate() == 0
+
+    _, units, records = stored(run.data_dir, "submit_later")
+    started = [u for u in units if u["data"].get("status") not in (None, "unavailable")]
+    assert [u["data"]["registration"] for u in started] == ["a1-simulated-amy"]  # one dialogue, read once
+    assert started[0]["data"]["final_submission"] is not None
+    assert len([r for r in records if r["model"] == "generic_bot"]) == 2  # its two turns, once
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [agent for agent, status in statuses.items() if status == "completed"] == [second_agent], statuses
+    assert statuses[first_agent] == "expired", statuses

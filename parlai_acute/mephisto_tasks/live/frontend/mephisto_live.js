@@ -440,5 +440,6 @@ var MephistoLive = (function () {
   }
 
   return { start: start, send: send, submit: submit, draft: draft, loadTitle: loadTitle, say: say, el: el, startPage: startPage, submitPage: submitPage,
-           busy: function () { return !!inflight; }, tab: function () { return tab; } };
+           busy: function () { return !!inflight; }, tab: function () { return tab; },
+           agent: function () { return agentId; } };
 })();
