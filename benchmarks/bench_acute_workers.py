@@ -6,7 +6,7 @@ and 200 protocol clients (HTTP + websocket, what the page sends; browsers are to
 round-trip (judgment sent -> acknowledging view received, i.e. after it was stored), and
 checks that every judgment is in the database (``lost``: sent and acknowledged, not stored).
 Each client sends what a shown page sends beside its judgments (a heartbeat every 3 s and an
-ownership ping at a random moment in each 3 s, see ``protocol_workers._keep_pinging``) and reads
+ownership ping at a random moment in each 3 s, see ``browser.keep_pinging``) and reads
 each comparison 0-6 s before judging, so 200 pages ping together while the judgments come in.
 Target: p95 < 300 ms, nothing lost.
 """

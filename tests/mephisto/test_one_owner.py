@@ -11,6 +11,9 @@ no registration, and every agent the run left behind was "completed".
 """
 from __future__ import annotations
 
+import json
+import time
+
 from chaos_helpers import (MODELS, RELAUNCH, continue_here, elsewhere, freeze, idle, open_page, other_browser,
                            reconnecting, relaunch, stop, wait)
 from per_turn_task_helpers import GENERIC, stored
@@ -300,3 +303,161 @@ def test_finished_ssa_assignment_registering_after_a_relaunch_is_told_it_is_done
     again.terminate()
     records = ssa_store.labels_for_task(open_db(task.data_dir), "ssa_test")
     assert sorted(r["item"] for r in records) == sorted(i["item_id"] for i in SSA_ITEMS)  # each once
+
+
+def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_submitted_after_a_relaunch(
+        tmp_path, launch):
+    """The page submits as soon as it shows the finished view; a launcher stopped between the last
+    judgment and that submit left work done but never submitted (on MTurk: never paid), its agent
+    "completed" by Mephisto all the same, and the page coming back after a relaunch was told "already
+    submitted" and could not submit. Now the page's next agent is handed the finished work: the page
+    shows its finished view and submits there; the agent that did the work is expired, so one agent
+    holds the work, completed, and review approves exactly that one."""
+    import time
+
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
+    assert first.finished and not first.submitted and len(first.made) == 2
+    assert task.terminate() == 0  # the launcher stops before the page's submit reaches it
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert not view.get("already_submitted"), view  # before: told so, and the work was never submitted
+    assert view["finished"] and view["done"] == 2 and view["tab"] == first.tab  # its finished view: it submits
+    db = setup.open_db(task.data_dir)
+    deadline = time.time() + 60
+    while db.get_agent(agent_id)["status"] != "completed" and time.time() < deadline:
+        time.sleep(0.5)
+    assert again.terminate() == 0
+
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses  # one, the submitted one
+    assert statuses[first.agent_id] == "expired", statuses  # before: "completed" with no submit
+    df = store.judgments_for_task(db, "acute_test")
+    assert len(df) == 2 and df["pair_id"].nunique() == 2  # the work once
+    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
+                      log=tmp_path / "review.jsonl")
+    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+    assert approved == [agent_id]  # paid once, through the agent that submitted the work
+
+
+def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
+        tmp_path, launch):
+    """The runner expires, as not submitted, the agent of finished work whose page had not submitted
+    when the run stopped; Mephisto still takes packets while it stops, so the page's submit can land
+    after that (written into the agent's state; the page then submits to the provider and is gone).
+    That submit counts: at the relaunch the agent is completed (review pays the work through it) and a
+    registration of the assignment is told it was submitted. The late submit is written into the state
+    here as Mephisto's handle_submit writes it: the instant cannot be timed from outside."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.files import write_json
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.browser import post_json
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(
+        task.url, "dora", "d1", lambda view: (side_with_text(view, "A-line"), "A answers more warmly"), submit=False))
+    assert first.finished and not first.submitted
+    assert task.terminate() == 0
+    db = setup.open_db(task.data_dir)
+    assert db.get_agent(first.agent_id)["status"] == "expired"  # finished, not submitted when the run stopped
+    [state] = [p for p in task.data_dir.rglob("*_state.json") if p.parent.name == first.agent_id]
+    data = json.loads(state.read_text())
+    write_json(state, dict(data, final_submission={"judgments": 2}))  # the submit landing as the run stopped
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    name = "simulated-dora"
+    answer = pw.run_sync(lambda: post_json(f"{again.url}/request_agent", {"provider_data": {
+        "worker_name": name, "agent_registration_id": f"d1-{name}", "assignment_id": "d1", "provider_type": "mock"}}))
+    assert (answer["data"].get("init_task_data") or {}).get("already_submitted") is True, answer
+    assert db.get_agent(first.agent_id)["status"] == "completed"  # the one agent of that work, to review and pay
+    again.terminate()
+
+
+def test_a_page_whose_submit_never_reached_the_stopped_task_submits_after_the_relaunch(tmp_path, chromium, runs):
+    """In Chromium: the page's submit is on its way when the launcher stops (held here until the task
+    is down, then failed). The page had stopped listening for its connection once it was submitting,
+    so it stayed on "could not save" for good: the work never submitted, the worker never paid. Now it
+    registers again, the relaunched task hands it its finished dialogue, and it submits there: one
+    dialogue, one completed agent, the first one expired."""
+    import signal
+
+    from parlai_acute.mephisto_tasks.live import setup
+
+    args = [*ARGS[:-1], "mephisto.blueprint.target=2"]  # work left: the relaunch has a server to come back to
+    run = LocalRun(tmp_path / "data", args, free_port(), tmp_path / "launch0.log", group="per-turn",
+                   task_name="submit_later")
+    runs.append(run)
+    run.wait_ready()
+    a = open_page(chromium.new_context(), run.url, "amy", "a1", "__perTurnView")
+    wait(a, f"{TURN}.can_send && {idle(a)}", MODELS, "the first turn")
+    a_turn(a, "Hello, do you like hiking?")
+    a_turn(a, "I walked up a hill today.")
+    first_agent = a.evaluate("MephistoLive.agent()")
+    held = []
+    # no page-side time-out for the submit: it waits for the route (put back once it has failed)
+    a.evaluate("window.__abortController = window.AbortController; window.AbortController = undefined")
+    a.route("**/submit_task", lambda route: held.append(route))  # on its way, not answered
+    a.click("#finish")
+    wait(a, "document.body.dataset.status === 'complete'", what="the finished view, submitting")
+    while not held:
+        a.wait_for_timeout(100)
+    stop(run, signal.SIGINT)
+    a.wait_for_timeout(1000)  # the page hears its connection close while its submit is still on its way
+    held[0].abort()  # the task is gone: the submit fails
+    a.unroute("**/submit_task")
+    a.evaluate("() => { window.AbortController = window.__abortController; }")
+    run = relaunch(run, args, tmp_path / "launch1.log", "per-turn")
+    runs.append(run)
+    wait(a, "document.body.dataset.finished === 'true'", RELAUNCH, "the dialogue submitted after the relaunch")
+    second_agent = a.evaluate("MephistoLive.agent()")
+    assert second_agent != first_agent
+    db = setup.open_db(run.data_dir)
+    deadline = time.time() + 60
+    while db.get_agent(second_agent)["status"] != "completed" and time.time() < deadline:
+        time.sleep(0.5)
+    assert run.terminate() == 0
+
+    _, units, records = stored(run.data_dir, "submit_later")
+    started = [u for u in units if u["data"].get("status") not in (None, "unavailable")]
+    assert [u["data"]["registration"] for u in started] == ["a1-simulated-amy"]  # one dialogue, read once
+    assert started[0]["data"]["final_submission"] is not None
+    assert len([r for r in records if r["model"] == "generic_bot"]) == 2  # its two turns, once
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [agent for agent, status in statuses.items() if status == "completed"] == [second_agent], statuses
+    assert statuses[first_agent] == "expired", statuses

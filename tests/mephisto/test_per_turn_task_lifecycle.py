@@ -14,6 +14,7 @@ import pytest
 
 from per_turn_task_helpers import GENERIC, careful, stored, write
 
+from parlai_acute.mephisto_tasks.live.browser import HEARTBEAT_S
 from parlai_acute.mephisto_tasks.live.local_run import free_port, launch_cmd, pid_alive
 from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 from parlai_acute.mephisto_tasks.per_turn import simulated_workers as sw
@@ -35,7 +36,9 @@ def test_the_server_enforces_the_protocol_whatever_a_client_sends(tmp_path, laun
     async def client():
         c = pw.Client(task.url, "pushy", "p1")
         assert await c.open() == ""
+        await asyncio.sleep(2 * HEARTBEAT_S)  # open, as a page: heartbeats and an ownership ping at least
         refused = [(await c.send({"type": "finish"}))["error"]]  # before the minimum number of turns
+        assert c.pings >= 1 and c.owner is not None and c.owner["tab"] == c.tab  # answered: this tab owns it
         view = await c.send({"type": "message", "text": "Hello there, how are you?"})
         assert len(view["candidates"]) == 2 and view["error"] is None
         refused.append((await c.send({"type": "message", "text": "again"}))["error"])  # candidates are waiting

@@ -6,8 +6,8 @@ client's tab claims the assignment), send one action per judgment (a unique ``ac
 wait for the view that acknowledges it (ignoring the router's duplicate deliveries), then POST
 ``/submit_task``. Like a shown page (``mephisto_live.js``) it sends a heartbeat before each packet
 and, until it submits, a heartbeat every 3 s and an ownership ping (``{"type": "ping"}``, answered
-with ``{"type": "owner"}``) at a random moment in each 3 s: a load test carries the packets 200 open
-pages send, not only their judgments. Worker names get the ``simulated-`` prefix like the browser
+with ``{"type": "owner"}``) at a random moment in each 3 s (``browser.keep_pinging``, shared with the
+per-turn client): a load test carries the packets 200 open pages send, not only their judgments. Worker names get the ``simulated-`` prefix like the browser
 workers.
 """
 from __future__ import annotations
@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from parlai_acute.mephisto_tasks.acute.simulated_workers import Decide
-from parlai_acute.mephisto_tasks.live.browser import PREFIX, post_json
+from parlai_acute.mephisto_tasks.live.browser import PREFIX, keep_pinging, post_json, stop_pinging
 
 ROUTER_PROTOCOL = "2.0.3"
-HEARTBEAT_S = 3.0  # the page's HEARTBEAT_MS: a heartbeat every 3 s, and a ping at a random moment in each
 
 
 @dataclass
@@ -33,31 +32,21 @@ class ProtocolRun:
     made: list[dict] = field(default_factory=list)  # {"position", "choice", "reason", "rtt"}
     unavailable: str = ""  # failure reason when no unit was given
     finished: bool = False
-    pings: int = 0  # ownership pings sent (see _keep_pinging)
+    pings: int = 0  # ownership pings sent (see browser.keep_pinging)
+    tab: str = ""  # the tab id this client claimed the assignment with
+    agent_id: str = ""  # the Mephisto agent it worked through
+    submitted: bool = False  # /submit_task posted
 
-
-
-async def _keep_pinging(send, tab: str, run: ProtocolRun) -> None:
-    """What a shown page sends while it waits for nothing (``watch`` in ``mephisto_live.js``): every
-    :data:`HEARTBEAT_S` a heartbeat, then, at a random moment before the next one, a heartbeat and an
-    ownership ping. Pages start at random moments, so the 3 s grid of each is shifted at random too."""
-    await asyncio.sleep(random.uniform(0, HEARTBEAT_S))
-    while True:
-        await send("heartbeat", {})
-        delay = random.uniform(0, HEARTBEAT_S)
-        await asyncio.sleep(delay)
-        await send("heartbeat", {})
-        await send("mephisto_bound_live_update", {"type": "ping", "tab": tab})
-        run.pings += 1
-        await asyncio.sleep(HEARTBEAT_S - delay)
 
 
 async def run_protocol_worker(base_url: str, worker: str, assignment: str, decide: Decide, *,
                               timeout: float = 60.0, clock: Callable[[], float] = time.perf_counter,
-                              ping: bool = True, think: float = 0.0) -> ProtocolRun:
+                              ping: bool = True, think: float = 0.0, submit: bool = True) -> ProtocolRun:
     """Do one unit; ``rtt`` of each judgment is send -> acknowledging view, in seconds. ``ping``: send the
-    heartbeats and ownership pings a shown page sends (see :func:`_keep_pinging`); ``think``: wait a random
-    0 to ``think`` seconds before each judgment, as a person reads (the page stays open, pinging)."""
+    heartbeats and ownership pings a shown page sends (see :func:`..live.browser.keep_pinging`); ``think``:
+    wait a random 0 to ``think`` seconds before each judgment, as a person reads (the page stays open,
+    pinging); ``submit=False``: stop after the last judgment, before the page's submit (as a page whose
+    server stopped in between; ``finished`` is still set)."""
     import websockets
 
     name = worker if worker.startswith(PREFIX) else PREFIX + worker
@@ -72,6 +61,7 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
         run.unavailable = data.get("failure_reason") or "no agent"
         return run
     agent_id, view = data["agent_id"], data["init_task_data"]
+    run.agent_id = str(agent_id)
     ws_url = base.replace("http://", "ws://").replace("https://", "wss://") + "/"
     opened = clock()
     try:
@@ -86,22 +76,25 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, decid
         async def send(kind, payload):
             await sock.send(packet(kind, payload))
 
-        tab = uuid.uuid4().hex
+        tab = run.tab = uuid.uuid4().hex
         await send("alive", {})
         await send("heartbeat", {})
         await send("mephisto_bound_live_update", {"type": "hello", "tab": tab, "claim": True})
-        pinger = asyncio.ensure_future(_keep_pinging(send, tab, run)) if ping else None
+        def pinged():
+            run.pings += 1
+
+        pinger = asyncio.ensure_future(keep_pinging(send, tab, pinged)) if ping else None
         try:
             await _judge(sock, send, run, view, decide, tab, name, timeout, clock, think)
         finally:
-            if pinger is not None:
-                pinger.cancel()
-                await asyncio.gather(pinger, return_exceptions=True)
+            await stop_pinging(pinger)
     finally:
         await sock.close()
-    await post_json(f"{base}/submit_task", {"USED_AGENT_ID": agent_id, "final_data": {"judgments": len(run.made)},
-                                            "client_timestamp": time.time()})
     run.finished = True
+    if submit:
+        await post_json(f"{base}/submit_task", {"USED_AGENT_ID": agent_id, "final_data": {"judgments": len(run.made)},
+                                                "client_timestamp": time.time()})
+        run.submitted = True
     return run
 
 

@@ -48,6 +48,37 @@ async def post_json(url: str, body: dict) -> dict:
     return await asyncio.get_running_loop().run_in_executor(_HTTP, _post, url, body)
 
 
+HEARTBEAT_S = 3.0  # the page's HEARTBEAT_MS (mephisto_live.js): a heartbeat every 3 s, and a ping at a random moment in each
+
+
+async def keep_pinging(send: Callable, tab: str, on_ping: Callable[[], None] | None = None) -> None:
+    """What a shown page sends while it waits for nothing (``watch`` in ``mephisto_live.js``), for every
+    protocol client (ACUTE-Eval, per-turn and the item tasks): every :data:`HEARTBEAT_S` a heartbeat,
+    then, at a random moment before the next one, a heartbeat and an ownership ping (``{"type": "ping"}``,
+    answered with ``{"type": "owner"}``). ``send(packet_type, data)`` sends one packet; ``on_ping`` is
+    called after each ping (a benchmark counts them). Pages start at random moments, so the 3 s grid of
+    each is shifted at random too. Runs until cancelled."""
+    import random
+
+    await asyncio.sleep(random.uniform(0, HEARTBEAT_S))
+    while True:
+        await send("heartbeat", {})
+        delay = random.uniform(0, HEARTBEAT_S)
+        await asyncio.sleep(delay)
+        await send("heartbeat", {})
+        await send("mephisto_bound_live_update", {"type": "ping", "tab": tab})
+        if on_ping is not None:
+            on_ping()
+        await asyncio.sleep(HEARTBEAT_S - delay)
+
+
+async def stop_pinging(pinger) -> None:
+    """Cancel a :func:`keep_pinging` task (None: nothing to stop) and wait for it to end."""
+    if pinger is not None:
+        pinger.cancel()
+        await asyncio.gather(pinger, return_exceptions=True)
+
+
 def simulated_name(worker: str) -> str:
     return worker if worker.startswith(PREFIX) else PREFIX + worker
 

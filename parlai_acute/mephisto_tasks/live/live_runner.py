@@ -27,9 +27,12 @@ once for every task. The server, not the page, knows where a worker is:
   so a page drops views older than one it has shown;
 * a unit cut short with work left (relaunch, a page the router stopped hearing) is found again by
   worker + provider registration (:mod:`.sessions`) and continued in the new agent;
-* a page of an assignment whose work is finished that registers again after a relaunch is answered
+* a page of an assignment whose work was submitted that registers again after a relaunch is answered
   ``{"type": "already_submitted"}`` (the page says the work was submitted): no unit or dialogue
   starts, and the agent Mephisto made for it is expired;
+* work finished but never submitted (the launcher stopped between the last action and the page's
+  submit) is handed to the page's next agent as it is: the page shows its finished view and submits
+  there; the agent that did it is expired, and the work is not settled a second time (:meth:`end`);
 * waiting for packets or the submit, noticing a worker who left, settling the unit exactly once
   (``run_unit`` or Mephisto's cleanup), and expiring spare units when the scheduler is done.
 """
@@ -45,7 +48,7 @@ from mephisto.abstractions.blueprint import TaskRunner
 from mephisto.data_model.exceptions import AgentShutdownError
 
 from parlai_acute.mephisto_tasks.live.sessions import (Sessions, carried_over, forget_registration, in_live_run,
-                                                  mark_superseded, registration_of, restore_registration)
+                                                  mark_superseded, registration_of, restore_registration, submitted)
 from parlai_acute.mephisto_tasks.live.texts import FAILED, NOT_ELIGIBLE, UNKNOWN_ACTION
 from parlai_acute.mephisto_tasks.live.units import (STOP_LINGER_S, expire_agent, expire_launched_units, raise_if_gone,
                                                    say_no_more_work, watch_completion)
@@ -88,15 +91,30 @@ class LiveRunner(TaskRunner):
         self._owners_lock = threading.Lock()
         self._owners: dict[str, str] = {}  # registration -> the agent id holding its work in this run
         self._extra: set[str] = set()  # agents made by a second registration at once: expired at start
+        self._to_submit: set[str] = set()  # agents handed finished work to submit: settled already, never again
 
     def start_watching(self) -> None:
         """Expire spare units whenever the scheduler is complete, and find the unfinished units of
         earlier runs (call once the scheduler exists and the blueprint is registered)."""
         from parlai_acute.mephisto_tasks.live.stored_units import stored_units
 
-        self.sessions.load(stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep,
-                                        with_agent=True))
+        units = stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep, with_agent=True)
+        self._complete_late_submits(units)
+        self.sessions.load(units)
         self._watch = watch_completion(self.task_run, self.finished)
+
+    def _complete_late_submits(self, units: list[dict]) -> None:
+        """A page's submit that reached a stopping run after the runner had expired its agent as not
+        submitted (:meth:`_expire_if_not_work`: Mephisto still takes packets while the run stops) is a
+        submit all the same: the page went on to the provider's form. That agent, the one holding the
+        work, is marked completed, so review decides and pays the work."""
+        for unit in units:
+            agent, data = unit["agent"], unit["data"]
+            if agent.db_status == AgentState.STATUS_EXPIRED and self.holds_work(data) and submitted(data):
+                agent.db.update_agent(agent.db_id, status=AgentState.STATUS_COMPLETED)
+                agent.db_status = AgentState.STATUS_COMPLETED
+                logger.info("agent %s of worker %s: its page's submit came as the run stopped; completed",
+                            agent.db_id, agent.worker_id)
 
     def finished(self) -> bool:
         """Can the run end (its spare units expired)? Once nothing more will be handed out, new workers
@@ -227,11 +245,21 @@ class LiveRunner(TaskRunner):
                             earlier["agent"].db_id, agent.db_id)
                 data = carried_over(earlier["data"], earlier["agent"].db_id)
                 data["registration"] = registration
-                self.resume_unit(agent, data)
+                if self.resumable(earlier["data"]):
+                    self.resume_unit(agent, data)
+                else:
+                    # finished, never submitted: nothing to take back from the scheduler, and its work was
+                    # counted when it was done (or read back at launch); the page shows it and submits
+                    self._to_submit.add(agent.get_agent_id())
+                    state.set_init_state(data)
                 mark_superseded(earlier["agent"], agent.db_id)
                 old = earlier["agent"]
-                if old.db.get_agent(old.db_id)["status"] not in AgentState.complete():
-                    expire_agent(old)  # a killed run left it "in task": its work is this agent's now
+                status = old.db.get_agent(old.db_id)["status"]
+                # a killed run left it "in task", or a stopped one "completed" with no submit: its work is
+                # this agent's now (expired, so Mephisto holds one completed agent for it)
+                if status not in AgentState.complete() or (status == AgentState.STATUS_COMPLETED
+                                                            and not submitted(earlier["data"])):
+                    expire_agent(old)
             else:
                 # saved with the unit's first state: registering runs in Mephisto's event loop, where a
                 # second fsync'd write per worker held up every page's packets while 200 registered
@@ -318,12 +346,14 @@ class LiveRunner(TaskRunner):
 
     def _expire_if_not_work(self, agent) -> None:
         """Mephisto marks every agent whose unit thread ends without an error completed, a run that stops
-        included: an agent whose work goes on in a later one (the page comes back after a relaunch) or
-        that held none would be a second "completed" agent for one piece of work (paid twice by anyone
-        approving from Mephisto's agents). Expired instead; its time stays in the work's record."""
+        included: an agent whose work goes on in a later one (the page comes back after a relaunch: work
+        left, or finished work the page had not submitted when the run stopped) or that held none would
+        be a second "completed" agent for one piece of work (paid twice by anyone approving from
+        Mephisto's agents), or a "completed" one the provider never saw submitted. Expired instead; its
+        time stays in the work's record."""
         data = agent.state.data
-        unfinished = self.resumable(data) and data.get("final_submission") is None
-        if (unfinished or not self.holds_work(data)) and agent.get_status() not in AgentState.complete():
+        unsubmitted = not self._submitted(agent) and (self.resumable(data) or agent.is_shutdown)
+        if (unsubmitted or not self.holds_work(data)) and agent.get_status() not in AgentState.complete():
             expire_agent(agent)
 
     def _settle(self, agent) -> None:
@@ -333,12 +363,22 @@ class LiveRunner(TaskRunner):
                 del self._owners[registration]
         if agent.get_agent_id() in self._extra:
             return
-        self.end(agent)
+        if agent.get_agent_id() not in self._to_submit:
+            self.end(agent)
         data = agent.state.data
-        if self.resumable(data) and not data.get("superseded_by"):
+        done = self._submitted(agent)
+        if self.sessions.open_work(data, agent, done) and not data.get("superseded_by"):
             # the page may come back (it re-registers by itself): it continues this work in a new agent
             forget_registration(agent)
-        self.sessions.add(str(agent.worker_id), data.get("registration"), agent, data)  # open work, or finished
+        self.sessions.add(str(agent.worker_id), data.get("registration"), agent, data, done)  # open, or submitted
+
+    @staticmethod
+    def _submitted(agent) -> bool:
+        """Did the page submit this unit? Its ``final_submission`` is stored, or about to be: Mephisto sets
+        ``did_submit`` just before writing it, and also when the run stops (``is_shutdown``) or the worker
+        leaves (the status changes), which are no submit."""
+        return submitted(agent.state.data, agent) or (
+            agent.did_submit.is_set() and not agent.is_shutdown and agent.get_status() == AgentState.STATUS_IN_TASK)
 
     def cleanup_unit(self, unit) -> None:
         agent = unit.get_assigned_agent()

@@ -16,6 +16,14 @@ assignment that registers again after a relaunch (a reload, a tab left open, the
 again) is told it has submitted this work and gets no new unit or dialogue. The record is the
 finished unit's own stored state (its ``registration`` is saved with the unit's first state, and
 every state is written atomically), read back at launch: nothing else to keep in step.
+
+Finished is not submitted: the page submits (``/submit_task``, then the provider's form) as soon as
+it shows the finished view, and a launcher stopped in between leaves work that is done but that the
+provider never saw submitted (on MTurk: never paid). Mephisto's database cannot tell the two apart
+(it marks an agent "completed" when its run stops, submit or not); the page's submit is recorded in
+the state itself (``final_submission``, written by Mephisto's ``handle_submit``). Such work is handed
+to the page's next agent like unfinished work: the page shows its finished view again and submits it
+there, and the agent that did the work is expired, so one agent holds it, completed once.
 """
 from __future__ import annotations
 
@@ -30,6 +38,14 @@ logger = logging.getLogger(__name__)
 # assignment is copied: after a relaunch it still owns it (another page coming back first, e.g. one in
 # another browser that had not heard it was displaced, must not take it with an action it had pending)
 _OWN_KEYS = ("start_time", "end_time", "final_submission", "superseded_by")
+# review decided the agent: its work is settled whatever its state says (see ..review)
+_DECIDED = ("approved", "soft_rejected", "rejected")
+
+
+def submitted(data: dict, agent=None) -> bool:
+    """Did the page submit this unit (``final_submission``, see the module docstring), or has review
+    already decided its agent? Not the agent's "completed": Mephisto sets it when a run stops too."""
+    return data.get("final_submission") is not None or getattr(agent, "db_status", None) in _DECIDED
 
 
 def registration_of(agent) -> str | None:
@@ -72,9 +88,10 @@ def forget_registration(agent) -> None:
 
 
 class Sessions:
-    """Unfinished units by (worker id, registration id), and the registrations whose work is finished;
-    ``resumable(data)`` says which stored states still have work in them, ``holds_work(data)`` which got
-    any (a state that did and has none left is finished). Thread-safe."""
+    """Units to go on with by (worker id, registration id): unfinished, or finished and never submitted
+    (:meth:`open_work`); and the registrations whose work is submitted. ``resumable(data)`` says which
+    stored states still have work in them, ``holds_work(data)`` which got any (a state that did and has
+    none left is finished). Thread-safe."""
 
     def __init__(self, resumable: Callable[[dict], bool], holds_work: Callable[[dict], bool]):
         self.resumable = resumable
@@ -82,6 +99,13 @@ class Sessions:
         self._lock = threading.Lock()
         self._open: dict[tuple[str, str], dict[str, Any]] = {}
         self._done: set[tuple[str, str]] = set()
+
+    def open_work(self, data: dict, agent=None, is_submitted: bool | None = None) -> bool:
+        """Is there something left to do with this state: work, or the page's submit of finished work?
+        (``is_submitted``: what the live agent knows, else :func:`submitted`.)"""
+        if is_submitted is None:
+            is_submitted = submitted(data, agent)
+        return self.resumable(data) or (self.holds_work(data) and not is_submitted)
 
     def keep(self, data: dict) -> bool:
         """Is this stored state one to load (unfinished, or finished work)?"""
@@ -93,11 +117,11 @@ class Sessions:
             self.add(str(unit["worker_id"]), unit["data"].get("registration"), unit["agent"], unit["data"])
         return self
 
-    def add(self, worker: str, registration: str | None, agent, data: dict) -> None:
-        """A unit that ended (or was read back): its work, open or finished, under its registration."""
+    def add(self, worker: str, registration: str | None, agent, data: dict, is_submitted: bool | None = None) -> None:
+        """A unit that ended (or was read back): its work, open or submitted, under its registration."""
         if not registration or data.get("superseded_by"):
             return
-        if self.resumable(data):
+        if self.open_work(data, agent, is_submitted):
             with self._lock:
                 self._open[(worker, registration)] = {"agent": agent, "data": copy.deepcopy(data)}
         elif self.holds_work(data):
@@ -105,7 +129,7 @@ class Sessions:
                 self._done.add((worker, registration))
 
     def finished(self, worker: str, registration: str | None) -> bool:
-        """Was this registration's work finished (and none of it is open again)?"""
+        """Was this registration's work submitted (and none of it is open again)?"""
         with self._lock:
             key = (worker, registration)
             return bool(registration) and key in self._done and key not in self._open

@@ -4,7 +4,9 @@ For load benchmarks (20 Chromium pages do not fit on 2 cores) and for tests of w
 server enforces whatever a client sends. Each client does what ``per_turn.js`` does:
 POST ``/request_agent``, open the router websocket and say hello (this client's tab claims the
 assignment), send actions with unique ids and wait for the view that acknowledges each, then
-POST ``/submit_task``. Names get the ``simulated-`` prefix. Also used by the task tests of the
+POST ``/submit_task``. Like a shown page (``mephisto_live.js``) it sends a heartbeat before each
+packet and, until it submits, a heartbeat every 3 s and an ownership ping at a random moment in each
+(``browser.keep_pinging``, shared with the ACUTE-Eval client). Names get the ``simulated-`` prefix. Also used by the task tests of the
 other item tasks (SSA labelling, multi-reference): the protocol is the same.
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from parlai_acute.mephisto_tasks.live.browser import post_json, simulated_name
+from parlai_acute.mephisto_tasks.live.browser import keep_pinging, post_json, simulated_name, stop_pinging
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
 
@@ -31,14 +33,20 @@ class ProtocolRun:
 
 
 class Client:
-    """One worker's connection: :meth:`send` a packet and get the view that answers it."""
+    """One worker's connection: :meth:`send` a packet and get the view that answers it. ``tab``: the
+    page's tab id (another client's: the same page registering again, e.g. after a relaunch); ``ping``:
+    send the heartbeats and ownership pings of a shown page while open (see :func:`keep_pinging`)."""
 
-    def __init__(self, base_url: str, worker: str, assignment: str):
+    def __init__(self, base_url: str, worker: str, assignment: str, *, tab: str | None = None, ping: bool = True):
         self.base = base_url.rstrip("/")
         self.name = simulated_name(worker)
         self.assignment = assignment
         self.seq = 0
-        self.tab = uuid.uuid4().hex
+        self.tab = tab or uuid.uuid4().hex
+        self.ping = ping
+        self.pings = 0  # ownership pings sent
+        self.owner: dict | None = None  # the server's last answer to a ping ({"type": "owner", "tab", "version"})
+        self._pinger = None
         self.view: dict = {}
         self.seen: list[dict] = []  # every view the server sent, the waits' ones included
         self.agent_id = None
@@ -62,10 +70,22 @@ class Client:
         self.agent_id, self.view = data["agent_id"], data["init_task_data"]
         url = self.base.replace("http://", "ws://").replace("https://", "wss://") + "/"
         self.sock = await websockets.connect(url, max_size=None, ping_interval=None)
-        await self.sock.send(self._packet("alive", {}))
-        await self.sock.send(self._packet("mephisto_bound_live_update", {"type": "hello", "tab": self.tab,
-                                                                          "claim": True}))
+        await self._send("alive", {})
+        await self._send("heartbeat", {})
+        await self._send("mephisto_bound_live_update", {"type": "hello", "tab": self.tab, "claim": True})
+        if self.ping:
+            self._pinger = asyncio.ensure_future(keep_pinging(self._send, self.tab, self._pinged))
         return ""
+
+    def _pinged(self) -> None:
+        self.pings += 1
+
+    async def _send(self, kind: str, payload: dict) -> None:
+        """One packet; a live update goes right after a heartbeat, as the page sends it (the router
+        answers the socket that sent the last heartbeat)."""
+        if kind == "mephisto_bound_live_update":
+            await self.sock.send(self._packet("heartbeat", {}))
+        await self.sock.send(self._packet(kind, payload))
 
     def _packet(self, kind: str, payload: dict) -> str:
         return json.dumps({"packet_type": kind, "subject_id": self.agent_id, "data": payload,
@@ -79,10 +99,13 @@ class Client:
             action_id = f"{self.tab}:{self.seq}"
         payload = dict(payload, action_id=action_id, tab=self.tab)
         self.last_action = action_id
-        await self.sock.send(self._packet("mephisto_bound_live_update", payload))
+        await self._send("mephisto_bound_live_update", payload)
         while True:
             msg = json.loads(await asyncio.wait_for(self.sock.recv(), timeout))
             view = msg.get("data") or {}
+            if msg.get("packet_type") == "client_bound_live_update" and view.get("type") == "owner":
+                self.owner = view
+                continue
             if msg.get("packet_type") != "client_bound_live_update" or view.get("type") != "state":
                 continue
             if view.get("version", 0) <= self.view.get("version", -1):
@@ -93,11 +116,15 @@ class Client:
                 return view
 
     async def submit(self) -> None:
+        await stop_pinging(self._pinger)  # a submitted page pings no more
+        self._pinger = None
         await post_json(f"{self.base}/submit_task", {
             "USED_AGENT_ID": self.agent_id, "final_data": {"status": self.view.get("status")},
             "client_timestamp": time.time()})
 
     async def close(self) -> None:
+        await stop_pinging(self._pinger)
+        self._pinger = None
         if self.sock is not None:
             await self.sock.close()
 

@@ -26,7 +26,9 @@
  * Two pages registering at the same instant get one agent: the later one is told to register again
  * (init_task_data.again) and then reaches the same agent. A page of an assignment whose work was
  * submitted, registering again after a relaunch, is told so (init_task_data.already_submitted): it
- * says "already submitted" at once, for good, and starts nothing.
+ * says "already submitted" at once, for good, and starts nothing. Work finished but not submitted (the
+ * server stopped before the page's submit reached it) is not: the page registers again, is shown its
+ * finished view by the new agent, and submits there.
  * Wording: this file and the pages have none of their own beyond the page's loading line. The
  * lines shared by every task (connection, tabs, saving, preview; mephisto_tasks/live/texts.py) are
  * written into the page when it is built (#live-texts), so a server down at the first load is
@@ -383,7 +385,13 @@ var MephistoLive = (function () {
       .then(function () {
         forgetAllDrafts();
         try { if (typeof handleSubmitToProvider === "function") handleSubmitToProvider({ done: true }); } catch (e) {}
-      }, function (err) { submitted = false; throw err; });
+      }, function (err) {
+        // the server stopped before the submit reached it: register again when it is back, and the
+        // finished view it hands the new agent submits the work there (the page retries on that view)
+        submitted = false;
+        if (!socket) lost();
+        throw err;
+      });
   }
   // How every page starts: its title, the connection, and what it says when there is no work, the
   // assignment has ended, it is a preview, or the server cannot be reached. page: {onView,
@@ -432,5 +440,6 @@ var MephistoLive = (function () {
   }
 
   return { start: start, send: send, submit: submit, draft: draft, loadTitle: loadTitle, say: say, el: el, startPage: startPage, submitPage: submitPage,
-           busy: function () { return !!inflight; }, tab: function () { return tab; } };
+           busy: function () { return !!inflight; }, tab: function () { return tab; },
+           agent: function () { return agentId; } };
 })();
