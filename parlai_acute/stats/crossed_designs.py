@@ -228,7 +228,7 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             truth = true_value(design, eff)
             estimate, low, high, old_low, old_high = _ppi_ssa(s, size, r, seed + (0 if kind == "null" else 1), alpha)
             # p < alpha exactly when the interval excludes the null share; no interval: no mark
-            results["mark: PPI++ two-way cluster-robust t (CR3, influence split), workers x contexts"] = (
+            results["mark: PPI++ two-way cluster-robust t (CR3, influence split, cross-fitted lambda), workers x contexts"] = (
                 np.where(np.isnan(low) | ((low <= null_value) & (null_value <= high)), 1.0, 0.0),
                 (low <= truth) & (truth <= high))
             results["PPI++ with the replies independent (workers fixed)"] = (

@@ -191,6 +191,11 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     label_item = np.asarray(label_item, dtype=np.int64)
     vote = np.asarray(label_vote, dtype=float)
     context = pd.factorize(pd.Series(np.asarray(item_context).astype(str)))[0]
+    judge_var = None
+    fit = _cross_fit(y, f, fu, context) if label_slope is not None and lam is None else None
+    if fit is not None:  # majorities: lambda cross-fitted over two folds of contexts
+        lam_, estimate, judge_var = fit
+        out |= {"estimate": estimate, "lambda": float(np.mean(lam_))}
     worker = pd.factorize(pd.Series(np.asarray(label_worker).astype(str)))[0]
     # two statistics at once (column 0: the rectifier, PPI's people term; column 1: the people-only mean)
     values = np.column_stack([y - lam_ * f, y])
@@ -228,7 +233,7 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
         centre = float((slope * vote).sum() / slope.sum()) if slope.sum() > 0 else 0.0
         label_score = np.repeat((slope * (vote - centre) / n)[:, None], 2, axis=1)
         res = split_facet_tests(np.zeros(n, np.int64), theta[None], (values - theta) / n, context, label_item,
-                                worker, label_score, 1, 1 - alpha)
+                                worker, label_score, 1, 1 - alpha, small_sample="cr3")
         res["se"] = res["se"][0]
         levels = res["levels"][:, 0]
     g_c, g_w = int(levels[0]), int(levels[1])
@@ -237,7 +242,8 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     fewest = min(g_c, g_w) if g_v is None else min(g_c, g_w, g_v)
     df = fewest - 1
     need = min_clusters(alpha)
-    judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
+    if judge_var is None:
+        judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
     var = se_term ** 2 + judge_var if math.isfinite(se_term) else float("nan")
     out |= {"contexts": g_c, "workers": g_w, "conversations": g_v, "df": df, "why": ""}
     if fewest < need or not var > 0 or not math.isfinite(people_se):
@@ -255,6 +261,34 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
             "people_lower": out["people_estimate"] - t * people_se, "people_upper": out["people_estimate"] + t * people_se,
             "people_se": people_se, "effective_n": n * people_se ** 2 / var}
     return out
+
+
+def _cross_fit(y, f, fu, context) -> tuple[np.ndarray, float, float] | None:
+    """PPI++ with lambda cross-fitted (:func:`ppi_mean_crossed`, majorities): the labelled items
+    split into two folds by context (every item of a context in one fold), the judge-only items
+    into two alternate halves; each fold's lambda is :func:`tuned_lambda` on the *other* fold, so
+    no item's rectifier y - lambda f is weighed by a lambda tuned on itself. Returns the lambda of
+    each labelled item, the estimate mean(y - lambda f) + sum_k (n_k / n) lambda_k mean_k(f
+    judge-only) -- each fold's judge-only mean weighed by its share of the labelled items, so the
+    estimate is unbiased whatever the halves' sizes -- and the judge-only term's variance, sum_k
+    (n_k / n)^2 lambda_k^2 Var_k(f) / N_k. None where a fold would have fewer than 2 items of
+    either kind (the caller keeps the lambda tuned on all items)."""
+    fold = context % 2
+    fold_u = np.arange(len(fu)) % 2
+    if min(np.sum(fold == 0), np.sum(fold == 1), np.sum(fold_u == 0), np.sum(fold_u == 1)) < 2:
+        return None
+    lams = np.zeros(2)
+    for k in (0, 1):
+        other, other_u = fold != k, fold_u != k
+        lams[k] = float(tuned_lambda(y[other], f[other], fu[other_u]))
+    lam_items = lams[fold]
+    estimate = float(np.mean(y - lam_items * f))
+    judge_var = 0.0
+    for k in (0, 1):
+        share, mine = np.mean(fold == k), fu[fold_u == k]
+        estimate += share * lams[k] * mine.mean()
+        judge_var += share ** 2 * lams[k] ** 2 * mine.var(ddof=1) / len(mine)
+    return lam_items, estimate, judge_var
 
 
 def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_human: float = 10.0) -> dict:
