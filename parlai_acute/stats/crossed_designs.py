@@ -27,8 +27,8 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
 * ``ppi-static-ssa``: the same static SSA labels, and a model judge that answers B's labelled
   replies and 5 x ``size`` more (each to a fresh context) from the reply's latent quality plus
   noise (sd 0.7). The estimand: B's sensibleness (yes-majority share); the mark: the PPI++
-  interval (:func:`~parlai_acute.stats.ppi.ppi_mean_crossed`: contexts and workers both sampled)
-  excludes B's share at effect 0 -- at effect 0 that is the null mark rate, at an effect the
+  interval (:func:`~parlai_acute.stats.ppi.ppi_mean_crossed`: contexts and workers both sampled,
+  CR3 on the context part, lambda cross-fitted over two folds of contexts) excludes B's share at effect 0 -- at effect 0 that is the null mark rate, at an effect the
   power -- beside the PPI++ interval that treats the replies as independent (what ``ppi`` did).
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power

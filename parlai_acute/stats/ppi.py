@@ -20,7 +20,8 @@ The unit is the item: several people's answers to one item are averaged first, s
 correlation is respected. Where the people's items share workers (or conversations), those are
 sampled too, and the people's term is cluster-robust over them: over the one unit of each item
 (:func:`ppi_mean_clustered`), or over items and workers at once, two-way with CR3 and a t on
-min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`; the ranking's
+min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`, where on SSA
+majorities lambda is cross-fitted over two folds of contexts, tuned on the other fold; the ranking's
 :func:`ppi_bradley_terry` with ``answers``). Measured on seeded A/A studies (tests/stats/
 test_ppi_crossed.py, 20 workers x 60 pairs, 3 judgments each, worker sd 0.8, pair sd 1.0): the
 crossed interval misses the true rate 5.3 % of the time, the independent-items one 14.1 %.
@@ -156,7 +157,19 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
       :func:`parlai_acute.stats.inference.pivotal`): a majority is not a sum of its labels, so
       the SSA analysis' influence split (:func:`parlai_acute.stats.inference.split_facet_tests`):
       the items' residuals per context with CR3, plus the cross-products of one worker's label
-      parts (slope x centred vote) in different contexts.
+      parts (slope x centred vote) in different contexts. With ``lam`` None, lambda is
+      **cross-fitted** (:func:`_cross_fit`): the contexts split into two folds, each fold's
+      rectifier weighed by the lambda tuned on the other fold. On a few dozen binary majorities
+      the lambda tuned on the same items is optimistic: it is the lambda that makes *these*
+      items' Var(y - lambda f) smallest, so the plug-in variance understates the estimator's. On
+      the ``crossed_calibration`` benchmark's ``ppi-static-ssa`` rows (2,000 seeded studies each,
+      docs/inference.md) the interval with the tuned lambda missed B's true share in 7.45-9.15 %
+      of the studies at 8 and 20 levels (CR2 on contexts; CR3 7.15-7.85 %; a t on one df fewer
+      for lambda 6.7-8.4 %), the cross-fitted one in 5.4-6.35 % at 8, 20 and 60 levels (null
+      mark rate 3.75-6.35 %). CR3 rather than the SSA analysis' CR2 here: with the cross-fit, CR2
+      missed 6.65 % at 20 levels, CR3 6.35 %. Lambda fixed at 1 (plain PPI) held too (4.6-5.5 %),
+      at 0 not (8.5 % at 20 levels); the cross-fit keeps a tuned weight (a judge that tracks the
+      people poorly is weighed down) and the level.
 
     With fewer than :func:`~parlai_acute.stats.inference.min_clusters` (``alpha``) levels of either
     facet there is no interval (``lower``/``upper`` NaN) and ``why`` says so in words.
@@ -175,6 +188,8 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     join the same variance as entries of their own item and worker (their term, lambda (f - mean)
     / N, then carries its conversations and its covariance with the people's term). The t is on
     min(contexts, workers, A's and B's conversations) - 1 df.
+
+    ``lambda`` is then the labelled items' mean lambda (the judge's weight in the estimate).
 
     ``y``/``f``: per labelled item, the people's value and the judge's; ``item_context``: each
     labelled item's context (the item itself where items have none); per label: ``label_item``
