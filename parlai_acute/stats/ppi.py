@@ -189,7 +189,8 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     / N, then carries its conversations and its covariance with the people's term). The t is on
     min(contexts, workers, A's and B's conversations) - 1 df.
 
-    ``lambda`` is then the labelled items' mean lambda (the judge's weight in the estimate).
+    Where lambda is cross-fitted, ``lambda`` is the labelled items' mean lambda (the judge's weight
+    in the estimate).
 
     ``y``/``f``: per labelled item, the people's value and the judge's; ``item_context``: each
     labelled item's context (the item itself where items have none); per label: ``label_item``
