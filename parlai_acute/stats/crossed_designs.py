@@ -28,8 +28,8 @@ Designs (issue 23), logit P(B wins) = effect + worker taste + conversation (dial
 * ``ppi-static-ssa``: the same static SSA labels, and a model judge that answers B's labelled
   replies and 5 x ``size`` more (each to a fresh context) from the reply's latent quality plus
   noise (sd 0.7). The estimand: B's sensibleness (yes-majority share); the mark: the PPI++
-  interval (:func:`~parlai_acute.stats.ppi.ppi_mean_crossed`: contexts and workers both sampled)
-  excludes B's share at effect 0 -- at effect 0 that is the null mark rate, at an effect the
+  interval (:func:`~parlai_acute.stats.ppi.ppi_mean_crossed`: contexts and workers both sampled,
+  CR3 on the context part, lambda cross-fitted over two folds of contexts) excludes B's share at effect 0 -- at effect 0 that is the null mark rate, at an effect the
   power -- beside the PPI++ interval that treats the replies as independent (what ``ppi`` did).
 
 Every result has the null mark rate (effect 0), the coverage of the true value and the power
@@ -229,7 +229,7 @@ def calibrate(design: str, size: int, effect: float, replicates: int, seed: int,
             truth = true_value(design, eff)
             estimate, low, high, old_low, old_high = _ppi_ssa(s, size, r, seed + (0 if kind == "null" else 1), alpha)
             # p < alpha exactly when the interval excludes the null share; no interval: no mark
-            results["mark: PPI++ two-way cluster-robust t (CR3, influence split), workers x contexts"] = (
+            results["mark: PPI++ two-way cluster-robust t (CR3, influence split, cross-fitted lambda), workers x contexts"] = (
                 np.where(np.isnan(low) | ((low <= null_value) & (null_value <= high)), 1.0, 0.0),
                 (low <= truth) & (truth <= high))
             results["PPI++ with the replies independent (workers fixed)"] = (

@@ -20,7 +20,8 @@ The unit is the item: several people's answers to one item are averaged first, s
 correlation is respected. Where the people's items share workers (or conversations), those are
 sampled too, and the people's term is cluster-robust over them: over the one unit of each item
 (:func:`ppi_mean_clustered`), or over items and workers at once, two-way with CR3 and a t on
-min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`; the ranking's
+min(levels) - 1 df, the project's crossed rule (:func:`ppi_mean_crossed`, where on SSA
+majorities lambda is cross-fitted over two folds of contexts, tuned on the other fold; the ranking's
 :func:`ppi_bradley_terry` with ``answers``). Measured on seeded A/A studies (tests/stats/
 test_ppi_crossed.py, 20 workers x 60 pairs, 3 judgments each, worker sd 0.8, pair sd 1.0): the
 crossed interval misses the true rate 5.3 % of the time, the independent-items one 14.1 %.
@@ -156,7 +157,19 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
       :func:`parlai_acute.stats.inference.pivotal`): a majority is not a sum of its labels, so
       the SSA analysis' influence split (:func:`parlai_acute.stats.inference.split_facet_tests`):
       the items' residuals per context with CR3, plus the cross-products of one worker's label
-      parts (slope x centred vote) in different contexts.
+      parts (slope x centred vote) in different contexts. With ``lam`` None, lambda is
+      **cross-fitted** (:func:`_cross_fit`): the contexts split into two folds, each fold's
+      rectifier weighed by the lambda tuned on the other fold. On a few dozen binary majorities
+      the lambda tuned on the same items is optimistic: it is the lambda that makes *these*
+      items' Var(y - lambda f) smallest, so the plug-in variance understates the estimator's. On
+      the ``crossed_calibration`` benchmark's ``ppi-static-ssa`` rows (2,000 seeded studies each,
+      docs/inference.md) the interval with the tuned lambda missed B's true share in 7.45-9.15 %
+      of the studies at 8 and 20 levels (CR2 on contexts; CR3 7.15-7.85 %; a t on one df fewer
+      for lambda 6.7-8.4 %), the cross-fitted one in 5.4-6.35 % at 8, 20 and 60 levels (null
+      mark rate 3.75-6.35 %). CR3 rather than the SSA analysis' CR2 here: with the cross-fit, CR2
+      missed 6.65 % at 20 levels, CR3 6.35 %. Lambda fixed at 1 (plain PPI) held too (4.6-5.5 %),
+      at 0 not (8.5 % at 20 levels); the cross-fit keeps a tuned weight (a judge that tracks the
+      people poorly is weighed down) and the level.
 
     With fewer than :func:`~parlai_acute.stats.inference.min_clusters` (``alpha``) levels of either
     facet there is no interval (``lower``/``upper`` NaN) and ``why`` says so in words.
@@ -176,6 +189,9 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     / N, then carries its conversations and its covariance with the people's term). The t is on
     min(contexts, workers, A's and B's conversations) - 1 df.
 
+    Where lambda is cross-fitted, ``lambda`` is the labelled items' mean lambda (the judge's weight
+    in the estimate).
+
     ``y``/``f``: per labelled item, the people's value and the judge's; ``item_context``: each
     labelled item's context (the item itself where items have none); per label: ``label_item``
     (index into ``y``), ``label_worker``, ``label_vote``. Same keys as :func:`ppi_mean`, plus
@@ -191,6 +207,11 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     label_item = np.asarray(label_item, dtype=np.int64)
     vote = np.asarray(label_vote, dtype=float)
     context = pd.factorize(pd.Series(np.asarray(item_context).astype(str)))[0]
+    judge_var = None
+    fit = _cross_fit(y, f, fu, context) if label_slope is not None and lam is None else None
+    if fit is not None:  # majorities: lambda cross-fitted over two folds of contexts
+        lam_, estimate, judge_var = fit
+        out |= {"estimate": estimate, "lambda": float(np.mean(lam_))}
     worker = pd.factorize(pd.Series(np.asarray(label_worker).astype(str)))[0]
     # two statistics at once (column 0: the rectifier, PPI's people term; column 1: the people-only mean)
     values = np.column_stack([y - lam_ * f, y])
@@ -228,7 +249,7 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
         centre = float((slope * vote).sum() / slope.sum()) if slope.sum() > 0 else 0.0
         label_score = np.repeat((slope * (vote - centre) / n)[:, None], 2, axis=1)
         res = split_facet_tests(np.zeros(n, np.int64), theta[None], (values - theta) / n, context, label_item,
-                                worker, label_score, 1, 1 - alpha)
+                                worker, label_score, 1, 1 - alpha, small_sample="cr3")
         res["se"] = res["se"][0]
         levels = res["levels"][:, 0]
     g_c, g_w = int(levels[0]), int(levels[1])
@@ -237,7 +258,8 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     fewest = min(g_c, g_w) if g_v is None else min(g_c, g_w, g_v)
     df = fewest - 1
     need = min_clusters(alpha)
-    judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
+    if judge_var is None:
+        judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
     var = se_term ** 2 + judge_var if math.isfinite(se_term) else float("nan")
     out |= {"contexts": g_c, "workers": g_w, "conversations": g_v, "df": df, "why": ""}
     if fewest < need or not var > 0 or not math.isfinite(people_se):
@@ -255,6 +277,34 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
             "people_lower": out["people_estimate"] - t * people_se, "people_upper": out["people_estimate"] + t * people_se,
             "people_se": people_se, "effective_n": n * people_se ** 2 / var}
     return out
+
+
+def _cross_fit(y, f, fu, context) -> tuple[np.ndarray, float, float] | None:
+    """PPI++ with lambda cross-fitted (:func:`ppi_mean_crossed`, majorities): the labelled items
+    split into two folds by context (every item of a context in one fold), the judge-only items
+    into two alternate halves; each fold's lambda is :func:`tuned_lambda` on the *other* fold, so
+    no item's rectifier y - lambda f is weighed by a lambda tuned on itself. Returns the lambda of
+    each labelled item, the estimate mean(y - lambda f) + sum_k (n_k / n) lambda_k mean_k(f
+    judge-only) -- each fold's judge-only mean weighed by its share of the labelled items, so the
+    estimate is unbiased whatever the halves' sizes -- and the judge-only term's variance, sum_k
+    (n_k / n)^2 lambda_k^2 Var_k(f) / N_k. None where a fold would have fewer than 2 items of
+    either kind (the caller keeps the lambda tuned on all items)."""
+    fold = context % 2
+    fold_u = np.arange(len(fu)) % 2
+    if min(np.sum(fold == 0), np.sum(fold == 1), np.sum(fold_u == 0), np.sum(fold_u == 1)) < 2:
+        return None
+    lams = np.zeros(2)
+    for k in (0, 1):
+        other, other_u = fold != k, fold_u != k
+        lams[k] = float(tuned_lambda(y[other], f[other], fu[other_u]))
+    lam_items = lams[fold]
+    estimate = float(np.mean(y - lam_items * f))
+    judge_var = 0.0
+    for k in (0, 1):
+        share, mine = np.mean(fold == k), fu[fold_u == k]
+        estimate += share * lams[k] * mine.mean()
+        judge_var += share ** 2 * lams[k] ** 2 * mine.var(ddof=1) / len(mine)
+    return lam_items, estimate, judge_var
 
 
 def plan(y, f, delta: float, alpha: float = 0.05, power: float = 0.8, judge_per_human: float = 10.0) -> dict:

@@ -87,6 +87,37 @@ def test_majority_items_use_the_label_split():
     assert res["lower"] < res["estimate"] < res["upper"] and res["why"] == ""
 
 
+def test_majority_lambda_is_tuned_on_the_other_fold_of_contexts():
+    """On SSA majorities each fold of contexts is weighed by the lambda tuned on the other fold
+    (cross-fitting: no rectifier's weight is tuned on that rectifier), each fold's judge-only mean
+    by its share of the labelled items; a fixed lambda is used as given, as in :func:`ppi_mean`."""
+    from parlai_acute.stats.inference import pivotal
+    from parlai_acute.stats.ppi import tuned_lambda
+
+    rng = np.random.default_rng(6)
+    contexts, workers, k = 24, 12, 5
+    worker = np.argsort(rng.random((contexts, workers)), axis=1)[:, :k].ravel()
+    label_item = np.repeat(np.arange(contexts), k)
+    quality = rng.normal(0, 1, contexts + 120)
+    eta = quality[:contexts][label_item] + rng.normal(0, 0.8, workers)[worker]
+    vote = (rng.random(len(label_item)) < 1 / (1 + np.exp(-eta))).astype(float)
+    yes = np.bincount(label_item, weights=vote)
+    y = (2 * yes > k).astype(float)
+    slope = np.full(len(vote), pivotal(yes[label_item] - vote, k).mean())
+    judge = (quality + rng.normal(0, 0.7, len(quality)) > 0).astype(float)
+    f, fu = judge[:contexts], judge[contexts:]
+    res = ppi_mean_crossed(y, f, fu, np.arange(contexts), label_item, worker, vote, slope)
+    fold, fold_u = np.arange(contexts) % 2, np.arange(len(fu)) % 2
+    lam = [float(tuned_lambda(y[fold != j], f[fold != j], fu[fold_u != j])) for j in (0, 1)]
+    assert lam[0] != lam[1]  # the folds' weights differ: each comes from the other fold's items
+    expected = np.mean(y - np.array(lam)[fold] * f) + sum(0.5 * lam[j] * fu[fold_u == j].mean() for j in (0, 1))
+    assert res["estimate"] == pytest.approx(expected)
+    assert res["lambda"] == pytest.approx(np.mean(lam))
+    assert res["lower"] < res["estimate"] < res["upper"]
+    fixed = ppi_mean_crossed(y, f, fu, np.arange(contexts), label_item, worker, vote, slope, lam=0.5)
+    assert fixed["estimate"] == pytest.approx(ppi_mean(y, f, fu, lam=0.5)["estimate"])
+
+
 def _bt_study(rng, models=3, items=60, workers=20, per_item=3, worker_sd=0.8, item_sd=1.0, judge_items=600):
     pairs = np.array([(a, b) for a in range(models) for b in range(a + 1, models)])
     which = rng.integers(0, len(pairs), items + judge_items)
