@@ -184,15 +184,43 @@ def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         text, missing, blank = (np.append(text, np.array([""], dtype=object)), np.append(missing, True),
                                 np.append(blank, True))
         return text[codes], missing[codes], blank[codes]
-    length, missing = _arrow_missing(column)
+    empty, missing = _arrow_missing(column)
     strings = column.to_pandas(deduplicate_objects=False).to_numpy(dtype=object)
     text = np.where(missing, "", strings) if missing.any() else strings
-    return text, missing, (length == 0) | missing
+    return text, missing, empty
 
 
 def _arrow_missing(column) -> tuple[np.ndarray, np.ndarray]:
-    """(length once trimmed, missing) of an Arrow text array: null, or a MISSING spelling (only a cell
-    four characters or shorter once trimmed can be one: those are looked at in Python)."""
+    """(empty once trimmed, missing) of an Arrow text array: null, or a MISSING spelling. A cell of
+    more than four bytes that begins and ends with a printable ASCII character (no whitespace to
+    trim) is neither, read from the array's offsets and bytes alone; only the other cells are
+    trimmed and measured (:func:`_arrow_trimmed`)."""
+    import pyarrow as pa
+
+    n = len(column)
+    _, offsets, data = column.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(column.type) else np.int32,
+                            count=n + 1, offset=column.offset * (8 if pa.types.is_large_string(column.type) else 4))
+    plain = np.diff(offsets) > 4
+    if data is not None and plain.any():
+        data = np.frombuffer(data, dtype=np.uint8)
+        long = np.flatnonzero(plain)
+        first, last = data[offsets[long]], data[offsets[long + 1] - 1]
+        plain[long] = (first > 0x20) & (first < 0x7f) & (last > 0x20) & (last < 0x7f)
+    if column.null_count:
+        plain &= column.is_valid().to_numpy(zero_copy_only=False)
+    empty, missing = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    rest = np.flatnonzero(~plain)
+    if rest.size:
+        part = column.take(pa.array(rest)) if rest.size < n else column
+        length, missing[rest] = _arrow_trimmed(part)
+        empty[rest] = (length == 0) | missing[rest]
+    return empty, missing
+
+
+def _arrow_trimmed(column) -> tuple[np.ndarray, np.ndarray]:
+    """(length once trimmed, missing) of every cell of an Arrow text array: null, or a MISSING spelling
+    (only a cell four characters or shorter once trimmed can be one: those are looked at in Python)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -449,6 +477,14 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
 _ODD_LINES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
+def _odd_lines(data: bytes) -> bool:
+    """Whether ``data`` holds one of :data:`_ODD_LINES`; the characters of more than one byte are
+    looked for only in a file that is not all ASCII (a scan of the whole file each: 0.1 s per
+    200 MB, against 0.02 s for the ASCII test)."""
+    odd = _ODD_LINES if not data.isascii() else [o for o in _ODD_LINES if len(o) == 1]
+    return any(o in data for o in odd)
+
+
 def _csv_frame(path: Path, required: list[str]):
     """A CSV file's table as :func:`read_rows` would read it, parsed by Arrow (every cell text, an
     empty cell ""), or None when Arrow's reading could differ from it: a row with too few or too many
@@ -460,7 +496,7 @@ def _csv_frame(path: Path, required: list[str]):
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if not data or data.isspace() or any(odd in data for odd in _ODD_LINES):
+    if not data or data.isspace() or _odd_lines(data):
         return None
     first = data[:data.find(b"\n")] if b"\n" in data[:1 << 20] else data[:1 << 20]
     try:

@@ -305,11 +305,8 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
     remaining = np.flatnonzero(rule == 0)
     if config.max_per_worker == NO_CAP:
-        keep = rule == 0
-        kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
-        kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))
-        names = np.array([""] + RULES, dtype=object)
-        return kept, excluded.assign(excluded_because=names[rule[~keep]]), NO_CAP
+        kept, excluded = _split(df, rule)
+        return kept, excluded, NO_CAP
     cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
     # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
     stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
@@ -319,12 +316,21 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1]
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
     rule[order[rank >= cap]] = RULES.index(OVER_CAP) + 1
+    kept, excluded = _split(df, rule)
+    return kept, excluded, cap
+
+
+def _split(df: pd.DataFrame, rule: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept, excluded with ``excluded_because``) of ``df`` by each row's rule number (0: kept). When
+    nothing is excluded the kept table shares the columns of ``df`` (a shallow copy: a million
+    judgments are not copied for nothing; the analysis only reads them)."""
     keep = rule == 0
+    names = np.array([""] + RULES, dtype=object)
+    if keep.all():
+        return df.copy(deep=False), df.iloc[:0].assign(excluded_because=names[rule[:0]])
     kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
     kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))  # no second copy
-    names = np.array([""] + RULES, dtype=object)
-    excluded = excluded.assign(excluded_because=names[rule[~keep]])
-    return kept, excluded, cap
+    return kept, excluded.assign(excluded_because=names[rule[~keep]])
 
 
 def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False,

@@ -278,10 +278,22 @@ def _outcome(text: np.ndarray, n: int) -> np.ndarray:
 
 def _frame(columns: dict, n: int) -> pd.DataFrame:
     """The judgments table of validated columns, with :func:`to_frame`'s dtypes: its own copy of
-    them, gathered into one block per dtype (the analysis copies its subsets, and pandas would
-    gather the blocks of each copy again)."""
-    dtypes = {"is_onboarding": bool, "onboarding_correct": object, "timestamp": float, "duration": float}
-    return pd.DataFrame({name: np.asarray(columns[name], dtype=dtypes.get(name, object)) for name in COLUMNS})
+    them, its text (and ``onboarding_correct``) written straight into one object block, as pandas
+    would gather the columns of a dict (the analysis copies its subsets, and pandas would gather
+    the blocks of each copy again) but without stacking them and then sorting the stack: a million
+    judgments' frame in a fifth of the time. The flag and the two numbers are blocks of their own."""
+    shared = [name for name in COLUMNS if name not in _OWN_BLOCK]
+    block = np.empty((len(shared), n), dtype=object)
+    for row, name in enumerate(shared):
+        block[row] = columns[name]
+    df = pd.DataFrame(block.T, columns=shared, dtype=object, copy=False)  # no type inference, no copy
+    for name, dtype in _OWN_BLOCK.items():  # at its place in COLUMNS
+        df.insert(list(COLUMNS).index(name), name, np.asarray(columns[name], dtype=dtype))
+    return df
+
+
+#: the columns of :func:`_frame` that are no text: {name: dtype}
+_OWN_BLOCK = {"is_onboarding": bool, "timestamp": float, "duration": float}
 
 
 FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,

@@ -60,7 +60,11 @@ def tied(df: pd.DataFrame) -> np.ndarray:
     if "outcome" not in df.columns or not len(df):
         return np.zeros(len(df), dtype=bool)
     outcome = df["outcome"].to_numpy(dtype=object)
-    return (outcome != "win") & (outcome != "") & pd.notna(outcome)
+    other = outcome != "win"
+    if other.any():  # the rest looked at only where it is not a win (a table of wins: one comparison)
+        rest = outcome[other]
+        other[other] = (rest != "") & pd.notna(rest)
+    return other
 
 
 def scored(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -381,9 +385,9 @@ def side_bias(df: pd.DataFrame) -> dict:
     With left/right randomised this is an A/A check of the interface: a bias here does not
     bias the win rates, but a strong one means annotators are not reading both sides.
     """
-    df = df[~tied(df)]  # a tie picks no side
-    n = int(len(df))
-    left = int((df["winner_side"] == "left").sum()) if n else 0
+    decisive = ~tied(df)  # a tie picks no side (the one column read: no copy of the table)
+    n = int(decisive.sum())
+    left = int((df["winner_side"].to_numpy(dtype=object)[decisive] == "left").sum()) if n else 0
     pvalue = binomial_pvalue(left, n) if n else float("nan")
     return {"n": n, "left_wins": left, "left_rate": left / n if n else float("nan"), "pvalue": pvalue}
 
