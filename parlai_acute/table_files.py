@@ -191,22 +191,25 @@ def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _arrow_missing(column) -> tuple[np.ndarray, np.ndarray]:
-    """(empty once trimmed, missing) of an Arrow text array: null, or a MISSING spelling. A cell of
-    more than four bytes that begins and ends with a printable ASCII character (no whitespace to
-    trim) is neither, read from the array's offsets and bytes alone; only the other cells are
-    trimmed and measured (:func:`_arrow_trimmed`)."""
+    """(empty once trimmed, missing) of an Arrow text array: null, or a MISSING spelling. A cell that
+    begins and ends with a printable ASCII character (no whitespace to trim) is not empty, and no
+    MISSING spelling when it is longer than four bytes or does not begin with n, N or <: read from
+    the array's offsets and bytes alone; only the other cells are trimmed and measured
+    (:func:`_arrow_trimmed`)."""
     import pyarrow as pa
 
     n = len(column)
     _, offsets, data = column.buffers()
     offsets = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(column.type) else np.int32,
                             count=n + 1, offset=column.offset * (8 if pa.types.is_large_string(column.type) else 4))
-    plain = np.diff(offsets) > 4
+    size = np.diff(offsets)
+    plain = size > 0
     if data is not None and plain.any():
         data = np.frombuffer(data, dtype=np.uint8)
-        long = np.flatnonzero(plain)
-        first, last = data[offsets[long]], data[offsets[long + 1] - 1]
-        plain[long] = (first > 0x20) & (first < 0x7f) & (last > 0x20) & (last < 0x7f)
+        cells = np.flatnonzero(plain)
+        first, last = data[offsets[cells]], data[offsets[cells + 1] - 1]
+        spelled = (size[cells] <= 4) & np.isin(first, np.frombuffer(b"nN<", dtype=np.uint8))
+        plain[cells] = (first > 0x20) & (first < 0x7f) & (last > 0x20) & (last < 0x7f) & ~spelled
     if column.null_count:
         plain &= column.is_valid().to_numpy(zero_copy_only=False)
     empty, missing = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
@@ -278,10 +281,14 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         text, missing, blank = text_cells(np.asarray(uniques, dtype=object), len(uniques))
         return text[codes], missing[codes], blank[codes]
     try:
-        trimmed = pc.utf8_length(pc.utf8_trim_whitespace(pa.array(strings, type=pa.string())))
-        length = trimmed.to_numpy(zero_copy_only=False)
+        arrow = pa.array(strings, type=pa.string())
     except (pa.ArrowException, UnicodeError):  # not UTF-8 (a lone surrogate): Python's strip, one by one
-        length = np.array([len(v.strip()) for v in strings], dtype=np.int64)
+        arrow = None
+    if isinstance(arrow, pa.Array):  # Arrow's reading of the cells (the rule above, one array)
+        empty, missing = _arrow_missing(arrow)
+        text = np.where(missing, "", strings) if missing.any() else strings
+        return text, missing, empty
+    length = np.array([len(v.strip()) for v in strings], dtype=np.int64)
     missing = np.zeros(len(strings), dtype=bool)
     short = np.flatnonzero(length <= 4)
     if short.size:
@@ -346,6 +353,15 @@ def flag_cells(column, n: int, optional: bool = False) -> tuple[np.ndarray, np.n
     ``optional`` a MISSING cell is missing (value False), else bad. Decided once per distinct value."""
     import pandas as pd
 
+    if _is_arrow_text(column):  # a file's column: each distinct text decided once, as below
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+        cells = encoded.dictionary.to_pylist() + [None]  # the last: a null cell's
+        value, missing, bad = flag_cells(np.array(cells, dtype=object), len(cells), optional)
+        codes = pc.fill_null(encoded.indices, len(cells) - 1).to_numpy(zero_copy_only=False)
+        return value[codes], missing[codes], bad[codes]
     series = _cells(column, n)
     if series.dtype == bool:
         return series.to_numpy(), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)

@@ -229,9 +229,8 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     text, blank = {}, {}
     for name in _TEXT:
         text[name], _, blank[name] = text_cells(raw[name] if name in raw else None, n)
-    outcome = _outcome(text["outcome"], n)
-    tie = np.isin(outcome, TIES)
-    flagged |= ~np.isin(outcome, OUTCOMES)
+    outcome, tie, known = _outcome(text["outcome"])
+    flagged |= ~known
     for name in ("worker", "model_left", "model_right", "question_key"):
         flagged |= blank[name]
     flagged |= blank["winner"] & ~tie
@@ -270,10 +269,12 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     return {name: frame[name] for name in COLUMNS}, flagged
 
 
-def _outcome(text: np.ndarray, n: int) -> np.ndarray:
-    """``outcome.strip().lower() or "win"`` of every row, once per distinct spelling."""
+def _outcome(text: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(``outcome.strip().lower() or "win"``, a tie, one of :data:`OUTCOMES`) of every row, once per
+    distinct spelling."""
     codes, uniques = pd.factorize(text)
-    return np.array([u.strip().lower() or WIN for u in uniques], dtype=object)[codes]
+    spelled = np.array([u.strip().lower() or WIN for u in uniques], dtype=object)
+    return spelled[codes], np.isin(spelled, TIES)[codes], np.isin(spelled, OUTCOMES)[codes]
 
 
 def _frame(columns: dict, n: int) -> pd.DataFrame:
