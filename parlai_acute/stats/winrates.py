@@ -42,7 +42,7 @@ import pandas as pd
 from scipy import stats
 from scipy.stats import binomtest
 
-from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
+from parlai_acute.stats.inference import NORMAL_FROM, _cells, normal_sign_flip  # one place for the limit
 from parlai_acute.stats.intervals import exact_intervals, percentile_interval
 from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
@@ -218,12 +218,12 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     known = column >= 0
     worker_codes, worker_names = pd.factorize(df[cluster])
     cells = pd.DataFrame({"m": column[known], "c": worker_codes[known], "d": diff[known]})
-    # each (matchup, worker)'s total and count, in (matchup, worker) order: one sort of integer keys
+    # each (matchup, worker)'s total and count (whole numbers: the order of the cells changes no sum)
     size = max(len(worker_names), 1)
-    keys, where = np.unique(cells["m"].to_numpy(np.int64) * size + cells["c"].to_numpy(np.int64), return_inverse=True)
-    per = pd.DataFrame({"m": keys // size, "c": keys % size, "sum": np.bincount(where, weights=cells["d"].to_numpy(),
-                                                                                minlength=len(keys)),
-                        "size": np.bincount(where, minlength=len(keys))})
+    m_codes = cells["m"].to_numpy(np.int64)
+    first, sums, sizes = _cells(m_codes * size + cells["c"].to_numpy(np.int64), max(len(table), 1) * size,
+                                cells["d"].to_numpy(float))
+    per = pd.DataFrame({"m": m_codes[first], "sum": sums, "size": sizes})
     m_count = len(table)
     workers = np.bincount(per["m"].to_numpy(), minlength=m_count)
     p = np.full(m_count, np.nan)
@@ -295,14 +295,17 @@ def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confide
     left = names.get_indexer(df["model_left"])
     a_index = np.append(names.get_indexer(table["model_a"]), -2)
     left_is_a = left == a_index[column]
-    dialogues, _ = pd.factorize(pd.concat([df["dialogue_left"], df["dialogue_right"]], ignore_index=True)
-                                .astype(str))
+    both = np.concatenate([df["dialogue_left"].to_numpy(dtype=object), df["dialogue_right"].to_numpy(dtype=object)])
+    if pd.api.types.infer_dtype(both, skipna=False) != "string":  # ids as text (a validated table's already are)
+        both = pd.Series(both).astype(str).to_numpy()
+    dialogues, _ = pd.factorize(both)
     dl, dr = dialogues[: len(df)], dialogues[len(df):]
     dlg_a, dlg_b = np.where(left_is_a, dl, dr)[known], np.where(left_is_a, dr, dl)[known]
     col, d, wk = column[known], diff[known], worker_codes[known]
     n = np.bincount(col, minlength=m_count)
-    levels_a = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_a) // (dialogues.max() + 1), minlength=m_count)
-    levels_b = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_b) // (dialogues.max() + 1), minlength=m_count)
+    width = int(dialogues.max()) + 1
+    levels_a, levels_b = (np.bincount(col[_cells(col * width + dlg, m_count * width, d)[0]], minlength=m_count)
+                          for dlg in (dlg_a, dlg_b))  # distinct conversations of each side per matchup
     conversations[:] = np.minimum(levels_a, levels_b)
     reused = (levels_a < n) | (levels_b < n)
     if not reused.any():
