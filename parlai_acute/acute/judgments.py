@@ -236,14 +236,17 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     flagged |= blank["winner"] & ~tie
     left, right, winner = text["model_left"], text["model_right"], text["winner"]
     loser, side = text["loser"], text["winner_side"]
-    flagged |= tie & ((winner != "") | (loser != "") | (side != ""))
+    given = side != ""  # each comparison of a million cells made once
+    if tie.any():
+        flagged |= tie & ((winner != "") | (loser != "") | given)
     win = ~tie
-    flagged |= win & (winner != left) & (winner != right)
-    flagged |= win & (side != "") & (side != "left") & (side != "right")
+    at_left = winner == left
+    flagged |= win & ~at_left & (winner != right)
+    flagged |= win & given & (side != "left") & (side != "right")
     same = left == right
-    flagged |= win & same & (side == "")
-    derived = np.where(winner == left, "left", "right").astype(object)
-    flagged |= win & ~same & (side != "") & (side != derived)
+    flagged |= win & same & ~given
+    derived = np.where(at_left, "left", "right").astype(object)
+    flagged |= win & ~same & given & (side != derived)
     side = np.where(win & ~same, derived, side)
     other = np.where(side == "left", right, left)
     flagged |= win & (loser != "") & (loser != other)
