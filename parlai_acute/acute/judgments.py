@@ -245,7 +245,7 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     flagged |= win & given & (side != "left") & (side != "right")
     same = left == right
     flagged |= win & same & ~given
-    derived = np.where(at_left, "left", "right").astype(object)
+    derived = np.array(["right", "left"], dtype=object)[at_left.astype(np.intp)]  # two strings, shared: no million
     flagged |= win & ~same & given & (side != derived)
     side = np.where(win & ~same, derived, side)
     other = np.where(side == "left", right, left)
