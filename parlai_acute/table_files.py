@@ -185,7 +185,11 @@ def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                                 np.append(blank, True))
         return text[codes], missing[codes], blank[codes]
     empty, missing = _arrow_missing(column)
-    strings = column.to_pandas(deduplicate_objects=False).to_numpy(dtype=object)
+    spread = column.take(pa.array(np.linspace(0, len(column) - 1, min(len(column), 10_000)).astype(np.int64)))
+    repeats = len(pc.unique(spread)) * 10 <= len(spread) * 9  # a tenth of a sample across the column repeats
+    # (workers, units): one string per distinct value is Arrow's to make (hashing costs more than it saves
+    # when nearly every value is new)
+    strings = column.to_pandas(deduplicate_objects=repeats).to_numpy(dtype=object)
     text = np.where(missing, "", strings) if missing.any() else strings
     return text, missing, empty
 
