@@ -407,13 +407,15 @@ def _digits_and_a_point(column) -> bool:
                             offset=column.offset * (8 if wide else 4)).astype(np.int64)
     if data is None or column.null_count or not len(column):
         return False
-    text = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]]
-    point = text == 0x2E
-    if not (point | ((text >= 0x30) & (text <= 0x39))).all():
+    import pyarrow.compute as pc
+
+    counts = np.bincount(np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]], minlength=256)
+    other = np.ones(256, dtype=bool)
+    other[0x30:0x3A] = other[0x2E] = False  # digits and the point
+    if counts[other].any():
         return False
-    points = np.concatenate([[0], np.cumsum(point)])[offsets - offsets[0]]
-    per_cell, size = np.diff(points), np.diff(offsets)
-    return bool(((per_cell <= 1) & (size - per_cell >= 1)).all())
+    points = pc.count_substring(column, ".").to_numpy(zero_copy_only=False)
+    return bool(((points <= 1) & (np.diff(offsets) - points >= 1)).all())
 
 
 def _arrow_numbers(column, n: int) -> tuple[np.ndarray, np.ndarray]:
