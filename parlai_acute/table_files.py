@@ -202,15 +202,50 @@ def _arrow_text(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         text, missing, blank = (np.append(text, np.array([""], dtype=object)), np.append(missing, True),
                                 np.append(blank, True))
         return text[codes], missing[codes], blank[codes]
-    length, missing = _arrow_missing(column)
-    strings = column.to_pandas(deduplicate_objects=False).to_numpy(dtype=object)
+    empty, missing = _arrow_missing(column)
+    spread = column.take(pa.array(np.linspace(0, len(column) - 1, min(len(column), 10_000)).astype(np.int64)))
+    repeats = len(pc.unique(spread)) * 10 <= len(spread) * 9  # a tenth of a sample across the column repeats
+    # (workers, units): one string per distinct value is Arrow's to make (hashing costs more than it saves
+    # when nearly every value is new)
+    strings = column.to_pandas(deduplicate_objects=repeats).to_numpy(dtype=object)
     text = np.where(missing, "", strings) if missing.any() else strings
-    return text, missing, (length == 0) | missing
+    return text, missing, empty
 
 
 def _arrow_missing(column) -> tuple[np.ndarray, np.ndarray]:
-    """(length once trimmed, missing) of an Arrow text array: null, or a MISSING spelling (only a cell
-    four characters or shorter once trimmed can be one: those are looked at in Python)."""
+    """(empty once trimmed, missing) of an Arrow text array: null, or a MISSING spelling. A cell that
+    begins and ends with a printable ASCII character (no whitespace to trim) is not empty, and no
+    MISSING spelling when it is longer than four bytes or does not begin with n, N or <: read from
+    the array's offsets and bytes alone; only the other cells are trimmed and measured
+    (:func:`_arrow_trimmed`)."""
+    import pyarrow as pa
+
+    n = len(column)
+    _, offsets, data = column.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(column.type) else np.int32,
+                            count=n + 1, offset=column.offset * (8 if pa.types.is_large_string(column.type) else 4))
+    size = np.diff(offsets)
+    plain = size > 0
+    if data is not None and plain.any():
+        data = np.frombuffer(data, dtype=np.uint8)
+        cells = np.flatnonzero(plain)
+        first, last = data[offsets[cells]], data[offsets[cells + 1] - 1]
+        spelled = (size[cells] <= 4) & np.isin(first, np.frombuffer(b"nN<", dtype=np.uint8))
+        plain[cells] = (first > 0x20) & (first < 0x7f) & (last > 0x20) & (last < 0x7f) & ~spelled
+    if column.null_count:
+        plain &= column.is_valid().to_numpy(zero_copy_only=False)
+    empty, missing = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    rest = np.flatnonzero(~plain)
+    if rest.size:
+        part = column.take(pa.array(rest)) if rest.size < n else column
+        length, missing[rest] = _arrow_trimmed(part)
+        empty[rest] = (length == 0) | missing[rest]
+    return empty, missing
+
+
+def _arrow_trimmed(column) -> tuple[np.ndarray, np.ndarray]:
+    """(length once trimmed, missing) of every cell of an Arrow text array: null, or a MISSING spelling
+    (only a cell four characters or shorter once trimmed can be one: those are looked at in Python)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -268,10 +303,14 @@ def text_cells(column, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         text, missing, blank = text_cells(np.asarray(uniques, dtype=object), len(uniques))
         return text[codes], missing[codes], blank[codes]
     try:
-        trimmed = pc.utf8_length(pc.utf8_trim_whitespace(pa.array(strings, type=pa.string())))
-        length = trimmed.to_numpy(zero_copy_only=False)
+        arrow = pa.array(strings, type=pa.string())
     except (pa.ArrowException, UnicodeError):  # not UTF-8 (a lone surrogate): Python's strip, one by one
-        length = np.array([len(v.strip()) for v in strings], dtype=np.int64)
+        arrow = None
+    if isinstance(arrow, pa.Array):  # Arrow's reading of the cells (the rule above, one array)
+        empty, missing = _arrow_missing(arrow)
+        text = np.where(missing, "", strings) if missing.any() else strings
+        return text, missing, empty
+    length = np.array([len(v.strip()) for v in strings], dtype=np.int64)
     missing = np.zeros(len(strings), dtype=bool)
     short = np.flatnonzero(length <= 4)
     if short.size:
@@ -336,6 +375,15 @@ def flag_cells(column, n: int, optional: bool = False) -> tuple[np.ndarray, np.n
     ``optional`` a MISSING cell is missing (value False), else bad. Decided once per distinct value."""
     import pandas as pd
 
+    if _is_arrow_text(column):  # a file's column: each distinct text decided once, as below
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+        cells = encoded.dictionary.to_pylist() + [None]  # the last: a null cell's
+        value, missing, bad = flag_cells(np.array(cells, dtype=object), len(cells), optional)
+        codes = pc.fill_null(encoded.indices, len(cells) - 1).to_numpy(zero_copy_only=False)
+        return value[codes], missing[codes], bad[codes]
     series = _cells(column, n)
     if series.dtype == bool:
         return series.to_numpy(), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
@@ -365,6 +413,29 @@ def flag_cells(column, n: int, optional: bool = False) -> tuple[np.ndarray, np.n
 _PLAIN_NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
+def _digits_and_a_point(column) -> bool:
+    """Whether every cell of an Arrow text array is digits with at most one decimal point and at least
+    one digit (so a :data:`_PLAIN_NUMBER`), read from its bytes: the regular expression's answer for
+    the usual column of seconds without running it on a million cells (False: ask it)."""
+    import pyarrow as pa
+
+    _, offsets, data = column.buffers()
+    wide = pa.types.is_large_string(column.type)
+    offsets = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32, count=len(column) + 1,
+                            offset=column.offset * (8 if wide else 4)).astype(np.int64)
+    if data is None or column.null_count or not len(column):
+        return False
+    import pyarrow.compute as pc
+
+    counts = np.bincount(np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]], minlength=256)
+    other = np.ones(256, dtype=bool)
+    other[0x30:0x3A] = other[0x2E] = False  # digits and the point
+    if counts[other].any():
+        return False
+    points = pc.count_substring(column, ".").to_numpy(zero_copy_only=False)
+    return bool(((points <= 1) & (np.diff(offsets) - points >= 1)).all())
+
+
 def _arrow_numbers(column, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`number_cells` of an Arrow text column (a CSV's): Arrow converts it when every present
     cell is a plain decimal number, else Python's float() does, cell by cell, as for any column."""
@@ -374,7 +445,7 @@ def _arrow_numbers(column, n: int) -> tuple[np.ndarray, np.ndarray]:
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     _, missing = _arrow_missing(column)
     present = column.filter(pa.array(~missing))
-    if pc.all(pc.match_substring_regex(present, _PLAIN_NUMBER)).as_py() is not False:
+    if _digits_and_a_point(present) or pc.all(pc.match_substring_regex(present, _PLAIN_NUMBER)).as_py() is not False:
         try:
             converted = pc.cast(present, pa.float64()).to_numpy(zero_copy_only=False)
         except pa.ArrowException:
@@ -467,6 +538,14 @@ def read_rows(path: str | Path, *, noun: str, row: str, required: list[str], mis
 _ODD_LINES = (b"\x00", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
+def _odd_lines(data: bytes) -> bool:
+    """Whether ``data`` holds one of :data:`_ODD_LINES`; the characters of more than one byte are
+    looked for only in a file that is not all ASCII (a scan of the whole file each: 0.1 s per
+    200 MB, against 0.02 s for the ASCII test)."""
+    odd = _ODD_LINES if not data.isascii() else [o for o in _ODD_LINES if len(o) == 1]
+    return any(o in data for o in odd)
+
+
 def _csv_frame(path: Path, required: list[str]):
     """A CSV file's table as :func:`read_rows` would read it, parsed by Arrow (every cell text, an
     empty cell ""), or None when Arrow's reading could differ from it: a row with too few or too many
@@ -478,7 +557,7 @@ def _csv_frame(path: Path, required: list[str]):
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if not data or data.isspace() or any(odd in data for odd in _ODD_LINES):
+    if not data or data.isspace() or _odd_lines(data):
         return None
     first = data[:data.find(b"\n")] if b"\n" in data[:1 << 20] else data[:1 << 20]
     try:

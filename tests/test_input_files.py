@@ -106,3 +106,22 @@ def test_argparse_errors_are_one_line(argv, said, capsys):
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.count("\n") == 1 and err.startswith("parlai-acute: error: ")
     assert said in err and "usage:" not in err
+
+
+def test_columns_of_digits_are_read_as_the_plain_number_pattern_says():
+    """table_files._digits_and_a_point, the shortcut past the regular expression for a CSV's seconds,
+    accepts exactly the cells of digits and points that the pattern accepts (one point, a digit)."""
+    import itertools
+    import re
+
+    import pyarrow as pa
+
+    from parlai_acute.table_files import _PLAIN_NUMBER, _digits_and_a_point
+
+    cells = ["".join(p) for size in (1, 2, 3) for p in itertools.product("1.", repeat=size)]
+    for cell in cells:
+        for kind in (pa.string(), pa.large_string()):
+            array = pa.array(["30.0", cell, "7"], type=kind)
+            assert _digits_and_a_point(array) == bool(re.match(_PLAIN_NUMBER, cell)), cell
+            assert _digits_and_a_point(array.slice(1, 1)) == bool(re.match(_PLAIN_NUMBER, cell)), cell
+    assert not _digits_and_a_point(pa.array(["1e5", "2"]))  # other characters: the pattern decides

@@ -253,24 +253,31 @@ class AnalysisResult(Result):
 
 def trivial_reason(reasons: pd.Series, min_chars: int) -> pd.Series:
     """True where a reason has fewer than ``min_chars`` letters or digits."""
-    reasons = reasons.fillna("").astype(str)
-    unique = reasons.unique()  # reasons repeat a lot ("more engaging"): test each text once
-    verdict = {text: len(_WORD_CHAR.findall(text)) < min_chars for text in unique}
-    return reasons.map(verdict)
+    values = reasons.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) != "string":  # already all text: no copy
+        values = reasons.fillna("").astype(str).to_numpy(dtype=object)
+    codes, unique = pd.factorize(values)  # reasons repeat a lot ("more engaging"): test each text once
+    verdict = np.array([len(_WORD_CHAR.findall(text)) < min_chars for text in unique], dtype=bool)
+    return pd.Series(verdict[codes], index=reasons.index)
 
 
 def default_cap(df: pd.DataFrame) -> int:
     """The paper's cap: one judgment per (model pair, question) per worker."""
     real = df[df["model_left"] != df["model_right"]]
-    if real.empty:
+    return _pairs_and_questions(*(real[name].to_numpy() for name in ("model_left", "model_right", "question_key")))
+
+
+def _pairs_and_questions(left: np.ndarray, right: np.ndarray, questions: np.ndarray) -> int:
+    """:func:`default_cap` of judgments whose two models differ, given as their columns' arrays."""
+    if not len(left):
         return 1
-    a, models = pd.factorize(real["model_left"])
-    b = models.get_indexer(real["model_right"])
+    a, models = pd.factorize(left)
+    b = pd.Index(models).get_indexer(right)
     if (b < 0).any():  # a model only ever shown on the right
-        both, models = pd.factorize(np.concatenate([real["model_left"].to_numpy(), real["model_right"].to_numpy()]))
-        a, b = both[: len(real)], both[len(real):]
+        both, models = pd.factorize(np.concatenate([left, right]))
+        a, b = both[: len(left)], both[len(left):]
     a, b = a.astype(np.int64), b.astype(np.int64)
-    question = pd.factorize(real["question_key"])[0].astype(np.int64)
+    question = pd.factorize(questions)[0].astype(np.int64)
     k = max(len(models), 1)
     keys = (np.minimum(a, b) * k + np.maximum(a, b)) * (question.max() + 1) + question
     return max(1, int(len(pd.unique(keys))))  # a hash pass, not a sort of a million keys
@@ -294,7 +301,11 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
         return np.bincount(worker[np.asarray(mask)], minlength=per_worker) > 0
 
     onboarding = df["is_onboarding"].astype(bool).to_numpy()
-    failed = any_per_worker(onboarding & (df["onboarding_correct"] == False).to_numpy())  # noqa: E712
+    wrong = np.zeros(len(df), dtype=bool)
+    if onboarding.any():  # only onboarding judgments can be wrong
+        rows = np.flatnonzero(onboarding)
+        wrong[rows] = (df["onboarding_correct"].iloc[rows] == False).to_numpy()  # noqa: E712
+    failed = any_per_worker(wrong)
     mark(failed[worker], FAILED_ONBOARDING)
     mark(onboarding, ONBOARDING)
     trivial = trivial_reason(df["reason"], config.min_reason_chars).to_numpy(dtype=bool)
@@ -305,12 +316,13 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     mark((df["model_left"] == df["model_right"]).to_numpy(), SAME_MODEL)
     remaining = np.flatnonzero(rule == 0)
     if config.max_per_worker == NO_CAP:
-        keep = rule == 0
-        kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
-        kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))
-        names = np.array([""] + RULES, dtype=object)
-        return kept, excluded.assign(excluded_because=names[rule[~keep]]), NO_CAP
-    cap = config.max_per_worker or default_cap(df[["model_left", "model_right", "question_key"]].iloc[remaining])
+        kept, excluded = _split(df, rule)
+        return kept, excluded, NO_CAP
+    cap = config.max_per_worker or _pairs_and_questions(  # the remaining judgments' two models differ
+        *(df[name].to_numpy()[remaining] for name in ("model_left", "model_right", "question_key")))
+    if np.bincount(worker[remaining], minlength=per_worker).max(initial=0) <= cap:  # no worker over it: no sort
+        kept, excluded = _split(df, rule)
+        return kept, excluded, cap
     # earliest first (stable; no timestamp last), then the rank of each judgment within its worker
     stamp = pd.to_numeric(df["timestamp"].iloc[remaining], errors="coerce").to_numpy(dtype=float)
     order = remaining[np.lexsort((np.arange(len(remaining)), np.isnan(stamp), np.nan_to_num(stamp),
@@ -319,12 +331,21 @@ def apply_exclusions(df: pd.DataFrame, config: AnalysisConfig) -> tuple[pd.DataF
     first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1]
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
     rule[order[rank >= cap]] = RULES.index(OVER_CAP) + 1
+    kept, excluded = _split(df, rule)
+    return kept, excluded, cap
+
+
+def _split(df: pd.DataFrame, rule: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept, excluded with ``excluded_because``) of ``df`` by each row's rule number (0: kept). When
+    nothing is excluded the kept table shares the columns of ``df`` (a shallow copy: a million
+    judgments are not copied for nothing; the analysis only reads them)."""
     keep = rule == 0
+    names = np.array([""] + RULES, dtype=object)
+    if keep.all():
+        return df.copy(deep=False), df.iloc[:0].assign(excluded_because=names[rule[:0]])
     kept, excluded = df.iloc[np.flatnonzero(keep)], df.iloc[np.flatnonzero(~keep)]
     kept.index, excluded.index = pd.RangeIndex(len(kept)), pd.RangeIndex(len(excluded))  # no second copy
-    names = np.array([""] + RULES, dtype=object)
-    excluded = excluded.assign(excluded_because=names[rule[~keep]])
-    return kept, excluded, cap
+    return kept, excluded.assign(excluded_because=names[rule[~keep]])
 
 
 def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: bool = False,

@@ -229,22 +229,24 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     text, blank = {}, {}
     for name in _TEXT:
         text[name], _, blank[name] = text_cells(raw[name] if name in raw else None, n)
-    outcome = _outcome(text["outcome"], n)
-    tie = np.isin(outcome, TIES)
-    flagged |= ~np.isin(outcome, OUTCOMES)
+    outcome, tie, known = _outcome(text["outcome"])
+    flagged |= ~known
     for name in ("worker", "model_left", "model_right", "question_key"):
         flagged |= blank[name]
     flagged |= blank["winner"] & ~tie
     left, right, winner = text["model_left"], text["model_right"], text["winner"]
     loser, side = text["loser"], text["winner_side"]
-    flagged |= tie & ((winner != "") | (loser != "") | (side != ""))
+    given = side != ""  # each comparison of a million cells made once
+    if tie.any():
+        flagged |= tie & ((winner != "") | (loser != "") | given)
     win = ~tie
-    flagged |= win & (winner != left) & (winner != right)
-    flagged |= win & (side != "") & (side != "left") & (side != "right")
+    at_left = winner == left
+    flagged |= win & ~at_left & (winner != right)
+    flagged |= win & given & (side != "left") & (side != "right")
     same = left == right
-    flagged |= win & same & (side == "")
-    derived = np.where(winner == left, "left", "right").astype(object)
-    flagged |= win & ~same & (side != "") & (side != derived)
+    flagged |= win & same & ~given
+    derived = np.array(["right", "left"], dtype=object)[at_left.astype(np.intp)]  # two strings, shared: no million
+    flagged |= win & ~same & given & (side != derived)
     side = np.where(win & ~same, derived, side)
     other = np.where(side == "left", right, left)
     flagged |= win & (loser != "") & (loser != other)
@@ -270,18 +272,32 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
     return {name: frame[name] for name in COLUMNS}, flagged
 
 
-def _outcome(text: np.ndarray, n: int) -> np.ndarray:
-    """``outcome.strip().lower() or "win"`` of every row, once per distinct spelling."""
+def _outcome(text: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(``outcome.strip().lower() or "win"``, a tie, one of :data:`OUTCOMES`) of every row, once per
+    distinct spelling."""
     codes, uniques = pd.factorize(text)
-    return np.array([u.strip().lower() or WIN for u in uniques], dtype=object)[codes]
+    spelled = np.array([u.strip().lower() or WIN for u in uniques], dtype=object)
+    return spelled[codes], np.isin(spelled, TIES)[codes], np.isin(spelled, OUTCOMES)[codes]
 
 
 def _frame(columns: dict, n: int) -> pd.DataFrame:
     """The judgments table of validated columns, with :func:`to_frame`'s dtypes: its own copy of
-    them, gathered into one block per dtype (the analysis copies its subsets, and pandas would
-    gather the blocks of each copy again)."""
-    dtypes = {"is_onboarding": bool, "onboarding_correct": object, "timestamp": float, "duration": float}
-    return pd.DataFrame({name: np.asarray(columns[name], dtype=dtypes.get(name, object)) for name in COLUMNS})
+    them, its text (and ``onboarding_correct``) written straight into one object block, as pandas
+    would gather the columns of a dict (the analysis copies its subsets, and pandas would gather
+    the blocks of each copy again) but without stacking them and then sorting the stack: a million
+    judgments' frame in a fifth of the time. The flag and the two numbers are blocks of their own."""
+    shared = [name for name in COLUMNS if name not in _OWN_BLOCK]
+    block = np.empty((len(shared), n), dtype=object)
+    for row, name in enumerate(shared):
+        block[row] = columns[name]
+    df = pd.DataFrame(block.T, columns=shared, dtype=object, copy=False)  # no type inference, no copy
+    for name, dtype in _OWN_BLOCK.items():  # at its place in COLUMNS
+        df.insert(list(COLUMNS).index(name), name, np.asarray(columns[name], dtype=dtype))
+    return df
+
+
+#: the columns of :func:`_frame` that are no text: {name: dtype}
+_OWN_BLOCK = {"is_onboarding": bool, "timestamp": float, "duration": float}
 
 
 FILE = TableFile("judgments file", "judgment", COLUMNS, judgments_table,

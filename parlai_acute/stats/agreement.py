@@ -49,7 +49,10 @@ def label_counts(df: pd.DataFrame) -> pd.DataFrame:
     labels = item_labels(df)
     pair, pairs = pd.factorize(labels["pair_id"])
     question, questions = pd.factorize(labels["question_key"])
-    key, keys = pd.factorize(pair.astype(np.int64) * max(len(questions), 1) + question)
+    if len(questions) <= 1 and pair.min(initial=0) >= 0 and question.min(initial=0) >= 0:  # one question: the pairs' codes are the items' (first seen first, as factorize)
+        key, keys = pair.astype(np.int64), np.arange(len(pairs), dtype=np.int64)
+    else:
+        key, keys = pd.factorize(pair.astype(np.int64) * max(len(questions), 1) + question)
     width_labels = 3 if (labels["label"] == 2).any() else 2  # a third column only where ties were offered
     counts = np.bincount(key * width_labels + labels["label"].to_numpy(),
                          minlength=width_labels * len(keys)).reshape(-1, width_labels)
@@ -105,10 +108,27 @@ def alpha_interval(counts: pd.DataFrame, resamples: int = 1000, seed: int = 0,
         return float("nan"), float("nan")
     # Items with the same label counts are interchangeable for alpha: resampling items is drawing
     # how often each distinct count pattern comes up (a multinomial), whatever the number of items.
-    patterns, frequency = np.unique(values, axis=0, return_counts=True)
+    patterns, frequency = _patterns(values)
     weights = np.random.default_rng(seed).multinomial(size, frequency / size, size=resamples).astype(float)
     low, high = percentile_interval(nominal_alpha_weighted(patterns, weights)[:, None], confidence)
     return float(low[0]), float(high[0])
+
+
+def _patterns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, axis=0, return_counts=True)`` of small non-negative integer counts (items x
+    labels): each row as one integer (the first label the most significant digit, so the order is
+    the rows' lexicographic one), then one sort of a 1-D array instead of rows compared as records."""
+    values = np.asarray(values)
+    if values.size == 0 or values.dtype.kind not in "iu" or values.min() < 0:
+        return np.unique(values, axis=0, return_counts=True)
+    base = int(values.max()) + 1
+    if base ** values.shape[1] >= 2 ** 62:
+        return np.unique(values, axis=0, return_counts=True)
+    key = np.zeros(len(values), dtype=np.int64)
+    for c in range(values.shape[1]):
+        key = key * base + values[:, c]
+    keys, first, frequency = np.unique(key, return_index=True, return_counts=True)
+    return values[first], frequency
 
 
 def agreement(df: pd.DataFrame, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:

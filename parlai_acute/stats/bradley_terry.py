@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import coded, models_of, outcome_matrices, scored
+from parlai_acute.stats.winrates import coded, counts_of_codes, models_of, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
            "SANDWICH", "SANDWICH_FROM", "worker_interval", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
@@ -528,7 +528,8 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     """
     if alpha < 0:
         raise UserError(f"the penalty alpha must be 0 or more, got {alpha}", param="alpha")
-    decisive, ties, models = outcome_matrices(df, models)
+    i, j, tie, models = coded(df, models)  # coded once: the counts and the intervals over workers share them
+    decisive, ties = counts_of_codes(i, j, tie, len(models))
     wins = decisive + ties / 2 if ties.any() else decisive  # a tie is half a win for each side
     if len(models) < 2:
         raise UserError(f"a ranking needs judgments between at least two models, got {models}; "
@@ -567,7 +568,6 @@ def bradley_terry(df: pd.DataFrame, bootstrap: int = 1000, seed: int = 0, alpha:
     if cluster is not None:
         codes, names = pd.factorize(df[cluster])  # coded once: the counts and the intervals share them
         codes = codes.astype(np.int64)
-        i, j, tie, _ = coded(df, models)
         size = int(codes.max()) + 1
         if len(models) * size <= 2 ** 26:  # a flag per (model, worker): no sort of two million keys
             seen = np.zeros(len(models) * size, dtype=bool)

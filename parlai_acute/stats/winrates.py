@@ -42,12 +42,12 @@ import pandas as pd
 from scipy import stats
 from scipy.stats import binomtest
 
-from parlai_acute.stats.inference import NORMAL_FROM, normal_sign_flip  # one place for the limit
+from parlai_acute.stats.inference import NORMAL_FROM, _cells, normal_sign_flip  # one place for the limit
 from parlai_acute.stats.intervals import exact_intervals, percentile_interval
 from parlai_acute.stats.multitest import holm
 from parlai_acute.stats.resample import cluster_bootstrap, cluster_totals
 
-__all__ = ["tied", "scored", "coded", "outcome_matrices", "models_of", "win_matrix", "design_note", "binomial_pvalue",
+__all__ = ["tied", "scored", "coded", "outcome_matrices", "counts_of_codes", "models_of", "win_matrix", "design_note", "binomial_pvalue",
            "binomial_p_half", "significance_mark",
            "MATCHUP_COLUMNS", "WORKER_COLUMNS", "EXACT", "matchups", "winrate_grid", "GRID_COLUMNS",
            "GRID_WORKER_COLUMNS", "grid_from_matchups", "grid_table", "side_bias", "OUTCOME_SHARES",
@@ -60,7 +60,11 @@ def tied(df: pd.DataFrame) -> np.ndarray:
     if "outcome" not in df.columns or not len(df):
         return np.zeros(len(df), dtype=bool)
     outcome = df["outcome"].to_numpy(dtype=object)
-    return (outcome != "win") & (outcome != "") & pd.notna(outcome)
+    other = outcome != "win"
+    if other.any():  # the rest looked at only where it is not a win (a table of wins: one comparison)
+        rest = outcome[other]
+        other[other] = (rest != "") & pd.notna(rest)
+    return other
 
 
 def scored(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,10 +108,17 @@ def outcome_matrices(df: pd.DataFrame, models: list[str] | None = None) -> tuple
     """``(W, T, models)``: ``W[i, j]`` judgments model i won against model j, ``T[i, j] = T[j, i]``
     ties between them."""
     i, j, tie, models = coded(df, models)
-    k = len(models)
+    return (*counts_of_codes(i, j, tie, len(models)), models)
+
+
+def counts_of_codes(i: np.ndarray, j: np.ndarray, tie: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`outcome_matrices` ``(W, T)`` of judgments already :func:`coded` (``k`` models): a
+    caller that needs the codes too does not hash the names twice."""
+    if not tie.any():
+        return np.bincount(i * k + j, minlength=k * k).reshape(k, k), np.zeros((k, k), dtype=np.int64)
     counts = np.bincount(i[~tie] * k + j[~tie], minlength=k * k).reshape(k, k)
     ties = np.bincount(i[tie] * k + j[tie], minlength=k * k).reshape(k, k)
-    return counts, ties + ties.T, models
+    return counts, ties + ties.T
 
 
 def win_matrix(df: pd.DataFrame, models: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
@@ -158,7 +169,8 @@ def matchups(df: pd.DataFrame, models: list[str] | None = None, confidence: floa
     workers (distinct clusters in the matchup), few_workers (fewer than ``min_clusters``);
     the per-judgment ones stay as pvalue_exact, p_holm_exact, ci_low_exact, ci_high_exact.
     """
-    counts, tie_counts, models = outcome_matrices(df, models)
+    first, second, tied_, models = coded(df, models)
+    counts, tie_counts = counts_of_codes(first, second, tied_, len(models))
     i, j = np.triu_indices(len(models), 1)
     ties = tie_counts[i, j]
     n = counts[i, j] + counts[j, i] + ties
@@ -176,22 +188,25 @@ def matchups(df: pd.DataFrame, models: list[str] | None = None, confidence: floa
     table["p_holm"] = holm(table["pvalue"].to_numpy())
     table["mark"] = [significance_mark(p, alpha) for p in table["p_holm"]]
     if cluster is not None:
-        table = _with_clusters(table, df, cluster, min_clusters, alpha, confidence, seed, n_resamples)
+        table = _with_clusters(table, df, cluster, min_clusters, alpha, confidence, seed, n_resamples,
+                               (first, second, np.where(tied_, 0.5, 1.0), models))
     return table
 
 
 def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clusters: int, alpha: float,
-                   confidence: float, seed: int, n_resamples: int) -> pd.DataFrame:
+                   confidence: float, seed: int, n_resamples: int, sides: tuple) -> pd.DataFrame:
     """The worker-clustered verdict of every matchup (module docstring); the exact columns
-    renamed with their assumption."""
+    renamed with their assumption. ``sides``: (first, second, score, models) of every judgment,
+    the models as their positions in ``models`` (:func:`coded`)."""
     from parlai_acute.stats.inference import paired_cluster_test
 
     table = table.rename(columns={"pvalue": "pvalue_exact", "p_holm": "p_holm_exact", "ci_low": "ci_low_exact",
                                   "ci_high": "ci_high_exact"}).drop(columns=["mark"])
     names = pd.Index(sorted(set(table["model_a"]) | set(table["model_b"])))
     k = max(len(names), 1)
-    first, second, score = scored(df)
-    w, l = names.get_indexer(first), names.get_indexer(second)
+    first, second, score, models = sides
+    position = np.append(names.get_indexer(models), -1)  # a model of no matchup: -1, as get_indexer says
+    w, l = position[first], position[second]
     lookup = np.full(k * k, -1)
     lookup[names.get_indexer(table["model_a"]) * k + names.get_indexer(table["model_b"])] = np.arange(len(table))
     # model_a comes first in the caller's order, which need not be sorted: look both ways
@@ -201,9 +216,14 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     b_index = np.append(names.get_indexer(table["model_b"]), -2)  # column -1 (unknown pair) -> -2: no model
     diff = np.where(w == b_index[column], 2 * score - 1, 1 - 2 * score)  # +1: model_b won, 0: a tie, -1: model_a won
     known = column >= 0
-    worker_codes, _ = pd.factorize(df[cluster])
+    worker_codes, worker_names = pd.factorize(df[cluster])
     cells = pd.DataFrame({"m": column[known], "c": worker_codes[known], "d": diff[known]})
-    per = cells.groupby(["m", "c"], sort=True)["d"].agg(["sum", "size"]).reset_index()
+    # each (matchup, worker)'s total and count (whole numbers: the order of the cells changes no sum)
+    size = max(len(worker_names), 1)
+    m_codes = cells["m"].to_numpy(np.int64)
+    first, sums, sizes = _cells(m_codes * size + cells["c"].to_numpy(np.int64), max(len(table), 1) * size,
+                                cells["d"].to_numpy(float))
+    per = pd.DataFrame({"m": m_codes[first], "sum": sums, "size": sizes})
     m_count = len(table)
     workers = np.bincount(per["m"].to_numpy(), minlength=m_count)
     p = np.full(m_count, np.nan)
@@ -275,14 +295,17 @@ def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confide
     left = names.get_indexer(df["model_left"])
     a_index = np.append(names.get_indexer(table["model_a"]), -2)
     left_is_a = left == a_index[column]
-    dialogues, _ = pd.factorize(pd.concat([df["dialogue_left"], df["dialogue_right"]], ignore_index=True)
-                                .astype(str))
+    both = np.concatenate([df["dialogue_left"].to_numpy(dtype=object), df["dialogue_right"].to_numpy(dtype=object)])
+    if pd.api.types.infer_dtype(both, skipna=False) != "string":  # ids as text (a validated table's already are)
+        both = pd.Series(both).astype(str).to_numpy()
+    dialogues, _ = pd.factorize(both)
     dl, dr = dialogues[: len(df)], dialogues[len(df):]
     dlg_a, dlg_b = np.where(left_is_a, dl, dr)[known], np.where(left_is_a, dr, dl)[known]
     col, d, wk = column[known], diff[known], worker_codes[known]
     n = np.bincount(col, minlength=m_count)
-    levels_a = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_a) // (dialogues.max() + 1), minlength=m_count)
-    levels_b = np.bincount(pd.unique(col * (dialogues.max() + 1) + dlg_b) // (dialogues.max() + 1), minlength=m_count)
+    width = int(dialogues.max()) + 1
+    levels_a, levels_b = (np.bincount(col[_cells(col * width + dlg, m_count * width, d)[0]], minlength=m_count)
+                          for dlg in (dlg_a, dlg_b))  # distinct conversations of each side per matchup
     conversations[:] = np.minimum(levels_a, levels_b)
     reused = (levels_a < n) | (levels_b < n)
     if not reused.any():
@@ -381,9 +404,9 @@ def side_bias(df: pd.DataFrame) -> dict:
     With left/right randomised this is an A/A check of the interface: a bias here does not
     bias the win rates, but a strong one means annotators are not reading both sides.
     """
-    df = df[~tied(df)]  # a tie picks no side
-    n = int(len(df))
-    left = int((df["winner_side"] == "left").sum()) if n else 0
+    decisive = ~tied(df)  # a tie picks no side (the one column read: no copy of the table)
+    n = int(decisive.sum())
+    left = int((df["winner_side"].to_numpy(dtype=object)[decisive] == "left").sum()) if n else 0
     pvalue = binomial_pvalue(left, n) if n else float("nan")
     return {"n": n, "left_wins": left, "left_rate": left / n if n else float("nan"), "pvalue": pvalue}
 

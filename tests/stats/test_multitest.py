@@ -26,6 +26,9 @@ def test_one_family_is_statsmodels_holm():
     for m in (1, 2, 5, 12):
         p = rng.random(m) ** 3
         assert holm(p) == pytest.approx(multipletests(p, method="holm")[1], rel=1e-12)
+        assert np.array_equal(holm(p), multipletests(p, method="holm")[1])  # the same operations: equal bits
+    tied = np.array([0.02, 0.01, 0.02, 0.5, 0.01])
+    assert np.array_equal(holm(tied), multipletests(tied, method="holm")[1])
     # by hand: sorted .005*4=.02, .01*3=.03, .03*2=.06, .04*1=.04 -> running max .02 .03 .06 .06
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
