@@ -261,6 +261,10 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
     if judge_var is None:
         judge_var = 0.0 if g_v is not None else lam_ ** 2 * fu.var(ddof=1) / len(fu)  # else inside the multiway
     var = se_term ** 2 + judge_var if math.isfinite(se_term) else float("nan")
+    floor = _one_sided_floor(y, g_c)
+    if floor > 0:  # every labelled value alike: no spread to measure, so not a sliver either
+        var = max(var if math.isfinite(var) else judge_var, floor)
+        people_se = math.sqrt(max(people_se ** 2 if math.isfinite(people_se) else 0.0, floor))
     out |= {"contexts": g_c, "workers": g_w, "conversations": g_v, "df": df, "why": ""}
     if fewest < need or not var > 0 or not math.isfinite(people_se):
         facet, g = min([("workers", g_w), ("contexts", g_c)] + ([("conversations of a model", g_v)] if g_v else []),
@@ -277,6 +281,22 @@ def ppi_mean_crossed(y, f, f_unlabeled, item_context, label_item, label_worker, 
             "people_lower": out["people_estimate"] - t * people_se, "people_upper": out["people_estimate"] + t * people_se,
             "people_se": people_se, "effective_n": n * people_se ** 2 / var}
     return out
+
+
+def _one_sided_floor(y: np.ndarray, contexts: int) -> float:
+    """The least variance a crossed PPI estimate may claim when every labelled item's value is the
+    same 0 or 1 (all majorities yes, say): then the people's term has no spread to measure, and
+    the judge's alone made the interval a sliver at the boundary that excluded the true share (on
+    the ``ppi-static-ssa`` rows at 8 contexts and a strong effect, 18 % of the studies had every
+    majority yes, and the interval missed B's true share in 17 % of all studies). The floor is the
+    binomial variance at the Agresti-Coull rate (k + 2) / (n + 4) over the contexts, what a
+    small sample of 0/1 outcomes can honestly claim; 0 (no floor) where the values vary."""
+    values = np.unique(y)
+    if len(values) != 1 or values[0] not in (0.0, 1.0) or contexts < 1:
+        return 0.0
+    n = len(y)
+    rate = (float(y.sum()) + 2) / (n + 4)
+    return rate * (1 - rate) / contexts
 
 
 def _cross_fit(y, f, fu, context) -> tuple[np.ndarray, float, float] | None:

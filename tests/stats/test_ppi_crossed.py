@@ -87,6 +87,34 @@ def test_majority_items_use_the_label_split():
     assert res["lower"] < res["estimate"] < res["upper"] and res["why"] == ""
 
 
+def test_all_majorities_alike_get_an_honest_width_not_a_sliver():
+    """Every labelled reply has a yes majority (8 contexts): the people's term has no spread, and the
+    judge's alone gave an interval too narrow to hold the true share; its variance is floored at the
+    Agresti-Coull binomial variance over the contexts."""
+    from scipy import stats as sps
+
+    from parlai_acute.stats.inference import pivotal
+
+    rng = np.random.default_rng(3)
+    contexts, workers, k = 8, 8, 5
+    context = np.arange(contexts)
+    worker = np.argsort(rng.random((contexts, workers)), axis=1)[:, :k].ravel()
+    label_item = np.repeat(np.arange(contexts), k)
+    vote = np.ones(len(label_item))
+    vote[np.arange(6) * k] = 0  # a no label on six replies: every majority still yes
+    yes = np.bincount(label_item, weights=vote)
+    y = (2 * yes > k).astype(float)
+    assert y.all()
+    slope = np.full(len(vote), pivotal(yes[label_item] - vote, k).mean())
+    f = (rng.random(contexts) < 0.8).astype(float)
+    fu = (rng.random(200) < 0.8).astype(float)
+    res = ppi_mean_crossed(y, f, fu, context, label_item, worker, vote, slope)
+    rate = (contexts + 2) / (contexts + 4)
+    floor = sps.t.ppf(0.975, res["df"]) * np.sqrt(rate * (1 - rate) / contexts)
+    assert res["upper"] - res["lower"] >= 2 * floor - 1e-12
+    assert res["lower"] < 0.75
+
+
 def test_majority_lambda_is_tuned_on_the_other_fold_of_contexts():
     """On SSA majorities each fold of contexts is weighed by the lambda tuned on the other fold
     (cross-fitting: no rectifier's weight is tuned on that rectifier), each fold's judge-only mean
