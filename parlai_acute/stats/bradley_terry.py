@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import connected_components
 from parlai_acute.errors import UserError
 from parlai_acute.stats.intervals import percentile_interval
 from parlai_acute.stats.resample import cluster_sums, resample_weights
-from parlai_acute.stats.winrates import coded, counts_of_codes, models_of, scored
+from parlai_acute.stats.winrates import coded, conversation_codes, counts_of_codes, models_of, scored
 
 __all__ = ["DEFAULT_ALPHA", "MIN_JUDGMENTS_FOR_BOOTSTRAP", "PROFILE_SPAN", "BOOTSTRAP", "PROFILE", "WORKERS",
            "SANDWICH", "SANDWICH_FROM", "worker_interval", "fit_counts", "bootstrap_counts", "bootstrap_outcomes", "connected", "separated",
@@ -346,13 +346,13 @@ def _sides(df: pd.DataFrame, conversations: tuple[str, str], models: list[str], 
     else:
         f, s, score = coded_sides
     left = index.get_indexer(df["model_left"].to_numpy(dtype=object))
-    dialogue, names = pd.factorize(np.concatenate([df[conversations[0]].to_numpy(dtype=object),
-                                                   df[conversations[1]].to_numpy(dtype=object)]))
+    dialogue, count = conversation_codes(np.concatenate([df[conversations[0]].to_numpy(dtype=object),
+                                                         df[conversations[1]].to_numpy(dtype=object)]))
     n = len(df)
-    dl, dr = dialogue[:n].astype(np.int64), dialogue[n:].astype(np.int64)
+    dl, dr = dialogue[:n], dialogue[n:]
     first_is_left = f == left
     conv_f, conv_s = np.where(first_is_left, dl, dr), np.where(first_is_left, dr, dl)
-    size = max(len(names), 1)
+    size = max(count, 1)
     codes, uniques = pd.factorize(np.concatenate([f * size + conv_f, s * size + conv_s]))
     owner = (np.asarray(uniques) // size).astype(np.int64)
     return f, s, score, codes[:n], codes[n:], owner

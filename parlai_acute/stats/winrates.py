@@ -79,6 +79,27 @@ def scored(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return first, second, np.where(tie, 0.5, 1.0)
 
 
+def conversation_codes(ids) -> tuple[np.ndarray, int]:
+    """(codes 0..C-1, C) of conversation ids, each side of each judgment one entry. A blank id
+    (missing or empty: a released table without ids, rows from before ids were stored) is a
+    conversation of its own, never one conversation shared by every blank row: without ids
+    nothing says a conversation was reused, and ``status`` reads them the same way
+    (:func:`parlai_acute.acute.estimands.conversations_known`)."""
+    codes, names = pd.factorize(np.asarray(ids, dtype=object))  # missing: -1
+    codes = codes.astype(np.int64)
+    blank = codes < 0
+    empty = np.flatnonzero(np.asarray(names, dtype=object) == "")  # looked for among the distinct ids only
+    if len(empty):
+        blank |= codes == empty[0]
+    if not blank.any():
+        return codes, len(names)
+    present, kept = np.unique(codes[~blank], return_inverse=True)
+    out = np.empty(len(codes), np.int64)
+    out[~blank] = kept
+    out[blank] = len(present) + np.arange(int(blank.sum()))
+    return out, len(present) + int(blank.sum())
+
+
 def models_of(df: pd.DataFrame) -> list[str]:
     """All model names in the judgments (winners, losers and both sides of a tie), sorted."""
     first, second, _ = scored(df)
@@ -296,9 +317,9 @@ def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confide
     a_index = np.append(names.get_indexer(table["model_a"]), -2)
     left_is_a = left == a_index[column]
     both = np.concatenate([df["dialogue_left"].to_numpy(dtype=object), df["dialogue_right"].to_numpy(dtype=object)])
-    if pd.api.types.infer_dtype(both, skipna=False) != "string":  # ids as text (a validated table's already are)
-        both = pd.Series(both).astype(str).to_numpy()
-    dialogues, _ = pd.factorize(both)
+    if pd.api.types.infer_dtype(both, skipna=True) not in ("string", "empty"):  # ids as text (a validated table's are)
+        both = np.where(pd.isna(both), "", pd.Series(both).astype(str).to_numpy())
+    dialogues, _ = conversation_codes(both)
     dl, dr = dialogues[: len(df)], dialogues[len(df):]
     dlg_a, dlg_b = np.where(left_is_a, dl, dr)[known], np.where(left_is_a, dr, dl)[known]
     col, d, wk = column[known], diff[known], worker_codes[known]

@@ -106,3 +106,23 @@ def test_bradley_terry_sandwich_agrees_with_the_worker_bootstrap_from_many_worke
     width_b = boot["ci_high"] - boot["ci_low"]
     assert (width_s / width_b).between(0.85, 1.15).all()
     assert (width_s > sandwich["ci_high_judgments"] - sandwich["ci_low_judgments"]).all()  # taste widens them
+
+
+def test_blank_conversation_ids_are_not_one_conversation_reused():
+    """A table without conversation ids (a released data set, rows from before ids were stored):
+    nothing says a conversation was reused, so the mark is the test over workers -- as status
+    reads it -- not 'one conversation per model: no verdict about the models'."""
+    from parlai_acute import api
+    from parlai_acute.acute.estimands import reuse_note
+    from parlai_acute.stats.winrates import conversation_codes
+
+    rng = np.random.default_rng(0)
+    rows = [dict(worker=f"w{w}", model_left="a", model_right="b", dialogue_left="", dialogue_right="",
+                 winner="b" if rng.random() < 0.7 else "a", question_key="engaging", reason="it was better",
+                 is_onboarding=False) for w in range(30)]
+    table = api.load_table("acute", pd.DataFrame(rows))
+    row = api.analyze("acute", table).summary().iloc[0]
+    assert row["why_no_interval"] == "" and 0 < row["low"] < row["estimate"] < row["high"] < 1
+    assert reuse_note(table) == ""
+    codes, count = conversation_codes(np.array(["x", "", None, "x", ""], dtype=object))
+    assert count == 4 and codes[0] == codes[3] and len({codes[1], codes[2], codes[4]}) == 3
