@@ -85,7 +85,7 @@ __all__ = ["BET_CAP", "GRID", "PRIOR", "POINTS", "BINS", "plugin_bets", "betting
            "log_capital", "confidence_sequence", "crossing_index", "sequential_test", "normal_mixture_rho",
            "normal_mixture_halfwidth", "normal_mixture_log_martingale", "beta_mixture_log_factor",
            "cluster_stream", "judgments_needed", "bets_for", "decide", "simulate_cluster_means", "CROSSED_TIGHTEST",
-           "crossed_multiplier", "crossed_looks", "crossed_sequence", "crossed_decide"]
+           "crossed_multiplier", "crossed_looks", "crossed_sequence", "split_sequence", "crossed_decide"]
 
 #: largest bet as a share of the wealth that may be lost (Waudby-Smith & Ramdas use 1/2 or 3/4)
 BET_CAP = 0.5
@@ -501,6 +501,72 @@ def crossed_sequence(values, rank, facets, looks, alpha: float = 0.05, need: int
     half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
     lower = np.where(informative, np.maximum(estimate - half, lo), lo)
     upper = np.where(informative, np.minimum(estimate + half, hi), hi)
+    return {"estimate": estimate, "se": se, "df": df, "lower": lower, "upper": upper, "informative": informative,
+            "levels": levels}
+
+
+def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, pivot, looks, alpha: float = 0.05,
+                   need: int = 2, study=None, studies: int = 1) -> dict:
+    """The two-facet confidence sequence of B's mean item value minus A's (on [-1, 1]) where items
+    are labelled by workers crossed with the items' contexts (static SSA: an item's value is its
+    majority label), for ``studies`` studies at once: :func:`crossed_sequence` with the standard
+    error of the SSA analysis' own split variance
+    (:func:`parlai_acute.stats.inference.difference_split_tests`: CR2 on contexts, each majority's
+    linear part in its labels over workers, the contexts that carry the variance as df).
+
+    Items: ``rank`` (the 0-based order in which the item's cluster, its context, completed),
+    ``is_b``, ``value`` (0/1), ``context`` (codes); labels: ``label_item``, ``label_worker``,
+    ``vote`` (0/1) and ``pivot`` (:func:`parlai_acute.stats.inference.pivotal`); ``looks``: cluster
+    counts. At each look the labels' linear parts are the analysis' (:func:`~parlai_acute.stats.
+    inference.scaled_votes`, its model's share of pivotal labels among the look's labels). The same
+    guard as :func:`crossed_sequence`: the variance is never below the two rates' binomial variance
+    at the rates shrunk off the ends, and a look with fewer than ``need`` levels of a facet (or no
+    item of a model) says nothing: [-1, 1]. Arrays (studies, looks): estimate, se, df, lower,
+    upper, informative, levels (2, studies, looks)."""
+    from parlai_acute.stats.inference import difference_split_tests, scaled_votes
+
+    rank = np.asarray(rank, dtype=np.int64)
+    is_b, value = np.asarray(is_b, dtype=bool), np.asarray(value, dtype=float)
+    context = np.asarray(context, dtype=np.int64)
+    label_item = np.asarray(label_item, dtype=np.int64)
+    looks = np.asarray(looks, dtype=np.int64)
+    study = np.zeros(len(rank), dtype=np.int64) if study is None else np.asarray(study, dtype=np.int64)
+    n_looks, shape = len(looks), (studies, len(looks))
+    if not n_looks or not len(rank):
+        empty = np.full(shape, np.nan)
+        return {"estimate": empty, "se": empty, "df": empty, "lower": np.full(shape, -1.0),
+                "upper": np.full(shape, 1.0), "informative": np.zeros(shape, bool), "levels": np.zeros((2,) + shape, int)}
+    order = np.argsort(rank, kind="stable")
+    position = np.empty(len(rank), dtype=np.int64)
+    position[order] = np.arange(len(rank))  # the item's place in completion order
+    ends = np.searchsorted(rank[order], looks, side="left")  # items of the first looks[l] clusters
+    starts = np.concatenate([[0], np.cumsum(ends)[:-1]])
+    rows = np.concatenate([order[:e] for e in ends])
+    look = np.repeat(np.arange(n_looks), ends)
+    column = study[rows] * n_looks + look
+    label_order = np.argsort(position[label_item], kind="stable")
+    label_ends = np.searchsorted(position[label_item][label_order], ends, side="left")
+    labels = np.concatenate([label_order[:e] for e in label_ends])
+    label_look = np.repeat(np.arange(n_looks), label_ends)
+    rep_item = starts[label_look] + position[label_item[labels]]  # the label's item among the replicated ones
+    columns = studies * n_looks
+    part = scaled_votes(2 * column[rep_item] + is_b[rows][rep_item], np.asarray(vote, float)[labels],
+                        np.asarray(pivot, float)[labels])
+    res = difference_split_tests(column, is_b[rows], value[rows], context[rows], rep_item,
+                                 np.asarray(label_worker, dtype=np.int64)[labels], part, columns)
+    estimate, se, df = (np.asarray(res[k], float).reshape(shape) for k in ("estimate", "se", "df"))
+    n_a, n_b = res["n_a"].reshape(shape), res["n_b"].reshape(shape)
+    levels = res["levels"].reshape((2,) + shape)
+    # never below the two rates' binomial variance at the rates shrunk off the ends (crossed_sequence's guard)
+    sums_b = np.bincount(column[is_b[rows]], weights=value[rows][is_b[rows]], minlength=columns).reshape(shape)
+    sums_a = np.bincount(column[~is_b[rows]], weights=value[rows][~is_b[rows]], minlength=columns).reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_a, p_b = (sums_a + 0.5) / (n_a + 1), (sums_b + 0.5) / (n_b + 1)
+        se = np.fmax(se, np.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b))
+    informative = ((levels.min(axis=0) >= need) & (df >= 1) & np.isfinite(se) & (se > 0) & (n_a > 0) & (n_b > 0))
+    half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
+    lower = np.where(informative, np.maximum(estimate - half, -1.0), -1.0)
+    upper = np.where(informative, np.minimum(estimate + half, 1.0), 1.0)
     return {"estimate": estimate, "se": se, "df": df, "lower": lower, "upper": upper, "informative": informative,
             "levels": levels}
 
