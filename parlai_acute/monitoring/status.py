@@ -43,6 +43,13 @@ CROSSED_PROCEDURE = ("asymptotic confidence sequence: the mean +/- a time-unifor
                      "two-way cluster-robust standard error (CR3, as analyze), read on a t with min(levels) - 1 df; "
                      "Waudby-Smith et al. 2024")
 
+#: how an SSA pair is decided where workers and contexts are crossed (status, results.json, the stop rule)
+SPLIT_PROCEDURE = ("asymptotic confidence sequence: the difference +/- a time-uniform normal-mixture multiple of its "
+                   "two-way standard error over contexts and workers (CR2 on contexts, item majorities split into "
+                   "their labels' linear parts, as ssa analyze), read on a t with the contexts that carry it as df; "
+                   "Waudby-Smith et al. 2024")
+
+
 def monitors() -> dict:
     """Every protocol that defines what status watches (``MONITOR`` in its estimands module), by name."""
     from parlai_acute.registry import PROTOCOLS
@@ -122,6 +129,8 @@ def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> li
         # a second sampled facet some level of which serves several of the comparison's observations
         codes = [pd.factorize(part[f].to_numpy())[0] for f in facets] if m0 is not None else []
         levels = [int(c.max()) + 1 if len(c) else 0 for c in codes]
+        if obs.attrs.get("split_facet") and m0 is None:  # rates whose items' labels cross workers with contexts
+            item["split_rows"] = part[["item", "cluster", "timestamp"]]
         if any(g < len(part) for g in levels):
             rank = pd.Index(stream["cluster"].to_numpy()).get_indexer(part["cluster"].to_numpy())
             item["crossed"] = {"values": values.to_numpy(float), "rank": rank, "facets": codes, "name": facet_name,
@@ -182,6 +191,63 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
     return out
 
 
+def _split_pair(row: dict, s: dict, t: dict, arrays: dict, budget: int) -> dict:
+    """A pair of SSA rates whose items' labels cross workers with contexts: the difference's
+    two-facet sequence (:func:`parlai_acute.stats.sequential.split_sequence`: the analysis' split
+    variance, CR2 on contexts, inside the crossed time-uniform boundary) at the pair's level, looked
+    at after each of the :func:`crossed_looks` context counts (contexts in the order they completed),
+    decided when it and the disjoint rates' sequences (``one_facet``, workers fixed) agree, as
+    :func:`_crossed` decides ACUTE pairs. Too few contexts or workers: undecided, and the note says
+    how many a verdict about the models needs."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    if row["estimate"] is None:
+        return row
+    alpha = row["alpha"]
+    need = min_clusters(alpha)
+    both = pd.concat([s["split_rows"], t["split_rows"]], ignore_index=True)
+    order = cluster_stream(both.assign(_v=0.0), "_v", "cluster", "timestamp")
+    rank = pd.Index(order["cluster"].to_numpy()).get_indexer(both["cluster"].to_numpy())
+    at = pd.Index(arrays["item"]).get_indexer(both["item"].astype(str).to_numpy())
+    q = arrays["measures"].index(s["measure"])
+    position = np.full(len(arrays["item"]), -1)
+    position[at] = np.arange(len(at))
+    mine = position[arrays["label_item"]] >= 0
+    label_item = position[arrays["label_item"][mine]]
+    is_b = np.arange(len(both)) >= len(s["split_rows"])  # t: the later name, B
+    clusters = len(order)
+    looks = crossed_looks(clusters, need)
+    seq = split_sequence(rank, is_b, arrays["values"][at, q], arrays["context"][at], label_item,
+                         arrays["worker"][mine], arrays["votes"][mine, q], arrays["pivots"][mine, q], looks, alpha, need)
+    workers = int(len(np.unique(arrays["worker"][mine])))
+    keep = {k: row[k] for k in ("estimate", "lower", "upper", "decided")}
+    keep["procedure"] = row["procedure"] = ("two rates' betting confidence sequences over contexts, disjoint "
+                                            "(workers fixed)")
+    out = {**row, "one_facet": keep, "levels": workers, "facet": "worker",
+           "levels_text": f"{clusters} contexts x {workers} workers", "more": None, "note": "",
+           "procedure": f"two-facet {SPLIT_PROCEDURE}, over contexts and workers"}
+    if not len(looks) or not seq["informative"][0].any():
+        out |= {"lower": -1.0, "upper": 1.0, "decided": "undecided"}
+        few = min(clusters, workers)
+        facet = "workers" if workers <= clusters else "contexts"
+        out["note"] = (f"{few} {facet}: a verdict about the models needs at least {need} (the disjoint rates over "
+                       f"contexts, about these workers, are one_facet)" if few < need else
+                       "every context and worker has the same difference, so no interval follows yet")
+        return out
+    dec = crossed_decide(seq, 0.0)
+    two = str(dec["decided"][0])
+    out |= {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0]), "two_facet_decided": two}
+    if two != "undecided" and row["decided"] == two:
+        return out | {"decided": two}
+    out["decided"] = "undecided"
+    out["note"] = ("the two-facet sequence excludes no difference; the stop waits for the rates' sequences over "
+                   "contexts to be disjoint" if two != "undecided" else
+                   "decided for these workers only (one_facet); not yet for the models"
+                   if row["decided"] != "undecided" else "")
+    return out
+
+
 def _centred(row: dict, s: dict) -> dict:
     """The protocol's estimate beside the sequence's centre (the mean of per-cluster means), both
     named; they are equal when every cluster holds one observation of the comparison."""
@@ -225,6 +291,12 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
         rows = [_centred(_rate_row(s, each / 2, grid), s) for s in found]
         by = {(r["group"], r["comparison"]): r for r in rows}
         rows += [_pair_row(by[(s["group"], s["comparison"])], by[(t["group"], t["comparison"])]) for s, t in pairs]
+        if any("split_rows" in s for s in found):  # workers x contexts crossed: pairs decided for the models
+            from parlai_acute.registry import protocol as lookup
+
+            arrays = lookup(protocol).estimands_module().crossed_labels(df)
+            for i, (s, t) in enumerate(pairs, start=len(rows) - len(pairs)):
+                rows[i] = _split_pair(rows[i], s, t, arrays, budget)
     else:
         count = max(len(found), 1)
         each = alpha / count
@@ -250,6 +322,12 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
                   f"{name}s both as sampled (two-facet {CROSSED_PROCEDURE.split(':')[0]}), the sequence over {over} "
                   f"alone (these {name}s fixed) shown beside them")
         design = {"facets": [spec.unit, name], "two_facet": len(crossed)}
+    elif any(r.get("levels_text") for r in rows):  # SSA: workers x contexts crossed
+        split = [r for r in rows if r.get("levels_text")]
+        facet += (f"; {len(split)} model pair(s): their intervals and decisions treat contexts and workers both as "
+                  f"sampled (two-facet {SPLIT_PROCEDURE.split(':')[0]}, the analysis' split variance), the disjoint "
+                  f"rates over contexts (these workers fixed) shown beside them")
+        design = {"facets": [spec.unit, "worker"], "two_facet": len(split)}
     elif facet and any(s["facets_declared"] for s in found):
         facet += ("; within each comparison every conversation serves one judgment, so the worker is the one sampled "
                   "facet there")
@@ -447,7 +525,8 @@ def status_lines(result: dict) -> list[str]:
                      f"{row['judgments']} judgments  {verdict}")
         one = row.get("one_facet")
         if one:  # two sampled facets: the interval above treats both as random; the one-facet sequence beside it
-            lines.append(f"    two facets ({row['levels']} {row['facet']}s per model); over {row['unit']}s alone, "
+            levels = row.get("levels_text") or f"{row['levels']} {row['facet']}s per model"
+            lines.append(f"    two facets ({levels}); over {row['unit']}s alone, "
                          f"these {row['facet']}s fixed: [{_pct(one['lower']).strip()}, {_pct(one['upper']).strip()}] "
                          f"{one['decided']}" + (f"; {row['note']}" if row.get("note") else ""))
     lines.append("estimate: the protocol's, as analyze reports it (pooled); interval: the confidence sequence, "
