@@ -519,8 +519,9 @@ def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, p
     ``vote`` (0/1) and ``pivot`` (:func:`parlai_acute.stats.inference.pivotal`); ``looks``: cluster
     counts. At each look the labels' linear parts are the analysis' (:func:`~parlai_acute.stats.
     inference.scaled_votes`, its model's share of pivotal labels among the look's labels). The same
-    guard as :func:`crossed_sequence`: the variance is never below the two rates' binomial variance
-    at the rates shrunk off the ends, and a look with fewer than ``need`` levels of a facet (or no
+    guard as :func:`crossed_sequence`: a model whose items are all alike (its split variance 0,
+    the plug-in's artefact at the ends) adds its rate's binomial variance at the rate shrunk off the
+    end, and a look with fewer than ``need`` levels of a facet (or no
     item of a model) says nothing: [-1, 1]. Arrays (studies, looks): estimate, se, df, lower,
     upper, informative, levels (2, studies, looks)."""
     from parlai_acute.stats.inference import difference_split_tests, scaled_votes
@@ -557,12 +558,16 @@ def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, p
     estimate, se, df = (np.asarray(res[k], float).reshape(shape) for k in ("estimate", "se", "df"))
     n_a, n_b = res["n_a"].reshape(shape), res["n_b"].reshape(shape)
     levels = res["levels"].reshape((2,) + shape)
-    # never below the two rates' binomial variance at the rates shrunk off the ends (crossed_sequence's guard)
+    # a model whose items are all alike adds nothing to the split variance: the plug-in's artefact at 0 or 1, not
+    # certainty; its rate's binomial variance at the rate shrunk off the end is added (crossed_sequence's guard)
     sums_b = np.bincount(column[is_b[rows]], weights=value[rows][is_b[rows]], minlength=columns).reshape(shape)
     sums_a = np.bincount(column[~is_b[rows]], weights=value[rows][~is_b[rows]], minlength=columns).reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_a, p_b = (sums_a + 0.5) / (n_a + 1), (sums_b + 0.5) / (n_b + 1)
-        se = np.fmax(se, np.sqrt(p_a * (1 - p_a) / n_a + p_b * (1 - p_b) / n_b))
+        alike_a, alike_b = (sums_a == 0) | (sums_a == n_a), (sums_b == 0) | (sums_b == n_b)
+        floor = np.where(alike_a, p_a * (1 - p_a) / n_a, 0.0) + np.where(alike_b, p_b * (1 - p_b) / n_b, 0.0)
+        se = np.sqrt(np.where(np.isfinite(se), se, 0.0) ** 2 + floor)
+        se = np.where(np.isfinite(se) & (se > 0), se, np.nan)
     informative = ((levels.min(axis=0) >= need) & (df >= 1) & np.isfinite(se) & (se > 0) & (n_a > 0) & (n_b > 0))
     half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
     lower = np.where(informative, np.maximum(estimate - half, -1.0), -1.0)
