@@ -19,7 +19,11 @@ treat workers and conversations both as sampled: the two-facet asymptotic confid
 time-uniform boundary), decided when it and the one-facet sequence over workers both exclude no
 difference (why: that module's docstring). The one-facet sequence stays beside it as
 ``one_facet``, a statement about these conversations. ``design`` in the result says which facets
-were read and which procedures decided the rows; the ``unit:`` line says it in words.
+were read and which procedures decided the rows; the ``unit:`` line says it in words. Static SSA
+pairs where workers label replies to several contexts (the observations' ``attrs["split_facet"]``;
+the protocol's ``crossed_labels`` gives the analysis' arrays) are decided the same way, with the
+analysis' split variance (:func:`parlai_acute.stats.sequential.split_sequence`), the disjoint rates
+over contexts kept as ``one_facet``; each model's own rate row still holds the workers fixed.
 
 Several comparisons are watched at once, so each gets alpha / (number of comparisons)
 (Bonferroni): "decided" then holds for all of them together at level alpha.

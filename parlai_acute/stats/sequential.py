@@ -66,6 +66,12 @@ stops; 26 % and 90 % power), but needs the number of looks fixed in advance, whi
 looks (every unit, then every 5 % growth) are not. The asymptotic sequence is valid as the
 levels of both facets grow; at 20 conversations per model it is conservative (0.65 %), and with
 fewer than :func:`parlai_acute.stats.inference.min_clusters` levels of a facet it says nothing.
+Static SSA, where workers label replies to several contexts, gets the same procedure on the context
+clock, :func:`split_sequence`, with the standard error of the SSA analysis' own split variance
+(:func:`parlai_acute.stats.inference.difference_split_tests`; an item's majority is not one cell of
+a worker, so the sandwich of ``multiway_tests`` does not apply): peeking after every 10 of 200
+contexts labelled by a pool of 6 workers, the disjoint rates over contexts stop 17 % of A/A runs,
+the rule 0.0 % (docs/anytime.md).
 
 Every function is pure (arrays or tidy tables in, arrays or dicts out) and vectorised over
 leading axes so that simulations of thousands of runs looked at after every observation
