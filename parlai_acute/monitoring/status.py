@@ -252,6 +252,45 @@ def _split_pair(row: dict, s: dict, t: dict, arrays: dict, budget: int) -> dict:
     return out
 
 
+def _split_rate(row: dict, s: dict, arrays: dict) -> dict:
+    """One model's SSA rate where its items' labels cross workers with contexts: the interval of
+    :func:`parlai_acute.stats.sequential.split_sequence` of its mean (``single``: the analysis'
+    split variance of one model's share) at the rate's level, the running intersection over the
+    :func:`crossed_looks` context counts; the sequence over contexts stays as ``one_facet``. Too few
+    contexts or workers: [0, 1], and the note says how many."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    if row["estimate"] is None or "split_rows" not in s:
+        return row
+    alpha, rows = row["alpha"], s["split_rows"]
+    need = min_clusters(alpha)
+    rank = pd.Index(s["stream"]["cluster"].to_numpy()).get_indexer(rows["cluster"].to_numpy())
+    at = pd.Index(arrays["item"]).get_indexer(rows["item"].astype(str).to_numpy())
+    q = arrays["measures"].index(s["measure"])
+    position = np.full(len(arrays["item"]), -1)
+    position[at] = np.arange(len(at))
+    mine = position[arrays["label_item"]] >= 0
+    clusters = len(s["stream"])
+    looks = crossed_looks(clusters, need)
+    seq = split_sequence(rank, np.ones(len(rows), bool), arrays["values"][at, q], arrays["context"][at],
+                         position[arrays["label_item"][mine]], arrays["worker"][mine], arrays["votes"][mine, q],
+                         arrays["pivots"][mine, q], looks, alpha, need, single=True)
+    workers = int(len(np.unique(arrays["worker"][mine])))
+    keep = {k: row[k] for k in ("estimate", "lower", "upper", "decided", "procedure")}
+    out = {**row, "one_facet": keep, "levels": workers, "facet": "worker",
+           "levels_text": f"{clusters} contexts x {workers} workers",
+           "procedure": f"two-facet {SPLIT_PROCEDURE.replace('the difference', 'the rate')}, over contexts and "
+                        f"workers"}
+    if not len(looks) or not seq["informative"][0].any():
+        few, facet = (workers, "workers") if workers <= clusters else (clusters, "contexts")
+        return out | {"lower": 0.0, "upper": 1.0,
+                      "note": (f"{few} {facet}: an interval about the models needs at least {need}" if few < need else
+                               "every context and worker has the same value, so no interval follows yet")}
+    dec = crossed_decide(seq, -1.0)  # no null: only the running intersection
+    return out | {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0])}
+
+
 def _centred(row: dict, s: dict) -> dict:
     """The protocol's estimate beside the sequence's centre (the mean of per-cluster means), both
     named; they are equal when every cluster holds one observation of the comparison."""
@@ -301,6 +340,8 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
             arrays = lookup(protocol).estimands_module().crossed_labels(df)
             for i, (s, t) in enumerate(pairs, start=len(rows) - len(pairs)):
                 rows[i] = _split_pair(rows[i], s, t, arrays, budget)
+            # each model's own rate too (after the pairs, whose one_facet reads the rates' one-facet sequences)
+            rows[:len(found)] = [_split_rate(r, s, arrays) for r, s in zip(rows[:len(found)], found)]
     else:
         count = max(len(found), 1)
         each = alpha / count
@@ -327,10 +368,12 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
                   f"alone (these {name}s fixed) shown beside them")
         design = {"facets": [spec.unit, name], "two_facet": len(crossed)}
     elif any(r.get("levels_text") for r in rows):  # SSA: workers x contexts crossed
-        split = [r for r in rows if r.get("levels_text")]
-        facet += (f"; {len(split)} model pair(s): their intervals and decisions treat contexts and workers both as "
-                  f"sampled (two-facet {SPLIT_PROCEDURE.split(':')[0]}, the analysis' split variance), the disjoint "
-                  f"rates over contexts (these workers fixed) shown beside them")
+        split = [r for r in rows if r.get("levels_text") and r.get("model_b")]
+        crossing = facet.split(":")[0]  # "N of M workers label items of several contexts or conversations"
+        facet = (f"{crossing}: workers x contexts crossed; every rate's and model pair's interval and decision treat "
+                 f"contexts and workers both as sampled (two-facet {SPLIT_PROCEDURE.split(':')[0]}, the analysis' "
+                 f"split variance), the sequences over contexts alone (these workers fixed; a pair: the two rates' "
+                 f"disjoint) shown beside them")
         design = {"facets": [spec.unit, "worker"], "two_facet": len(split)}
     elif facet and any(s["facets_declared"] for s in found):
         facet += ("; within each comparison every conversation serves one judgment, so the worker is the one sampled "

@@ -44,7 +44,7 @@ from scipy import stats
 from parlai_acute.stats.inference import (difference_split_tests, multiway_tests, pivotal, scaled_votes,
                                           sign_flip_pvalues)
 
-__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking", "peeking_ssa"]
+__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking", "peeking_ssa", "peeking_ssa_rate"]
 
 DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static", "ppi-static-ssa")
 #: Effects on the logit scale: weak and strong.
@@ -410,6 +410,42 @@ def peeking_ssa(size: int, workers: int, effect: float, replicates: int, seed: i
         out[name] = {"rate": float(stopped.mean()),
                      "median_contexts": float(np.median(at[stopped])) if stopped.any() else None}
     return out
+
+
+def peeking_ssa_rate(size: int, workers: int, replicates: int, seed: int, every: int = 10,
+                     alpha: float = 0.05) -> dict:
+    """How often one model's rate sequence misses the population rate at some look (``ssa-static``,
+    model A, looked at after every ``every`` contexts): ``two-facet``, status' interval where
+    workers cross contexts (:func:`~parlai_acute.stats.sequential.split_sequence` of the one
+    model's mean), and ``one-facet``, its betting sequence over contexts (workers fixed). The
+    population rate (fresh contexts and workers) is :func:`true_value`'s Monte Carlo integral."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    truth = _share(0.0)
+    s = simulate("ssa-static", size, 0.0, replicates, seed, workers=workers)
+    a = ~s["is_b"]
+    position = np.full(len(a), -1)
+    position[a] = np.arange(a.sum())
+    mine = position[s["label_item"]] >= 0
+    looks = np.arange(every, size + 1, every)
+    seq = split_sequence(s["context"][a], np.ones(a.sum(), bool), s["value"][a], s["context"][a],
+                         position[s["label_item"][mine]], s["worker"][mine], s["vote"][mine], s["pivotal"][mine],
+                         looks, alpha, min_clusters(alpha), study=s["column"][a], studies=replicates, single=True)
+    low, high = np.maximum.accumulate(seq["lower"], axis=1), np.minimum.accumulate(seq["upper"], axis=1)
+    one_low, one_high = binary_mixture_sequence(s["value"][a].reshape(replicates, size), alpha)
+    one_low, one_high = one_low[:, looks - 1], one_high[:, looks - 1]
+    return {"two-facet": float(((low > truth) | (high < truth)).any(axis=1).mean()),
+            "one-facet": float(((one_low > truth) | (one_high < truth)).any(axis=1).mean()), "truth": truth}
+
+
+def _share(effect: float, draws: int = 400_000, seed: int = 99) -> float:
+    """A model's yes-majority share over fresh contexts and workers (``ssa-static``'s logistic model)."""
+    rng = np.random.default_rng(seed)
+    k = SSA["labels"]
+    eta = (SSA["base"] + effect + rng.normal(0, SSA["context"], draws) + rng.normal(0, SSA["context_model"], draws))
+    eta = eta[:, None] + rng.normal(0, SSA["worker"], (draws, k)) + rng.normal(0, SSA["worker_model"], (draws, k))
+    return float(np.mean(2 * (rng.random((draws, k)) < 1 / (1 + np.exp(-eta))).sum(axis=1) > k))
 
 
 def binary_mixture_sequence(x: np.ndarray, alpha: float, grid: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -512,7 +512,7 @@ def crossed_sequence(values, rank, facets, looks, alpha: float = 0.05, need: int
 
 
 def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, pivot, looks, alpha: float = 0.05,
-                   need: int = 2, study=None, studies: int = 1) -> dict:
+                   need: int = 2, study=None, studies: int = 1, single: bool = False) -> dict:
     """The two-facet confidence sequence of B's mean item value minus A's (on [-1, 1]) where items
     are labelled by workers crossed with the items' contexts (static SSA: an item's value is its
     majority label), for ``studies`` studies at once: :func:`crossed_sequence` with the standard
@@ -529,7 +529,9 @@ def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, p
     the plug-in's artefact at the ends) adds its rate's binomial variance at the rate shrunk off the
     end, and a look with fewer than ``need`` levels of a facet (or no
     item of a model) says nothing: [-1, 1]. Arrays (studies, looks): estimate, se, df, lower,
-    upper, informative, levels (2, studies, looks)."""
+    upper, informative, levels (2, studies, looks). ``single``: every item is one model's (``is_b``
+    all true) and the sequence is of its mean on [0, 1] (status' per-model rates): the same split
+    variance, B's half of it."""
     from parlai_acute.stats.inference import difference_split_tests, scaled_votes
 
     rank = np.asarray(rank, dtype=np.int64)
@@ -541,7 +543,7 @@ def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, p
     n_looks, shape = len(looks), (studies, len(looks))
     if not n_looks or not len(rank):
         empty = np.full(shape, np.nan)
-        return {"estimate": empty, "se": empty, "df": empty, "lower": np.full(shape, -1.0),
+        return {"estimate": empty, "se": empty, "df": empty, "lower": np.full(shape, 0.0 if single else -1.0),
                 "upper": np.full(shape, 1.0), "informative": np.zeros(shape, bool), "levels": np.zeros((2,) + shape, int)}
     order = np.argsort(rank, kind="stable")
     position = np.empty(len(rank), dtype=np.int64)
@@ -570,13 +572,19 @@ def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, p
     sums_a = np.bincount(column[~is_b[rows]], weights=value[rows][~is_b[rows]], minlength=columns).reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_a, p_b = (sums_a + 0.5) / (n_a + 1), (sums_b + 0.5) / (n_b + 1)
-        alike_a, alike_b = (sums_a == 0) | (sums_a == n_a), (sums_b == 0) | (sums_b == n_b)
+        alike_a = (n_a > 0) & ((sums_a == 0) | (sums_a == n_a))
+        alike_b = (n_b > 0) & ((sums_b == 0) | (sums_b == n_b))
         floor = np.where(alike_a, p_a * (1 - p_a) / n_a, 0.0) + np.where(alike_b, p_b * (1 - p_b) / n_b, 0.0)
         se = np.sqrt(np.where(np.isfinite(se), se, 0.0) ** 2 + floor)
         se = np.where(np.isfinite(se) & (se > 0), se, np.nan)
+    if single:  # B's mean alone: A has no items (its half of the variance is empty)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = sums_b / n_b
+        n_a = np.ones(shape)
     informative = ((levels.min(axis=0) >= need) & (df >= 1) & np.isfinite(se) & (se > 0) & (n_a > 0) & (n_b > 0))
     half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
-    lower = np.where(informative, np.maximum(estimate - half, -1.0), -1.0)
+    low_end = 0.0 if single else -1.0
+    lower = np.where(informative, np.maximum(estimate - half, low_end), low_end)
     upper = np.where(informative, np.minimum(estimate + half, 1.0), 1.0)
     return {"estimate": estimate, "se": se, "df": df, "lower": lower, "upper": upper, "informative": informative,
             "levels": levels}

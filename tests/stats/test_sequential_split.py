@@ -7,7 +7,8 @@ workers x contexts crossed, both sampled.
   and the disjoint rates) at most alpha + 2 points;
 * the simulation's vectorised one-facet sequence is status' own, number for number;
 * the two-facet sequence's last look has the analysis' standard error (the same split variance);
-* where each worker labels one context, status' numbers are unchanged (one facet);
+* where each worker labels one context, status' numbers are unchanged (one facet); where workers
+  cross contexts, each model's rate has a two-facet interval too, its sequence over contexts beside it;
 * status and the stop rule name the design and the procedure and decide a clear difference.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from parlai_acute.monitoring.status import status, status_lines
 from parlai_acute.monitoring.stopping import StopRule
 from parlai_acute.ssa.estimands import crossed_labels
 from parlai_acute.ssa.simulate import simulate_labels
-from parlai_acute.stats.crossed_designs import binary_mixture_sequence, peeking_ssa
+from parlai_acute.stats.crossed_designs import binary_mixture_sequence, peeking_ssa, peeking_ssa_rate
 from parlai_acute.stats.inference import difference_split_tests
 from parlai_acute.stats.sequential import confidence_sequence, split_sequence
 
@@ -33,6 +34,12 @@ def test_peeking_at_equal_models_with_workers_across_contexts_stops_at_most_alph
     assert rates["one-facet"]["rate"] > ALPHA + 0.02  # a verdict about these 6 workers, not the models
     assert rates["stop rule"]["rate"] <= ALPHA + 0.02
     assert rates["two-facet"]["rate"] <= ALPHA + 0.02
+
+
+def test_a_rate_watched_after_every_10_contexts_covers_the_population_rate():
+    # one model's share, 200 contexts labelled by a pool of 6 workers: the sequence over contexts is about them
+    miss = peeking_ssa_rate(200, 6, 300, seed=31, every=10, alpha=ALPHA)
+    assert miss["two-facet"] <= ALPHA + 0.02 and miss["one-facet"] > 3 * ALPHA
 
 
 def test_the_simulations_one_facet_sequence_is_status_own():
@@ -98,6 +105,19 @@ def test_one_worker_per_context_keeps_the_one_facet_numbers():
     good, bad = rows[("sensibleness", "good")], rows[("sensibleness", "bad")]
     assert pair["lower"] == pytest.approx(good["lower"] - bad["upper"])
     assert pair["upper"] == pytest.approx(good["upper"] - bad["lower"])
-    # the rate rows are the same sequences in both designs (only the pairs changed)
+    # crossed: the sequence over contexts is kept, number for number, as one_facet beside the two-facet one
     crossed = {(r["group"], r["comparison"]): r for r in status(labels)["rows"]}
-    assert crossed[("sensibleness", "good")]["lower"] == good["lower"]
+    rate = crossed[("sensibleness", "good")]
+    assert "one_facet" not in good and rate["one_facet"]["lower"] == good["lower"]
+    assert rate["one_facet"]["upper"] == good["upper"] and rate["procedure"].startswith("two-facet")
+
+
+def test_a_rate_interval_over_both_facets_is_valid_at_every_look_and_says_when_it_cannot_be():
+    labels = _crossed({"good": (0.9, 0.7), "bad": (0.3, 0.2)})
+    rows = {(r["group"], r["comparison"]): r for r in status(labels)["rows"]}
+    rate = rows[("sensibleness", "good")]
+    assert 0 <= rate["lower"] < rate["estimate"] < rate["upper"] <= 1 and rate["levels"] == 12
+    few = {(r["group"], r["comparison"]): r for r in status(_crossed({"good": (0.9, 0.7), "bad": (0.3, 0.2)},
+                                                                     workers=4))["rows"]}
+    rate = few[("sensibleness", "good")]
+    assert (rate["lower"], rate["upper"]) == (0.0, 1.0) and "4 workers" in rate["note"]
