@@ -31,6 +31,9 @@ budget (5 x the fixed design) is spent.
   the disjoint rates over contexts) stopped with a difference; target <= alpha + 2 points
   (``_10``: a pool of 10 workers). Beside it the disjoint rates alone (workers held fixed, what
   status used before), the two-facet sequence alone and the fixed split test once at the end.
+* ``sequential_ssa_rate_miss``: one model's rate, the same design at 6, 10 and 30 workers: share of
+  runs whose status interval (two-facet) misses the population rate at some look (the worst of the
+  three); beside it the sequence over contexts alone (workers fixed).
 * ``sequential_ssa_crossed_power_<workers>_<effect>``: the same at a real difference (logit 0.8, 1.5).
 * ``sequential_crossed_power_<pool>_<effect>``: the same designs (pools of 20 and 60 pairs) at a
   real difference (log-odds 0.8 and 1.5): the stop rule's power and median workers at the stop,
@@ -96,6 +99,14 @@ def ssa_crossed(runs: int = 2000):
         yield {"name": f"sequential_ssa_crossed_false_stop{suffix}", "value": round(null["stop rule"]["rate"], 4),
                "target": ALPHA + 0.02, **_rates(null, "contexts"), "contexts": 200, "workers": workers,
                "labels_per_reply": 5, "look_every_contexts": 10, "runs": runs, "seed": seed}
+    from parlai_acute.stats.crossed_designs import peeking_ssa_rate
+
+    misses = {w: peeking_ssa_rate(200, w, runs // 2, seed=31, every=10, alpha=ALPHA) for w in (6, 10, 30)}
+    yield {"name": "sequential_ssa_rate_miss", "value": round(max(m["two-facet"] for m in misses.values()), 4),
+           "target": ALPHA + 0.02, **{f"two_facet_{w}": round(m["two-facet"], 4) for w, m in misses.items()},
+           **{f"one_facet_{w}": round(m["one-facet"], 4) for w, m in misses.items()},
+           "population_rate": round(misses[6]["truth"], 4), "contexts": 200, "workers": [6, 10, 30],
+           "look_every_contexts": 10, "runs": runs // 2, "seed": 31}
     for workers in (6, 10):
         for effect in (0.8, 1.5):
             res = peeking_ssa(200, workers, effect, runs // 4, seed=24, every=10, alpha=ALPHA)

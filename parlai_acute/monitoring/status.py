@@ -23,7 +23,8 @@ were read and which procedures decided the rows; the ``unit:`` line says it in w
 pairs where workers label replies to several contexts (the observations' ``attrs["split_facet"]``;
 the protocol's ``crossed_labels`` gives the analysis' arrays) are decided the same way, with the
 analysis' split variance (:func:`parlai_acute.stats.sequential.split_sequence`), the disjoint rates
-over contexts kept as ``one_facet``; each model's own rate row still holds the workers fixed.
+over contexts kept as ``one_facet``; each model's own rate likewise (its sequence over contexts
+as ``one_facet``).
 
 Several comparisons are watched at once, so each gets alpha / (number of comparisons)
 (Bonferroni): "decided" then holds for all of them together at level alpha.
