@@ -196,7 +196,7 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
     return out
 
 
-def _split_pair(row: dict, s: dict, t: dict, arrays: dict, budget: int) -> dict:
+def _split_pair(row: dict, s: dict, t: dict, arrays: dict) -> dict:
     """A pair of SSA rates whose items' labels cross workers with contexts: the difference's
     two-facet sequence (:func:`parlai_acute.stats.sequential.split_sequence`: the analysis' split
     variance, CR2 on contexts, inside the crossed time-uniform boundary) at the pair's level, looked
@@ -340,7 +340,7 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
 
             arrays = lookup(protocol).estimands_module().crossed_labels(df)
             for i, (s, t) in enumerate(pairs, start=len(rows) - len(pairs)):
-                rows[i] = _split_pair(rows[i], s, t, arrays, budget)
+                rows[i] = _split_pair(rows[i], s, t, arrays)
             # each model's own rate too (after the pairs, whose one_facet reads the rates' one-facet sequences)
             rows[:len(found)] = [_split_rate(r, s, arrays) for r, s in zip(rows[:len(found)], found)]
     else:
