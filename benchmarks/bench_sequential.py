@@ -24,6 +24,17 @@ budget (5 x the fixed design) is spent.
   every 6). Beside it: the one-facet betting sequence alone
   (conversations held fixed, what status used before), the two-facet sequence alone, the
   Bonferroni-over-looks fixed test, and the fixed analysis once at the end (no peeking).
+* ``sequential_ssa_crossed_false_stop``: static SSA with workers crossed with contexts (issue 23;
+  ``ssa-static``: two models reply to 200 contexts, each reply labelled by 5 of a pool of 6
+  workers, worker x model taste sd 1.0), equal models, looked at after every 10 contexts: share of
+  runs the stop rule of ``status`` (the two-facet sequence with the analysis' split variance, and
+  the disjoint rates over contexts) stopped with a difference; target <= alpha + 2 points
+  (``_10``: a pool of 10 workers). Beside it the disjoint rates alone (workers held fixed, what
+  status used before), the two-facet sequence alone and the fixed split test once at the end.
+* ``sequential_ssa_rate_miss``: one model's rate, the same design at 6, 10 and 30 workers: share of
+  runs whose status interval (two-facet) misses the population rate at some look (the worst of the
+  three); beside it the sequence over contexts alone (workers fixed).
+* ``sequential_ssa_crossed_power_<workers>_<effect>``: the same at a real difference (logit 0.8, 1.5).
 * ``sequential_crossed_power_<pool>_<effect>``: the same designs (pools of 20 and 60 pairs) at a
   real difference (log-odds 0.8 and 1.5): the stop rule's power and median workers at the stop,
   beside the one-facet rule's (bought with its false stops) and the fixed analysis' at the end.
@@ -67,15 +78,42 @@ def run():
            "dialogues": 100, "turns_per_dialogue": 10, "dialogue_sd": 1.5,
            "per_judgment_ignoring_dialogues": round(naive, 4), "seed": 0}
     yield from crossed()
+    yield from ssa_crossed()
 
 
-def _rates(result: dict) -> dict:
+def _rates(result: dict, clock: str = "workers") -> dict:
     names = {"stop rule": "stop_rule", "one-facet": "one_facet", "two-facet": "two_facet_alone",
              "bonferroni looks": "bonferroni_looks", "fixed once": "fixed_once_at_end"}
     out = {names[k]: round(v["rate"], 4) for k, v in result.items() if k in names}
-    out |= {f"{names[k]}_median_workers": v["median_workers"] for k, v in result.items()
+    out |= {f"{names[k]}_median_{clock}": v[f"median_{clock}"] for k, v in result.items()
             if k in ("stop rule", "one-facet")}
     return out
+
+
+def ssa_crossed(runs: int = 2000):
+    """Rows for static SSA's two-facet stop rule (module docstring)."""
+    from parlai_acute.stats.crossed_designs import peeking_ssa
+
+    for workers, seed, suffix in ((6, 23, ""), (10, 25, "_10")):
+        null = peeking_ssa(200, workers, 0.0, runs, seed=seed, every=10, alpha=ALPHA)
+        yield {"name": f"sequential_ssa_crossed_false_stop{suffix}", "value": round(null["stop rule"]["rate"], 4),
+               "target": ALPHA + 0.02, **_rates(null, "contexts"), "contexts": 200, "workers": workers,
+               "labels_per_reply": 5, "look_every_contexts": 10, "runs": runs, "seed": seed}
+    from parlai_acute.stats.crossed_designs import peeking_ssa_rate
+
+    misses = {w: peeking_ssa_rate(200, w, runs // 2, seed=31, every=10, alpha=ALPHA) for w in (6, 10, 30)}
+    yield {"name": "sequential_ssa_rate_miss", "value": round(max(m["two-facet"] for m in misses.values()), 4),
+           "target": ALPHA + 0.02, **{f"two_facet_{w}": round(m["two-facet"], 4) for w, m in misses.items()},
+           **{f"one_facet_{w}": round(m["one-facet"], 4) for w, m in misses.items()},
+           "population_rate": round(misses[6]["truth"], 4), "contexts": 200, "workers": [6, 10, 30],
+           "look_every_contexts": 10, "runs": runs // 2, "seed": 31}
+    for workers in (6, 10):
+        for effect in (0.8, 1.5):
+            res = peeking_ssa(200, workers, effect, runs // 4, seed=24, every=10, alpha=ALPHA)
+            yield {"name": f"sequential_ssa_crossed_power_{workers}_{effect}",
+                   "value": round(res["stop rule"]["rate"], 4), **_rates(res, "contexts"), "contexts": 200,
+                   "workers": workers, "look_every_contexts": 10, "effect_log_odds": effect, "runs": runs // 4,
+                   "seed": 24}
 
 
 def crossed(runs: int = 2000):

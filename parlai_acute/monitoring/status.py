@@ -19,7 +19,12 @@ treat workers and conversations both as sampled: the two-facet asymptotic confid
 time-uniform boundary), decided when it and the one-facet sequence over workers both exclude no
 difference (why: that module's docstring). The one-facet sequence stays beside it as
 ``one_facet``, a statement about these conversations. ``design`` in the result says which facets
-were read and which procedures decided the rows; the ``unit:`` line says it in words.
+were read and which procedures decided the rows; the ``unit:`` line says it in words. Static SSA
+pairs where workers label replies to several contexts (the observations' ``attrs["split_facet"]``;
+the protocol's ``crossed_labels`` gives the analysis' arrays) are decided the same way, with the
+analysis' split variance (:func:`parlai_acute.stats.sequential.split_sequence`), the disjoint rates
+over contexts kept as ``one_facet``; each model's own rate likewise (its sequence over contexts
+as ``one_facet``).
 
 Several comparisons are watched at once, so each gets alpha / (number of comparisons)
 (Bonferroni): "decided" then holds for all of them together at level alpha.
@@ -42,6 +47,13 @@ from parlai_acute.stats.sequential import (GRID, cluster_stream, confidence_sequ
 CROSSED_PROCEDURE = ("asymptotic confidence sequence: the mean +/- a time-uniform normal-mixture multiple of its "
                      "two-way cluster-robust standard error (CR3, as analyze), read on a t with min(levels) - 1 df; "
                      "Waudby-Smith et al. 2024")
+
+#: how an SSA pair is decided where workers and contexts are crossed (status, results.json, the stop rule)
+SPLIT_PROCEDURE = ("asymptotic confidence sequence: the difference +/- a time-uniform normal-mixture multiple of its "
+                   "two-way standard error over contexts and workers (CR2 on contexts, item majorities split into "
+                   "their labels' linear parts, as ssa analyze), read on a t with the contexts that carry it as df; "
+                   "Waudby-Smith et al. 2024")
+
 
 def monitors() -> dict:
     """Every protocol that defines what status watches (``MONITOR`` in its estimands module), by name."""
@@ -122,6 +134,8 @@ def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> li
         # a second sampled facet some level of which serves several of the comparison's observations
         codes = [pd.factorize(part[f].to_numpy())[0] for f in facets] if m0 is not None else []
         levels = [int(c.max()) + 1 if len(c) else 0 for c in codes]
+        if obs.attrs.get("split_facet") and m0 is None:  # rates whose items' labels cross workers with contexts
+            item["split_rows"] = part[["item", "cluster", "timestamp"]]
         if any(g < len(part) for g in levels):
             rank = pd.Index(stream["cluster"].to_numpy()).get_indexer(part["cluster"].to_numpy())
             item["crossed"] = {"values": values.to_numpy(float), "rank": rank, "facets": codes, "name": facet_name,
@@ -182,6 +196,102 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
     return out
 
 
+def _split_pair(row: dict, s: dict, t: dict, arrays: dict) -> dict:
+    """A pair of SSA rates whose items' labels cross workers with contexts: the difference's
+    two-facet sequence (:func:`parlai_acute.stats.sequential.split_sequence`: the analysis' split
+    variance, CR2 on contexts, inside the crossed time-uniform boundary) at the pair's level, looked
+    at after each of the :func:`crossed_looks` context counts (contexts in the order they completed),
+    decided when it and the disjoint rates' sequences (``one_facet``, workers fixed) agree, as
+    :func:`_crossed` decides ACUTE pairs. Too few contexts or workers: undecided, and the note says
+    how many a verdict about the models needs."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    if row["estimate"] is None:
+        return row
+    alpha = row["alpha"]
+    need = min_clusters(alpha)
+    both = pd.concat([s["split_rows"], t["split_rows"]], ignore_index=True)
+    order = cluster_stream(both.assign(_v=0.0), "_v", "cluster", "timestamp")
+    rank = pd.Index(order["cluster"].to_numpy()).get_indexer(both["cluster"].to_numpy())
+    at = pd.Index(arrays["item"]).get_indexer(both["item"].astype(str).to_numpy())
+    q = arrays["measures"].index(s["measure"])
+    position = np.full(len(arrays["item"]), -1)
+    position[at] = np.arange(len(at))
+    mine = position[arrays["label_item"]] >= 0
+    label_item = position[arrays["label_item"][mine]]
+    is_b = np.arange(len(both)) >= len(s["split_rows"])  # t: the later name, B
+    clusters = len(order)
+    looks = crossed_looks(clusters, need)
+    seq = split_sequence(rank, is_b, arrays["values"][at, q], arrays["context"][at], label_item,
+                         arrays["worker"][mine], arrays["votes"][mine, q], arrays["pivots"][mine, q], looks, alpha, need)
+    workers = int(len(np.unique(arrays["worker"][mine])))
+    keep = {k: row[k] for k in ("estimate", "lower", "upper", "decided")}
+    keep["procedure"] = row["procedure"] = ("two rates' betting confidence sequences over contexts, disjoint "
+                                            "(workers fixed)")
+    out = {**row, "one_facet": keep, "levels": workers, "facet": "worker",
+           "levels_text": f"{clusters} contexts x {workers} workers", "more": None, "note": "",
+           "procedure": f"two-facet {SPLIT_PROCEDURE}, over contexts and workers"}
+    if not len(looks) or not seq["informative"][0].any():
+        out |= {"lower": -1.0, "upper": 1.0, "decided": "undecided"}
+        few = min(clusters, workers)
+        facet = "workers" if workers <= clusters else "contexts"
+        out["note"] = (f"{few} {facet}: a verdict about the models needs at least {need} (the disjoint rates over "
+                       f"contexts, about these workers, are one_facet)" if few < need else
+                       "every context and worker has the same difference, so no interval follows yet")
+        return out
+    dec = crossed_decide(seq, 0.0)
+    two = str(dec["decided"][0])
+    out |= {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0]), "two_facet_decided": two}
+    if two != "undecided" and row["decided"] == two:
+        return out | {"decided": two}
+    out["decided"] = "undecided"
+    out["note"] = ("the two-facet sequence excludes no difference; the stop waits for the rates' sequences over "
+                   "contexts to be disjoint" if two != "undecided" else
+                   "decided for these workers only (one_facet); not yet for the models"
+                   if row["decided"] != "undecided" else "")
+    return out
+
+
+def _split_rate(row: dict, s: dict, arrays: dict) -> dict:
+    """One model's SSA rate where its items' labels cross workers with contexts: the interval of
+    :func:`parlai_acute.stats.sequential.split_sequence` of its mean (``single``: the analysis'
+    split variance of one model's share) at the rate's level, the running intersection over the
+    :func:`crossed_looks` context counts; the sequence over contexts stays as ``one_facet``. Too few
+    contexts or workers: [0, 1], and the note says how many."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    if row["estimate"] is None or "split_rows" not in s:
+        return row
+    alpha, rows = row["alpha"], s["split_rows"]
+    need = min_clusters(alpha)
+    rank = pd.Index(s["stream"]["cluster"].to_numpy()).get_indexer(rows["cluster"].to_numpy())
+    at = pd.Index(arrays["item"]).get_indexer(rows["item"].astype(str).to_numpy())
+    q = arrays["measures"].index(s["measure"])
+    position = np.full(len(arrays["item"]), -1)
+    position[at] = np.arange(len(at))
+    mine = position[arrays["label_item"]] >= 0
+    clusters = len(s["stream"])
+    looks = crossed_looks(clusters, need)
+    seq = split_sequence(rank, np.ones(len(rows), bool), arrays["values"][at, q], arrays["context"][at],
+                         position[arrays["label_item"][mine]], arrays["worker"][mine], arrays["votes"][mine, q],
+                         arrays["pivots"][mine, q], looks, alpha, need, single=True)
+    workers = int(len(np.unique(arrays["worker"][mine])))
+    keep = {k: row[k] for k in ("estimate", "lower", "upper", "decided", "procedure")}
+    out = {**row, "one_facet": keep, "levels": workers, "facet": "worker",
+           "levels_text": f"{clusters} contexts x {workers} workers",
+           "procedure": f"two-facet {SPLIT_PROCEDURE.replace('the difference', 'the rate')}, over contexts and "
+                        f"workers"}
+    if not len(looks) or not seq["informative"][0].any():
+        few, facet = (workers, "workers") if workers <= clusters else (clusters, "contexts")
+        return out | {"lower": 0.0, "upper": 1.0,
+                      "note": (f"{few} {facet}: an interval about the models needs at least {need}" if few < need else
+                               "every context and worker has the same value, so no interval follows yet")}
+    dec = crossed_decide(seq, -1.0)  # no null: only the running intersection
+    return out | {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0])}
+
+
 def _centred(row: dict, s: dict) -> dict:
     """The protocol's estimate beside the sequence's centre (the mean of per-cluster means), both
     named; they are equal when every cluster holds one observation of the comparison."""
@@ -225,6 +335,14 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
         rows = [_centred(_rate_row(s, each / 2, grid), s) for s in found]
         by = {(r["group"], r["comparison"]): r for r in rows}
         rows += [_pair_row(by[(s["group"], s["comparison"])], by[(t["group"], t["comparison"])]) for s, t in pairs]
+        if any("split_rows" in s for s in found):  # workers x contexts crossed: pairs decided for the models
+            from parlai_acute.registry import protocol as lookup
+
+            arrays = lookup(protocol).estimands_module().crossed_labels(df)
+            for i, (s, t) in enumerate(pairs, start=len(rows) - len(pairs)):
+                rows[i] = _split_pair(rows[i], s, t, arrays)
+            # each model's own rate too (after the pairs, whose one_facet reads the rates' one-facet sequences)
+            rows[:len(found)] = [_split_rate(r, s, arrays) for r, s in zip(rows[:len(found)], found)]
     else:
         count = max(len(found), 1)
         each = alpha / count
@@ -250,6 +368,14 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
                   f"{name}s both as sampled (two-facet {CROSSED_PROCEDURE.split(':')[0]}), the sequence over {over} "
                   f"alone (these {name}s fixed) shown beside them")
         design = {"facets": [spec.unit, name], "two_facet": len(crossed)}
+    elif any(r.get("levels_text") for r in rows):  # SSA: workers x contexts crossed
+        split = [r for r in rows if r.get("levels_text") and r.get("model_b")]
+        crossing = facet.split(":")[0]  # "N of M workers label items of several contexts or conversations"
+        facet = (f"{crossing}: workers x contexts crossed; every rate's and model pair's interval and decision treat "
+                 f"contexts and workers both as sampled (two-facet {SPLIT_PROCEDURE.split(':')[0]}, the analysis' "
+                 f"split variance), the sequences over contexts alone (these workers fixed; a pair: the two rates' "
+                 f"disjoint) shown beside them")
+        design = {"facets": [spec.unit, "worker"], "two_facet": len(split)}
     elif facet and any(s["facets_declared"] for s in found):
         facet += ("; within each comparison every conversation serves one judgment, so the worker is the one sampled "
                   "facet there")
@@ -447,7 +573,8 @@ def status_lines(result: dict) -> list[str]:
                      f"{row['judgments']} judgments  {verdict}")
         one = row.get("one_facet")
         if one:  # two sampled facets: the interval above treats both as random; the one-facet sequence beside it
-            lines.append(f"    two facets ({row['levels']} {row['facet']}s per model); over {row['unit']}s alone, "
+            levels = row.get("levels_text") or f"{row['levels']} {row['facet']}s per model"
+            lines.append(f"    two facets ({levels}); over {row['unit']}s alone, "
                          f"these {row['facet']}s fixed: [{_pct(one['lower']).strip()}, {_pct(one['upper']).strip()}] "
                          f"{one['decided']}" + (f"; {row['note']}" if row.get("note") else ""))
     lines.append("estimate: the protocol's, as analyze reports it (pooled); interval: the confidence sequence, "

@@ -14,8 +14,11 @@ everything so far, and fires once:
   both sampled) together with the one over workers, so a run stopped early claims a difference
   between the models, not one that holds only for these conversations: peeking after every 4
   workers at equal models judged on a pool of 20 conversation pairs, it stops 0.65 % of runs where
-  the sequence over workers alone stops 31.5 % (benchmarks/bench_sequential.py). The decision's
-  ``method`` and each comparison's ``procedure`` name it;
+  the sequence over workers alone stops 31.5 % (benchmarks/bench_sequential.py). An SSA pair whose
+  labels cross workers with contexts likewise (the two-facet sequence with the analysis' split
+  variance, and the disjoint rates): 0.0 % of A/A runs where the disjoint rates alone stop 17 %
+  (200 contexts, a pool of 6 workers, a look every 10 contexts). The decision's ``method`` and each
+  comparison's ``procedure`` name it;
 * ``budget``: the judgments (ACUTE judgments, per-turn judged turns, SSA labels) reach the budget.
 
 The decision (which comparisons, their intervals, at which judgment, alpha, the rule) is what the

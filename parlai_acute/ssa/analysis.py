@@ -244,21 +244,25 @@ def workers_cross_contexts(df: pd.DataFrame) -> bool:
 def crossed_arrays(df: pd.DataFrame, items: pd.DataFrame) -> dict:
     """The integer arrays :func:`crossed_tests` needs, built once for every pair: each item's model,
     context and values; each label's item, worker and linear part (vote times its model's share of
-    pivotal labels, per question; SSA their mean)."""
+    pivotal labels, per question; SSA their mean), and its votes and pivots per question (sensible,
+    specific), from which status rescales the linear parts at each look of its two-facet sequence."""
     model, _ = pd.factorize(items["model"])
     label_item = pd.Index(items["item"]).get_indexer(df["item"])
     n_labels = items["labels"].to_numpy()[label_item]
-    parts = []
+    parts, votes, pivots = [], [], []
     for question in ("sensible", "specific"):
         vote = df[question].to_numpy(float)
         others = items[f"{question}_votes"].to_numpy(float)[label_item] - vote
-        parts.append(inference.scaled_votes(model[label_item], vote, inference.pivotal(others, n_labels)))
+        votes.append(vote)
+        pivots.append(inference.pivotal(others, n_labels))
+        parts.append(inference.scaled_votes(model[label_item], vote, pivots[-1]))
     parts.append((parts[0] + parts[1]) / 2)
     context = items["context_id"].astype(str).to_numpy()  # a reply without a context is its own cluster
     context = np.where(context != "", context, "item:" + items["item"].astype(str).to_numpy())
     return {"names": items["model"].to_numpy(), "model": model, "context": pd.factorize(context)[0],
             "values": _item_values(items), "label_item": label_item,
-            "worker": pd.factorize(df["worker"].astype(str))[0], "parts": np.column_stack(parts)}
+            "worker": pd.factorize(df["worker"].astype(str))[0], "parts": np.column_stack(parts),
+            "votes": np.column_stack(votes), "pivots": np.column_stack(pivots)}
 
 
 def crossed_tests(arrays: dict, a: str, b: str, config: SSAConfig,

@@ -19,11 +19,11 @@ import itertools
 
 import pandas as pd
 
-from parlai_acute.ssa.analysis import SSAResult, majority_labels
+from parlai_acute.ssa.analysis import SSAResult, crossed_arrays, majority_labels, workers_cross_contexts
 from parlai_acute.ssa.labels import _TEXT, COLUMNS
 from parlai_acute.stats.estimand import Estimand, Monitor, complete, headline_table, point_estimates
 
-__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "label_rows", "estimates", "headline", "observe"]
+__all__ = ["SENSIBLENESS", "SPECIFICITY", "SENSIBLENESS_DIFFERENCE", "SPECIFICITY_DIFFERENCE", "ESTIMANDS", "MONITOR", "QUESTIONS", "label", "observations", "crossed_labels", "label_rows", "estimates", "headline", "observe"]
 
 _UNIT = "conversation (interactive and log items), else context, else item"
 SENSIBLENESS = Estimand(
@@ -73,7 +73,19 @@ def observations(labels: pd.DataFrame) -> pd.DataFrame:
              for measure, column in QUESTIONS.items()]
     out = pd.concat(parts, ignore_index=True)
     out.attrs["facet_note"] = worker_note(labels, items)
+    if out.attrs["facet_note"] and workers_cross_contexts(complete(labels, COLUMNS, _TEXT)):
+        out.attrs["split_facet"] = "worker"  # status' pair rows: the two-facet sequence (crossed_labels)
     return out
+
+
+def crossed_labels(labels: pd.DataFrame) -> dict:
+    """What status' two-facet sequence of a pair's difference needs when workers and contexts are
+    crossed (static SSA): the analysis' own arrays (:func:`parlai_acute.ssa.analysis.crossed_arrays`:
+    each item's model, context and values, each label's item, worker, votes and pivots) and the
+    items' ids (``item``), in the order of those arrays, so the pair's items are found by id."""
+    df = complete(labels, COLUMNS, _TEXT)
+    items = majority_labels(df)
+    return crossed_arrays(df, items) | {"item": items["item"].astype(str).to_numpy(), "measures": list(QUESTIONS)}
 
 
 def worker_note(labels: pd.DataFrame, items: pd.DataFrame) -> str:
@@ -87,8 +99,8 @@ def worker_note(labels: pd.DataFrame, items: pd.DataFrame) -> str:
     if not (spread > 1).any():
         return ""
     return (f"{int((spread > 1).sum())} of {len(spread)} workers label items of several contexts or conversations: "
-            f"these sequences run over those and hold the workers fixed (a statement about these workers; the "
-            f"analysis' pair tests treat both as sampled)")
+            f"each model's rate sequence runs over those and holds the workers fixed (a statement about these "
+            f"workers; the analysis' pair tests treat both as sampled)")
 
 
 def label_rows(labels: pd.DataFrame) -> pd.DataFrame:

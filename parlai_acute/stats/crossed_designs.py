@@ -44,7 +44,7 @@ from scipy import stats
 from parlai_acute.stats.inference import (difference_split_tests, multiway_tests, pivotal, scaled_votes,
                                           sign_flip_pvalues)
 
-__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking"]
+__all__ = ["DESIGNS", "EFFECTS", "simulate", "true_value", "calibrate", "peeking", "peeking_ssa", "peeking_ssa_rate"]
 
 DESIGNS = ("acute-pool", "acute-recombined", "per-turn-nested", "ssa-static", "ppi-static-ssa")
 #: Effects on the logit scale: weak and strong.
@@ -361,3 +361,127 @@ def peeking(size: int, workers: int, effect: float, replicates: int, seed: int, 
         counts.append(len(np.unique(labels[np.unique(np.concatenate([w, workers + c]))])))
     out["components"] = float(np.median(counts))
     return out
+
+
+def peeking_ssa(size: int, workers: int, effect: float, replicates: int, seed: int, every: int = 10,
+                alpha: float = 0.05) -> dict:
+    """:func:`peeking` for static SSA (``ssa-static``: two models reply to ``size`` contexts, each
+    reply labelled by 5 distinct workers of a pool of ``workers``, workers x contexts crossed), one
+    comparison (B's yes-majority share minus A's) looked at after every ``every`` contexts, in the
+    order they completed. Rules:
+
+    * ``one-facet``: what status used before: each model's betting sequence over its per-context
+      values at alpha / 2 (:func:`~parlai_acute.stats.sequential.confidence_sequence`, status' own),
+      decided when the two are disjoint: the workers held fixed;
+    * ``two-facet``: :func:`~parlai_acute.stats.sequential.split_sequence` alone (the analysis'
+      split variance, both facets random);
+    * ``stop rule``: what status and the live stop rule do: both decided, on the same side;
+    * ``fixed once``: the analysis' fixed two-way test (CR2, split) once on all ``size`` contexts.
+
+    Returns {rule: {"rate", "median_contexts"}} (contexts at the stop, over the runs that stopped)."""
+    from parlai_acute.stats.inference import min_clusters, scaled_votes
+    from parlai_acute.stats.sequential import crossed_decide, split_sequence
+
+    s = simulate("ssa-static", size, effect, replicates, seed, workers=workers)
+    looks = np.arange(every, size + 1, every)
+    need = min_clusters(alpha)
+    per = s["value"].reshape(replicates, 2, size)  # (runs, A/B, contexts in completion order)
+    (low_a, up_a), (low_b, up_b) = (binary_mixture_sequence(per[:, i], alpha / 2) for i in (0, 1))
+    above, below = low_b[:, looks - 1] > up_a[:, looks - 1], up_b[:, looks - 1] < low_a[:, looks - 1]
+    apart = above | below
+    first_apart = np.argmax(apart, axis=1)
+    one = np.where(apart.any(axis=1), looks[first_apart], -1)
+    one_side = np.where(above[np.arange(replicates), first_apart], 1, -1)
+    seq = split_sequence(s["context"], s["is_b"], s["value"], s["context"], s["label_item"], s["worker"], s["vote"],
+                         s["pivotal"], looks, alpha, need, study=s["column"], studies=replicates)
+    decided = crossed_decide(seq, 0.0)
+    first = decided["first"]
+    two = np.where(first >= 0, looks[np.maximum(first, 0)], -1)
+    two_side = np.where(decided["decided"] == "above", 1, -1)
+    part = scaled_votes(2 * s["column"][s["label_item"]] + s["is_b"][s["label_item"]], s["vote"], s["pivotal"])
+    fixed = difference_split_tests(s["column"], s["is_b"], s["value"], s["context"], s["label_item"], s["worker"],
+                                   part, replicates, 1 - alpha)
+    once = np.where(np.nan_to_num(fixed["p"], nan=1.0) < alpha, size, -1)
+    both = (one > 0) & (two > 0) & (one_side == two_side)
+    out = {}
+    for name, at in (("one-facet", one), ("two-facet", two), ("stop rule", np.where(both, np.maximum(one, two), -1)),
+                     ("fixed once", once)):
+        stopped = at > 0
+        out[name] = {"rate": float(stopped.mean()),
+                     "median_contexts": float(np.median(at[stopped])) if stopped.any() else None}
+    return out
+
+
+def peeking_ssa_rate(size: int, workers: int, replicates: int, seed: int, every: int = 10,
+                     alpha: float = 0.05) -> dict:
+    """How often one model's rate sequence misses the population rate at some look (``ssa-static``,
+    model A, looked at after every ``every`` contexts): ``two-facet``, status' interval where
+    workers cross contexts (:func:`~parlai_acute.stats.sequential.split_sequence` of the one
+    model's mean), and ``one-facet``, its betting sequence over contexts (workers fixed). The
+    population rate (fresh contexts and workers) is :func:`true_value`'s Monte Carlo integral."""
+    from parlai_acute.stats.inference import min_clusters
+    from parlai_acute.stats.sequential import split_sequence
+
+    truth = _share(0.0)
+    s = simulate("ssa-static", size, 0.0, replicates, seed, workers=workers)
+    a = ~s["is_b"]
+    position = np.full(len(a), -1)
+    position[a] = np.arange(a.sum())
+    mine = position[s["label_item"]] >= 0
+    looks = np.arange(every, size + 1, every)
+    seq = split_sequence(s["context"][a], np.ones(a.sum(), bool), s["value"][a], s["context"][a],
+                         position[s["label_item"][mine]], s["worker"][mine], s["vote"][mine], s["pivotal"][mine],
+                         looks, alpha, min_clusters(alpha), study=s["column"][a], studies=replicates, single=True)
+    low, high = np.maximum.accumulate(seq["lower"], axis=1), np.minimum.accumulate(seq["upper"], axis=1)
+    one_low, one_high = binary_mixture_sequence(s["value"][a].reshape(replicates, size), alpha)
+    one_low, one_high = one_low[:, looks - 1], one_high[:, looks - 1]
+    return {"two-facet": float(((low > truth) | (high < truth)).any(axis=1).mean()),
+            "one-facet": float(((one_low > truth) | (one_high < truth)).any(axis=1).mean()), "truth": truth}
+
+
+def _share(effect: float, draws: int = 400_000, seed: int = 99) -> float:
+    """A model's yes-majority share over fresh contexts and workers (``ssa-static``'s logistic model)."""
+    rng = np.random.default_rng(seed)
+    k = SSA["labels"]
+    eta = (SSA["base"] + effect + rng.normal(0, SSA["context"], draws) + rng.normal(0, SSA["context_model"], draws))
+    eta = eta[:, None] + rng.normal(0, SSA["worker"], (draws, k)) + rng.normal(0, SSA["worker_model"], (draws, k))
+    return float(np.mean(2 * (rng.random((draws, k)) < 1 / (1 + np.exp(-eta))).sum(axis=1) > k))
+
+
+def binary_mixture_sequence(x: np.ndarray, alpha: float, grid: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper ends, after every observation, of the mixture betting confidence sequence
+    of :func:`~parlai_acute.stats.sequential.confidence_sequence` (``bets="mixture"``, every
+    observation a look, running intersection) for many runs of 0/1 outcomes at once (``x``: runs
+    x T, T <= 400): on 0/1 outcomes each constant bet's wealth is (q/m)^k ((1-q)/(1-m))^(n-k), so
+    the log wealth is a function of (k, n) that is convex in m, every look's set is an interval,
+    and the running intersection is the running max of the lower ends and min of the upper ones.
+    The same numbers as that function (tests/stats/test_sequential_crossed.py), thousands of runs
+    in a second, which the peeking simulation needs."""
+    from scipy import special
+
+    from parlai_acute.stats.sequential import GRID, PRIOR, POINTS
+
+    grid = grid or GRID
+    x = np.asarray(x, dtype=float)
+    runs, t = x.shape
+    ms = (np.arange(grid) + 0.5) / grid
+    q = stats.beta.ppf((np.arange(POINTS) + 0.5) / POINTS, *PRIOR)
+    n = np.arange(1, t + 1)
+    k = np.arange(t + 1)
+    # log mean_q q^k (1 - q)^(n - k), for every (n, k) with k <= n
+    mix = special.logsumexp(k[None, :, None] * np.log(q) + (n[:, None, None] - k[None, :, None]) * np.log1p(-q),
+                            axis=-1) - np.log(POINTS)
+    log_w = (mix[..., None] - k[None, :, None] * np.log(ms) - (n[:, None, None] - k[None, :, None]) * np.log1p(-ms))
+    inside = log_w < np.log(1 / alpha)  # (n, k, grid)
+    any_in = inside.any(axis=-1)
+    low_cell = np.where(any_in, np.argmax(inside, axis=-1), grid)
+    high_cell = np.where(any_in, grid - 1 - np.argmax(inside[..., ::-1], axis=-1), -1)
+    counts = np.cumsum(x, axis=1).astype(int)
+    low_i = np.maximum.accumulate(low_cell[n - 1, counts], axis=1)
+    high_i = np.minimum.accumulate(high_cell[n - 1, counts], axis=1)
+    half = 0.5 / grid
+    est = counts / n
+    ok = low_i <= high_i
+    lower = np.where(ok, np.maximum(ms[np.minimum(low_i, grid - 1)] - half, 0.0), np.maximum(est - half, 0.0))
+    upper = np.where(ok, np.minimum(ms[np.maximum(high_i, 0)] + half, 1.0), np.minimum(est + half, 1.0))
+    return lower, upper

@@ -66,6 +66,12 @@ stops; 26 % and 90 % power), but needs the number of looks fixed in advance, whi
 looks (every unit, then every 5 % growth) are not. The asymptotic sequence is valid as the
 levels of both facets grow; at 20 conversations per model it is conservative (0.65 %), and with
 fewer than :func:`parlai_acute.stats.inference.min_clusters` levels of a facet it says nothing.
+Static SSA, where workers label replies to several contexts, gets the same procedure on the context
+clock, :func:`split_sequence`, with the standard error of the SSA analysis' own split variance
+(:func:`parlai_acute.stats.inference.difference_split_tests`; an item's majority is not one cell of
+a worker, so the sandwich of ``multiway_tests`` does not apply): peeking after every 10 of 200
+contexts labelled by a pool of 6 workers, the disjoint rates over contexts stop 17 % of A/A runs,
+the rule 0.0 % (docs/anytime.md).
 
 Every function is pure (arrays or tidy tables in, arrays or dicts out) and vectorised over
 leading axes so that simulations of thousands of runs looked at after every observation
@@ -85,7 +91,7 @@ __all__ = ["BET_CAP", "GRID", "PRIOR", "POINTS", "BINS", "plugin_bets", "betting
            "log_capital", "confidence_sequence", "crossing_index", "sequential_test", "normal_mixture_rho",
            "normal_mixture_halfwidth", "normal_mixture_log_martingale", "beta_mixture_log_factor",
            "cluster_stream", "judgments_needed", "bets_for", "decide", "simulate_cluster_means", "CROSSED_TIGHTEST",
-           "crossed_multiplier", "crossed_looks", "crossed_sequence", "crossed_decide"]
+           "crossed_multiplier", "crossed_looks", "crossed_sequence", "split_sequence", "crossed_decide"]
 
 #: largest bet as a share of the wealth that may be lost (Waudby-Smith & Ramdas use 1/2 or 3/4)
 BET_CAP = 0.5
@@ -501,6 +507,85 @@ def crossed_sequence(values, rank, facets, looks, alpha: float = 0.05, need: int
     half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
     lower = np.where(informative, np.maximum(estimate - half, lo), lo)
     upper = np.where(informative, np.minimum(estimate + half, hi), hi)
+    return {"estimate": estimate, "se": se, "df": df, "lower": lower, "upper": upper, "informative": informative,
+            "levels": levels}
+
+
+def split_sequence(rank, is_b, value, context, label_item, label_worker, vote, pivot, looks, alpha: float = 0.05,
+                   need: int = 2, study=None, studies: int = 1, single: bool = False) -> dict:
+    """The two-facet confidence sequence of B's mean item value minus A's (on [-1, 1]) where items
+    are labelled by workers crossed with the items' contexts (static SSA: an item's value is its
+    majority label), for ``studies`` studies at once: :func:`crossed_sequence` with the standard
+    error of the SSA analysis' own split variance
+    (:func:`parlai_acute.stats.inference.difference_split_tests`: CR2 on contexts, each majority's
+    linear part in its labels over workers, the contexts that carry the variance as df).
+
+    Items: ``rank`` (the 0-based order in which the item's cluster, its context, completed),
+    ``is_b``, ``value`` (0/1), ``context`` (codes); labels: ``label_item``, ``label_worker``,
+    ``vote`` (0/1) and ``pivot`` (:func:`parlai_acute.stats.inference.pivotal`); ``looks``: cluster
+    counts. At each look the labels' linear parts are the analysis' (:func:`~parlai_acute.stats.
+    inference.scaled_votes`, its model's share of pivotal labels among the look's labels). The same
+    guard as :func:`crossed_sequence`: a model whose items are all alike (its split variance 0,
+    the plug-in's artefact at the ends) adds its rate's binomial variance at the rate shrunk off the
+    end, and a look with fewer than ``need`` levels of a facet (or no
+    item of a model) says nothing: [-1, 1]. Arrays (studies, looks): estimate, se, df, lower,
+    upper, informative, levels (2, studies, looks). ``single``: every item is one model's (``is_b``
+    all true) and the sequence is of its mean on [0, 1] (status' per-model rates): the same split
+    variance, B's half of it."""
+    from parlai_acute.stats.inference import difference_split_tests, scaled_votes
+
+    rank = np.asarray(rank, dtype=np.int64)
+    is_b, value = np.asarray(is_b, dtype=bool), np.asarray(value, dtype=float)
+    context = np.asarray(context, dtype=np.int64)
+    label_item = np.asarray(label_item, dtype=np.int64)
+    looks = np.asarray(looks, dtype=np.int64)
+    study = np.zeros(len(rank), dtype=np.int64) if study is None else np.asarray(study, dtype=np.int64)
+    n_looks, shape = len(looks), (studies, len(looks))
+    if not n_looks or not len(rank):
+        empty = np.full(shape, np.nan)
+        return {"estimate": empty, "se": empty, "df": empty, "lower": np.full(shape, 0.0 if single else -1.0),
+                "upper": np.full(shape, 1.0), "informative": np.zeros(shape, bool), "levels": np.zeros((2,) + shape, int)}
+    order = np.argsort(rank, kind="stable")
+    position = np.empty(len(rank), dtype=np.int64)
+    position[order] = np.arange(len(rank))  # the item's place in completion order
+    ends = np.searchsorted(rank[order], looks, side="left")  # items of the first looks[l] clusters
+    starts = np.concatenate([[0], np.cumsum(ends)[:-1]])
+    rows = np.concatenate([order[:e] for e in ends])
+    look = np.repeat(np.arange(n_looks), ends)
+    column = study[rows] * n_looks + look
+    label_order = np.argsort(position[label_item], kind="stable")
+    label_ends = np.searchsorted(position[label_item][label_order], ends, side="left")
+    labels = np.concatenate([label_order[:e] for e in label_ends])
+    label_look = np.repeat(np.arange(n_looks), label_ends)
+    rep_item = starts[label_look] + position[label_item[labels]]  # the label's item among the replicated ones
+    columns = studies * n_looks
+    part = scaled_votes(2 * column[rep_item] + is_b[rows][rep_item], np.asarray(vote, float)[labels],
+                        np.asarray(pivot, float)[labels])
+    res = difference_split_tests(column, is_b[rows], value[rows], context[rows], rep_item,
+                                 np.asarray(label_worker, dtype=np.int64)[labels], part, columns)
+    estimate, se, df = (np.asarray(res[k], float).reshape(shape) for k in ("estimate", "se", "df"))
+    n_a, n_b = res["n_a"].reshape(shape), res["n_b"].reshape(shape)
+    levels = res["levels"].reshape((2,) + shape)
+    # a model whose items are all alike adds nothing to the split variance: the plug-in's artefact at 0 or 1, not
+    # certainty; its rate's binomial variance at the rate shrunk off the end is added (crossed_sequence's guard)
+    sums_b = np.bincount(column[is_b[rows]], weights=value[rows][is_b[rows]], minlength=columns).reshape(shape)
+    sums_a = np.bincount(column[~is_b[rows]], weights=value[rows][~is_b[rows]], minlength=columns).reshape(shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_a, p_b = (sums_a + 0.5) / (n_a + 1), (sums_b + 0.5) / (n_b + 1)
+        alike_a = (n_a > 0) & ((sums_a == 0) | (sums_a == n_a))
+        alike_b = (n_b > 0) & ((sums_b == 0) | (sums_b == n_b))
+        floor = np.where(alike_a, p_a * (1 - p_a) / n_a, 0.0) + np.where(alike_b, p_b * (1 - p_b) / n_b, 0.0)
+        se = np.sqrt(np.where(np.isfinite(se), se, 0.0) ** 2 + floor)
+        se = np.where(np.isfinite(se) & (se > 0), se, np.nan)
+    if single:  # B's mean alone: A has no items (its half of the variance is empty)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = sums_b / n_b
+        n_a = np.ones(shape)
+    informative = ((levels.min(axis=0) >= need) & (df >= 1) & np.isfinite(se) & (se > 0) & (n_a > 0) & (n_b > 0))
+    half = crossed_multiplier(np.broadcast_to(looks, shape), np.where(informative, df, 0), alpha) * se
+    low_end = 0.0 if single else -1.0
+    lower = np.where(informative, np.maximum(estimate - half, low_end), low_end)
+    upper = np.where(informative, np.minimum(estimate + half, 1.0), 1.0)
     return {"estimate": estimate, "se": se, "df": df, "lower": lower, "upper": upper, "informative": informative,
             "levels": levels}
 
