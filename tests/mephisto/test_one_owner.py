@@ -367,6 +367,79 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
     assert approved == [agent_id]  # paid once, through the agent that submitted the work
 
 
+def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it_until_the_page_submits(
+        tmp_path, launch):
+    """Every pair judged, but the page of the last unit had not submitted when the launcher stopped: a
+    relaunch found all work collected, said "nothing to launch" and exited, so the page had no server to
+    submit to and the worker was never paid. Now the relaunch serves that unit and says so, a new worker
+    is told there is no more work, the page registers again and submits, and the run ends by itself:
+    one completed agent, which review approves."""
+    import json
+    import time
+    import urllib.request
+
+    from acute_task_helpers import make_pairings, write_pairings
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.texts import NO_WORK
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))  # one unit judges every pair
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=2",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
+    assert first.finished and not first.submitted and len(first.made) == 2
+    assert task.terminate() == 0  # the launcher stops before the page's submit reaches it
+    db = setup.open_db(task.data_dir)
+    assert len(store.judgments_for_task(db, "acute_test")) == 2  # every pair has its judgment
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()  # before: "nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+
+    def config() -> dict:
+        with urllib.request.urlopen(f"{again.url}/task_config.json?mephisto_task_version=2.0.3", timeout=10) as r:
+            return json.loads(r.read())
+
+    deadline = time.monotonic() + 60
+    while NO_WORK not in config()["texts"]["failure_reasons"].values() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    newcomer = pw.run_sync(lambda: run_protocol_worker(again.url, "erin", "e1", prefer_a))
+    assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.made  # no new work
+    assert config()["texts"]["failure_reasons"][newcomer.unavailable] == NO_WORK  # what her page says
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert view["finished"] and view["done"] == 2  # its finished view, handed to the new agent: it submits
+    assert again.wait_exit(timeout=120) == 0  # the run ends by itself once the page submitted
+
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first.agent_id] == "expired", statuses
+    assert len(store.judgments_for_task(db, "acute_test")) == 2  # the work once, nothing new
+    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
+                      log=tmp_path / "review.jsonl")
+    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+    assert approved == [agent_id]  # paid once, through the agent that submitted the work
+
+
 def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
         tmp_path, launch):
     """The runner expires, as not submitted, the agent of finished work whose page had not submitted
