@@ -440,6 +440,53 @@ def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it
     assert approved == [agent_id]  # paid once, through the agent that submitted the work
 
 
+def test_a_per_turn_relaunch_whose_only_dialogue_is_finished_but_not_submitted_serves_it(launch_per_turn):
+    """The same on the per-turn task's own launch: its one dialogue finished, the page had not submitted
+    when the launcher stopped; the relaunch serves it (before: "nothing to launch"), gives a new worker
+    no dialogue, and ends by itself once the page submitted, with one completed agent."""
+    from mephisto.operations.datatypes import WorkerFailureReasons
+    from per_turn_task_helpers import GENERIC, write
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+    from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+
+    args = ("--model", GENERIC, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
+            "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.min_turns=1", "mephisto.blueprint.max_turns=1",
+            "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1")
+
+    def label(view) -> Choice:
+        return Choice(sensible=True, specific=False)
+
+    task = launch_per_turn(*args)
+    task.wait_ready()
+    first = pw.run_sync(lambda: pw.run_protocol_worker(task.url, "pia", "p1", write, label, turns=1, submit=False))
+    assert first.status == "complete" and not first.submitted
+    assert task.terminate() == 0
+
+    again = launch_per_turn(*args, data_dir=task.data_dir)
+    again.wait_ready()  # before: "nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+    newcomer = pw.run_sync(lambda: pw.run_protocol_worker(again.url, "quin", "q1", write, label, turns=1))
+    assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.turns  # no new dialogue
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "pia", "p1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert view["status"] == "complete" and view["turns_done"] == 1  # its finished dialogue: the page submits
+    assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
+    db = setup.open_db(task.data_dir)
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first.agent_id] == "expired", statuses
+
+
 def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
         tmp_path, launch):
     """The runner expires, as not submitted, the agent of finished work whose page had not submitted
