@@ -487,6 +487,64 @@ def test_a_per_turn_relaunch_whose_only_dialogue_is_finished_but_not_submitted_s
     assert statuses[first.agent_id] == "expired", statuses
 
 
+def test_an_item_task_relaunch_whose_only_unit_is_finished_but_not_submitted_serves_it(tmp_path, launch_task):
+    """The same through the item tasks' shared launch (SSA here, multiref alike): every item labelled,
+    the page had not submitted; the relaunch serves it, gives a new worker nothing, and ends by itself
+    once the page submitted, with one completed agent."""
+    from label_task_helpers import SSA_ITEMS, write_jsonl
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS[:2])
+    args = ("--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=2",
+            "mephisto.blueprint.onboarding=false")
+    task = launch_task("ssa", *args)
+    task.wait_ready()
+
+    async def label_all_without_submitting():
+        page = pw.Client(task.url, "sam", "s1")
+        assert await page.open() == ""
+        view = page.view
+        while view["status"] == "working":
+            view = await page.send({"type": "answer", "position": view["position"], "sensible": False})
+            assert not view.get("error"), view
+        await page.close()
+        return page.tab, str(page.agent_id), view
+
+    tab, first_agent, view = pw.run_sync(label_all_without_submitting)
+    assert view["status"] == "complete" and view["done"] == 2
+    assert task.terminate() == 0
+
+    again = launch_task("ssa", *args, data_dir=task.data_dir)
+    again.wait_ready()  # before: "every item has its labels; nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+
+    async def open_page(worker, assignment, tab=None):
+        page = pw.Client(again.url, worker, assignment, tab=tab)
+        unavailable = await page.open()
+        return page, unavailable
+
+    async def newcomer_then_the_page():
+        _, unavailable = await open_page("tess", "t1")
+        page, again_unavailable = await open_page("sam", "s1", tab)  # the same page, registering again
+        assert again_unavailable == "", again_unavailable
+        view = page.view
+        await page.submit()
+        await page.close()
+        return unavailable, str(page.agent_id), view
+
+    unavailable, agent_id, view = pw.run_sync(newcomer_then_the_page)
+    assert unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS  # no new work
+    assert view["status"] == "complete" and view["done"] == 2  # its finished unit: the page submits
+    assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
+    db = setup.open_db(task.data_dir)
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first_agent] == "expired", statuses
+
+
 def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
         tmp_path, launch):
     """The runner expires, as not submitted, the agent of finished work whose page had not submitted
