@@ -440,6 +440,52 @@ def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it
     assert approved == [agent_id]  # paid once, through the agent that submitted the work
 
 
+def test_a_relaunch_offers_a_unit_to_every_page_of_unsubmitted_work_not_only_the_spares(tmp_path, launch):
+    """With nothing left to collect a task opens only its spare slots (two); three pages of finished,
+    unsubmitted work coming back must each get a unit to submit from, and the run ends once all three did."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(3))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=1", "mephisto.blueprint.max_judgments_per_worker=1",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    workers = [("ann", "a1"), ("ben", "b1"), ("cai", "c1")]
+    firsts = [pw.run_sync(lambda w=w, a=a: run_protocol_worker(task.url, w, a, prefer_a, submit=False))
+              for w, a in workers]
+    assert all(f.finished and not f.submitted and len(f.made) == 1 for f in firsts)
+    assert task.terminate() == 0
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    assert "3 finished assignments were not submitted yet: serving them so their pages can submit" in again.log()
+
+    async def come_back_and_submit(worker, assignment, tab):
+        page = pw.Client(again.url, worker, assignment, tab=tab)
+        unavailable = await page.open()
+        if unavailable:
+            return unavailable, None
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    back = [pw.run_sync(lambda w=w, a=a, f=f: come_back_and_submit(w, a, f.tab)) for (w, a), f in zip(workers, firsts)]
+    assert [view and view["finished"] for _, view in back] == [True] * 3, back  # before: the third had no unit
+    assert again.wait_exit(timeout=120) == 0
+    db = setup.open_db(task.data_dir)
+    completed = sorted(str(row.db_id) for row in db.find_agents() if db.get_agent(row.db_id)["status"] == "completed")
+    assert completed == sorted(agent for agent, _ in back)  # one completed agent per piece of work
+
+
 def test_a_per_turn_relaunch_whose_only_dialogue_is_finished_but_not_submitted_serves_it(launch_per_turn):
     """The same on the per-turn task's own launch: its one dialogue finished, the page had not submitted
     when the launcher stopped; the relaunch serves it (before: "nothing to launch"), gives a new worker
