@@ -367,6 +367,230 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
     assert approved == [agent_id]  # paid once, through the agent that submitted the work
 
 
+def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it_until_the_page_submits(
+        tmp_path, launch):
+    """Every pair judged, but the page of the last unit had not submitted when the launcher stopped: a
+    relaunch found all work collected, said "nothing to launch" and exited, so the page had no server to
+    submit to and the worker was never paid. Now the relaunch serves that unit and says so, a new worker
+    is told there is no more work, the page registers again and submits, and the run ends by itself:
+    one completed agent, which review approves."""
+    import json
+    import time
+    import urllib.request
+
+    from acute_task_helpers import make_pairings, write_pairings
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    from parlai_acute import api
+    from parlai_acute.mephisto_tasks.acute import store
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.live.texts import NO_WORK
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))  # one unit judges every pair
+    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=2",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
+    assert first.finished and not first.submitted and len(first.made) == 2
+    assert task.terminate() == 0  # the launcher stops before the page's submit reaches it
+    db = setup.open_db(task.data_dir)
+    assert len(store.judgments_for_task(db, "acute_test")) == 2  # every pair has its judgment
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()  # before: "nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+
+    def config() -> dict:
+        with urllib.request.urlopen(f"{again.url}/task_config.json?mephisto_task_version=2.0.3", timeout=10) as r:
+            return json.loads(r.read())
+
+    deadline = time.monotonic() + 60
+    while NO_WORK not in config()["texts"]["failure_reasons"].values() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    newcomer = pw.run_sync(lambda: run_protocol_worker(again.url, "erin", "e1", prefer_a))
+    assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.made  # no new work
+    assert config()["texts"]["failure_reasons"][newcomer.unavailable] == NO_WORK  # what her page says
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert view["finished"] and view["done"] == 2  # its finished view, handed to the new agent: it submits
+    assert again.wait_exit(timeout=120) == 0  # the run ends by itself once the page submitted
+
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first.agent_id] == "expired", statuses
+    assert len(store.judgments_for_task(db, "acute_test")) == 2  # the work once, nothing new
+    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
+                      log=tmp_path / "review.jsonl")
+    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+    assert approved == [agent_id]  # paid once, through the agent that submitted the work
+
+
+def test_a_relaunch_offers_a_unit_to_every_page_of_unsubmitted_work_not_only_the_spares(tmp_path, launch):
+    """With nothing left to collect a task opens only its spare slots (two); three pages of finished,
+    unsubmitted work coming back must each get a unit to submit from, and the run ends once all three did."""
+    from acute_task_helpers import make_pairings, write_pairings
+
+    from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    def prefer_a(view):
+        return side_with_text(view, "A-line"), "A answers more warmly"
+
+    pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(3))
+    overrides = ("mephisto.blueprint.comparisons_per_unit=1", "mephisto.blueprint.max_judgments_per_worker=1",
+                 "mephisto.blueprint.onboarding=false")
+    task = launch(pairings, *overrides)
+    task.wait_ready()
+    workers = [("ann", "a1"), ("ben", "b1"), ("cai", "c1")]
+    firsts = [pw.run_sync(lambda w=w, a=a: run_protocol_worker(task.url, w, a, prefer_a, submit=False))
+              for w, a in workers]
+    assert all(f.finished and not f.submitted and len(f.made) == 1 for f in firsts)
+    assert task.terminate() == 0
+
+    again = launch(pairings, *overrides, data_dir=task.data_dir)
+    again.wait_ready()
+    assert "3 finished assignments were not submitted yet: serving them so their pages can submit" in again.log()
+
+    async def come_back_and_submit(worker, assignment, tab):
+        page = pw.Client(again.url, worker, assignment, tab=tab)
+        unavailable = await page.open()
+        if unavailable:
+            return unavailable, None
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    back = [pw.run_sync(lambda w=w, a=a, f=f: come_back_and_submit(w, a, f.tab)) for (w, a), f in zip(workers, firsts)]
+    assert [view and view["finished"] for _, view in back] == [True] * 3, back  # before: the third had no unit
+    assert again.wait_exit(timeout=120) == 0
+    db = setup.open_db(task.data_dir)
+    completed = sorted(str(row.db_id) for row in db.find_agents() if db.get_agent(row.db_id)["status"] == "completed")
+    assert completed == sorted(agent for agent, _ in back)  # one completed agent per piece of work
+
+
+def test_a_per_turn_relaunch_whose_only_dialogue_is_finished_but_not_submitted_serves_it(launch_per_turn):
+    """The same on the per-turn task's own launch: its one dialogue finished, the page had not submitted
+    when the launcher stopped; the relaunch serves it (before: "nothing to launch"), gives a new worker
+    no dialogue, and ends by itself once the page submitted, with one completed agent."""
+    from mephisto.operations.datatypes import WorkerFailureReasons
+    from per_turn_task_helpers import GENERIC, write
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+    from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
+
+    args = ("--model", GENERIC, "mephisto.blueprint.setting=sm", "mephisto.blueprint.protocol=sm",
+            "mephisto.blueprint.label_mode=ssa", "mephisto.blueprint.min_turns=1", "mephisto.blueprint.max_turns=1",
+            "mephisto.blueprint.onboarding=false", "mephisto.blueprint.target=1")
+
+    def label(view) -> Choice:
+        return Choice(sensible=True, specific=False)
+
+    task = launch_per_turn(*args)
+    task.wait_ready()
+    first = pw.run_sync(lambda: pw.run_protocol_worker(task.url, "pia", "p1", write, label, turns=1, submit=False))
+    assert first.status == "complete" and not first.submitted
+    assert task.terminate() == 0
+
+    again = launch_per_turn(*args, data_dir=task.data_dir)
+    again.wait_ready()  # before: "nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+    newcomer = pw.run_sync(lambda: pw.run_protocol_worker(again.url, "quin", "q1", write, label, turns=1))
+    assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.turns  # no new dialogue
+
+    async def come_back_and_submit():
+        page = pw.Client(again.url, "pia", "p1", tab=first.tab)  # the same page, registering again
+        assert await page.open() == ""
+        view = page.view
+        await page.submit()
+        await page.close()
+        return str(page.agent_id), view
+
+    agent_id, view = pw.run_sync(come_back_and_submit)
+    assert view["status"] == "complete" and view["turns_done"] == 1  # its finished dialogue: the page submits
+    assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
+    db = setup.open_db(task.data_dir)
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first.agent_id] == "expired", statuses
+
+
+def test_an_item_task_relaunch_whose_only_unit_is_finished_but_not_submitted_serves_it(tmp_path, launch_task):
+    """The same through the item tasks' shared launch (SSA here, multiref alike): every item labelled,
+    the page had not submitted; the relaunch serves it, gives a new worker nothing, and ends by itself
+    once the page submitted, with one completed agent."""
+    from label_task_helpers import SSA_ITEMS, write_jsonl
+    from mephisto.operations.datatypes import WorkerFailureReasons
+
+    from parlai_acute.mephisto_tasks.live import setup
+    from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
+
+    items = write_jsonl(tmp_path / "items.jsonl", SSA_ITEMS[:2])
+    args = ("--items", str(items), "mephisto.blueprint.labels_per_item=1", "mephisto.blueprint.items_per_unit=2",
+            "mephisto.blueprint.onboarding=false")
+    task = launch_task("ssa", *args)
+    task.wait_ready()
+
+    async def label_all_without_submitting():
+        page = pw.Client(task.url, "sam", "s1")
+        assert await page.open() == ""
+        view = page.view
+        while view["status"] == "working":
+            view = await page.send({"type": "answer", "position": view["position"], "sensible": False})
+            assert not view.get("error"), view
+        await page.close()
+        return page.tab, str(page.agent_id), view
+
+    tab, first_agent, view = pw.run_sync(label_all_without_submitting)
+    assert view["status"] == "complete" and view["done"] == 2
+    assert task.terminate() == 0
+
+    again = launch_task("ssa", *args, data_dir=task.data_dir)
+    again.wait_ready()  # before: "every item has its labels; nothing to launch", and the launcher was gone
+    assert "1 finished assignment was not submitted yet: serving it so its page can submit; no new work" in again.log()
+
+    async def open_page(worker, assignment, tab=None):
+        page = pw.Client(again.url, worker, assignment, tab=tab)
+        unavailable = await page.open()
+        return page, unavailable
+
+    async def newcomer_then_the_page():
+        _, unavailable = await open_page("tess", "t1")
+        page, again_unavailable = await open_page("sam", "s1", tab)  # the same page, registering again
+        assert again_unavailable == "", again_unavailable
+        view = page.view
+        await page.submit()
+        await page.close()
+        return unavailable, str(page.agent_id), view
+
+    unavailable, agent_id, view = pw.run_sync(newcomer_then_the_page)
+    assert unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS  # no new work
+    assert view["status"] == "complete" and view["done"] == 2  # its finished unit: the page submits
+    assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
+    db = setup.open_db(task.data_dir)
+    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
+    assert statuses[first_agent] == "expired", statuses
+
+
 def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
         tmp_path, launch):
     """The runner expires, as not submitted, the agent of finished work whose page had not submitted

@@ -60,11 +60,13 @@ def run(args) -> int:
     task_name = cfg.mephisto.task.task_name
     scheduler = build_scheduler(cfg.mephisto, db, task_name)  # validates pairings before anything starts
     if scheduler.remaining() == 0:
+        from parlai_acute.mephisto_tasks.acute.runner import AcuteEvalRunner
         from parlai_acute.monitoring.stopping import already_stopped
 
-        print(f"task {task_name!r}: " + (already_stopped(scheduler.stop) or "every pair already has its judgments; "
-                                         "nothing to launch (use another mephisto.task.task_name for a new run)"))
-        return 0
+        if launcher.nothing_to_launch(db, task_name, AcuteEvalRunner, already_stopped(scheduler.stop) or (
+                "every pair already has its judgments; nothing to launch (use another mephisto.task.task_name "
+                "for a new run)")):
+            return 0
 
     def started() -> None:
         launcher.announce(f"ACUTE-Eval task {task_name!r}: {scheduler.remaining()} judgments to collect in "

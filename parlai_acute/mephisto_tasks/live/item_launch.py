@@ -66,10 +66,13 @@ def launch(args, task: ItemTask, input_file: str | None) -> int:
     task_name = cfg.mephisto.task.task_name
     live = task.live_class(cfg.mephisto, task.store.history(task.store.unit_data_for_task(db, task_name)))
     if live.scheduler.remaining() == 0:
+        from parlai_acute.mephisto_tasks.live.item_runner import ItemTaskRunner
         from parlai_acute.monitoring.stopping import already_stopped
 
-        print(f"task {task_name!r}: {already_stopped(live.scheduler.stop) or task.nothing_left}")
-        return 0
+        # every item task's runner is an ItemTaskRunner: one rule for which stored units are finished
+        if launcher.nothing_to_launch(db, task_name, ItemTaskRunner, already_stopped(live.scheduler.stop)
+                                      or task.nothing_left):
+            return 0
 
     def started() -> None:
         launcher.announce(task.started(cfg, live, task_name), cfg)

@@ -88,6 +88,23 @@ def check_port_number(value) -> int:
     return int(text)
 
 
+def nothing_to_launch(db, task_name: str, runner_class, why: str) -> bool:
+    """Every answer is collected (``why`` says so): is there nothing to serve at all? Finished work an
+    earlier run left unsubmitted (the launcher stopped between the last action and the page's submit)
+    still needs a server: its page registers again and submits there, or the worker is never paid. Then
+    the launch goes on, says so, hands out no new work, and ends once those pages submitted."""
+    from parlai_acute.mephisto_tasks.live.sessions import unsubmitted_work
+
+    waiting = unsubmitted_work(db, task_name, runner_class)
+    if not waiting:
+        print(f"task {task_name!r}: {why}", flush=True)
+        return True
+    print(f"task {task_name!r}: {waiting} finished assignment{'s were' if waiting > 1 else ' was'} not submitted "
+          f"yet: serving {'them' if waiting > 1 else 'it'} so {'their pages' if waiting > 1 else 'its page'} "
+          f"can submit; no new work", flush=True)
+    return False
+
+
 def check_architect(cfg) -> None:
     """For the local architect: a valid, free port (before anything is created)."""
     from parlai_acute.mephisto_tasks.live import setup

@@ -33,6 +33,8 @@ once for every task. The server, not the page, knows where a worker is:
 * work finished but never submitted (the launcher stopped between the last action and the page's
   submit) is handed to the page's next agent as it is: the page shows its finished view and submits
   there; the agent that did it is expired, and the work is not settled a second time (:meth:`end`);
+* a run whose work is all handed out does not end while such finished work waits for its page (a
+  relaunch serves it although nothing is left to collect: new workers are told "no more work");
 * waiting for packets or the submit, noticing a worker who left, settling the unit exactly once
   (``run_unit`` or Mephisto's cleanup), and expiring spare units when the scheduler is done.
 """
@@ -57,6 +59,7 @@ logger = logging.getLogger(__name__)
 WAIT = 0.25  # seconds between checks for a submitted unit while idle (a packet wakes the loop at once)
 GONE_EVERY = 2.0  # seconds between database checks for a worker who left (each takes Mephisto's DB lock:
 # checked every WAIT, 200 idle units made 800 locked queries a second and judgments waited behind them)
+_UNSUBMITTED: dict[str, int] = {}  # task run id -> finished units of earlier runs never submitted, at its start
 ACTIONS_KEPT = 500  # action ids remembered per unit (a unit has tens of actions; resends come within seconds)
 _STAMP = threading.Lock()  # guards making the per-state locks below
 
@@ -69,6 +72,13 @@ def _stamp_lock(state) -> threading.RLock:
         with _STAMP:
             lock = state.__dict__.setdefault("_parlai_acute_stamp", threading.RLock())
     return lock
+
+
+def unsubmitted_at_start(task_run) -> int:
+    """Finished units of earlier runs that were never submitted, as ``task_run``'s runner found them when
+    it started (Mephisto makes the runner before it asks the blueprint for units): each gets a unit
+    slot beside the new work, for its page to register to and submit (see :mod:`.sessions`)."""
+    return _UNSUBMITTED.get(str(task_run.db_id), 0)
 
 
 class LiveRunner(TaskRunner):
@@ -101,6 +111,7 @@ class LiveRunner(TaskRunner):
         units = stored_units(self.task_run.db, self.task_run.get_task().task_name, self.sessions.keep, with_agent=True)
         self._complete_late_submits(units)
         self.sessions.load(units)
+        _UNSUBMITTED[str(self.task_run.db_id)] = self.sessions.unsubmitted()
         self._watch = watch_completion(self.task_run, self.finished)
 
     def _complete_late_submits(self, units: list[dict]) -> None:
@@ -128,6 +139,8 @@ class LiveRunner(TaskRunner):
             self._no_more_work_said = True
             if say_no_more_work(self.task_run):
                 logger.debug("new workers are told there is no more work")
+        if complete and self.sessions.unsubmitted():
+            return False  # finished work whose page has yet to register again and submit: keep its unit slots
         if not stopped or not complete:
             return complete
         if self._stopped_and_done_at is None:

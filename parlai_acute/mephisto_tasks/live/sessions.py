@@ -24,6 +24,10 @@ provider never saw submitted (on MTurk: never paid). Mephisto's database cannot 
 the state itself (``final_submission``, written by Mephisto's ``handle_submit``). Such work is handed
 to the page's next agent like unfinished work: the page shows its finished view again and submits it
 there, and the agent that did the work is expired, so one agent holds it, completed once.
+
+Such work keeps a run going even when nothing is left to hand out: a relaunch that finds every answer
+collected but some finished work unsubmitted serves anyway (:func:`unsubmitted_work`), with a unit slot
+for each such page, hands new workers nothing ("no more work"), and ends once those pages submitted.
 """
 from __future__ import annotations
 
@@ -128,6 +132,12 @@ class Sessions:
             with self._lock:
                 self._done.add((worker, registration))
 
+    def unsubmitted(self) -> int:
+        """How many finished, never submitted units wait for their page to register again and submit
+        (the run must not end before: the page would have no server to submit to, the worker no pay)."""
+        with self._lock:
+            return sum(1 for entry in self._open.values() if not self.resumable(entry["data"]))
+
     def finished(self, worker: str, registration: str | None) -> bool:
         """Was this registration's work submitted (and none of it is open again)?"""
         with self._lock:
@@ -145,6 +155,17 @@ class Sessions:
     def take(self, worker: str, registration: str | None) -> dict | None:
         with self._lock:
             return self._open.pop((worker, registration), None) if registration else None
+
+
+def unsubmitted_work(db, task_name: str, runner_class) -> int:
+    """The stored units of ``task_name`` whose work is finished and was never submitted (by
+    ``runner_class``'s ``resumable`` / ``holds_work``): what a relaunch must serve although every answer
+    is collected, so that their pages can submit. The same units :meth:`Sessions.load` finds open."""
+    from parlai_acute.mephisto_tasks.live.stored_units import stored_units
+
+    sessions = Sessions(runner_class.resumable, runner_class.holds_work)
+    units = stored_units(db, task_name, sessions.keep, with_agent=True)
+    return sessions.load(units).unsubmitted()
 
 
 def carried_over(old: dict, old_agent_id: str) -> dict:

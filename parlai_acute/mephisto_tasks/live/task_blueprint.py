@@ -74,4 +74,9 @@ class TaskBlueprint(Blueprint):
         return self.TaskRunnerClass.setup(self.task_run, self.args, self.shared_state).scheduler.units_needed()
 
     def get_initialization_data(self):
-        return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(self.units_needed())]
+        """The slots for new work, and one for each page of finished work an earlier run left unsubmitted
+        (it registers again to submit; the runner hands it that work, never new work)."""
+        from parlai_acute.mephisto_tasks.live.live_runner import unsubmitted_at_start
+
+        slots = self.units_needed() + unsubmitted_at_start(self.task_run)
+        return [InitializationData(shared={"slot": i}, unit_data=[{}]) for i in range(slots)]

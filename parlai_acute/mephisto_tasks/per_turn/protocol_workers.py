@@ -29,6 +29,9 @@ class ProtocolRun:
     refused: list[str] = field(default_factory=list)  # errors the server answered with
     status: str = ""
     unavailable: str = ""
+    tab: str = ""  # the tab id this client claimed the assignment with
+    agent_id: str = ""  # the Mephisto agent it worked through
+    submitted: bool = False  # /submit_task posted
 
 
 
@@ -138,13 +141,16 @@ def _wire(choice: Choice, view: dict) -> dict:
 
 async def run_protocol_worker(base_url: str, worker: str, assignment: str, write: Callable[[dict], str],
                               choose: Callable[[dict], Choice], *, turns: int,
-                              clock: Callable[[], float] = time.perf_counter) -> ProtocolRun:
-    """One dialogue of ``turns`` judged turns, then finish; ``wait`` per turn is message -> candidates."""
+                              clock: Callable[[], float] = time.perf_counter, submit: bool = True) -> ProtocolRun:
+    """One dialogue of ``turns`` judged turns, then finish; ``wait`` per turn is message -> candidates.
+    ``submit=False``: stop once the dialogue is over, before the page's submit (as a page whose server
+    stopped in between)."""
     client = Client(base_url, worker, assignment)
-    run = ProtocolRun(worker=client.name)
+    run = ProtocolRun(worker=client.name, tab=client.tab)
     run.unavailable = await client.open()
     if run.unavailable:
         return run
+    run.agent_id = str(client.agent_id)
     try:
         view = client.view
         if view["status"] == "onboarding":
@@ -165,8 +171,9 @@ async def run_protocol_worker(base_url: str, worker: str, assignment: str, write
             if view.get("error"):
                 run.refused.append(view["error"])
         run.status = view["status"]
-        if view["status"] in ("complete", "blocked", "unavailable"):
+        if submit and view["status"] in ("complete", "blocked", "unavailable"):
             await client.submit()
+            run.submitted = True
     finally:
         await client.close()
     return run

@@ -91,13 +91,14 @@ def run(args) -> int:
     history = store.history(store.unit_data_for_task(db, task_name))
     live = LiveSetup(cfg.mephisto, history=history)  # loads every model once
     if live.scheduler.remaining() == 0:
+        from parlai_acute.mephisto_tasks.per_turn.runner import PerTurnRunner
         from parlai_acute.monitoring.stopping import already_stopped
 
-        print(f"task {task_name!r}: " + (already_stopped(live.stop) or "every model set has its dialogues; nothing "
-                                         "to launch (raise mephisto.blueprint.target or use another "
-                                         "mephisto.task.task_name)"))
-        live.pool.close()
-        return 0
+        if launcher.nothing_to_launch(db, task_name, PerTurnRunner, already_stopped(live.stop) or (
+                "every model set has its dialogues; nothing to launch (raise mephisto.blueprint.target or use "
+                "another mephisto.task.task_name)")):
+            live.pool.close()
+            return 0
 
     def started() -> None:
         sets = ", ".join("+".join(s) for s in live.design.model_sets)
