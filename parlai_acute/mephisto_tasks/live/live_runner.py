@@ -97,6 +97,8 @@ class LiveRunner(TaskRunner):
         self._watch = None
         self._no_more_work_said = False
         self._stopped_and_done_at = None  # when the stop rule had fired and the last unit under way ended
+        self._unsubmitted_since = None  # when all work was handed out but finished work still awaited its submit
+        self._unsubmitted_given_up = False
         self.sessions = Sessions(self.resumable, self.holds_work)
         self._owners_lock = threading.Lock()
         self._owners: dict[str, str] = {}  # registration -> the agent id holding its work in this run
@@ -140,7 +142,17 @@ class LiveRunner(TaskRunner):
             if say_no_more_work(self.task_run):
                 logger.debug("new workers are told there is no more work")
         if complete and self.sessions.unsubmitted():
-            return False  # finished work whose page has yet to register again and submit: keep its unit slots
+            # finished work whose page has yet to register again and submit: keep its unit slots, for as
+            # long as the provider gives a worker an assignment (after that it expires there anyway); the
+            # work stays recorded as open, so a later launch serves it again
+            if self._unsubmitted_since is None:
+                self._unsubmitted_since = time.monotonic()
+            if time.monotonic() - self._unsubmitted_since < self.duration:
+                return False
+            if not self._unsubmitted_given_up:
+                self._unsubmitted_given_up = True
+                logger.warning("%d finished assignments were not submitted within %d s; ending the run (a new "
+                               "launch serves them again)", self.sessions.unsubmitted(), self.duration)
         if not stopped or not complete:
             return complete
         if self._stopped_and_done_at is None:
