@@ -238,7 +238,7 @@ def test_ppi_ranking_treats_reused_conversations_as_sampled_in_both_terms():
     items, workers and conversations (the judge's items in the same meat) holds its level; rows
     treated as independent fire far above it."""
     rng = np.random.default_rng(8)
-    runs, crossed, independent = 300, 0, 0
+    runs, crossed, independent = 150, 0, 0
     for _ in range(runs):
         args, answers = _reused_study(rng)
         res = ppi_bradley_terry(*args, answers=answers)
