@@ -132,14 +132,22 @@ def ssa_majority(effect: float = 0.5, contexts: int = 50, pilot_contexts: int = 
     if row["workers"] is None:
         return out
     workers, levels = max(pilot_labels, math.ceil(scale * row["workers"])), max(2, math.ceil(scale * contexts))
+    return {**out, **_ssa_studies(design, levels, workers, pilot_labels, effect, replicates, seed, alpha)}
+
+
+def _ssa_studies(design: str, levels: int, workers: int, labels: int, effect: float, replicates: int, seed: int,
+                 alpha: float) -> dict:
+    """Static SSA studies of the planned size (``levels`` contexts, ``workers``, ``labels`` per reply),
+    at the effect and at none, each analysed by the SSA analysis' own mark (the replies' yes
+    majorities, :func:`difference_split_tests`): the size and the achieved power and null rate."""
     p = []
     for eff, s in ((effect, seed + 1), (0.0, seed + 2)):
-        sim = cd.simulate(design, levels, eff, replicates, s, workers=workers, inner=pilot_labels)
+        sim = cd.simulate(design, levels, eff, replicates, s, workers=workers, inner=labels)
         column, is_b, item = sim["column"], sim["is_b"], sim["label_item"]
         part = scaled_votes(2 * column[item] + is_b[item], sim["vote"], sim["pivotal"])
         p.append(difference_split_tests(column, is_b, sim["value"], sim["context"], item, sim["worker"], part,
                                         replicates, 1 - alpha)["p"])
-    return {**out, "workers": workers, "simulated_contexts": levels, "labels_per_reply": pilot_labels,
+    return {"workers": workers, "simulated_contexts": levels, "labels_per_reply": labels,
             "df": min(workers, levels) - 1, **_rates(*p, alpha)}
 
 
@@ -167,15 +175,7 @@ def ssa(effect: float = 0.5, contexts: int = 50, pilot_contexts: int = 40, pilot
         return out
     workers, levels = max(2, math.ceil(scale * row["workers"])), max(2, math.ceil(scale * contexts))
     labels = int(min(workers, max(1, round(row["labels_per_reply"]))))
-    p = []
-    for eff, s in ((effect, seed + 1), (0.0, seed + 2)):
-        sim = cd.simulate(design, levels, eff, replicates, s, workers=workers, inner=labels)
-        column, is_b, item = sim["column"], sim["is_b"], sim["label_item"]
-        part = scaled_votes(2 * column[item] + is_b[item], sim["vote"], sim["pivotal"])
-        p.append(difference_split_tests(column, is_b, sim["value"], sim["context"], item, sim["worker"], part,
-                                        replicates, 1 - alpha)["p"])
-    return {**out, "workers": workers, "simulated_contexts": levels, "labels_per_reply": labels,
-            "df": min(workers, levels) - 1, **_rates(*p, alpha)}
+    return {**out, **_ssa_studies(design, levels, workers, labels, effect, replicates, seed, alpha)}
 
 
 def check(protocol: str, **kwargs) -> dict:
