@@ -96,26 +96,14 @@ def _crossed(pilot, measure: str, args, contexts: list[int]) -> dict:
           f"worker {comp['worker']:.4f} + context {comp['context']:.4f} + residual {comp['residual']:.4f} "
           f"(pilot {args.pilot}: {comp['workers']} workers and {comp['contexts']} contexts summed over pairs, "
           f"{comp['labels']} labels over {comp['pairs']} pair(s) of models; {m:.1f} labels per worker and pair)")
-    print(f"{'delta':>7} {'contexts':>9} {'workers':>8} {'labels':>8} {'labels/reply':>13}")
-    for plan in plans:
-        for row in plan["rows"]:
-            shown = (f"{row['workers']:>8d} {row['labels']:>8d} {row['labels_per_reply']:>13.1f}"
-                     if row["workers"] else f"  {row['why']}")
-            print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
-        print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
+    _print_plans(plans, "labels/reply", "labels_per_reply", 13)
     majority = ssa_power.majority_components(pilot, measure)
     tables = ssa_power.majority_table(args.delta, majority, contexts, args.alpha, args.power)
     k = tables[0]["labels_per_reply"]
     print(f"\n{measure}, the replies' yes majorities (what `ssa analyze` tests), {k:g} labels per reply as in the "
           f"pilot: one context's variance of the majority difference {majority['context_var']:.4f}, one worker's labels "
           f"in two contexts covary {majority['worker_cov']:.5f}")
-    print(f"{'delta':>7} {'contexts':>9} {'workers':>8} {'labels':>8} {'labels/worker':>14}")
-    for plan in tables:
-        for row in plan["rows"]:
-            shown = (f"{row['workers']:>8d} {row['labels']:>8d} {row['labels_per_worker']:>14.1f}"
-                     if row["workers"] else f"  {row['why']}")
-            print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
-        print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
+    _print_plans(tables, "labels/worker", "labels_per_worker", 14)
     print(ssa_power.MAJORITY_NOTE)
     return {"components": comp, "plans": plans, "majority": {"components": majority, "plans": tables},
             "note": ssa_power.MAJORITY_NOTE}
@@ -136,3 +124,15 @@ def _needs(result: dict) -> list[tuple[str, int]]:
             needs.append((f"delta {plan['delta']:.3f}, {best['contexts']} contexts, {best['workers']} workers",
                           int(best["labels"])))
     return needs
+
+
+def _print_plans(plans: list, last: str, key: str, width: int) -> None:
+    """A plan table: per difference and number of contexts, the workers and labels it needs (and the
+    ``last`` column, ``key`` of each row), or why there is no plan; then the contexts floor."""
+    print(f"{'delta':>7} {'contexts':>9} {'workers':>8} {'labels':>8} {last:>{width}}")
+    for plan in plans:
+        for row in plan["rows"]:
+            shown = (f"{row['workers']:>8d} {row['labels']:>8d} {row[key]:>{width}.1f}"
+                     if row["workers"] else f"  {row['why']}")
+            print(f"{plan['delta']:>7.3f} {row['contexts']:>9d} {shown}")
+        print(f"{plan['delta']:>7.3f}  at least {plan['contexts_min']} contexts whatever the workers")
