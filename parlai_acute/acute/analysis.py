@@ -49,7 +49,6 @@ import pandas as pd
 
 from parlai_acute.errors import UserError
 from parlai_acute.files import json_ready
-from parlai_acute.parallel import run_side_by_side
 from parlai_acute.result import Result, write_result
 from parlai_acute.stats.agreement import agreement
 from parlai_acute.stats.bradley_terry import DEFAULT_ALPHA, bradley_terry
@@ -355,42 +354,30 @@ def analyze_question(df: pd.DataFrame, config: AnalysisConfig, key: str, ties: b
     tie and loss rates and Davidson's ranking are reported too; ``replies`` (with
     ``config.style_control``): the replies' style, for the style-controlled ranking."""
     models = models_of(df)
-
-    def ranking():  # e.g. disconnected comparisons: the grid is still meaningful
-        try:
-            return bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
-                                 confidence=config.confidence, models=models, cluster="worker",
-                                 min_clusters=config.min_workers, conversations=("dialogue_left", "dialogue_right")), ""
-        except UserError as exc:
-            return None, str(exc)
-
-    def ties_ranking():  # e.g. no tie under this question
-        try:
-            return davidson(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
-                            confidence=config.confidence, models=models, min_clusters=config.min_workers), ""
-        except UserError as exc:
-            return (None, None), str(exc)
-
-    calls = {"ranking": ranking,
-             "matchups": lambda: matchups(df, models, confidence=config.confidence, cluster="worker",
-                                          min_clusters=config.min_workers, alpha=config.alpha, seed=config.seed),
-             "agreement": lambda: agreement(df, resamples=config.bootstrap, seed=config.seed,
-                                            confidence=config.confidence)}
-    if ties:
-        calls["outcomes"] = lambda: outcome_rates(df, models, confidence=config.confidence,
-                                                  min_clusters=config.min_workers, resamples=config.bootstrap,
-                                                  seed=config.seed)
-        calls["ties_ranking"] = ties_ranking
-    done = run_side_by_side(calls)
-    (ranking, error), table = done["ranking"], done["matchups"]
+    ranking, error = None, ""
+    try:
+        ranking = bradley_terry(df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha,
+                                confidence=config.confidence, models=models, cluster="worker",
+                                min_clusters=config.min_workers, conversations=("dialogue_left", "dialogue_right"))
+    except UserError as exc:  # e.g. disconnected comparisons: the grid is still meaningful
+        error = str(exc)
     texts = [t for t in df["question"].unique() if t]
+    table = matchups(df, models, confidence=config.confidence, cluster="worker", min_clusters=config.min_workers,
+                     alpha=config.alpha, seed=config.seed)
     result = QuestionResult(question_key=key, question=texts[0] if texts else "", models=models,
                             matchups=table, grid=grid_from_matchups(table), ranking=ranking,
                             ranking_error=error, side_bias=side_bias(df), min_workers=config.min_workers,
-                            agreement=done["agreement"])
+                            agreement=agreement(df, resamples=config.bootstrap, seed=config.seed,
+                                                confidence=config.confidence))
     if ties:
-        result.outcomes = done["outcomes"]
-        (result.tie_ranking, result.tie_parameter), result.tie_ranking_error = done["ties_ranking"]
+        result.outcomes = outcome_rates(df, models, confidence=config.confidence, min_clusters=config.min_workers,
+                                        resamples=config.bootstrap, seed=config.seed)
+        try:
+            result.tie_ranking, result.tie_parameter = davidson(
+                df, bootstrap=config.bootstrap, seed=config.seed, alpha=config.bt_alpha, confidence=config.confidence,
+                models=models, min_clusters=config.min_workers)
+        except UserError as exc:  # e.g. no tie under this question
+            result.tie_ranking_error = str(exc)
     if config.style_control:
         from parlai_acute.acute.replies import style_sides
 
