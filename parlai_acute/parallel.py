@@ -1,16 +1,19 @@
-"""Independent statistics of one table, computed side by side on the machine's cores.
+"""Independent pieces of work over one table, done side by side on the machine's cores.
 
-Why: an analysis runs several statistics over the same judgments that share nothing but the
-table (ACUTE's Bradley-Terry ranking, its 1,225 matchup tests and the agreement on a million
-judgments take about 1 s, 1 s and 0.4 s). Most of their time is spent in numpy and BLAS, which
-release the GIL, so threads overlap them: the three together took 1.9 s instead of 2.8 s on two
-cores. Threads, not processes: nothing is copied or pickled, and a notebook's process is never
-forked.
+Why: checking a table is a column at a time, and each column's check is independent of the
+others (a million judgments: 20 columns, 15-100 ms each). Their heavy parts run in Arrow and
+numpy, which release the GIL, so threads overlap them: the judgments check of a CSV file's
+million rows went from 0.74 s of column work to 0.46 s on two cores. Threads, not processes:
+nothing is copied or pickled, and a notebook's process is never forked.
 
-The results do not depend on the order the calls run in: each call draws from its own seeded
-generator and only reads the table, so the outputs are the same to the bit as one after the
-other (tested). Failures surface as they would one after the other: the results are collected in
-the order given, so the first failing call, in that order, raises.
+Why not the analysis too: the ACUTE analysis' ranking, matchups and agreement side by side took
+2.2 s instead of 3.1 s on a million judgments, but each statistic's temporaries then live at
+once (peak memory 1.63 -> 1.94 GB, against a 2 GB budget), so it stays one after the other.
+
+The results do not depend on the order the calls run in: each call only reads shared data, so
+they are the same as one after the other (tested). Failures surface as they would one after the
+other: the results are collected in the order given, so the first failing call, in that order,
+raises (the others have finished by then).
 """
 from __future__ import annotations
 
