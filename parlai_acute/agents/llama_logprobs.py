@@ -164,16 +164,11 @@ class LlamaScorer(ChatFormat):
         self.vocab = lib.llama_model_get_vocab(self.model)
         self.n_vocab = lib.llama_vocab_n_tokens(self.vocab)
         train = lib.llama_model_n_ctx_train(self.model)
-        self.cells = min(context_cells, train) if train > 0 else context_cells
-        self.max_positions = self.cells
-        self.ctx = lib.llama_init_from_model(self.model, _context_params(lib, self.cells, BATCH, SEQUENCES))
-        if not self.ctx:
-            raise UserError(f"llama.cpp could not make a context of {self.cells} tokens for {self.path}")
-        if lib.llama_n_ctx_seq(self.ctx) != lib.llama_n_ctx(self.ctx):
-            raise RuntimeError("llama.cpp did not take the unified key/value cache; reinstall the xllamacpp "
-                               "version pinned in requirements/lock.txt")
-        lib.llama_set_n_threads(self.ctx, threads, threads)
-        self.memory = lib.llama_get_memory(self.ctx)
+        # the prompt's budget is the model's own context, as the Hugging Face wrapper's (its config's
+        # positions): the same turns are kept, so the same numbers come out
+        self.max_positions = train if train > 0 else context_cells
+        self.threads = threads
+        self._make_context(min(context_cells, self.max_positions))
         self.batch = lib.llama_batch_init(BATCH, 0, 1)
         self.lock = threading.Lock()
         self._cached: list = []  # the tokens whose cells sequence 0 holds
@@ -183,6 +178,40 @@ class LlamaScorer(ChatFormat):
         template = lib.llama_model_chat_template(self.model, None)
         self.chat_template = self._choose_template(template.decode() if template else None, fmt)
         self._end_ids, self._stop_text = self._end_of_turn()
+
+    def _make_context(self, cells: int) -> None:
+        """A context of ``cells`` key/value cells (the old one, if any, freed): the prompt and every
+        candidate decoded beside it must fit."""
+        lib = self.lib
+        if self.ctx:
+            lib.llama_free(self.ctx)
+            self.ctx = None
+        self._cached = []
+        self.cells = cells
+        self.ctx = lib.llama_init_from_model(self.model, _context_params(lib, cells, BATCH, SEQUENCES))
+        if not self.ctx:
+            raise UserError(f"llama.cpp could not make a context of {cells} tokens for {self.path}")
+        if lib.llama_n_ctx_seq(self.ctx) != lib.llama_n_ctx(self.ctx):
+            raise RuntimeError("llama.cpp did not take the unified key/value cache; reinstall the xllamacpp "
+                               "version pinned in requirements/lock.txt")
+        lib.llama_set_n_threads(self.ctx, self.threads, self.threads)
+        self.memory = lib.llama_get_memory(self.ctx)
+
+    def _fit(self, prompt_length: int, targets: list) -> None:
+        """Grow the cache (doubling, up to the model's context) when the prompt and the longest reply
+        do not fit it: a reply of a few thousand tokens is scored as the Hugging Face wrapper scores
+        it, not refused by a full cache. Longer than the model's context: a one-line error."""
+        needed = prompt_length + max((len(t) - 1 for t in targets), default=0)
+        if needed <= self.cells:
+            return
+        if needed > self.max_positions:
+            raise UserError(f"a reply of {max(len(t) for t in targets)} tokens after a prompt of {prompt_length} "
+                            f"does not fit {self.path}'s context of {self.max_positions} tokens; leave that reply "
+                            f"out or shorten it")
+        cells = self.cells
+        while cells < needed:
+            cells *= 2
+        self._make_context(min(cells, self.max_positions))
 
     def __del__(self):
         lib = getattr(self, "lib", None)
@@ -238,6 +267,7 @@ class LlamaScorer(ChatFormat):
         ``want=False`` evaluates the same batches but computes no probabilities (the engine
         alone: the reference the benchmarks compare with)."""
         with self.lock:
+            self._fit(len(prompt_ids), targets)
             first = self._evaluate_prompt(prompt_ids, want)
             out: list = [None] * len(targets)
             for group in self._groups(len(prompt_ids), targets):

@@ -131,3 +131,35 @@ def test_a_gguf_judge_reads_label_probabilities_through_llama_cpp(small_gguf):
     for label, (tokens, total) in zip(["1", "2"], expected):
         assert abs(reply.label_logprobs[label] - total) / len(tokens) < 1e-3
     assert reply.label_logprobs["1"] != reply.label_logprobs["2"]
+
+
+def test_a_reply_longer_than_the_first_cache_is_scored_as_torch_scores_it(small_gguf):
+    """A candidate of more tokens than the cache first holds (a real 34,641-character turn of the
+    static contexts is 7,144 tokens) made llama_decode fail, and the prompt was cut to one token to
+    make room for it. The cache grows instead, the context is kept, and the numbers are torch's."""
+    from parlai_acute.agents.hf_transformers import HfModel
+    from parlai_acute.agents.llama_logprobs import CONTEXT_CELLS, LlamaScorer
+
+    llama, torch_model = LlamaScorer(small_gguf), HfModel(small_gguf)
+    words = "we walked along the river and talked about the game , the weather and our plans".split()
+    long_reply = " ".join(words[k % len(words)] for k in range(CONTEXT_CELLS + 300))
+    replies = [REPLIES[0], long_reply]
+    assert len(llama.targets([long_reply], True)[0]) > CONTEXT_CELLS
+    context = CONTEXTS[0]
+    got = llama.score_replies(context, replies, "", with_end=True)
+    expected = torch_model.score_replies(context, replies, "", with_end=True)
+    for (want, want_sum), (have, have_sum) in zip(expected, got):
+        assert len(have) == len(want)
+        assert abs(have_sum - want_sum) / len(want) < 1e-3
+    alone = llama.score_replies(context, replies[:1], "", with_end=True)[0]
+    assert got[0][1] == pytest.approx(alone[1], abs=1e-4)  # the short reply kept its whole context
+    assert llama.cells > CONTEXT_CELLS
+
+
+def test_a_reply_longer_than_the_model_context_is_one_line(small_gguf):
+    from parlai_acute.agents.llama_logprobs import LlamaScorer
+    from parlai_acute.errors import UserError
+
+    llama = LlamaScorer(small_gguf)
+    with pytest.raises(UserError, match="does not fit .* context of .* tokens; leave that reply out"):
+        llama.logprobs([1, 2, 3], [list(range(5, 5 + llama.max_positions))])
