@@ -25,10 +25,18 @@ from typing import Callable
 MAX_THREADS = 4
 
 
+def cores() -> int:
+    """CPU cores this process may run on (a container's or taskset's limit, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def run_side_by_side(calls: dict[str, Callable[[], object]]) -> dict[str, object]:
     """``{name: call()}`` for independent calls that only read shared data, run on up to
     ``min(cores, MAX_THREADS)`` threads (one call, or one core: here, one after the other)."""
-    threads = min(len(calls), os.cpu_count() or 1, MAX_THREADS)
+    threads = min(len(calls), cores(), MAX_THREADS)
     if threads <= 1:
         return {name: call() for name, call in calls.items()}
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="analysis") as pool:

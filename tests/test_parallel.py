@@ -17,7 +17,7 @@ def _raw():
 
 
 def _checked(monkeypatch, cores: int, df):
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(parallel, "cores", lambda: cores)
     return judgments_table(df)
 
 
@@ -39,7 +39,7 @@ def test_the_first_bad_row_is_named_either_way(monkeypatch):
 
 
 def test_the_first_failure_in_order_is_raised(monkeypatch):
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(parallel, "cores", lambda: 4)
     ran = []
 
     def fail(name):

@@ -33,6 +33,7 @@ from parlai.core.message import Message  # noqa: E402
 from parlai_acute.agents.options import option_adder  # noqa: E402
 from parlai_acute.agents import decoding  # noqa: E402
 from parlai_acute.agents.chat_format import FORMATS, ChatFormat, first_line as _first_line  # noqa: E402
+from parlai_acute.parallel import cores  # noqa: E402
 from parlai_acute.agents.turn_agent import TurnTakingAgent  # noqa: E402
 from parlai_acute.errors import UserError  # noqa: E402
 
@@ -48,7 +49,9 @@ def add_model_args(parser):
         help="local directory written by save_pretrained, or a .gguf file (never downloaded); default: -mf")
     add("--hf-dtype", type=str, default="float32", choices=list(DTYPES), help="weights dtype")
     add("--hf-device", type=str, default="cpu", help="torch device, e.g. cpu or cuda:0")
-    add("--hf-threads", type=int, default=1, help="CPU threads for torch")
+    add("--hf-threads", type=int, default=1,
+        help="CPU threads for torch, and for llama.cpp's scoring of a .gguf file (0: the machine's cores; "
+             "default 1: on a machine shared with other work, one-thread engines never wait for each other)")
     add("--hf-format", type=str, default="auto", choices=list(FORMATS),
         help="prompt format: the tokenizer's chat template if it has one (auto), or plain speaker turns")
     add("--system-prompt", type=str, default=None,
@@ -87,9 +90,7 @@ class HfModel(ChatFormat):
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise UserError(f"hf_device {device} asks for a GPU but torch sees none; use hf_device=cpu",
                             param="hf_device")
-        if threads < 1:
-            raise UserError(f"hf_threads {threads} is too small; use 1 or more", param="hf_threads")
-        torch.set_num_threads(threads)
+        torch.set_num_threads(threads_of(threads))
         kw = dict(local_files_only=True)
         if gguf:
             kw["gguf_file"] = gguf
@@ -301,6 +302,16 @@ def _locate(path: Optional[str]):
     return str(p), None
 
 
+def threads_of(value) -> int:
+    """The CPU threads ``hf_threads`` asks for: 0 is the machine's cores (llama.cpp's own default),
+    None (an opt without it) one; fewer than 0 is a one-line error."""
+    threads = 1 if value is None else int(value)
+    if threads < 0:
+        raise UserError(f"hf_threads {threads} is too small; use 1 or more, or 0 for the machine's cores",
+                        param="hf_threads")
+    return threads or cores()
+
+
 def _max_positions(config, tokenizer) -> int:
     for name in ("n_positions", "max_position_embeddings", "n_ctx"):
         value = getattr(config, name, None)
@@ -332,7 +343,7 @@ class HfTransformersAgent(TurnTakingAgent):
         self.config = decoding.DecodingConfig.from_opt(opt)
         path = opt.get("hf_model") or opt.get("model_file")
         self.model_path = path  # what the judge records as its weights, without loading them
-        threads, fmt = int(opt.get("hf_threads") or 1), opt.get("hf_format") or "auto"
+        threads, fmt = threads_of(opt.get("hf_threads", 1)), opt.get("hf_format") or "auto"
         load = functools.partial(load_model, path, opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
                                  threads, fmt)
         self.scorer = self.from_shared(shared, "scorer", lambda: _scorer(path, opt.get("hf_scorer") or "auto",

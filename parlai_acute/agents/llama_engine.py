@@ -23,6 +23,7 @@ from typing import Sequence
 
 from parlai_acute.agents import decoding
 from parlai_acute.errors import UserError
+from parlai_acute.parallel import cores
 
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 DEFAULT_NICE = -10  # the niceness of an engine's compute threads: see raised_priority
@@ -47,14 +48,6 @@ def check_model_file(path: str) -> str:
     if magic != b"GGUF":
         raise UserError(f"{path} is not a GGUF model (no GGUF header); pass a .gguf file made for llama.cpp")
     return path
-
-
-def cores() -> int:
-    """CPU cores this process may run on (a container's or taskset's limit, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 _NICE_NOTED: set = set()

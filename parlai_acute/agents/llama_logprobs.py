@@ -143,15 +143,15 @@ class LlamaScorer(ChatFormat):
     ``score_replies`` has the signature and results of
     :meth:`parlai_acute.agents.hf_transformers.HfModel.score_replies`. ``threads`` CPU threads
     (one by default, as the Hugging Face wrapper: on a shared machine one-thread engines do not
-    wait for each other's descheduled threads).
+    wait for each other's descheduled threads; 0: the machine's cores).
     """
 
     def __init__(self, path: str, threads: int = 1, fmt: str = "auto", context_cells: int = CONTEXT_CELLS):
+        from parlai_acute.agents.hf_transformers import threads_of
         from parlai_acute.agents.llama_engine import check_model_file
 
         self.path = check_model_file(path)
-        if threads < 1:
-            raise UserError(f"hf_threads {threads} is too small; use 1 or more", param="hf_threads")
+        threads = threads_of(threads)
         lib = self.lib = _library()
         lib.llama_log_set(_QUIET, None)  # llama.cpp would print every tensor it loads
         self.model = lib.llama_model_load_from_file(self.path.encode(), lib.llama_model_default_params())

@@ -21,20 +21,32 @@ from parlai_acute.worlds.self_chat import TaskOptions, context_seed
 
 def static_contexts(seed: int, num: int, max_turns: int, split: str = "test") -> list[dict]:
     """``num`` contexts, each from a different conversation, 1..max_turns turns long and at most
-    :data:`~parlai_acute.tasks.sources.MAX_OPENING_WORDS` words (cut at a turn boundary; a conversation
-    whose first turn alone is longer is left out), so what a worker reads stays what the time
-    estimates assume."""
-    usable = [c for c in sources.chitchat(split, min_turns=2) if sources.opening_words(c, 1) <= sources.MAX_OPENING_WORDS]
+    :data:`~parlai_acute.tasks.sources.MAX_OPENING_WORDS` words, and a reference (the real next
+    turn) of at most as many: cut at an earlier turn boundary, and a conversation whose first
+    turn, or first reply, alone is longer is left out (the next one in the order takes its place).
+    So what a worker reads stays what the time estimates assume, and no monologue becomes a
+    reference or a ranking's distractor (the valid split has a 6,414-word turn: 7,144 tokens that
+    19 of 20 contexts' rankings each scored as a distractor)."""
+    limit = sources.MAX_OPENING_WORDS
+    usable = [c for c in sources.chitchat(split, min_turns=2) if sources.opening_words(c, 1) <= limit]
     pool = sources.permuted(usable, seed, f"static:{split}")
     rng = random.Random(f"{seed}:static-lengths:{split}")
     out = []
-    for conv in pool[:num]:
-        length = rng.randint(1, min(max_turns, len(conv.turns) - 1))
-        while length > 1 and sources.opening_words(conv, length) > sources.MAX_OPENING_WORDS:
+    for conv in pool:
+        if len(out) == num:
+            break
+        length = rng.randint(1, min(max_turns, len(conv.turns) - 1))  # drawn for every conversation taken up
+        while length > 1 and (sources.opening_words(conv, length) > limit or _words(conv.turns[length]) > limit):
             length -= 1
+        if _words(conv.turns[length]) > limit:
+            continue
         out.append({"context_id": f"{conv.id}:{length}", "context_turns": list(conv.turns[:length]),
                     "reference": conv.turns[length], "conversation_id": conv.id})
     return out
+
+
+def _words(turn: str) -> int:
+    return len(turn.split())
 
 
 class DefaultTeacher(TaskOptions, FixedDialogTeacher):

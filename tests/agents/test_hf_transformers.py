@@ -276,3 +276,13 @@ def test_parlai_self_chat_script(tiny_gpt2_dir, tmp_path):
         bot_turns = [t for t in turns if t.get("candidates")]
         assert bot_turns and all(len(t["candidates"]) == 2 for t in bot_turns)
 
+
+
+def test_hf_threads_zero_is_the_machines_cores_and_below_zero_one_line():
+    from parlai_acute.agents.hf_transformers import threads_of
+    from parlai_acute.errors import UserError
+    from parlai_acute.parallel import cores
+
+    assert threads_of(0) == cores() >= 1 and threads_of(None) == 1 and threads_of(3) == 3
+    with pytest.raises(UserError, match=r"^hf_threads -1 is too small; use 1 or more, or 0 for the machine's cores$"):
+        threads_of(-1)

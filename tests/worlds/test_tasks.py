@@ -108,3 +108,29 @@ def test_long_openings_are_left_out_of_chitchat_seeds_and_contexts_are_cut_at_a_
     items = static_contexts(seed=0, num=200, max_turns=3, split="test")
     assert max(len(" ".join(i["context_turns"]).split()) for i in items) <= limit
     assert {len(i["context_turns"]) for i in items} == {1, 2, 3}
+
+
+def test_no_static_reference_is_a_monologue_and_the_other_contexts_stay(datapath):
+    """The valid split has a 6,414-word turn; as a reference it became a 7,144-token distractor in
+    19 of 20 contexts' rankings (and crashed llama.cpp's scorer). References keep to the limit of the
+    contexts; a conversation whose every cut leads to a longer reply gives its place to the next, and
+    every other context is the one the seed chose before (the selection before, written out here)."""
+    import random
+
+    limit = sources.MAX_OPENING_WORDS
+    every = [t for c in sources.chitchat("valid", min_turns=2) for t in c.turns[1:4]]
+    assert max(len(t.split()) for t in every) > 6000  # the dataset does have it
+    items = static_contexts(seed=0, num=200, max_turns=3, split="valid")
+    assert len(items) == 200 and max(len(i["reference"].split()) for i in items) <= limit
+    assert len({i["conversation_id"] for i in items}) == 200
+    usable = [c for c in sources.chitchat("valid", min_turns=2) if sources.opening_words(c, 1) <= limit]
+    rng, before = random.Random("0:static-lengths:valid"), []
+    for conv in sources.permuted(usable, 0, "static:valid")[:200]:
+        length = rng.randint(1, min(3, len(conv.turns) - 1))
+        while length > 1 and sources.opening_words(conv, length) > limit:
+            length -= 1
+        before.append((f"{conv.id}:{length}", len(conv.turns[length].split())))
+    changed = {cid.split(":")[0] for cid, words in before if words > limit}
+    assert changed  # the seed's first 200 did hold long references
+    assert [i["context_id"] for i in items if i["conversation_id"] not in changed][:200 - len(changed)] == \
+        [cid for cid, words in before if words <= limit]
