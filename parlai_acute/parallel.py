@@ -21,6 +21,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
+from parlai_acute.errors import UserError
+
 #: most threads one analysis starts (beyond the cores, threads only take turns)
 MAX_THREADS = 4
 
@@ -31,6 +33,15 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def threads_of(value, param: str) -> int:
+    """The CPU threads an option ``param`` asks for: 0 is the machine's cores (llama.cpp's own
+    default), None (an opt without it) one; fewer than 0 is a one-line error naming ``param``."""
+    threads = 1 if value is None else int(value)
+    if threads < 0:
+        raise UserError(f"{param} {threads} is too small; use 1 or more, or 0 for the machine's cores", param=param)
+    return threads or cores()
 
 
 def run_side_by_side(calls: dict[str, Callable[[], object]]) -> dict[str, object]:

@@ -128,13 +128,20 @@ def test_mephisto_log_lines_once_with_fix():
     assert (result.stdout + result.stderr).count("hello from mephisto") == 1
 
 
+# Mephisto's metrics port is fixed (3031). The script holds it itself: another Mephisto process of
+# the suite may hold it now and let it go before the metrics server starts (the test then saw a free
+# port and no traceback), so the script waits for it (up to two minutes) rather than trusting it.
 METRICS_PORT_TAKEN = (
-    "import socket\n"
+    "import socket, time\n"
     "busy = socket.socket(); busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-    "try:\n"
-    "    busy.bind(('', 3031)); busy.listen()\n"
-    "except OSError:\n"
-    "    pass  # another Mephisto process on this machine holds it already: taken either way\n"
+    "deadline = time.monotonic() + 120\n"
+    "while True:\n"
+    "    try:\n"
+    "        busy.bind(('', 3031)); busy.listen(); break\n"
+    "    except OSError:\n"
+    "        if time.monotonic() > deadline:\n"
+    "            break  # held by another process all along: taken either way\n"
+    "        time.sleep(0.2)\n"
     "import parlai_acute\n"
     "{uninstall}\n"
     "import mephisto.operations.operator as op\n"

@@ -33,7 +33,7 @@ from parlai.core.message import Message  # noqa: E402
 from parlai_acute.agents.options import option_adder  # noqa: E402
 from parlai_acute.agents import decoding  # noqa: E402
 from parlai_acute.agents.chat_format import FORMATS, ChatFormat, first_line as _first_line  # noqa: E402
-from parlai_acute.parallel import cores  # noqa: E402
+from parlai_acute.parallel import threads_of  # noqa: E402
 from parlai_acute.agents.turn_agent import TurnTakingAgent  # noqa: E402
 from parlai_acute.errors import UserError  # noqa: E402
 
@@ -90,7 +90,7 @@ class HfModel(ChatFormat):
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise UserError(f"hf_device {device} asks for a GPU but torch sees none; use hf_device=cpu",
                             param="hf_device")
-        torch.set_num_threads(threads_of(threads))
+        torch.set_num_threads(threads_of(threads, "hf_threads"))
         kw = dict(local_files_only=True)
         if gguf:
             kw["gguf_file"] = gguf
@@ -302,16 +302,6 @@ def _locate(path: Optional[str]):
     return str(p), None
 
 
-def threads_of(value) -> int:
-    """The CPU threads ``hf_threads`` asks for: 0 is the machine's cores (llama.cpp's own default),
-    None (an opt without it) one; fewer than 0 is a one-line error."""
-    threads = 1 if value is None else int(value)
-    if threads < 0:
-        raise UserError(f"hf_threads {threads} is too small; use 1 or more, or 0 for the machine's cores",
-                        param="hf_threads")
-    return threads or cores()
-
-
 def _max_positions(config, tokenizer) -> int:
     for name in ("n_positions", "max_position_embeddings", "n_ctx"):
         value = getattr(config, name, None)
@@ -343,7 +333,7 @@ class HfTransformersAgent(TurnTakingAgent):
         self.config = decoding.DecodingConfig.from_opt(opt)
         path = opt.get("hf_model") or opt.get("model_file")
         self.model_path = path  # what the judge records as its weights, without loading them
-        threads, fmt = threads_of(opt.get("hf_threads", 1)), opt.get("hf_format") or "auto"
+        threads, fmt = threads_of(opt.get("hf_threads", 1), "hf_threads"), opt.get("hf_format") or "auto"
         load = functools.partial(load_model, path, opt.get("hf_dtype") or "float32", opt.get("hf_device") or "cpu",
                                  threads, fmt)
         self.scorer = self.from_shared(shared, "scorer", lambda: _scorer(path, opt.get("hf_scorer") or "auto",

@@ -37,6 +37,7 @@ import numpy as np
 
 from parlai_acute.agents.chat_format import ChatFormat
 from parlai_acute.errors import UserError
+from parlai_acute.parallel import threads_of
 
 CONTEXT_CELLS = 2048  # key/value cells: the context and all candidates of one group (float32: 94 MB for SmolLM2)
 BATCH = 256  # tokens per llama_decode; also the rows of logits llama.cpp keeps (256 x vocab floats)
@@ -147,11 +148,10 @@ class LlamaScorer(ChatFormat):
     """
 
     def __init__(self, path: str, threads: int = 1, fmt: str = "auto", context_cells: int = CONTEXT_CELLS):
-        from parlai_acute.agents.hf_transformers import threads_of
         from parlai_acute.agents.llama_engine import check_model_file
 
         self.path = check_model_file(path)
-        threads = threads_of(threads)
+        threads = threads_of(threads, "hf_threads")
         lib = self.lib = _library()
         lib.llama_log_set(_QUIET, None)  # llama.cpp would print every tensor it loads
         self.model = lib.llama_model_load_from_file(self.path.encode(), lib.llama_model_default_params())

@@ -666,11 +666,11 @@ def _group(column: np.ndarray, codes: list[np.ndarray]) -> tuple[np.ndarray, np.
     return key, first
 
 
-#: Combinations up to which :func:`_cells` finds each cell's first entry in a dense table (64 MB)
+#: Combinations up to which :func:`cell_totals` finds each cell's first entry in a dense table (64 MB)
 _DENSE_KEYS = 2 ** 23
 
 
-def _cells(key: np.ndarray, bound: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def cell_totals(key: np.ndarray, bound: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first, total, count) of the cells of equal ``key`` (integers 0..bound-1): the index of each
     cell's first entry (ascending: the cells in the order they first appear, as ``pd.factorize``
     numbers them), the cell's total of ``values`` (summed in entry order) and its number of entries.
@@ -728,7 +728,7 @@ def multiway_components(column, values, facets, columns: int, small_sample: str 
     parts = []
     for size in range(1, len(facets) + 1):
         for subset in itertools.combinations(range(len(facets)), size):
-            first, totals, count = _cells(*_combined(column, [facets[f] for f in subset]), resid)
+            first, totals, count = cell_totals(*_combined(column, [facets[f] for f in subset]), resid)
             owner = column[first]
             g = np.bincount(owner, minlength=columns).astype(float)
             if size == 1:

@@ -279,10 +279,14 @@ def test_parlai_self_chat_script(tiny_gpt2_dir, tmp_path):
 
 
 def test_hf_threads_zero_is_the_machines_cores_and_below_zero_one_line():
-    from parlai_acute.agents.hf_transformers import threads_of
-    from parlai_acute.errors import UserError
-    from parlai_acute.parallel import cores
+    from parlai.core.params import ParlaiParser
 
-    assert threads_of(0) == cores() >= 1 and threads_of(None) == 1 and threads_of(3) == 3
+    from parlai_acute.agents.hf_transformers import HfTransformersAgent
+    from parlai_acute.errors import UserError
+    from parlai_acute.parallel import cores, threads_of
+
+    assert threads_of(0, "hf_threads") == cores() >= 1 and threads_of(None, "hf_threads") == 1
+    parser = ParlaiParser(False, False)
+    HfTransformersAgent.add_cmdline_args(parser)
     with pytest.raises(UserError, match=r"^hf_threads -1 is too small; use 1 or more, or 0 for the machine's cores$"):
-        threads_of(-1)
+        HfTransformersAgent(parser.parse_args(["--hf-model", "missing.gguf", "--hf-threads", "-1"]))
