@@ -21,6 +21,9 @@ from typing import Callable
 from parlai_acute.mephisto_tasks.live.browser import keep_pinging, post_json, simulated_name, stop_pinging
 from parlai_acute.mephisto_tasks.per_turn.simulated_workers import Choice
 
+#: how long a client told to register again keeps trying (the page's GIVE_UP_MS, mephisto_live.js)
+GIVE_UP_S = 90.0
+
 
 @dataclass
 class ProtocolRun:
@@ -61,14 +64,21 @@ class Client:
 
         registration = {"worker_name": self.name, "agent_registration_id": f"{self.assignment}-{self.name}",
                         "assignment_id": self.assignment, "provider_type": "mock"}
+        again_at = None
         while True:
             details = await post_json(f"{self.base}/request_agent",
                                       {"provider_data": registration, "client_timestamp": time.time()})
             data = details.get("data") or {}
             if not data.get("agent_id"):
+                if again_at is not None and time.monotonic() - again_at < GIVE_UP_S:
+                    # as the page: once told to register again, it keeps trying (the agent holding the work
+                    # may still be starting: Mephisto knows it only when its first view is made)
+                    await asyncio.sleep(2)
+                    continue
                 return data.get("failure_reason") or "no agent"
             if not (data.get("init_task_data") or {}).get("again"):
                 break
+            again_at = again_at if again_at is not None else time.monotonic()
             await asyncio.sleep(1)  # another page of this assignment registered at the same instant: again
         self.agent_id, self.view = data["agent_id"], data["init_task_data"]
         url = self.base.replace("http://", "ws://").replace("https://", "wss://") + "/"
