@@ -23,7 +23,7 @@ from typing import Callable
 
 from parlai_acute.errors import UserError
 
-#: most threads one analysis starts (beyond the cores, threads only take turns)
+#: most threads one call starts (beyond the cores, threads only take turns)
 MAX_THREADS = 4
 
 
@@ -50,6 +50,6 @@ def run_side_by_side(calls: dict[str, Callable[[], object]]) -> dict[str, object
     threads = min(len(calls), cores(), MAX_THREADS)
     if threads <= 1:
         return {name: call() for name, call in calls.items()}
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="analysis") as pool:
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="side-by-side") as pool:
         futures = {name: pool.submit(call) for name, call in calls.items()}
         return {name: future.result() for name, future in futures.items()}

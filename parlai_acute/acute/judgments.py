@@ -227,10 +227,11 @@ def _columns(raw: pd.DataFrame, n: int, dict_rows: bool) -> tuple[dict, np.ndarr
         elif dict_rows:  # a row without the key (pandas filled in NaN; a null in the row stays None)
             values = raw[name].to_numpy()
             flagged |= pd.isna(values) & (values != None)  # noqa: E711 - elementwise
+
     def column(name):
         return raw[name] if name in raw else None
 
-    # each column's cells on their own (the slowest first): side by side on the cores
+    # each column's cells depend on no other column: side by side on the cores
     calls = {name: (lambda name=name: number_cells(column(name), n)) for name in ("timestamp", "duration")}
     calls["is_onboarding"] = lambda: flag_cells(column("is_onboarding"), n)
     calls["onboarding_correct"] = lambda: flag_cells(column("onboarding_correct"), n, optional=True)

@@ -33,9 +33,9 @@ from parlai.core.message import Message  # noqa: E402
 from parlai_acute.agents.options import option_adder  # noqa: E402
 from parlai_acute.agents import decoding  # noqa: E402
 from parlai_acute.agents.chat_format import FORMATS, ChatFormat, first_line as _first_line  # noqa: E402
-from parlai_acute.parallel import threads_of  # noqa: E402
 from parlai_acute.agents.turn_agent import TurnTakingAgent  # noqa: E402
 from parlai_acute.errors import UserError  # noqa: E402
+from parlai_acute.parallel import threads_of  # noqa: E402
 
 DTYPES = ("float32", "bfloat16", "float16")
 SCORERS = ("auto", "llama.cpp", "torch")

@@ -43,9 +43,9 @@ from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
 from parlai_acute.agents.llama_engine import DEFAULT_NICE, KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file
-from parlai_acute.parallel import cores
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
+from parlai_acute.parallel import cores
 
 OPENING_CUE = "You speak first: greet the other person and say something about yourself."
 

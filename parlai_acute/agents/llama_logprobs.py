@@ -171,7 +171,6 @@ class LlamaScorer(ChatFormat):
         self._make_context(min(context_cells, self.max_positions))
         self.batch = lib.llama_batch_init(BATCH, 0, 1)
         self.lock = threading.Lock()
-        self._cached: list = []  # the tokens whose cells sequence 0 holds
         bos, eos = lib.llama_vocab_bos(self.vocab), lib.llama_vocab_eos(self.vocab)
         self.eos_id = eos if eos >= 0 else None
         self._special_tokens = {"bos_token": self._text(bos), "eos_token": self._text(eos)}
@@ -186,7 +185,7 @@ class LlamaScorer(ChatFormat):
         if self.ctx:
             lib.llama_free(self.ctx)
             self.ctx = None
-        self._cached = []
+        self._cached: list = []  # the tokens whose cells sequence 0 holds (a new context holds none)
         self.cells = cells
         self.ctx = lib.llama_init_from_model(self.model, _context_params(lib, cells, BATCH, SEQUENCES))
         if not self.ctx:

@@ -243,7 +243,7 @@ def _with_clusters(table: pd.DataFrame, df: pd.DataFrame, cluster: str, min_clus
     size = max(len(worker_names), 1)
     m_codes = cells["m"].to_numpy(np.int64)
     first, sums, sizes = cell_totals(m_codes * size + cells["c"].to_numpy(np.int64), max(len(table), 1) * size,
-                                cells["d"].to_numpy(float))
+                                     cells["d"].to_numpy(float))
     per = pd.DataFrame({"m": m_codes[first], "sum": sums, "size": sizes})
     m_count = len(table)
     workers = np.bincount(per["m"].to_numpy(), minlength=m_count)
@@ -325,7 +325,8 @@ def _crossed(df, names, table, column, diff, worker_codes, known, alpha, confide
     col, d, wk = column[known], diff[known], worker_codes[known]
     n = np.bincount(col, minlength=m_count)
     width = int(dialogues.max()) + 1
-    levels_a, levels_b = (np.bincount(col[cell_totals(col * width + dlg, m_count * width, d)[0]], minlength=m_count)
+    levels_a, levels_b = (np.bincount(col[cell_totals(col * width + dlg, m_count * width, d)[0]],
+                                      minlength=m_count)
                           for dlg in (dlg_a, dlg_b))  # distinct conversations of each side per matchup
     conversations[:] = np.minimum(levels_a, levels_b)
     reused = (levels_a < n) | (levels_b < n)
