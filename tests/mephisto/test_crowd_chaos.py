@@ -60,10 +60,11 @@ def _one_completed_agent_each(run, units) -> None:
     assert {s for s, _ in status.values()} <= {"completed", "expired"}, status
 
 
-def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args, before=None):
+def _stop_and_relaunch(runs, tmp_path, run, sig, pages, group, args, stopped=None):
+    """``stopped``: read once the launcher is down, before the relaunch (what the relaunch will find stored)."""
     nodes = run.node_pids()
-    seen = before() if before else None  # what the page showed the instant before the signal
     stop(run, SIGNALS[sig], nodes)
+    seen = stopped() if stopped else None
     for page in pages:  # said while the task is down, before anybody acts
         reconnecting(page)
     again = relaunch(run, args, tmp_path / f"{group}1.log", group)
@@ -171,6 +172,18 @@ def _pick(page, double=False):
     wait(page, f"{TURN}.turns_done > {turn} && {idle(page)}", MODELS, "the choice stored")
 
 
+def _never_made(run, worker_name: str) -> bool:
+    """True when the worker's stored turn in progress has no candidates yet (what the relaunch must make)."""
+    from per_turn_task_helpers import stored
+
+    db, units, _ = stored(run.data_dir, "per_turn_chaos")
+    db.shutdown()
+    (data,) = [u["data"] for u in units if u["data"].get("worker_name") == worker_name]
+    pending = data.get("pending")
+    assert pending is not None, "the message sent before the stop was not stored"
+    return pending.get("shown_at") is None
+
+
 def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
     from per_turn_task_helpers import stored
 
@@ -208,11 +221,14 @@ def test_per_turn_crowd_chaos(tmp_path, chromium, runs):
 
     _send(ana, "What else do you enjoy doing at weekends?")  # the turn in progress when the launcher dies
     wait(ana, f"{TURN}.waiting || ({TURN}.candidates || []).length > 0", what="the models writing")
-    # killed while SmolLM2 writes (or, rarely, just after: then the candidates were shown and are kept)
+    # killed while SmolLM2 writes (or, rarely, just after: then the candidates were stored and are kept).
+    # Which of the two happened is read from the store, not the page: the server stores the candidates
+    # before it tells the page, so a page still waiting does not prove they were never made.
     run, writing = _stop_and_relaunch(runs, tmp_path, run, "SIGKILL", [ana, office], "per-turn", args,
-                                      before=lambda: ana.evaluate(f"{TURN}.waiting"))
+                                      stopped=lambda: _never_made(run, "simulated-ana_sandbox"))
     wait(ana, f"{TURN}.turn === 1 && ({TURN}.candidates || []).length === 2 && {idle(ana)}", RELAUNCH,
          "the interrupted turn's candidates after the relaunch")
+    print("chaos: the turn in progress was", "being written" if writing else "stored", "when the launcher died")
     assert ("the candidates of turn 2 were never made" in run.log()) == writing, writing
     assert [m["text"] for m in ana.evaluate(f"{TURN}.messages")][-1] == "What else do you enjoy doing at weekends?"
     wait(office, f"{TURN}.turns_done === 1 && {TURN}.can_send && {idle(office)}", RELAUNCH, "ben's turn 2")
