@@ -9,6 +9,12 @@ def run_python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
 
 
+def without_fix(module: str) -> str:
+    """The import line that installs every fix but the one for ``module`` (importing Mephisto at all
+    needs the dataclass fix, so the others stay)."""
+    return f"import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop({module!r})"
+
+
 def test_mephisto_operator_fails_to_import_without_fix():
     result = run_python("import mephisto.operations.operator")
     assert result.returncode != 0
@@ -115,9 +121,8 @@ MEPHISTO_LOG_ONCE = (
 
 
 def test_mephisto_log_lines_twice_without_fix():
-    # importing mephisto needs the dataclass fix: remove only this one
     result = run_python(MEPHISTO_LOG_ONCE.format(
-        imports="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.utils.logger_core')"))
+        imports=without_fix("mephisto.utils.logger_core")))
     assert result.returncode == 0, result.stderr
     assert (result.stdout + result.stderr).count("hello from mephisto") == 2
 
@@ -150,9 +155,7 @@ METRICS_PORT_TAKEN = (
 
 
 def test_metrics_port_taken_prints_a_traceback_without_fix():
-    # the import of the operator itself needs the dataclass fix: remove only the metrics fix
-    code = METRICS_PORT_TAKEN.format(uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop("
-                                               "'mephisto.operations.operator')")
+    code = METRICS_PORT_TAKEN.format(uninstall=without_fix("mephisto.operations.operator"))
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert "Traceback" in result.stdout + result.stderr
@@ -206,7 +209,7 @@ def _outcome(stdout: str) -> list[str]:
 
 def test_live_update_waits_for_a_busy_event_loop_without_fix():
     code = LIVE_UPDATE_WHILE_LOOP_BUSY.format(
-        uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.operations.client_io_handler')")
+        uninstall=without_fix("mephisto.operations.client_io_handler"))
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert _outcome(result.stdout) == ["waited", "queued 1"]
@@ -232,7 +235,7 @@ MOCK_UNIT_LAUNCH = (
 
 
 def test_mock_units_print_past_the_log_level_without_fix():
-    imports = "import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.abstractions.providers.mock.mock_unit')"
+    imports = without_fix("mephisto.abstractions.providers.mock.mock_unit")
     result = run_python(MOCK_UNIT_LAUNCH.format(imports=imports, level="warning"))
     assert result.returncode == 0, result.stderr
     assert "Mock task launched" in result.stdout
@@ -266,7 +269,7 @@ NEW_WORKER_TWICE = (
 
 def test_a_new_worker_created_twice_raises_without_fix():
     result = run_python(NEW_WORKER_TWICE.format(
-        uninstall="import parlai_acute.compat as c; c.POST_IMPORT_FIXES.pop('mephisto.data_model.worker')"))
+        uninstall=without_fix("mephisto.data_model.worker")))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "raised EntryAlreadyExistsException"
 
