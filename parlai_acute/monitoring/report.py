@@ -60,15 +60,20 @@ def build_report(result: dict, source: str) -> Report:
     if top:
         part = report.section(f"Top {top['k']}")
         part.note(f"Decided when each of the top {top['k']} is decided ahead of every model outside by its own "
-                  f"confidence sequence, at alpha {top['alpha']:g} over all {top['pairs']} pair(s) ({top['method']}).")
+                  f"confidence sequence, at alpha {top['alpha']:g} ({top['method']})."
+                  + (f" {top['facets'][0].upper()}{top['facets'][1:]}." if top.get("facets") else ""))
         part.table(pd.DataFrame([{"question": q["question"], "top": ", ".join(q["top"]), "decided": q["decided"],
                                   "pairs_open": sum(u["decided"] == "undecided" for u in q["undecided"]),
                                   "judgments": q["judgments"]} for q in top["questions"]]),
                    "top_k", caption=f"The top {top['k']} per question (current estimate when undecided)")
-        pairs = pd.DataFrame([{"question": q["question"], **{k: v for k, v in u.items() if k != "models"}}
+        pairs = pd.DataFrame([{"question": q["question"], **{k: v for k, v in u.items() if k not in ("models", "one_facet")},
+                               **{f"one_facet_{k}": v for k, v in (u.get("one_facet") or {}).items()
+                                  if k in ("lower", "upper", "decided")}}
                               for q in top["questions"] for u in q["undecided"]])
         if "estimate" in pairs:
-            pairs["note"] = ["no judgments of this pair yet" if e is None or e != e else "" for e in pairs["estimate"]]
+            notes = pairs["note"] if "note" in pairs else pd.Series("", index=pairs.index)
+            pairs["note"] = ["no judgments of this pair yet" if e is None or e != e else n or ""
+                             for e, n in zip(pairs["estimate"], notes.fillna(""))]
         if not pairs.empty:
             part.table(pairs, "top_k_pairs", caption="Pairs across the boundary")
     report.configuration("Run", result.get("run", {}))

@@ -115,8 +115,12 @@ def streams(df: pd.DataFrame, protocol: str, settings: dict | None = None) -> li
     """One stream per watched comparison: the protocol's estimate (pooled, as ``analyze`` gives
     it) and the per-cluster means in the order the clusters finished, on [0, 1] (a difference d
     in [-1, 1] as (d + 1) / 2), which the confidence sequences need."""
+    return streams_of(observations(df, protocol, settings), protocol)
+
+
+def streams_of(obs: pd.DataFrame, protocol: str) -> list[dict]:
+    """:func:`streams` from the protocol's observations (``top_k`` has them already)."""
     spec = monitor(protocol)
-    obs = observations(df, protocol, settings)
     unit = obs.attrs.get("unit") or spec.unit  # the unit the analysis reads from the design, where it does
     facets = [f for f in obs.attrs.get("facets", ()) if f in obs.columns]
     facet_name, note = obs.attrs.get("facet_name", "conversation"), obs.attrs.get("facet_note", "")
@@ -194,6 +198,18 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
                                           f"do; with these {c['levels']} {c['name']}s per model the interval stops "
                                           f"shrinking"]))
     return out
+
+
+def decide_stream(s: dict, alpha: float, grid: int = GRID, budget: int = 1_000_000) -> dict:
+    """One comparison with a null, decided at ``alpha``: the betting sequence over its unit, and where
+    a second facet is reused (``s["crossed"]``) the two-facet sequence beside it (:func:`_crossed`).
+    What status, the stop rule and top k all decide a comparison by."""
+    m0 = 0.5 if s["difference"] else s["m0"]
+    result = decide(s["stream"], alpha, m0, grid, budget)
+    result["procedure"] = f"betting confidence sequence over {s['unit']}s"
+    if "crossed" in s:  # two sampled facets: the one-facet sequence stays, named, beside the two-facet one
+        result = _crossed(s, result, alpha, m0, budget)
+    return result
 
 
 def _split_pair(row: dict, s: dict, t: dict, arrays: dict) -> dict:
@@ -348,11 +364,7 @@ def status(df: pd.DataFrame, protocol: str | None = None, alpha: float = 0.05, b
         each = alpha / count
         rows = []
         for s in found:
-            m0 = 0.5 if s["difference"] else s["m0"]
-            result = decide(s["stream"], each, m0, grid, budget)
-            result["procedure"] = f"betting confidence sequence over {s['unit']}s"
-            if "crossed" in s:  # two sampled facets: the one-facet sequence stays, named, beside the two-facet one
-                result = _crossed(s, result, each, m0, budget)
+            result = decide_stream(s, each, grid, budget)
             if s["difference"] and result["estimate"] is not None:  # back from (d + 1) / 2 to d in [-1, 1]
                 result |= {k: 2 * result[k] - 1 for k in ("estimate", "lower", "upper")} | {"m0": 0.0}
             row = {k: s[k] for k in ("protocol", "group", "comparison", "measure", "unit", "model_a", "model_b")}
@@ -396,7 +408,9 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     """Is the set of the top ``k`` models decided, per question, from an ACUTE judgments table?
 
     Every model pair gets the anytime-valid test of :func:`status` (confidence sequences over
-    workers) at alpha / (all pairs of all questions): pairs not judged yet count in the
+    workers; where the pair's conversations are reused, decided only when the two-facet sequence
+    over workers and conversations agrees, :func:`decide_stream`) at alpha / (all pairs of all
+    questions): pairs not judged yet count in the
     correction, so the level never depends on what has been collected. The top k is decided
     when k models are each decided ahead of every other model by direct comparisons
     (:func:`parlai_acute.stats.ranksets.top_k`; no assumption that preferences are
@@ -418,8 +432,8 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
         raise UserError(f"the best models are ranked by win rates, and {protocol} has none; leave k out", param="k")
     # value 1: model_b (the later name) won, 1/2 a tie, as the estimand reads; a table with ties also holds
     # its tie rates, which are not win rates
-    obs = observations(df, protocol, settings)
-    obs = obs[obs["measure"].isin(pairwise)]
+    every = observations(df, protocol, settings)
+    obs = every[every["measure"].isin(pairwise)]
     work = pd.DataFrame({"question": obs["group"], "first": obs["model_a"], "second": obs["model_b"],
                          "value": obs["value"], "worker": obs["cluster"], "timestamp": obs["timestamp"]})
     questions = sorted(set(work["question"])) or ["(no judgments)"]
@@ -430,6 +444,16 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     index = {m: i for i, m in enumerate(names)}
     pairs = len(names) * (len(names) - 1) // 2
     each = alpha / (pairs * len(questions))
+    # pairs whose conversations are reused: decided as status decides them (both facets sampled), once asked
+    reused = {(s["group"], s["model_a"], s["model_b"]): s for s in streams_of(every, protocol)
+              if "crossed" in s and s["measure"] in pairwise} if every.attrs.get("facets") else {}
+    two_facet: dict = {}
+
+    def crossed(key) -> dict:
+        if key not in two_facet:
+            two_facet[key] = decide_stream(reused[key], each, grid, budget)
+        return two_facet[key]
+
     out = []
     for question in questions:
         part = work[work["question"] == question]
@@ -446,6 +470,8 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
             for c, x, n in zip(codes, np.split(means, starts[1:]), np.split(sizes, starts[1:])):
                 i, j = divmod(int(c), len(names))  # i: model_a, j: model_b; x: model_b's share per worker
                 _, decided, _ = first_crossing(x, n, each)
+                if decided != "undecided" and (question, names[i], names[j]) in reused:  # also for the models?
+                    decided = crossed((question, names[i], names[j]))["decided"]
                 ahead[j, i], ahead[i, j] = decided == "above", decided == "below"
                 wins[j, i], wins[i, j] = float(x @ n), float(n.sum() - x @ n)
         state = ranksets.top_k(ahead, k)
@@ -464,7 +490,12 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                 a, b = (i, j) if i < j else (j, i)  # the estimand's order: b's win rate over a
                 row = {"pair": f"{names[b]} vs {names[a]}", "models": [names[i], names[j]],
                        "decided": ("above" if ahead[b, a] else "below") if ahead[j, i] else "undecided"}
-                if details:
+                if details and (question, names[a], names[b]) in reused:  # the two-facet interval, as status
+                    full = crossed((question, names[a], names[b]))
+                    row |= {key: full[key] for key in ("estimate", "lower", "upper", "more", "judgments", "note")}
+                    row |= {"sequence_centre": full["estimate"], "procedure": full["procedure"],
+                            "one_facet": full["one_facet"]}
+                elif details:
                     rows = part[(part["first"] == names[a]) & (part["second"] == names[b])]
                     full = decide(cluster_stream(rows, "value", "worker", "timestamp"), each, 0.5, grid, budget)
                     row |= {key: full[key] for key in ("estimate", "lower", "upper", "more", "judgments")}
@@ -474,12 +505,20 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
         out.append({"question": question, "decided": decided, "top": [names[i] for i in np.flatnonzero(top)],
                     "rank_sets": {m: [int(lower[i]), int(upper[i])] for i, m in enumerate(names)},
                     "undecided": undecided, "judgments": int(len(part))})
+    method = (f"direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs "
+              f"({pairs * len(questions)} pair{'' if pairs * len(questions) == 1 else 's'})")
+    facets = ""
+    if reused:
+        method += (f"; a pair whose conversations are reused is decided only when the two-facet {CROSSED_PROCEDURE}, "
+                   f"over workers and conversations, agrees (as status)")
+        facets = (f"{len(reused)} judged pair(s) reuse conversations: their decisions treat workers and conversations "
+                  f"both as sampled, so the top k is a claim about the models")
+    elif every.attrs.get("facet_note"):
+        facets = ("conversations are reused, but within each pair every conversation serves one judgment, so the "
+                  "worker is the one sampled facet there")
     return {"k": k, "alpha": alpha, "per_pair_alpha": each, "pairs": pairs * len(questions), "models": names,
-            "decided": all(q["decided"] for q in out), "questions": out,
-            "method": "direct pairwise decisions by confidence sequences over workers, Bonferroni over all pairs",
-            # not yet two-facet: said where it matters
-            "facets": ("conversations are reused and these sequences hold them fixed: a top k for these "
-                       "conversations (status' pair rows treat them as sampled)" if obs.attrs.get("facet_note") else "")}
+            "decided": all(q["decided"] for q in out), "questions": out, "method": method, "facets": facets,
+            "design": {"facets": ["worker", "conversation"] if reused else ["worker"], "two_facet": len(reused)}}
 
 
 def top_k_lines(result: dict) -> list[str]:
@@ -496,6 +535,8 @@ def top_k_lines(result: dict) -> list[str]:
         for u in q["undecided"]:
             more = ("no judgments yet" if u["estimate"] is None else f"~{u['more']} more judgments" if u["more"]
                     else "no decision in sight" if u["decided"] == "undecided" else "decided the other way")
+            if (u.get("one_facet") or {}).get("decided", "undecided") != "undecided" and u["decided"] == "undecided":
+                more += "; decided for these conversations only, not yet for the models"
             lines.append(f"    {u['pair']:<32} {_pct(u['estimate'])} [{_pct(u['lower'])}, {_pct(u['upper'])}]  "
                          f"{u['judgments']} judgments, {more}")
         sets = "  ".join(f"{m} {lo}-{hi}" if lo != hi else f"{m} {lo}"

@@ -168,9 +168,7 @@ class StopRule:
             return
         from parlai_acute.monitoring.status import status
 
-        table = pd.DataFrame(list(self._rows.values()))
-        table.attrs.update(self.table_attrs)
-        result = status(table, self.protocol, alpha=self.alpha)
+        result = status(self._table(), self.protocol, alpha=self.alpha)
         found = {}
         for row in result["rows"]:
             if not row.get("model_b"):
@@ -197,13 +195,19 @@ class StopRule:
             "time": time.time()}
 
 
+    def _table(self) -> pd.DataFrame:
+        """The rows so far as the protocol's table, with what its estimands read besides the rows (ACUTE:
+        the launched cap), so a look keeps the judgments ``status`` and ``analyze`` keep."""
+        table = pd.DataFrame(list(self._rows.values()))
+        table.attrs.update(self.table_attrs)
+        return table
+
     def _check_top_k(self, judged: int) -> None:
         """ACUTE top-k: decided once each of the top k is ahead of every other model
         (:func:`parlai_acute.monitoring.status.top_k`); the open boundary pairs steer adaptive selection."""
         from parlai_acute.monitoring.status import top_k
 
-        result = top_k(pd.DataFrame(list(self._rows.values())), int(self.top_k), alpha=self.alpha,
-                       models=self.models, details=False)
+        result = top_k(self._table(), int(self.top_k), alpha=self.alpha, models=self.models, details=False)
         verdict = result["questions"][0]
         # only pairs still open: a pair decided the other way (j ahead of i) is final and gains nothing
         self.boundary = {frozenset(u["models"]) for u in verdict["undecided"] if u["decided"] == "undecided"}
@@ -211,7 +215,7 @@ class StopRule:
             self.decision = {"stopped": "decided", "judgments": judged, "alpha": self.alpha, "top_k": result["k"],
                              "top": verdict["top"], "rank_sets": verdict["rank_sets"],
                              "rule": f"stop once the top {result['k']} are decided at alpha {self.alpha:g}",
-                             "method": f"{result['method']} ({result['pairs']} pairs)", "time": time.time()}
+                             "method": result["method"], "time": time.time()}
 
 
 def already_stopped(stop: StopRule | None) -> str | None:

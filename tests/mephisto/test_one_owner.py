@@ -52,10 +52,54 @@ def messages(page) -> list[str]:
     return [m["text"] for m in page.evaluate(f"{TURN}.messages") if m["speaker"] != "bot"]
 
 
+# ---------------------------------------------------------------------------------------------- protocol clients
+ACUTE_OVERRIDES = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
+                   "mephisto.blueprint.onboarding=false")
+
+
+def prefer_a(view):
+    """An ACUTE-Eval worker who picks the side that speaks first ("A-line") and says why."""
+
+    return side_with_text(view, "A-line"), "A answers more warmly"
+
+
+async def come_back_and_submit(url: str, worker: str, assignment: str, tab: str):
+    """The same page (its tab id) registering again on a relaunched task and submitting what it is
+    handed: (agent id, view), or (why there is no unit, None)."""
+    from parlai_acute.mephisto_tasks.per_turn.protocol_workers import Client
+
+    page = Client(url, worker, assignment, tab=tab)
+    unavailable = await page.open()
+    if unavailable:
+        return unavailable, None
+    view = page.view
+    await page.submit()
+    await page.close()
+    return str(page.agent_id), view
+
+
+def statuses(db) -> dict[str, str]:
+    """Every agent's Mephisto status, by agent id."""
+    return {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
+
+
+def assert_one_owner(db, submitted: str, expired: str) -> None:
+    """The work's one completed agent is the one that submitted it; the agent that did it first is expired."""
+    now = statuses(db)
+    assert [agent for agent, status in now.items() if status == "completed"] == [submitted], now
+    assert now[expired] == "expired", now
+
+
+def approved_by_review(task_name: str, data_dir, log) -> list[str]:
+    """The agents `review --apply` approves (and so pays)."""
+
+    plan = api.review(task_name, mephisto_db=data_dir / "database.db", apply=True, log=log)
+    return [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
+
+
 def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs):
     from mephisto.data_model.agent import Agent
 
-    from parlai_acute import api
     from parlai_acute.mephisto_tasks.live import setup
 
     run = LocalRun(tmp_path / "data", ARGS, free_port(), tmp_path / "launch0.log", group="per-turn",
@@ -132,10 +176,8 @@ def test_one_owner_across_browsers_tabs_and_a_relaunch(tmp_path, chromium, runs)
     assert len(completed) == 1, agents  # one piece of work, one completed agent
     assert set(agents.values()) <= {"completed", "expired"}, agents  # the others expired, never completed
 
-    plan = api.review("one_owner", mephisto_db=run.data_dir / "database.db", apply=True,
-                      log=tmp_path / "review.jsonl")
-    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
-    assert approved == completed  # approved and paid once, through the agent that holds the work
+    # approved and paid once, through the agent that holds the work
+    assert approved_by_review("one_owner", run.data_dir, tmp_path / "review.jsonl") == completed
     after = {str(row.db_id): Agent.get(db, row.db_id).db_status for row in db.find_agents()}
     assert list(after.values()).count("approved") == 1, after
 
@@ -233,17 +275,12 @@ def test_finished_acute_assignment_registering_after_a_relaunch_is_told_it_is_do
 
     from parlai_acute.mephisto_tasks.acute import store
     from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
-    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
     from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.live.browser import post_json
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 
-    def prefer_a(view):
-        return side_with_text(view, "A-line"), "A answers more warmly"
-
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
-    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
-                 "mephisto.blueprint.onboarding=false")
+    overrides = ACUTE_OVERRIDES
     task = launch(pairings, *overrides)
     task.wait_ready()
     first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a))
@@ -317,19 +354,13 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
 
     from acute_task_helpers import make_pairings, write_pairings
 
-    from parlai_acute import api
     from parlai_acute.mephisto_tasks.acute import store
     from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
-    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
     from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 
-    def prefer_a(view):
-        return side_with_text(view, "A-line"), "A answers more warmly"
-
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
-    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
-                 "mephisto.blueprint.onboarding=false")
+    overrides = ACUTE_OVERRIDES
     task = launch(pairings, *overrides)
     task.wait_ready()
     first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
@@ -339,15 +370,9 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
     again = launch(pairings, *overrides, data_dir=task.data_dir)
     again.wait_ready()
 
-    async def come_back_and_submit():
-        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
-        assert await page.open() == ""
-        view = page.view
-        await page.submit()
-        await page.close()
-        return str(page.agent_id), view
-
-    agent_id, view = pw.run_sync(come_back_and_submit)
+    # the same page, registering again
+    agent_id, view = pw.run_sync(lambda: come_back_and_submit(again.url, "dora", "d1", first.tab))
+    assert view is not None, agent_id
     assert not view.get("already_submitted"), view  # before: told so, and the work was never submitted
     assert view["finished"] and view["done"] == 2 and view["tab"] == first.tab  # its finished view: it submits
     db = setup.open_db(task.data_dir)
@@ -356,15 +381,12 @@ def test_acute_work_finished_but_not_submitted_when_the_launcher_stopped_is_subm
         time.sleep(0.5)
     assert again.terminate() == 0
 
-    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
-    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses  # one, the submitted one
-    assert statuses[first.agent_id] == "expired", statuses  # before: "completed" with no submit
+    # one completed agent, the submitting one; the first is expired (before: "completed" with no submit)
+    assert_one_owner(db, submitted=agent_id, expired=first.agent_id)
     df = store.judgments_for_task(db, "acute_test")
     assert len(df) == 2 and df["pair_id"].nunique() == 2  # the work once
-    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
-                      log=tmp_path / "review.jsonl")
-    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
-    assert approved == [agent_id]  # paid once, through the agent that submitted the work
+    # paid once, through the agent that submitted the work
+    assert approved_by_review("acute_test", task.data_dir, tmp_path / "review.jsonl") == [agent_id]
 
 
 def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it_until_the_page_submits(
@@ -381,16 +403,11 @@ def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it
     from acute_task_helpers import make_pairings, write_pairings
     from mephisto.operations.datatypes import WorkerFailureReasons
 
-    from parlai_acute import api
     from parlai_acute.mephisto_tasks.acute import store
     from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
-    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
     from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.live.texts import NO_WORK
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
-
-    def prefer_a(view):
-        return side_with_text(view, "A-line"), "A answers more warmly"
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(2))  # one unit judges every pair
     overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=2",
@@ -418,26 +435,16 @@ def test_a_relaunch_whose_only_work_left_is_finished_but_not_submitted_serves_it
     assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.made  # no new work
     assert config()["texts"]["failure_reasons"][newcomer.unavailable] == NO_WORK  # what her page says
 
-    async def come_back_and_submit():
-        page = pw.Client(again.url, "dora", "d1", tab=first.tab)  # the same page, registering again
-        assert await page.open() == ""
-        view = page.view
-        await page.submit()
-        await page.close()
-        return str(page.agent_id), view
-
-    agent_id, view = pw.run_sync(come_back_and_submit)
+    # the same page, registering again
+    agent_id, view = pw.run_sync(lambda: come_back_and_submit(again.url, "dora", "d1", first.tab))
+    assert view is not None, agent_id
     assert view["finished"] and view["done"] == 2  # its finished view, handed to the new agent: it submits
     assert again.wait_exit(timeout=120) == 0  # the run ends by itself once the page submitted
 
-    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
-    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
-    assert statuses[first.agent_id] == "expired", statuses
+    assert_one_owner(db, submitted=agent_id, expired=first.agent_id)
     assert len(store.judgments_for_task(db, "acute_test")) == 2  # the work once, nothing new
-    plan = api.review("acute_test", mephisto_db=task.data_dir / "database.db", apply=True,
-                      log=tmp_path / "review.jsonl")
-    approved = [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
-    assert approved == [agent_id]  # paid once, through the agent that submitted the work
+    # paid once, through the agent that submitted the work
+    assert approved_by_review("acute_test", task.data_dir, tmp_path / "review.jsonl") == [agent_id]
 
 
 def test_a_relaunch_offers_a_unit_to_every_page_of_unsubmitted_work_not_only_the_spares(tmp_path, launch):
@@ -446,12 +453,8 @@ def test_a_relaunch_offers_a_unit_to_every_page_of_unsubmitted_work_not_only_the
     from acute_task_helpers import make_pairings, write_pairings
 
     from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
-    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
     from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
-
-    def prefer_a(view):
-        return side_with_text(view, "A-line"), "A answers more warmly"
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(3))
     overrides = ("mephisto.blueprint.comparisons_per_unit=1", "mephisto.blueprint.max_judgments_per_worker=1",
@@ -468,17 +471,8 @@ def test_a_relaunch_offers_a_unit_to_every_page_of_unsubmitted_work_not_only_the
     again.wait_ready()
     assert "3 finished assignments were not submitted yet: serving them so their pages can submit" in again.log()
 
-    async def come_back_and_submit(worker, assignment, tab):
-        page = pw.Client(again.url, worker, assignment, tab=tab)
-        unavailable = await page.open()
-        if unavailable:
-            return unavailable, None
-        view = page.view
-        await page.submit()
-        await page.close()
-        return str(page.agent_id), view
-
-    back = [pw.run_sync(lambda w=w, a=a, f=f: come_back_and_submit(w, a, f.tab)) for (w, a), f in zip(workers, firsts)]
+    back = [pw.run_sync(lambda w=w, a=a, f=f: come_back_and_submit(again.url, w, a, f.tab))
+            for (w, a), f in zip(workers, firsts)]
     assert [view and view["finished"] for _, view in back] == [True] * 3, back  # before: the third had no unit
     assert again.wait_exit(timeout=120) == 0
     db = setup.open_db(task.data_dir)
@@ -516,21 +510,13 @@ def test_a_per_turn_relaunch_whose_only_dialogue_is_finished_but_not_submitted_s
     newcomer = pw.run_sync(lambda: pw.run_protocol_worker(again.url, "quin", "q1", write, label, turns=1))
     assert newcomer.unavailable == WorkerFailureReasons.NO_AVAILABLE_UNITS and not newcomer.turns  # no new dialogue
 
-    async def come_back_and_submit():
-        page = pw.Client(again.url, "pia", "p1", tab=first.tab)  # the same page, registering again
-        assert await page.open() == ""
-        view = page.view
-        await page.submit()
-        await page.close()
-        return str(page.agent_id), view
-
-    agent_id, view = pw.run_sync(come_back_and_submit)
+    # the same page, registering again
+    agent_id, view = pw.run_sync(lambda: come_back_and_submit(again.url, "pia", "p1", first.tab))
+    assert view is not None, agent_id
     assert view["status"] == "complete" and view["turns_done"] == 1  # its finished dialogue: the page submits
     assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
     db = setup.open_db(task.data_dir)
-    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
-    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
-    assert statuses[first.agent_id] == "expired", statuses
+    assert_one_owner(db, submitted=agent_id, expired=first.agent_id)
 
 
 def test_an_item_task_relaunch_whose_only_unit_is_finished_but_not_submitted_serves_it(tmp_path, launch_task):
@@ -586,9 +572,7 @@ def test_an_item_task_relaunch_whose_only_unit_is_finished_but_not_submitted_ser
     assert view["status"] == "complete" and view["done"] == 2  # its finished unit: the page submits
     assert again.wait_exit(timeout=120) == 0  # then the run ends by itself
     db = setup.open_db(task.data_dir)
-    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
-    assert [a for a, s in statuses.items() if s == "completed"] == [agent_id], statuses
-    assert statuses[first_agent] == "expired", statuses
+    assert_one_owner(db, submitted=agent_id, expired=first_agent)
 
 
 def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_completed_at_the_relaunch(
@@ -603,18 +587,15 @@ def test_a_submit_that_reached_a_stopping_run_after_its_agent_was_expired_is_com
 
     from parlai_acute.files import write_json
     from parlai_acute.mephisto_tasks.acute.protocol_workers import run_protocol_worker
-    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
     from parlai_acute.mephisto_tasks.live import setup
     from parlai_acute.mephisto_tasks.live.browser import post_json
     from parlai_acute.mephisto_tasks.per_turn import protocol_workers as pw
 
     pairings = write_pairings(tmp_path / "pairings.jsonl", make_pairings(6))
-    overrides = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.blueprint.max_judgments_per_worker=6",
-                 "mephisto.blueprint.onboarding=false")
+    overrides = ACUTE_OVERRIDES
     task = launch(pairings, *overrides)
     task.wait_ready()
-    first = pw.run_sync(lambda: run_protocol_worker(
-        task.url, "dora", "d1", lambda view: (side_with_text(view, "A-line"), "A answers more warmly"), submit=False))
+    first = pw.run_sync(lambda: run_protocol_worker(task.url, "dora", "d1", prefer_a, submit=False))
     assert first.finished and not first.submitted
     assert task.terminate() == 0
     db = setup.open_db(task.data_dir)
@@ -682,6 +663,4 @@ def test_a_page_whose_submit_never_reached_the_stopped_task_submits_after_the_re
     assert [u["data"]["registration"] for u in started] == ["a1-simulated-amy"]  # one dialogue, read once
     assert started[0]["data"]["final_submission"] is not None
     assert len([r for r in records if r["model"] == "generic_bot"]) == 2  # its two turns, once
-    statuses = {str(row.db_id): db.get_agent(row.db_id)["status"] for row in db.find_agents()}
-    assert [agent for agent, status in statuses.items() if status == "completed"] == [second_agent], statuses
-    assert statuses[first_agent] == "expired", statuses
+    assert_one_owner(db, submitted=second_agent, expired=first_agent)

@@ -7,7 +7,8 @@ across the judgments of many workers.
   + 2 points; the worker-conversation graph is one component (no coarser independent unit exists);
 * a real difference is still found, no more often than the fixed analysis of the full study;
 * where each conversation serves one judgment, status' numbers are the one-facet sequence's;
-* status and the stop rule name the design and the procedure, and decide on the same sequence.
+* status and the stop rule name the design and the procedure, and decide on the same sequence;
+* the top k (status --top-k, the stop rule's stop_top_k) decides its pairs the same way.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 
 from parlai_acute.acute.simulate import simulate_judgments
-from parlai_acute.monitoring.status import status, status_lines, streams
+from parlai_acute.monitoring.status import status, status_lines, streams, top_k, top_k_lines
 from parlai_acute.monitoring.stopping import StopRule
 from parlai_acute.stats.crossed_designs import peeking, simulate
 from parlai_acute.stats.inference import min_clusters
@@ -147,3 +148,47 @@ def test_the_live_acute_scheduler_hands_the_rule_each_judgments_conversations():
             decision = decision or sched.record(f"w{w}", slot, winner="b" if rng.random() < 0.9 else "a")
     assert {"dialogue_left", "dialogue_right"} <= set(sched.judgments[0])
     assert decision and decision["comparisons"]["b vs a"]["procedure"].startswith("two-facet")
+
+
+def _one_facet_only_aa() -> pd.DataFrame:
+    """A seeded A/A pool where the sequence over workers alone decides (a verdict about these conversations)."""
+    for seed in range(40):
+        table = _pool_table(seed)
+        (row,) = status(table, "acute", settings={"max_per_worker": "none"})["rows"]
+        if row["one_facet"]["decided"] != "undecided":
+            return table
+    pytest.fail("no seeded A/A run where the one-facet sequence decides")
+
+
+def test_top_k_is_not_decided_for_these_conversations_alone():
+    # before: top_k decided every pair on the sequence over workers, so equal models got a "decided" top 1
+    table = _one_facet_only_aa()
+    result = top_k(table, 1, alpha=ALPHA, settings={"max_per_worker": "none"})
+    assert not result["decided"] and result["design"] == {"facets": ["worker", "conversation"], "two_facet": 1}
+    (pair,) = result["questions"][0]["undecided"]
+    (row,) = status(table, "acute", settings={"max_per_worker": "none"})["rows"]
+    assert pair["one_facet"]["decided"] != "undecided" and pair["decided"] == "undecided"
+    assert (pair["lower"], pair["upper"]) == pytest.approx((row["lower"], row["upper"]))  # status' interval
+    text = "\n".join(top_k_lines(result))
+    assert "treat workers and conversations both as sampled" in text and "for these conversations only" in text
+    rule = StopRule("acute", {"top_k": 1, "alpha": ALPHA}, [("a", "b")], table_attrs=UNCAPPED)
+    fired = [rule.add(part.to_dict("records")) for _, part in table.groupby("worker", sort=False)]
+    assert not any(fired) and rule.decision is None
+
+
+def test_top_k_is_decided_with_reused_conversations_when_the_models_differ():
+    table = _pool_table(1, effect=3.0, size=30, workers=80)
+    result = top_k(table, 1, alpha=ALPHA, settings={"max_per_worker": "none"})
+    assert result["decided"] and result["questions"][0]["top"] == ["b"]
+    assert "two-facet asymptotic confidence sequence" in result["method"]
+
+
+def test_the_top_k_stop_rule_keeps_the_judgments_the_launched_cap_keeps():
+    # workers judge the pair many times and the task was launched without a cap: the rule reads every
+    # judgment, as status does (before: the top-k rule applied the default cap of one per pair and fired never)
+    table = _pool_table(1, effect=1.0, size=30, workers=40)
+    assert top_k(table, 1, alpha=ALPHA, settings={"max_per_worker": "none"}, details=False)["decided"]
+    assert not top_k(table, 1, alpha=ALPHA, details=False)["decided"]  # the default cap: one per worker
+    rule = StopRule("acute", {"top_k": 1, "alpha": ALPHA}, [("a", "b")], table_attrs=UNCAPPED)
+    fired = [rule.add(part.to_dict("records")) for _, part in table.groupby("worker", sort=False)]
+    assert any(fired) and rule.decision["top"] == ["b"]
