@@ -59,6 +59,7 @@ ACUTE_OVERRIDES = ("mephisto.blueprint.comparisons_per_unit=2", "mephisto.bluepr
 
 def prefer_a(view):
     """An ACUTE-Eval worker who picks the side that speaks first ("A-line") and says why."""
+    from parlai_acute.mephisto_tasks.acute.simulated_workers import side_with_text
 
     return side_with_text(view, "A-line"), "A answers more warmly"
 
@@ -92,6 +93,7 @@ def assert_one_owner(db, submitted: str, expired: str) -> None:
 
 def approved_by_review(task_name: str, data_dir, log) -> list[str]:
     """The agents `review --apply` approves (and so pays)."""
+    from parlai_acute import api
 
     plan = api.review(task_name, mephisto_db=data_dir / "database.db", apply=True, log=log)
     return [e["agent_id"] for e in plan.done if e["action"] == "approve" and e["result"] == "done"]
