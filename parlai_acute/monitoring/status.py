@@ -124,25 +124,37 @@ def streams_of(obs: pd.DataFrame, protocol: str) -> list[dict]:
     unit = obs.attrs.get("unit") or spec.unit  # the unit the analysis reads from the design, where it does
     facets = [f for f in obs.attrs.get("facets", ()) if f in obs.columns]
     facet_name, note = obs.attrs.get("facet_name", "conversation"), obs.attrs.get("facet_note", "")
+    split = obs.attrs.get("split_facet")
     obs = obs[obs["measure"].isin(list(spec.watch))]
+    if obs.empty:
+        return []
+    # columns once as arrays, each comparison's rows by position: status and top k read hundreds of
+    # comparisons per look, and a pandas frame per comparison cost most of that
+    value, cluster = obs["value"].to_numpy(float), obs["cluster"].to_numpy()
+    stamp = obs["timestamp"].to_numpy(float) if "timestamp" in obs.columns else np.arange(len(obs), dtype=float)
+    model_a, model_b = obs["model_a"].to_numpy(), obs["model_b"].to_numpy()
+    facet_columns = [obs[f].to_numpy() for f in facets]
+    rows_of = obs.groupby(["group", "comparison", "measure"], sort=True).indices
     out = []
-    for (group, comparison, measure), part in obs.groupby(["group", "comparison", "measure"], sort=True):
+    for group, comparison, measure in sorted(rows_of):
+        rows = rows_of[(group, comparison, measure)]
         m0 = spec.watch[measure]
         difference = m0 is not None and m0 == 0.0
-        values = (part["value"] + 1) / 2 if difference else part["value"]
-        stream = cluster_stream(part.assign(_v=values.to_numpy(float)), "_v", "cluster", "timestamp")
+        values = (value[rows] + 1) / 2 if difference else value[rows]
+        stream = cluster_stream(pd.DataFrame({"_v": values, "cluster": cluster[rows], "timestamp": stamp[rows]}),
+                                "_v", "cluster", "timestamp")
         item = {"protocol": protocol, "group": group or measure, "comparison": comparison, "measure": measure,
-                "model_a": part["model_a"].iloc[0], "model_b": part["model_b"].iloc[0], "m0": m0,
+                "model_a": model_a[rows[0]], "model_b": model_b[rows[0]], "m0": m0,
                 "difference": difference, "unit": unit, "facet_note": note, "facets_declared": bool(facets),
-                "estimate": float(part["value"].mean()), "observations": int(len(part)), "stream": stream}
+                "estimate": float(np.nanmean(value[rows])), "observations": int(len(rows)), "stream": stream}
         # a second sampled facet some level of which serves several of the comparison's observations
-        codes = [pd.factorize(part[f].to_numpy())[0] for f in facets] if m0 is not None else []
+        codes = [pd.factorize(column[rows])[0] for column in facet_columns] if m0 is not None else []
         levels = [int(c.max()) + 1 if len(c) else 0 for c in codes]
-        if obs.attrs.get("split_facet") and m0 is None:  # rates whose items' labels cross workers with contexts
-            item["split_rows"] = part[["item", "cluster", "timestamp"]]
-        if any(g < len(part) for g in levels):
-            rank = pd.Index(stream["cluster"].to_numpy()).get_indexer(part["cluster"].to_numpy())
-            item["crossed"] = {"values": values.to_numpy(float), "rank": rank, "facets": codes, "name": facet_name,
+        if split and m0 is None:  # rates whose items' labels cross workers with contexts
+            item["split_rows"] = obs.iloc[rows][["item", "cluster", "timestamp"]]
+        if any(g < len(rows) for g in levels):
+            rank = pd.Index(stream["cluster"].to_numpy()).get_indexer(cluster[rows])
+            item["crossed"] = {"values": values, "rank": rank, "facets": codes, "name": facet_name,
                                "levels": min(levels)}
         out.append(item)
     return out
@@ -155,19 +167,15 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
     (running intersection). ``one``: the one-facet betting result, kept as ``one_facet``. Too few
     levels of a facet: undecided, and the note says how many are needed for a verdict about the
     models."""
-    from parlai_acute.stats.inference import min_clusters
-
     c, stream = s["crossed"], s["stream"]
-    need = min_clusters(alpha)
     clusters = len(stream)
-    looks = crossed_looks(clusters, need)
-    seq = crossed_sequence(c["values"], c["rank"], c["facets"], looks, alpha, need)
+    looks, need, dec = _two_facet(s, alpha, m0)
     keep = {k: one[k] for k in ("estimate", "lower", "upper", "decided", "decided_at_judgments", "procedure")}
     out = {**one, "one_facet": keep, "levels": c["levels"], "facet": c["name"], "more": None,
            "decided_at_judgments": None, "note": "",
            "procedure": f"two-facet {CROSSED_PROCEDURE}, over {s['unit']}s and {c['name']}s"}
     out["estimate"] = float(np.mean(c["values"]))  # the pooled mean: the protocol's estimate, the sequence's centre
-    if not len(looks) or not seq["informative"][0].any():
+    if dec is None:
         out |= {"lower": 0.0, "upper": 1.0, "decided": "undecided"}
         few = c["levels"] < need
         out["note"] = (f"{c['levels']} {c['name']}s per model: a verdict about the models needs at least {need} "
@@ -175,12 +183,9 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
                        f"{clusters} {s['unit']}s: a verdict needs at least {need}" if clusters < need else
                        f"every {s['unit']} and {c['name']} has the same mean, so no interval follows yet")
         return out
-    dec = crossed_decide(seq, m0)
     first, two = int(dec["first"][0]), str(dec["decided"][0])
     out |= {"lower": float(dec["lower"][0]), "upper": float(dec["upper"][0]), "two_facet_decided": two}
-    # decided when both sequences exclude no difference on the same side: the two-facet one makes it a claim
-    # about the models; the betting one keeps the guarantee at small sizes, where the sandwich is still rough
-    if two != "undecided" and one["decided"] == two:
+    if _agreed(one["decided"], dec) != "undecided":
         at = int(stream["judgments_so_far"].iloc[int(looks[first]) - 1])
         out |= {"decided": two, "decided_at_judgments": max(at, one["decided_at_judgments"] or 0)}
         return out
@@ -198,6 +203,28 @@ def _crossed(s: dict, one: dict, alpha: float, m0: float, budget: int) -> dict:
                                           f"do; with these {c['levels']} {c['name']}s per model the interval stops "
                                           f"shrinking"]))
     return out
+
+
+def _two_facet(s: dict, alpha: float, m0: float) -> tuple[np.ndarray, int, dict | None]:
+    """The looks, the fewest levels a verdict needs, and the two-facet sequence's decision of a
+    comparison whose second facet is reused (None: it says nothing yet, too few levels or clusters)."""
+    from parlai_acute.stats.inference import min_clusters
+
+    c = s["crossed"]
+    need = min_clusters(alpha)
+    looks = crossed_looks(len(s["stream"]), need)
+    seq = crossed_sequence(c["values"], c["rank"], c["facets"], looks, alpha, need)
+    if not len(looks) or not seq["informative"][0].any():
+        return looks, need, None
+    return looks, need, crossed_decide(seq, m0)
+
+
+def _agreed(one_facet: str, dec: dict | None) -> str:
+    """Decided when both sequences exclude no difference on the same side: the two-facet one makes
+    it a claim about the models; the betting one keeps the guarantee at small sizes, where the
+    sandwich is still rough."""
+    two = "undecided" if dec is None else str(dec["decided"][0])
+    return two if two != "undecided" and one_facet == two else "undecided"
 
 
 def decide_stream(s: dict, alpha: float, grid: int = GRID, budget: int = 1_000_000) -> dict:
@@ -447,13 +474,6 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
     # pairs whose conversations are reused: decided as status decides them (both facets sampled), once asked
     reused = {(s["group"], s["model_a"], s["model_b"]): s for s in streams_of(every, protocol)
               if "crossed" in s and s["measure"] in pairwise} if every.attrs.get("facets") else {}
-    two_facet: dict = {}
-
-    def crossed(key) -> dict:
-        if key not in two_facet:
-            two_facet[key] = decide_stream(reused[key], each, grid, budget)
-        return two_facet[key]
-
     out = []
     for question in questions:
         part = work[work["question"] == question]
@@ -471,7 +491,7 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                 i, j = divmod(int(c), len(names))  # i: model_a, j: model_b; x: model_b's share per worker
                 _, decided, _ = first_crossing(x, n, each)
                 if decided != "undecided" and (question, names[i], names[j]) in reused:  # also for the models?
-                    decided = crossed((question, names[i], names[j]))["decided"]
+                    decided = _agreed(decided, _two_facet(reused[(question, names[i], names[j])], each, 0.5)[2])
                 ahead[j, i], ahead[i, j] = decided == "above", decided == "below"
                 wins[j, i], wins[i, j] = float(x @ n), float(n.sum() - x @ n)
         state = ranksets.top_k(ahead, k)
@@ -491,7 +511,7 @@ def top_k(df: pd.DataFrame, k: int, alpha: float = 0.05, models: list[str] | Non
                 row = {"pair": f"{names[b]} vs {names[a]}", "models": [names[i], names[j]],
                        "decided": ("above" if ahead[b, a] else "below") if ahead[j, i] else "undecided"}
                 if details and (question, names[a], names[b]) in reused:  # the two-facet interval, as status
-                    full = crossed((question, names[a], names[b]))
+                    full = decide_stream(reused[(question, names[a], names[b])], each, grid, budget)
                     row |= {key: full[key] for key in ("estimate", "lower", "upper", "more", "judgments", "note")}
                     row |= {"sequence_centre": full["estimate"], "procedure": full["procedure"],
                             "one_facet": full["one_facet"]}

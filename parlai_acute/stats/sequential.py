@@ -336,16 +336,24 @@ def cluster_stream(df: pd.DataFrame, value: str, cluster: str, order: str | None
     """
     if df.empty:
         return pd.DataFrame({"cluster": [], "mean": [], "judgments": [], "judgments_so_far": []})
-    work = pd.DataFrame({"cluster": df[cluster].to_numpy(), "value": df[value].to_numpy(dtype=float)})
-    work["at"] = df[order].to_numpy(dtype=float) if order and order in df else np.arange(len(df), dtype=float)
-    work["at"] = work["at"].fillna(-np.inf) if order else work["at"]
-    grouped = work.groupby("cluster", sort=False).agg(mean=("value", "mean"), judgments=("value", "size"),
-                                                      done=("at", "max"))
-    grouped = grouped.sort_values("done", kind="stable").reset_index()
+    # numpy, not a pandas group-by: status and top k build hundreds of these per look
+    codes, names = pd.factorize(df[cluster].to_numpy(), sort=False)  # clusters in order of first row
+    values = df[value].to_numpy(dtype=float)
+    at = df[order].to_numpy(dtype=float) if order and order in df else np.arange(len(df), dtype=float)
+    at = np.where(np.isnan(at), -np.inf, at)
+    keep = codes >= 0  # a row without a cluster belongs to none (as a group-by drops it)
+    c, v = codes[keep], values[keep]
+    size = np.bincount(c, minlength=len(names))
+    seen = ~np.isnan(v)  # the mean skips a missing value; the size counts its row
+    with np.errstate(invalid="ignore", divide="ignore"):  # a cluster of missing values only: NaN, as pandas
+        mean = np.bincount(c[seen], weights=v[seen], minlength=len(names)) / np.bincount(c[seen], minlength=len(names))
+    done = np.full(len(names), -np.inf)
+    np.maximum.at(done, c, at[keep])
+    first = np.argsort(done, kind="stable")  # in the order the clusters completed (their last row)
     # judgments collected when each cluster completed: every row stamped at or before that time
-    times = np.sort(work["at"].to_numpy())
-    grouped["judgments_so_far"] = np.searchsorted(times, grouped["done"].to_numpy(), side="right")
-    return grouped[["cluster", "mean", "judgments", "judgments_so_far"]]
+    so_far = np.searchsorted(np.sort(at), done[first], side="right")
+    return pd.DataFrame({"cluster": names[first], "mean": mean[first], "judgments": size[first],
+                         "judgments_so_far": so_far})
 
 
 def judgments_needed(estimate: float, halfwidth: float, clusters: int, mean_cluster_size: float,
