@@ -149,3 +149,27 @@ def test_ssa_rate_with_conversation_effects_is_covered_at_every_look():
     x = sq.simulate_cluster_means(rng, 1500, 120, 8, rate, cluster_sd=sd)
     assert ever_rejected(x, truth, "plugin").mean() <= mc_limit(1500)
     assert ever_rejected(x, truth - 0.12, "plugin").mean() > 0.9
+
+
+def test_cluster_stream_matches_a_pandas_group_by_with_missing_clusters_values_and_times():
+    """The stream is built with numpy; pandas' group-by is the independent reference: clusters in
+    the order they completed (ties in order of first row), a missing value left out of the mean but
+    counted in the size, a row without a cluster in none, a missing time as the earliest."""
+    rng = np.random.default_rng(5)
+
+    def reference(df, order):
+        at = df[order].fillna(-np.inf) if order else pd.Series(np.arange(len(df), dtype=float), index=df.index)
+        work = df.assign(_at=at)
+        grouped = work.groupby("c", sort=False).agg(mean=("v", "mean"), judgments=("v", "size"), done=("_at", "max"))
+        grouped = grouped.sort_values("done", kind="stable").reset_index()
+        grouped["judgments_so_far"] = np.searchsorted(np.sort(at.to_numpy()), grouped["done"].to_numpy(), side="right")
+        return grouped.rename(columns={"c": "cluster"})[["cluster", "mean", "judgments", "judgments_so_far"]]
+
+    for trial in range(300):
+        n = int(rng.integers(1, 60))
+        df = pd.DataFrame({"c": [f"w{k}" for k in rng.integers(0, 12, n)], "v": rng.choice([0.0, 0.5, 1.0, 0.3], n),
+                           "t": rng.choice([1.0, 2.0, 3.0, np.nan, 5.0], n)})
+        df.loc[rng.random(n) < 0.15, "c"] = None
+        df.loc[rng.random(n) < 0.1, "v"] = np.nan
+        for order in ("t", None):
+            pd.testing.assert_frame_equal(sq.cluster_stream(df, "v", "c", order), reference(df, order))
