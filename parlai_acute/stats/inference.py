@@ -668,6 +668,9 @@ def _group(column: np.ndarray, codes: list[np.ndarray]) -> tuple[np.ndarray, np.
 
 #: Combinations up to which :func:`cell_totals` finds each cell's first entry in a dense table (64 MB)
 _DENSE_KEYS = 2 ** 23
+#: Fewer entries than the table's slots / this: they are hashed instead (allocating and filling a
+#: table of millions of slots for a few hundred entries cost most of a two-facet look)
+_HASH_BELOW = 64
 
 
 def cell_totals(key: np.ndarray, bound: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -679,6 +682,11 @@ def cell_totals(key: np.ndarray, bound: int, values: np.ndarray) -> tuple[np.nda
     entries of shared buckets are hashed. The same numbers as grouping every entry by hashing, in a
     fraction of the time."""
     n = len(key)
+    if n * _HASH_BELOW < min(bound, _DENSE_KEYS):  # few entries (a look at one pair): hashing them beats
+        codes = pd.factorize(key)[0]                # touching a table of the combinations
+        seen = np.maximum.accumulate(codes)
+        first = np.flatnonzero(codes > np.concatenate([[-1], seen[:-1]]))  # a code's first entry
+        return first, np.bincount(codes, weights=values), np.bincount(codes)
     index = np.arange(n, dtype=np.int64)
     if bound <= _DENSE_KEYS:
         first_of = np.full(bound, n, dtype=np.int64)

@@ -164,8 +164,9 @@ def test_paired_test_from_totals_is_the_same_test():
     assert totals == direct
 
 
-@pytest.mark.parametrize("bound", [50, 2 ** 40])  # a dense table; buckets with only shared ones hashed
-def test_cells_are_the_groups_of_equal_keys_in_the_order_they_first_appear(bound):
+# a dense table; buckets with only the shared ones hashed; few entries among many combinations, all hashed
+@pytest.mark.parametrize("bound, entries", [(50, 5000), (2 ** 40, 200_000), (2 ** 40, 5000), (10 ** 6, 5000)])
+def test_cells_are_the_groups_of_equal_keys_in_the_order_they_first_appear(bound, entries):
     """multiway_components' cells (stats.inference.cell_totals) equal grouping every entry by hashing:
     first entries, totals summed in entry order and counts, to the bit."""
     import pandas as pd
@@ -173,12 +174,12 @@ def test_cells_are_the_groups_of_equal_keys_in_the_order_they_first_appear(bound
     from parlai_acute.stats.inference import cell_totals
 
     rng = np.random.default_rng(3)
-    key = rng.integers(0, 50, 5000) * (bound // 50) + rng.integers(0, 2, 5000)  # repeats, and collisions mod 2**23
+    key = rng.integers(0, 50, entries) * (bound // 50) + rng.integers(0, 2, entries)  # repeats, collisions mod 2**23
     key[::7] = rng.integers(0, bound, len(key[::7]))  # and cells of one entry
     key = key % bound
     values = rng.normal(size=len(key))
     first, total, count = cell_totals(key, bound, values)
     codes, uniques = pd.factorize(key)
-    assert np.array_equal(first, np.array([np.flatnonzero(key == u)[0] for u in uniques]))
+    assert np.array_equal(first, np.unique(codes, return_index=True)[1])
     assert np.array_equal(total, np.bincount(codes, weights=values))
     assert np.array_equal(count, np.bincount(codes))
