@@ -42,7 +42,8 @@ import weakref
 from parlai.core.message import Message
 
 from parlai_acute.agents import decoding
-from parlai_acute.agents.llama_engine import DEFAULT_NICE, KV_CACHE_TYPES, LlamaEngine, ProcessEngine, check_model_file
+from parlai_acute.agents.llama_engine import (DEFAULT_NICE, KV_CACHE_TYPES, NICE_HELP, LlamaEngine, ProcessEngine,
+                                              check_model_file, check_nice)
 from parlai_acute.agents.turn_agent import DEFAULT_SYSTEM_PROMPT, TurnTakingAgent, chat_messages
 from parlai_acute.errors import UserError
 from parlai_acute.parallel import cores
@@ -154,11 +155,7 @@ class LlamaCppAgent(TurnTakingAgent):
         group.add_argument("--llama-threads", type=int, default=0,
                            help="CPU threads for llama.cpp (0: the machine's cores, divided between the engines "
                                 "of one per-turn task)")
-        group.add_argument("--llama-nice", type=int, default=DEFAULT_NICE,
-                           help="niceness of llama.cpp's compute threads (-20..19; default %(default)s: ahead of other "
-                                "CPU-bound work, so a busy machine does not stall the engine's threads at their "
-                                "barriers; needs root or CAP_SYS_NICE, else one note and the engine runs unchanged; "
-                                "0 leaves it as the task's)")
+        group.add_argument("--llama-nice", type=int, default=DEFAULT_NICE, help=NICE_HELP)
         group.add_argument("--kv-cache-type", type=str, default="q8_0", choices=sorted(KV_CACHE_TYPES),
                            help="llama.cpp KV cache precision: q8_0 uses half the memory of f16")
         group.add_argument("--llama-slots", type=int, default=0,
@@ -215,11 +212,7 @@ class LlamaCppAgent(TurnTakingAgent):
 
 def engine_nice(opt) -> int:
     """The niceness an opt asks for its engine's threads, validated (see ``--llama-nice``)."""
-    nice = DEFAULT_NICE if opt.get("llama_nice") is None else int(opt["llama_nice"])
-    if not -20 <= nice <= 19:
-        raise UserError(f"llama_nice {nice} is not a niceness; use -20..19 (0: the task's own, "
-                        f"{DEFAULT_NICE}: the default)", param="llama_nice")
-    return nice
+    return check_nice(opt.get("llama_nice"))
 
 
 def engine_settings(opt, config: decoding.DecodingConfig) -> tuple:

@@ -27,6 +27,20 @@ from parlai_acute.parallel import cores
 
 KV_CACHE_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
 DEFAULT_NICE = -10  # the niceness of an engine's compute threads: see raised_priority
+#: what --llama-nice means, wherever an engine starts (a model agent, ``parlai-acute serve``)
+NICE_HELP = ("niceness of llama.cpp's compute threads (-20..19; default %(default)s: ahead of other CPU-bound work, so "
+             "a busy machine does not stall the engine's threads at their barriers; needs root or CAP_SYS_NICE, else "
+             "one note and the engine runs unchanged; 0 leaves it as the caller's)")
+
+
+def check_nice(nice) -> int:
+    """A niceness for an engine's threads, or a one-line error naming ``llama_nice``."""
+    nice = DEFAULT_NICE if nice is None else int(nice)
+    if not -20 <= nice <= 19:
+        raise UserError(f"llama_nice {nice} is not a niceness; use -20..19 (0: the caller's own, "
+                        f"{DEFAULT_NICE}: the default)", param="llama_nice")
+    return nice
+
 
 class EngineDied(RuntimeError):
     """An engine process ended without being closed (crashed, killed): :class:`ProcessEngine` starts a
@@ -186,11 +200,12 @@ def keep_until_exit(server):
 
 def http_server(model_path: str, host: str = "127.0.0.1", port: int = 0, slots: int = 4,
                 context_length: int = 2048, threads: int = 0, kv_cache_type: str = "q8_0",
-                api_keys: Sequence[str] = ()) -> tuple[object, str]:
+                api_keys: Sequence[str] = (), nice: int = 0) -> tuple[object, str]:
     """(server, base URL ending in /v1): llama.cpp's own OpenAI-compatible HTTP server for a GGUF
     model on ``host``:``port`` (0: a free port), so any client -- ``OpenAICompatAgent``, a judge, a
-    notebook -- uses one loaded model. The model is named after its file in ``/v1/models``.
-    Dropping the server object stops it."""
+    notebook -- uses one loaded model. The model is named after its file in ``/v1/models``. Its
+    threads run at niceness ``nice`` (:func:`raised_priority`; 0: the caller's). Dropping the server
+    object stops it."""
     import errno
     import socket
 
@@ -213,7 +228,8 @@ def http_server(model_path: str, host: str = "127.0.0.1", port: int = 0, slots: 
     params.model_alias = {os.path.basename(path).removesuffix(".gguf")}
     if api_keys:
         params.api_keys = list(api_keys)
-    server = start_server(params)
+    with raised_priority(check_nice(nice)):
+        server = start_server(params)
     return server, str(server.listening_address).rstrip("/") + "/v1"
 
 

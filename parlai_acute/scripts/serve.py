@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-length", type=int, default=2048,
                         help="tokens of each conversation: prompt and reply (default 2048)")
     parser.add_argument("--llama-threads", type=int, default=0, help="CPU threads (default 0: every core)")
+    from parlai_acute.agents.llama_engine import DEFAULT_NICE, NICE_HELP
+
+    parser.add_argument("--llama-nice", type=int, default=DEFAULT_NICE, help=NICE_HELP)
     parser.add_argument("--api-key-env", default="", metavar="VAR",
                         help="require the key in environment variable VAR from every client (clients: "
                              "--openai-api-key-env VAR); default: no key")
@@ -57,7 +60,7 @@ def run(args) -> int:
         keys = [os.environ[args.api_key_env]]
     model = args.gguf or default_gguf()
     server, url = http_server(model, args.host, args.port, args.llama_slots, args.context_length,
-                              args.llama_threads, api_keys=keys)
+                              args.llama_threads, api_keys=keys, nice=args.llama_nice)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())

@@ -2,6 +2,7 @@
 starts it (its own process, a free loopback port), answering OpenAICompatAgent, stopped by SIGTERM."""
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 
 from parlai.core.params import ParlaiParser
 
+from parlai_acute.agents.llama_engine import DEFAULT_NICE
 from parlai_acute.agents.openai_compat import OpenAICompatAgent
 from parlai_acute.scripts.main import main
 
@@ -23,6 +25,9 @@ def test_serve_answers_a_chat_completion_and_stops_on_sigterm():
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1"), (lines, server.stderr.read()
                                                                              if server.poll() is not None else "")
         assert f"--openai-base-url {url}" in lines[1]  # what to pass to a model or a judge
+        if os.geteuid() == 0:  # as CI runs: llama.cpp's threads at the default --llama-nice, the rest untouched
+            nice = {int(t): os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(f"/proc/{server.pid}/task")}
+            assert nice[server.pid] == os.getpriority(os.PRIO_PROCESS, 0) and DEFAULT_NICE in nice.values(), nice
         parser = ParlaiParser(False, False)
         OpenAICompatAgent.add_cmdline_args(parser)
         agent = OpenAICompatAgent(parser.parse_args(["--openai-base-url", url, "--inference", "greedy",
@@ -45,3 +50,9 @@ def test_a_port_in_use_is_one_line(capsys):
         assert main(["serve", "--port", str(port), "--llama-slots", "1", "--llama-threads", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is already in use" in err
+
+
+def test_a_niceness_out_of_range_is_one_line(capsys):
+    assert main(["serve", "--llama-nice", "40", "--port", "0", "--llama-slots", "1", "--llama-threads", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--llama-nice 40 is not a niceness; use -20..19" in err
