@@ -572,10 +572,18 @@ def bradley_terry_rank_sets(res: dict, alpha: float = 0.05) -> dict:
     """Rank-sets with simultaneous coverage 1 - alpha (Chatzi et al. 2024) from a
     :func:`ppi_bradley_terry` result, prediction-powered and people-only: simultaneous
     intervals for every strength difference (:func:`parlai_acute.stats.ranksets.simultaneous_ahead`),
-    then each model's ranks from the models certainly ahead of it and behind it."""
+    then each model's ranks from the models certainly ahead of it and behind it. Where the strengths'
+    intervals are read on a t (a sampled facet with few levels: ``res["df"]``) the simultaneous ones
+    are too; where they are withheld (``res["why"]``: too few levels for a claim about the models)
+    no model is certainly ahead of another, so every rank-set is all ranks."""
     from parlai_acute.stats.ranksets import rank_sets, simultaneous_ahead
 
-    lower, upper = rank_sets(simultaneous_ahead(res["strength"], res["cov"], alpha))
-    people_lower, people_upper = rank_sets(simultaneous_ahead(res["people_strength"], res["people_cov"], alpha))
+    def ahead(strength, cov):
+        if res.get("why"):
+            return np.zeros((len(strength), len(strength)), dtype=bool)
+        return simultaneous_ahead(strength, cov, alpha, res.get("df"))
+
+    lower, upper = rank_sets(ahead(res["strength"], res["cov"]))
+    people_lower, people_upper = rank_sets(ahead(res["people_strength"], res["people_cov"]))
     return {"rank_lower": lower, "rank_upper": upper, "people_rank_lower": people_lower,
             "people_rank_upper": people_upper}

@@ -59,23 +59,31 @@ def top_k(ahead: np.ndarray, k: int) -> dict:
     return {"decided": decided, "top": top}
 
 
-def pairwise_critical(models: int, alpha: float) -> tuple[float, str]:
-    """Normal critical value making all n(n-1)/2 pairwise intervals hold at once: the smaller of
+def pairwise_critical(models: int, alpha: float, df: float | None = None) -> tuple[float, str]:
+    """Critical value making all n(n-1)/2 pairwise intervals hold at once: the smaller of
     Bonferroni's and Scheffe's (the projection of the chi-square ellipsoid with n - 1 degrees of
     freedom that Chatzi et al. use); both depend only on n and alpha, so taking the smaller
-    keeps the level."""
+    keeps the level. ``df``: the standard errors are read on a t with df degrees of freedom (a
+    sandwich over few levels of a sampled facet, as the strengths' own intervals are), so
+    Bonferroni's t and Scheffe's F on (n - 1, df) replace the normal and the chi-square."""
     if not 0 < alpha < 1:
         raise UserError(f"alpha={alpha} must be strictly between 0 and 1; 0.05 is usual")
     pairs = models * (models - 1) // 2
-    bonferroni = float(stats.norm.isf(alpha / (2 * max(pairs, 1))))
-    scheffe = float(math.sqrt(stats.chi2.isf(alpha, max(models - 1, 1))))
+    if df is None:
+        bonferroni = float(stats.norm.isf(alpha / (2 * max(pairs, 1))))
+        scheffe = float(math.sqrt(stats.chi2.isf(alpha, max(models - 1, 1))))
+    else:
+        df = max(float(df), 1.0)
+        bonferroni = float(stats.t.isf(alpha / (2 * max(pairs, 1)), df))
+        scheffe = float(math.sqrt(max(models - 1, 1) * stats.f.isf(alpha, max(models - 1, 1), df)))
     return (bonferroni, "Bonferroni") if bonferroni <= scheffe else (scheffe, "Scheffe")
 
 
-def simultaneous_ahead(theta: np.ndarray, cov: np.ndarray, alpha: float = 0.05) -> np.ndarray:
-    """``ahead[i, j]``: the simultaneous interval of theta_i - theta_j lies above zero (batched)."""
+def simultaneous_ahead(theta: np.ndarray, cov: np.ndarray, alpha: float = 0.05, df: float | None = None) -> np.ndarray:
+    """``ahead[i, j]``: the simultaneous interval of theta_i - theta_j lies above zero (batched;
+    ``df``: see :func:`pairwise_critical`)."""
     theta, cov = np.asarray(theta, dtype=float), np.asarray(cov, dtype=float)
-    crit, _ = pairwise_critical(theta.shape[-1], alpha)
+    crit, _ = pairwise_critical(theta.shape[-1], alpha, df)
     dg = np.diagonal(cov, axis1=-2, axis2=-1)
     sd = np.sqrt(np.maximum(dg[..., :, None] + dg[..., None, :] - 2 * cov, 0.0))
     diff = theta[..., :, None] - theta[..., None, :]

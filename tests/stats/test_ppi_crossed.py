@@ -250,6 +250,31 @@ def test_ppi_ranking_treats_reused_conversations_as_sampled_in_both_terms():
     assert res["levels"] == [80, 20, 8] and res["df"] == 7  # t on the fewest conversations of a model - 1
 
 
+def test_rank_sets_with_reused_conversations_read_their_critical_value_on_the_t():
+    """Equal models in the population, 8 conversations per model reused (t on 7 df): rank-sets from
+    normal critical values declared some model ahead of another in about 10 % of 300 runs; read on the
+    strengths' own t (Bonferroni's t, Scheffe's F) they stay near alpha. Too few conversations for an
+    interval: no model ahead of another, every rank-set all ranks."""
+    from parlai_acute.stats.ppi import bradley_terry_rank_sets
+    from parlai_acute.stats.ranksets import pairwise_critical, simultaneous_ahead
+
+    rng = np.random.default_rng(8)
+    runs, normal, on_t = 300, 0, 0
+    for _ in range(runs):
+        args, answers = _reused_study(rng)
+        res = ppi_bradley_terry(*args, answers=answers)
+        normal += simultaneous_ahead(res["strength"], res["cov"], 0.05).any()
+        ranks = bradley_terry_rank_sets(res, 0.05)
+        on_t += (ranks["rank_lower"] > 1).any() or (ranks["rank_upper"] < 3).any()
+    assert res["df"] == 7 and pairwise_critical(3, 0.05, 7)[0] > pairwise_critical(3, 0.05)[0]
+    assert normal / runs > 0.07, normal / runs
+    assert on_t / runs <= 0.06, on_t / runs
+    args, answers = _reused_study(rng, conversations=3)  # below the fewest levels a verdict needs
+    res = ppi_bradley_terry(*args, answers=answers)
+    ranks = bradley_terry_rank_sets(res, 0.05)
+    assert res["why"] and list(ranks["rank_lower"]) == [1, 1, 1] and list(ranks["rank_upper"]) == [3, 3, 3]
+
+
 def test_ppi_ranking_names_the_units_end_to_end():
     from parlai_acute.acute.simulate import simulate_judgments
     from parlai_acute.judges.ppi import ppi_ranking
