@@ -18,7 +18,8 @@ status.csv (the rows) and report.html (unless ``--no-report``); ``--json FILE`` 
   parlai-acute status --task-name my-acute-task --top-k 3 --json status.json
 
 ``--top-k K`` (ACUTE) also says whether the set of the best K models is decided: each of them
-decided ahead of every model outside by its own confidence sequence, at --alpha over all pairs.
+decided ahead of every model outside by its own confidence sequence, at --alpha over all pairs
+(where a pair's conversations are reused, by the two-facet sequence as well, as its row above).
 """
 from __future__ import annotations
 
